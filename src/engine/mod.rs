@@ -1,0 +1,1 @@
+//! The session loop of seed 000 §1.4.

@@ -1,0 +1,22 @@
+//! oneshot runs AI coding agents in a supervised worker → auditor → retry loop.
+//!
+//! # How it works
+//!
+//! A *session* is one task. The [`engine`] drives it through the pure state table in
+//! [`machine`] (seed 000 §2): the worker runs, then the auditor judges, then the loop retries,
+//! recovers a dead or silent worker, or stops. Every run happens through an [`executor`] in its
+//! own process group, and its output flows through the [`pipeline`] (timestamp → inactivity →
+//! redact → log → parse) before anything touches disk. Decisions that are matters of judgement
+//! — how to read a verdict, what to salvage, whether a transition is wise — are asked of a Lua
+//! [`policy`] running sandboxed on Luau with time and memory budgets. The [`store`] keeps
+//! `oneshot.json` (written atomically, journal first) and the NDJSON `oneshot-log.json`, under an
+//! exclusive lock, so a session survives Ctrl-C, kill -9 and a crash and can be resumed.
+//!
+//! Rust decides what is possible; Lua decides what is wise.
+
+pub mod engine;
+pub mod executor;
+pub mod machine;
+pub mod pipeline;
+pub mod policy;
+pub mod store;

@@ -1,0 +1,246 @@
+//! Every row of the table is a test; a property test checks that no event sequence escapes it.
+
+use super::*;
+use Event as E;
+use SessionState as S;
+use proptest::prelude::*;
+
+fn ok(from: S, ev: E, to: S) {
+    assert_eq!(next(from, ev), Ok(to), "{from} --{ev:?}--> {to}");
+}
+
+#[test]
+fn created_run_starts_worker() {
+    ok(S::Created, E::Run, S::WorkerExecuting);
+}
+
+#[test]
+fn worker_exit_zero_goes_to_audit() {
+    ok(S::WorkerExecuting, E::ExitedOk, S::AuditPending);
+}
+
+#[test]
+fn worker_inactivity_goes_to_recovery() {
+    ok(S::WorkerExecuting, E::Timeout, S::RecoveryPending);
+}
+
+#[test]
+fn worker_crash_goes_to_recovery() {
+    ok(S::WorkerExecuting, E::ExitedErr, S::RecoveryPending);
+}
+
+#[test]
+fn worker_interrupt_pauses() {
+    ok(S::WorkerExecuting, E::Interrupt, S::Interrupted);
+}
+
+#[test]
+fn recovery_success_goes_to_audit() {
+    ok(
+        S::RecoveryPending,
+        E::Salvaged(Salvage::Success),
+        S::AuditPending,
+    );
+}
+
+#[test]
+fn recovery_partial_goes_to_reiteration() {
+    ok(
+        S::RecoveryPending,
+        E::Salvaged(Salvage::Partial),
+        S::ReiterationPending,
+    );
+}
+
+#[test]
+fn recovery_nothing_fails() {
+    ok(S::RecoveryPending, E::Salvaged(Salvage::Nothing), S::Failed);
+}
+
+#[test]
+fn audit_pending_next_starts_auditor() {
+    ok(S::AuditPending, E::Next, S::AuditorExecuting);
+}
+
+#[test]
+fn auditor_done_completes() {
+    ok(S::AuditorExecuting, E::Verdict(Verdict::Done), S::Completed);
+}
+
+#[test]
+fn auditor_retry_reiterates() {
+    ok(
+        S::AuditorExecuting,
+        E::Verdict(Verdict::Retry),
+        S::ReiterationPending,
+    );
+}
+
+#[test]
+fn auditor_impossible_rejects() {
+    ok(
+        S::AuditorExecuting,
+        E::Verdict(Verdict::Impossible),
+        S::Rejected,
+    );
+}
+
+#[test]
+fn auditor_crash_fails() {
+    ok(S::AuditorExecuting, E::ExitedErr, S::Failed);
+}
+
+#[test]
+fn auditor_interrupt_pauses() {
+    ok(S::AuditorExecuting, E::Interrupt, S::Interrupted);
+}
+
+#[test]
+fn auditor_inactivity_is_fatal() {
+    ok(S::AuditorExecuting, E::Timeout, S::Failed);
+}
+
+#[test]
+fn reiteration_next_starts_worker() {
+    ok(S::ReiterationPending, E::Next, S::WorkerExecuting);
+}
+
+#[test]
+fn reiteration_max_iterations_fails() {
+    ok(S::ReiterationPending, E::MaxIterations, S::Failed);
+}
+
+#[test]
+fn resume_interrupted_worker_recovers() {
+    ok(
+        S::Interrupted,
+        E::Resume {
+            last_active: S::WorkerExecuting,
+        },
+        S::RecoveryPending,
+    );
+}
+
+#[test]
+fn resume_interrupted_auditor_reaudits() {
+    ok(
+        S::Interrupted,
+        E::Resume {
+            last_active: S::AuditorExecuting,
+        },
+        S::AuditPending,
+    );
+    ok(
+        S::Interrupted,
+        E::Resume {
+            last_active: S::AuditPending,
+        },
+        S::AuditPending,
+    );
+}
+
+#[test]
+fn abort_fails_every_live_state_and_no_terminal_one() {
+    for s in S::ALL {
+        if s.is_terminal() {
+            assert!(next(s, E::Abort).is_err(), "{s} must not be left");
+        } else {
+            ok(s, E::Abort, S::Failed);
+        }
+    }
+}
+
+#[test]
+fn exit_zero_of_the_auditor_needs_a_verdict() {
+    assert_eq!(
+        next(S::AuditorExecuting, E::ExitedOk),
+        Err(Illegal {
+            state: S::AuditorExecuting,
+            event: E::ExitedOk
+        })
+    );
+}
+
+#[test]
+fn rejected_cannot_be_resumed() {
+    for last in S::ALL {
+        assert!(
+            next(S::Rejected, E::Resume { last_active: last }).is_err(),
+            "{last}"
+        );
+    }
+}
+
+#[test]
+fn state_names_round_trip() {
+    for s in S::ALL {
+        assert_eq!(s.as_str().parse::<S>().unwrap(), s);
+        let json = serde_json::to_string(&s).unwrap();
+        assert_eq!(json, format!("\"{}\"", s.as_str()));
+    }
+    assert!("WORKER_RUNNING".parse::<S>().is_err());
+}
+
+fn any_event() -> impl Strategy<Value = Event> {
+    let state = proptest::sample::select(S::ALL.to_vec());
+    prop_oneof![
+        Just(E::Run),
+        Just(E::ExitedOk),
+        Just(E::ExitedErr),
+        Just(E::Timeout),
+        Just(E::Interrupt),
+        Just(E::Next),
+        Just(E::MaxIterations),
+        Just(E::Abort),
+        proptest::sample::select(vec![Salvage::Success, Salvage::Partial, Salvage::Nothing])
+            .prop_map(E::Salvaged),
+        proptest::sample::select(vec![Verdict::Done, Verdict::Retry, Verdict::Impossible])
+            .prop_map(E::Verdict),
+        state.prop_map(|last_active| E::Resume { last_active }),
+    ]
+}
+
+/// The exact set of (from, to) edges the seed allows, including the resume and abort rows.
+fn allowed_edge(from: S, to: S) -> bool {
+    matches!(
+        (from, to),
+        (S::Created, S::WorkerExecuting)
+            | (
+                S::WorkerExecuting,
+                S::AuditPending | S::RecoveryPending | S::Interrupted
+            )
+            | (
+                S::RecoveryPending,
+                S::AuditPending | S::ReiterationPending | S::Failed
+            )
+            | (S::AuditPending, S::AuditorExecuting)
+            | (
+                S::AuditorExecuting,
+                S::Completed | S::ReiterationPending | S::Rejected | S::Failed | S::Interrupted
+            )
+            | (S::ReiterationPending, S::WorkerExecuting | S::Failed)
+            | (S::Interrupted, S::RecoveryPending | S::AuditPending)
+    ) || (to == S::Failed && !from.is_terminal())
+}
+
+proptest! {
+    /// Whatever events arrive, the machine only moves along edges of the table, never leaves a
+    /// terminal state, and refuses everything else with a typed error naming the state.
+    #[test]
+    fn no_sequence_escapes_the_table(events in proptest::collection::vec(any_event(), 0..64)) {
+        let mut state = S::Created;
+        for ev in events {
+            match next(state, ev) {
+                Ok(to) => {
+                    prop_assert!(allowed_edge(state, to), "{state} -> {to} via {ev:?}");
+                    prop_assert!(!state.is_terminal());
+                    state = to;
+                }
+                Err(e) => {
+                    prop_assert_eq!(e.state, state);
+                    prop_assert_eq!(e.event, ev);
+                }
+            }
+        }
+    }
+}

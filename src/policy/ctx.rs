@@ -1,0 +1,42 @@
+//! The facts a hook sees as `ctx`.
+
+use crate::machine::{SessionState, Verdict};
+use serde::{Deserialize, Serialize};
+
+/// Everything a hook may read about the session at the moment it is asked. Converted to a Lua
+/// table whose keys are these field names (`ctx.iteration`, `ctx.worker_output`, …).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct HookCtx {
+    /// The session id (a UUID).
+    pub session_id: String,
+    /// The session's current state (for guards: the `from` state).
+    pub state: Option<SessionState>,
+    /// The worker iteration, starting at 1 (0 before the first worker run).
+    pub iteration: u32,
+    /// The effective iteration budget.
+    pub max_iterations: u32,
+    /// The task as the user gave it.
+    pub task: String,
+    /// The prompt the worker got in this iteration.
+    pub worker_prompt: String,
+    /// Exit code of the process that just finished, if any.
+    pub exit_code: Option<i32>,
+    /// Why the last process stopped or the last transition happened (e.g. `inactivity_timeout`).
+    pub reason: Option<String>,
+    /// Seconds since the session was created.
+    pub elapsed: f64,
+    /// The tail of the worker's last output (redacted).
+    pub worker_output: String,
+    /// The tail of the auditor's last output (redacted).
+    pub auditor_output: String,
+    /// The auditor's last verdict, if any.
+    pub verdict: Option<Verdict>,
+    /// The auditor's last reason/critique, if any.
+    pub critique: Option<String>,
+    /// The auditor's confidence, if it gave one.
+    pub confidence: Option<f64>,
+    /// Files changed in the workdir by the last worker run (workdir-relative).
+    pub changed_files: Vec<String>,
+    /// The session's working directory.
+    pub workdir: String,
+}
