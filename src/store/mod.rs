@@ -1,5 +1,17 @@
 //! Session files on disk: `oneshot.json`, `oneshot-log.json`, and the lock.
+//!
+//! Layout: `<state-dir>/sessions/<id>/{oneshot.json, oneshot-log.json, lock, snapshot.json}`.
 
+mod atomic;
+mod dir;
+mod lock;
 mod log;
+mod session_file;
 
+pub use atomic::write_atomic;
+pub use dir::{SessionDir, Store, StoreError};
+pub use lock::{LockError, SessionLock};
 pub use log::*;
+pub use session_file::{
+    ActiveProcess, HistoryEntry, PolicyRef, SCHEMA_VERSION, SessionFile, VerdictRecord,
+};
