@@ -1,1 +1,58 @@
-fn main() {}
+//! The `oneshot` command: a thin layer mapping arguments to library calls.
+
+mod cli;
+
+use clap::Parser;
+use cli::args::{Cli, Command, ResumeArgs};
+use cli::run::Exit;
+use oneshot::store::Store;
+
+fn main() {
+    let cli = Cli::parse();
+    init_tracing(cli.global.verbose);
+    let store = Store::new(&cli.global.state_dir);
+    let quiet = cli.global.quiet;
+    let result = match cli.command {
+        Some(Command::Run(args)) => cli::run::run(&store, args, quiet),
+        Some(Command::Resume(args)) => cli::run::resume(&store, args, quiet),
+        Some(Command::Status { id, json }) => cli::show::status(&store, id.as_deref(), json),
+        Some(Command::List { json }) => cli::show::list(&store, json),
+        Some(Command::Log { id, follow, json }) => cli::show::log(&store, &id, follow, json),
+        None => match cli.run.resume.clone() {
+            Some(id) => cli::run::resume(
+                &store,
+                ResumeArgs {
+                    id,
+                    policy: cli.run.policy.clone(),
+                    hook_budget: cli.run.hook_budget,
+                },
+                quiet,
+            ),
+            None if cli.run.prompt.is_some() => cli::run::run(&store, cli.run, quiet),
+            None => cli::run::nothing_to_do(),
+        },
+    };
+    match result {
+        Ok(code) => std::process::exit(code),
+        Err(e) => {
+            let code = e.downcast_ref::<Exit>().map(|x| x.0).unwrap_or(1);
+            eprintln!("oneshot: error: {e:#}");
+            std::process::exit(code);
+        }
+    }
+}
+
+fn init_tracing(verbose: u8) {
+    let default = match verbose {
+        0 => "warn",
+        1 => "info",
+        _ => "debug",
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .without_time()
+        .init();
+}

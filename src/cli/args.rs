@@ -1,0 +1,129 @@
+//! Command-line arguments.
+
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+
+const AFTER_HELP: &str = "\
+Examples:
+  oneshot --worker-cmd 'sh fix.sh' --auditor-cmd 'sh check.sh' \"make the tests pass\"
+  oneshot --policy policies/strict.lua --worker-cmd 'sh fix.sh' --auditor-cmd 'sh check.sh' \"fix the failing test\"
+  oneshot status            # the latest session
+  oneshot log ID --follow   # tail a running session
+  oneshot resume ID         # continue after Ctrl-C or a crash
+
+How a session runs: the worker gets the task (on stdin, in $ONESHOT_PROMPT and as {prompt} in its
+argv); when it exits 0 the auditor gets the task and the worker's output and must end with a line
+VERDICT: DONE | RETRY | IMPOSSIBLE (or a JSON object with a \"verdict\" field). RETRY runs the worker
+again with the critique. A policy file (Lua) can change every one of these decisions.
+
+Exit codes: 0 COMPLETED, 1 FAILED, 2 usage or configuration error, 3 REJECTED,
+4 refused (resume not allowed, session locked), 130 INTERRUPTED.";
+
+/// oneshot — run AI coding agents in a supervised worker → auditor → retry loop.
+#[derive(Debug, Parser)]
+#[command(
+    name = "oneshot",
+    version,
+    args_conflicts_with_subcommands = true,
+    after_long_help = AFTER_HELP,
+    after_help = "Run `oneshot --help` for examples and exit codes."
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: Global,
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+/// Options every command takes.
+#[derive(Debug, Args)]
+pub struct Global {
+    /// Where sessions are stored.
+    #[arg(long, global = true, env = "ONESHOT_STATE_DIR", default_value = ".oneshot")]
+    pub state_dir: PathBuf,
+    /// Show only the outcome, not the agents' output or transitions.
+    #[arg(long, short, global = true)]
+    pub quiet: bool,
+    /// More of oneshot's own diagnostics on stderr (-v, -vv); RUST_LOG also works.
+    #[arg(long, short, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+}
+
+/// Subcommands. Without one, `oneshot [OPTIONS] PROMPT` runs a session.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run a new session (the same as `oneshot [OPTIONS] PROMPT`).
+    Run(RunArgs),
+    /// Continue an interrupted or crashed session.
+    Resume(ResumeArgs),
+    /// Show a session's state (the latest one without ID).
+    Status {
+        /// Session id or unique prefix.
+        id: Option<String>,
+        /// Print the state file as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// List sessions, newest first.
+    List {
+        /// Print JSON, one object per session.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show a session's activity log.
+    Log {
+        /// Session id or unique prefix.
+        id: String,
+        /// Keep printing new records until the session stops.
+        #[arg(long, short)]
+        follow: bool,
+        /// Print the raw NDJSON records.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// Options of a new session.
+#[derive(Debug, Args, Default)]
+pub struct RunArgs {
+    /// The policy file (Lua) that makes the judgement calls; the built-in policy otherwise.
+    #[arg(long, env = "ONESHOT_POLICY", value_name = "FILE")]
+    pub policy: Option<PathBuf>,
+    /// The worker's command line: split like a shell would, run without one (write
+    /// `sh -c '…'` for shell syntax). `{prompt}` in it is replaced by the prompt.
+    #[arg(long, env = "ONESHOT_WORKER_CMD", value_name = "CMDLINE")]
+    pub worker_cmd: Option<String>,
+    /// The auditor's command line (same rules as --worker-cmd).
+    #[arg(long, env = "ONESHOT_AUDITOR_CMD", value_name = "CMDLINE")]
+    pub auditor_cmd: Option<String>,
+    /// The directory the agents run in [default: the current directory].
+    #[arg(long, value_name = "DIR")]
+    pub workdir: Option<PathBuf>,
+    /// Wall-clock budget of each policy hook call.
+    #[arg(long, value_name = "DURATION", default_value = "100ms", value_parser = parse_duration)]
+    pub hook_budget: std::time::Duration,
+    /// Continue session ID instead of starting one (the same as `oneshot resume ID`).
+    #[arg(long, value_name = "ID", conflicts_with_all = ["worker_cmd", "auditor_cmd", "prompt"])]
+    pub resume: Option<String>,
+    /// The task for the worker.
+    pub prompt: Option<String>,
+}
+
+/// Options of `resume`.
+#[derive(Debug, Args)]
+pub struct ResumeArgs {
+    /// Session id or unique prefix.
+    pub id: String,
+    /// Use this policy from now on instead of the recorded one.
+    #[arg(long, value_name = "FILE")]
+    pub policy: Option<PathBuf>,
+    /// Wall-clock budget of each policy hook call.
+    #[arg(long, value_name = "DURATION", default_value = "100ms", value_parser = parse_duration)]
+    pub hook_budget: std::time::Duration,
+}
+
+fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
+    humantime::parse_duration(s).map_err(|e| format!("{e} (examples: 100ms, 2s, 5m)"))
+}

@@ -1,0 +1,160 @@
+//! `oneshot [run] PROMPT` and `oneshot resume ID`.
+
+use crate::args::{ResumeArgs, RunArgs};
+use crate::term::{TerminalReporter, short_id};
+use anyhow::{Context, Result, bail};
+use oneshot::engine::{Engine, EngineOptions, Outcome, SessionSpec, interrupt_channel};
+use oneshot::machine::SessionState;
+use oneshot::policy::{PolicyHost, PolicyOptions};
+use oneshot::store::Store;
+use std::path::Path;
+
+/// An error that already carries its exit code.
+#[derive(Debug)]
+pub struct Exit(pub i32, pub anyhow::Error);
+
+impl std::fmt::Display for Exit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:#}", self.1)
+    }
+}
+
+impl std::error::Error for Exit {}
+
+fn engine_err(e: oneshot::engine::EngineError) -> anyhow::Error {
+    let code = e.exit_code();
+    Exit(code, anyhow::Error::new(e)).into()
+}
+
+fn load_policy(path: Option<&Path>, budget: std::time::Duration) -> Result<PolicyHost> {
+    let opts = PolicyOptions {
+        hook_budget: budget,
+        ..PolicyOptions::default()
+    };
+    match path {
+        None => Ok(PolicyHost::builtin()),
+        Some(p) => PolicyHost::load(p, opts)
+            .map_err(|e| Exit(2, anyhow::anyhow!("cannot load policy: {e}")).into()),
+    }
+}
+
+/// Starts a new session and runs it to the end; returns the exit code.
+pub fn run(store: &Store, args: RunArgs, quiet: bool) -> Result<i32> {
+    let usage = |msg: &str| -> anyhow::Error { Exit(2, anyhow::anyhow!("{msg}")).into() };
+    let Some(prompt) = args.prompt else {
+        return Err(usage("no task given: oneshot [OPTIONS] \"the task\" (see oneshot --help)"));
+    };
+    let (Some(worker_cmd), Some(auditor_cmd)) = (args.worker_cmd, args.auditor_cmd) else {
+        return Err(usage(
+            "a session needs --worker-cmd and --auditor-cmd (or ONESHOT_WORKER_CMD and \
+             ONESHOT_AUDITOR_CMD), e.g. --worker-cmd 'sh fix.sh' --auditor-cmd 'sh check.sh'",
+        ));
+    };
+    let policy = load_policy(args.policy.as_deref(), args.hook_budget)?;
+    let workdir = match args.workdir {
+        Some(d) => d,
+        None => std::env::current_dir().context("cannot read the current directory")?,
+    };
+    if !workdir.is_dir() {
+        return Err(usage(&format!(
+            "workdir {} is not a directory",
+            workdir.display()
+        )));
+    }
+    let spec = SessionSpec {
+        task: prompt,
+        worker_cmd,
+        auditor_cmd,
+        workdir,
+        policy,
+    };
+    drive(quiet, |opts| Engine::create(store, spec, opts))
+}
+
+/// Resumes a session; returns the exit code.
+pub fn resume(store: &Store, args: ResumeArgs, quiet: bool) -> Result<i32> {
+    let policy = match args.policy {
+        Some(p) => Some(load_policy(Some(&p), args.hook_budget)?),
+        None => None,
+    };
+    drive(quiet, |opts| Engine::resume(store, &args.id, policy, opts))
+}
+
+/// Builds the engine with a terminal reporter and signal-fed interrupts, runs it on a
+/// current-thread runtime (agents are spawned from this thread, which matters for the
+/// parent-death signal), and reports the outcome.
+fn drive(
+    quiet: bool,
+    make: impl FnOnce(EngineOptions) -> Result<Engine, oneshot::engine::EngineError>,
+) -> Result<i32> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    rt.block_on(async move {
+        let (tx, rx) = interrupt_channel();
+        let opts = EngineOptions::new(Box::new(TerminalReporter::new(quiet)), rx);
+        let mut engine = make(opts).map_err(engine_err)?;
+        if !quiet {
+            eprintln!(
+                "oneshot: session {} ({})",
+                engine.id(),
+                engine.file().workdir.display()
+            );
+        }
+        let signals = tokio::spawn(forward_signals(tx));
+        let outcome = engine.run().await.map_err(engine_err)?;
+        signals.abort();
+        report(&outcome);
+        Ok(outcome.exit_code())
+    })
+}
+
+/// Counts SIGINT/SIGTERM into the interrupt channel: the first stops gracefully, the second
+/// kills. The agents run in their own process groups, so the terminal's Ctrl-C reaches only
+/// us; we forward it.
+async fn forward_signals(tx: tokio::sync::watch::Sender<u32>) -> Result<()> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut int = signal(SignalKind::interrupt())?;
+    let mut term = signal(SignalKind::terminate())?;
+    loop {
+        tokio::select! {
+            _ = int.recv() => {}
+            _ = term.recv() => {}
+        }
+        tx.send_modify(|n| *n += 1);
+        if *tx.borrow() == 1 {
+            eprintln!("\noneshot: stopping the agent (press Ctrl-C again to kill it now)");
+        }
+    }
+}
+
+fn report(o: &Outcome) {
+    let id = &o.session_id;
+    let why = match (&o.reason, &o.detail) {
+        (Some(r), Some(d)) => format!(": {r} — {d}"),
+        (Some(r), None) => format!(": {r}"),
+        (None, Some(d)) => format!(": {d}"),
+        (None, None) => String::new(),
+    };
+    match o.state {
+        SessionState::Completed => eprintln!("oneshot: session {id} COMPLETED{why}"),
+        SessionState::Failed => eprintln!("oneshot: session {id} FAILED{why}"),
+        SessionState::Rejected => eprintln!(
+            "oneshot: session {id} REJECTED{why}\n  the auditor judged the task impossible; \
+             start a new session with a changed task"
+        ),
+        state => eprintln!(
+            "oneshot: session {id} paused in {state}; continue with `oneshot resume {}`",
+            short_id(id)
+        ),
+    }
+}
+
+/// Refuses a bare `oneshot` with no task and no subcommand, pointing at --help.
+pub fn nothing_to_do() -> Result<i32> {
+    bail!(Exit(
+        2,
+        anyhow::anyhow!("nothing to do: give a task, e.g. oneshot --worker-cmd … --auditor-cmd … \"the task\" (see --help)")
+    ))
+}

@@ -1,0 +1,32 @@
+//! How a `run` ended.
+
+use crate::machine::SessionState;
+
+/// The state a session stopped in, with the reason recorded for it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    /// The session id.
+    pub session_id: String,
+    /// Where it stopped: a terminal state, INTERRUPTED, or a checkpoint state when a Ctrl-C
+    /// arrived between two processes.
+    pub state: SessionState,
+    /// The last history entry's reason.
+    pub reason: Option<String>,
+    /// The last history entry's detail (e.g. a policy error with file:line).
+    pub detail: Option<String>,
+    /// True when the run stopped because of an interrupt.
+    pub interrupted: bool,
+}
+
+impl Outcome {
+    /// The CLI exit code: 0 COMPLETED, 1 FAILED, 3 REJECTED, 130 interrupted.
+    pub fn exit_code(&self) -> i32 {
+        match self.state {
+            SessionState::Completed => 0,
+            SessionState::Rejected => 3,
+            SessionState::Failed => 1,
+            _ if self.interrupted => 130,
+            _ => 130,
+        }
+    }
+}

@@ -1,0 +1,78 @@
+//! Continuing a session: fencing off what a crashed oneshot left running, and the resume rows
+//! of seed 000 §3.2.
+
+use super::Engine;
+use super::EngineError;
+use crate::executor::{ProcessIdentity, StopReason, fence};
+use crate::machine::{Event, SessionState};
+
+impl Engine {
+    /// A state file that says *_EXECUTING while we hold the lock means the oneshot that ran the
+    /// process died (kill -9, crash, power loss). Kill whatever of its process group survived,
+    /// then record the interruption it really was, so the ordinary resume rules apply.
+    pub(super) fn take_over_crashed_run(&mut self) -> Result<(), EngineError> {
+        if !self.file.state.is_executing() {
+            return Ok(());
+        }
+        if let Some(p) = self.file.active_process.take() {
+            let identity = ProcessIdentity {
+                pid: p.pid,
+                pgid: p.pgid,
+                start_time: p.start_time,
+            };
+            let grace = self.policy.limits().grace_period;
+            match fence(&identity, grace) {
+                Ok(outcome) => {
+                    let msg = format!(
+                        "fenced the {} process group {} left by the previous oneshot: {outcome:?}",
+                        p.role, p.pgid
+                    );
+                    self.note("recovery", &msg)?;
+                }
+                Err(e) => self.warn(&format!(
+                    "could not fence the {} process group {}: {e}",
+                    p.role, p.pgid
+                ))?,
+            }
+        }
+        self.transition(
+            Event::Interrupt,
+            Some(StopReason::OneshotDied.as_str().into()),
+            Some("oneshot stopped while the process ran; found on resume".into()),
+        )
+    }
+
+    /// INTERRUPTED → the state the last active one resumes into (seed 000 §3.2): an
+    /// interrupted worker may have finished its work, so its leftovers are inspected; an
+    /// interrupted auditor simply runs again.
+    pub(super) fn resume_interrupted(&mut self) -> Result<(), EngineError> {
+        let last = self.file.last_active_state();
+        match last {
+            Some(SessionState::WorkerExecuting) => {
+                let why = match self.file.history.last().and_then(|h| h.reason.as_deref()) {
+                    Some("oneshot_died") => StopReason::OneshotDied,
+                    _ => StopReason::Interrupted,
+                };
+                let evidence = self.gather_evidence(why, None, None)?;
+                self.file.evidence = Some(evidence);
+                self.transition(
+                    Event::Resume {
+                        last_active: SessionState::WorkerExecuting,
+                    },
+                    Some(format!("resumed after {}", why.as_str())),
+                    None,
+                )
+            }
+            Some(last_active) => self.transition(
+                Event::Resume { last_active },
+                Some("resumed".into()),
+                None,
+            ),
+            None => self.transition(
+                Event::Abort,
+                Some("cannot_resume".into()),
+                Some("the history records no interrupted process to resume".into()),
+            ),
+        }
+    }
+}

@@ -1,0 +1,101 @@
+//! One transition: table check, guard, journal (state file + log, fsynced), observer.
+
+use super::Engine;
+use super::ctx::{now_ms, rfc3339_now};
+use super::records::StateChange;
+use super::EngineError;
+use crate::machine::{Event, SessionState, next};
+use crate::policy::{GuardOutcome, PolicyError};
+use crate::store::HistoryEntry;
+
+impl Engine {
+    /// Moves the session by `event`. The table decides whether the move exists; the policy's
+    /// guard may veto it, which sends the session to FAILED instead. Moves to FAILED (the
+    /// fallback) and INTERRUPTED (the user's Ctrl-C) are never asked about: a guard can stop
+    /// progress, but not a stop.
+    pub(super) fn transition(
+        &mut self,
+        event: Event,
+        reason: Option<String>,
+        detail: Option<String>,
+    ) -> Result<(), EngineError> {
+        let from = self.file.state;
+        let to = next(from, event).map_err(|source| EngineError::Illegal {
+            id: self.file.oneshot_id.clone(),
+            source,
+        })?;
+        if to != SessionState::Failed && to != SessionState::Interrupted {
+            match self.policy.guard(from, to, &self.ctx()) {
+                Ok(GuardOutcome::Allow) => {}
+                Ok(GuardOutcome::Veto(why)) => {
+                    let why = format!("guard vetoed {from} -> {to}: {why}");
+                    return self.commit(SessionState::Failed, Some(why), None);
+                }
+                Err(e) => return self.policy_failed(&e),
+            }
+        }
+        self.commit(to, reason, detail)?;
+        if let Err(e) = self.policy.on_transition(from, to, &self.ctx()) {
+            if to.is_terminal() {
+                // Nothing left to fail; the error is still shown and recorded.
+                self.warn(&format!("on_transition failed after reaching {to}: {e}"))?;
+            } else {
+                return self.policy_failed(&e);
+            }
+        }
+        Ok(())
+    }
+
+    /// A hook broke its contract: FAILED with reason `policy_error` and the message (which
+    /// carries file:line) as detail.
+    pub(super) fn policy_failed(&mut self, e: &PolicyError) -> Result<(), EngineError> {
+        let to = next(self.file.state, Event::Abort).map_err(|source| EngineError::Illegal {
+            id: self.file.oneshot_id.clone(),
+            source,
+        })?;
+        self.commit(to, Some("policy_error".into()), Some(e.to_string()))
+    }
+
+    /// Journals `to`: the state file first (atomic), then the log record, fsynced.
+    fn commit(
+        &mut self,
+        to: SessionState,
+        reason: Option<String>,
+        detail: Option<String>,
+    ) -> Result<(), EngineError> {
+        let from = self.file.state;
+        let reason = reason.map(|r| self.redactor.redact(&r).into_owned());
+        let detail = detail.map(|d| self.redactor.redact(&d).into_owned());
+        let ts = now_ms();
+        self.file.state = to;
+        self.file.updated_at = rfc3339_now();
+        self.file.history.push(HistoryEntry {
+            state: to,
+            ts,
+            reason: reason.clone(),
+            detail: detail.clone(),
+            pid: None,
+            iteration: self.file.iteration_count,
+            policy_hash: self.policy.hash().to_string(),
+        });
+        self.save()?;
+        let record = StateChange {
+            ts,
+            kind: "state_change",
+            from,
+            to,
+            iteration: self.file.iteration_count,
+            reason: reason.as_deref(),
+            detail: detail.as_deref(),
+            policy_hash: self.policy.hash(),
+        };
+        self.log
+            .append(&record)
+            .and_then(|()| self.log.sync())
+            .map_err(|source| self.log_error(source))?;
+        let status = self.status(std::time::Duration::ZERO);
+        self.reporter
+            .transition(&status, from, to, reason.as_deref());
+        Ok(())
+    }
+}
