@@ -1,0 +1,23 @@
+#!/bin/sh
+# The oneshot demo: a worker and an auditor (small scripts) loop in a scratch directory until
+# the auditor accepts. No API key, no network. Usage: sh examples/demo/run.sh
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+scratch=$(mktemp -d "${TMPDIR:-/tmp}/oneshot-demo.XXXXXX")
+echo "demo: scratch directory $scratch"
+cargo build --quiet --manifest-path "$root/Cargo.toml" --bin oneshot
+oneshot="$root/target/debug/oneshot"
+status=0
+"$oneshot" --state-dir "$scratch/.oneshot" --workdir "$scratch" \
+    --policy "$root/policies/default.lua" \
+    --worker-cmd "sh $here/worker.sh" --auditor-cmd "sh $here/auditor.sh" \
+    "Write fizzbuzz.sh: print the numbers 1..N (default 15), Fizz for multiples of 3, Buzz for multiples of 5, FizzBuzz for both." \
+    || status=$?
+echo
+"$oneshot" --state-dir "$scratch/.oneshot" status
+echo
+echo "demo: the result, $scratch/fizzbuzz.sh 15:"
+sh "$scratch/fizzbuzz.sh" 15 | tr '\n' ' '
+echo
+exit $status

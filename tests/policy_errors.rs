@@ -1,0 +1,141 @@
+//! A broken, hostile or wrong policy: exit 2 before anything starts, or FAILED with
+//! `policy_error` and file:line once it runs — never a panic, a hang or a silent default.
+
+mod common;
+use common::*;
+
+fn run_with_policy(w: &World, lua: &str) -> (std::process::Output, Option<String>) {
+    let policy = w.file("policy.lua", lua);
+    let worker = w.script("w.sh", "echo ok");
+    let auditor = w.script("a.sh", AUDIT_DONE);
+    let out = w.run(&worker, &auditor, &["--policy", policy.to_str().unwrap()], "t");
+    let id = w.session_ids().into_iter().next();
+    (out, id)
+}
+
+fn failed_detail(w: &World, id: &str) -> String {
+    let state = w.state(id);
+    assert_eq!(state["state"], "FAILED", "{state}");
+    let last = state["history"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["reason"], "policy_error", "{last}");
+    last["detail"].as_str().unwrap().to_string()
+}
+
+#[test]
+fn unknown_key_is_a_load_error_with_a_suggestion() {
+    let w = World::new();
+    let (out, id) = run_with_policy(&w, "return {\n  limits = { max_iteratons = 3 },\n}\n");
+    assert_eq!(code(&out), 2, "{}", text(&out));
+    assert!(id.is_none(), "nothing may start");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("max_iteratons"), "{err}");
+    assert!(err.contains("max_iterations"), "{err}");
+    assert!(err.contains("policy.lua"), "{err}");
+}
+
+#[test]
+fn syntax_error_names_file_and_line() {
+    let w = World::new();
+    let (out, _) = run_with_policy(&w, "return {\n  verdict = function(o, ctx)\n    return 'done'\n}\n");
+    assert_eq!(code(&out), 2, "{}", text(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("policy.lua:"), "{err}");
+}
+
+#[test]
+fn runaway_hook_is_cut_off_and_fails_the_session() {
+    let w = World::new();
+    let start = std::time::Instant::now();
+    let (out, id) = run_with_policy(
+        &w,
+        "return {\n  verdict = function(o, ctx)\n    while true do end\n  end,\n}\n",
+    );
+    assert!(start.elapsed() < std::time::Duration::from_secs(10));
+    assert_eq!(code(&out), 1, "{}", text(&out));
+    let detail = failed_detail(&w, &id.unwrap());
+    assert!(detail.contains("budget"), "{detail}");
+}
+
+#[test]
+fn memory_bomb_is_contained() {
+    let w = World::new();
+    let (out, id) = run_with_policy(
+        &w,
+        "return {\n  verdict = function(o, ctx)\n    local t = {}\n    while true do t[#t + 1] = string.rep('x', 1000000) end\n  end,\n}\n",
+    );
+    assert_eq!(code(&out), 1, "{}", text(&out));
+    let detail = failed_detail(&w, &id.unwrap());
+    assert!(detail.contains("memory"), "{detail}");
+}
+
+#[test]
+fn sandbox_escapes_are_clear_errors_with_file_and_line() {
+    for (expr, what) in [
+        ("io.open('/etc/passwd')", "io"),
+        ("os.execute('touch /tmp/pwned')", "os.execute"),
+        ("require('socket')", "require"),
+        ("loadstring('return 1')", "loadstring"),
+        ("load('return 1')", "load"),
+        ("dofile('/etc/passwd')", "dofile"),
+    ] {
+        let w = World::new();
+        let lua = format!(
+            "return {{\n  verdict = function(o, ctx)\n    local x = {expr}\n    return 'done'\n  end,\n}}\n"
+        );
+        let (out, id) = run_with_policy(&w, &lua);
+        assert_eq!(code(&out), 1, "{expr}: {}", text(&out));
+        let detail = failed_detail(&w, &id.unwrap());
+        assert!(detail.contains("policy.lua:3"), "{expr}: {detail}");
+        assert!(detail.contains(what), "{expr}: {detail}");
+    }
+}
+
+#[test]
+fn bad_return_value_is_a_policy_error() {
+    let w = World::new();
+    let (out, id) = run_with_policy(
+        &w,
+        "return {\n  verdict = function(o, ctx) return 42 end,\n}\n",
+    );
+    assert_eq!(code(&out), 1, "{}", text(&out));
+    let detail = failed_detail(&w, &id.unwrap());
+    assert!(detail.contains("verdict"), "{detail}");
+}
+
+#[test]
+fn guard_veto_fails_with_the_guards_reason() {
+    let w = World::new();
+    let (out, id) = run_with_policy(
+        &w,
+        "return {\n  guards = {\n    ['AUDIT_PENDING -> AUDITOR_EXECUTING'] = function(ctx)\n      return false, 'no audits on Sundays'\n    end,\n  },\n}\n",
+    );
+    assert_eq!(code(&out), 1, "{}", text(&out));
+    let state = w.state(&id.unwrap());
+    let last = state["history"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["state"], "FAILED");
+    let reason = last["reason"].as_str().unwrap();
+    assert!(reason.contains("no audits on Sundays"), "{reason}");
+    assert!(reason.contains("AUDIT_PENDING -> AUDITOR_EXECUTING"), "{reason}");
+}
+
+#[test]
+fn policy_hooks_see_the_context_and_steer_the_loop() {
+    let w = World::new();
+    let (out, id) = run_with_policy(
+        &w,
+        r#"return {
+  limits = { max_iterations = 4 },
+  verdict = function(output, ctx)
+    if ctx.iteration < 3 then return "retry", "iteration " .. ctx.iteration .. " too early" end
+    return { verdict = "done", reason = "third time lucky", confidence = 0.9 }
+  end,
+  next_prompt = function(ctx) return "attempt " .. (ctx.iteration + 1) .. ": " .. ctx.critique end,
+}
+"#,
+    );
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let state = w.state(&id.unwrap());
+    assert_eq!(state["iteration_count"], 3);
+    assert_eq!(state["worker_prompt"], "attempt 3: iteration 2 too early");
+    assert_eq!(state["last_verdict"]["confidence"], 0.9);
+}

@@ -1,0 +1,216 @@
+//! The loop end to end through the real binary: done, retry, impossible, max iterations.
+
+mod common;
+use common::*;
+
+#[test]
+fn happy_path_completes_on_the_first_iteration() {
+    let w = World::new();
+    let worker = w.script("w.sh", "echo working on: $ONESHOT_PROMPT; echo done > result.txt");
+    let auditor = w.script("a.sh", AUDIT_DONE);
+    let out = w.run(&worker, &auditor, &[], "write result.txt");
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let id = w.session_id();
+    assert_eq!(
+        w.trace(&id),
+        [
+            "CREATED",
+            "WORKER_EXECUTING",
+            "AUDIT_PENDING",
+            "AUDITOR_EXECUTING",
+            "COMPLETED"
+        ]
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("[worker] working on: write result.txt"), "{stdout}");
+    assert!(stdout.contains("[auditor] looks good"), "{stdout}");
+    assert_eq!(std::fs::read_to_string(w.work().join("result.txt")).unwrap(), "done\n");
+}
+
+#[test]
+fn prompt_reaches_the_command_on_stdin_env_and_argv() {
+    let w = World::new();
+    let worker = format!(
+        "{} {{prompt}}",
+        w.script(
+            "w.sh",
+            "printf 'argv=%s\\n' \"$1\" > seen; printf 'env=%s\\n' \"$ONESHOT_PROMPT\" >> seen; \
+             printf 'stdin=%s\\n' \"$(cat)\" >> seen; \
+             echo \"role=$ONESHOT_ROLE iter=$ONESHOT_ITERATION id=$ONESHOT_SESSION_ID\" >> seen"
+        )
+    );
+    let auditor = w.script("a.sh", AUDIT_DONE);
+    let out = w.run(&worker, &auditor, &[], "the task");
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let seen = std::fs::read_to_string(w.work().join("seen")).unwrap();
+    let id = w.session_id();
+    assert_eq!(
+        seen,
+        format!("argv=the task\nenv=the task\nstdin=the task\nrole=worker iter=1 id={id}\n")
+    );
+}
+
+#[test]
+fn retry_then_done_injects_the_critique() {
+    let w = World::new();
+    // The worker succeeds only once it sees the auditor's critique in its prompt.
+    let worker = w.script(
+        "w.sh",
+        "case \"$ONESHOT_PROMPT\" in *CRITIQUE*missing-semicolon*) echo fixed > out;; *) echo draft > out;; esac",
+    );
+    let auditor = w.script(
+        "a.sh",
+        "if grep -q fixed out; then echo 'VERDICT: DONE'; else echo 'VERDICT: RETRY missing-semicolon on line 3'; fi",
+    );
+    let out = w.run(&worker, &auditor, &[], "fix it");
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let id = w.session_id();
+    assert_eq!(
+        w.trace(&id),
+        [
+            "CREATED",
+            "WORKER_EXECUTING",
+            "AUDIT_PENDING",
+            "AUDITOR_EXECUTING",
+            "REITERATION_PENDING",
+            "WORKER_EXECUTING",
+            "AUDIT_PENDING",
+            "AUDITOR_EXECUTING",
+            "COMPLETED"
+        ]
+    );
+    let state = w.state(&id);
+    assert_eq!(state["iteration_count"], 2);
+    assert!(
+        state["worker_prompt"].as_str().unwrap().contains("missing-semicolon"),
+        "{state}"
+    );
+}
+
+#[test]
+fn impossible_rejects_and_resume_is_refused() {
+    let w = World::new();
+    let worker = w.script("w.sh", "echo 'I need a credit card'");
+    let auditor = w.script(
+        "a.sh",
+        "echo '{\"verdict\": \"impossible\", \"reason\": \"needs a credit card\"}'",
+    );
+    let out = w.run(&worker, &auditor, &[], "buy a domain");
+    assert_eq!(code(&out), 3, "{}", text(&out));
+    let id = w.session_id();
+    assert_eq!(w.trace(&id).last().unwrap(), "REJECTED");
+    assert_eq!(
+        w.state(&id)["history"].as_array().unwrap().last().unwrap()["reason"],
+        "needs a credit card"
+    );
+    let again = w.cmd().args(["resume", &id]).output().unwrap();
+    assert_eq!(code(&again), 4, "{}", text(&again));
+    let err = String::from_utf8_lossy(&again.stderr);
+    assert!(err.contains("new session"), "{err}");
+    // Refusing must not touch the session.
+    assert_eq!(w.trace(&id).last().unwrap(), "REJECTED");
+}
+
+#[test]
+fn max_iterations_fails() {
+    let w = World::new();
+    let policy = w.file("p.lua", "return { limits = { max_iterations = 2 } }");
+    let worker = w.script("w.sh", "echo trying");
+    let auditor = w.script("a.sh", "echo 'VERDICT: RETRY not yet'");
+    let out = w.run(
+        &worker,
+        &auditor,
+        &["--policy", policy.to_str().unwrap()],
+        "never good enough",
+    );
+    assert_eq!(code(&out), 1, "{}", text(&out));
+    let id = w.session_id();
+    let state = w.state(&id);
+    assert_eq!(state["state"], "FAILED");
+    assert_eq!(state["iteration_count"], 2);
+    let last = state["history"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["reason"], "max_iterations");
+    // Completed and failed sessions cannot be resumed.
+    let again = w.cmd().args(["resume", &id]).output().unwrap();
+    assert_eq!(code(&again), 4, "{}", text(&again));
+}
+
+#[test]
+fn auditor_without_a_verdict_means_retry() {
+    let w = World::new();
+    let policy = w.file("p.lua", "return { limits = { max_iterations = 1 } }");
+    let worker = w.script("w.sh", "echo ok");
+    let auditor = w.script("a.sh", "echo 'hmm, not sure'");
+    let out = w.run(&worker, &auditor, &["--policy", policy.to_str().unwrap()], "t");
+    assert_eq!(code(&out), 1, "{}", text(&out));
+    let id = w.session_id();
+    let hist = w.state(&id)["history"].clone();
+    let retry = hist
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|h| h["state"] == "REITERATION_PENDING")
+        .unwrap()
+        .clone();
+    assert_eq!(retry["reason"], "auditor gave no verdict");
+}
+
+#[test]
+fn auditor_crash_fails_the_session() {
+    let w = World::new();
+    let worker = w.script("w.sh", "echo ok");
+    let auditor = w.script("a.sh", "echo boom >&2; exit 7");
+    let out = w.run(&worker, &auditor, &[], "t");
+    assert_eq!(code(&out), 1, "{}", text(&out));
+    let id = w.session_id();
+    let last = w.state(&id)["history"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["state"], "FAILED");
+    assert!(last["detail"].as_str().unwrap().contains("code 7"), "{last}");
+}
+
+#[test]
+fn missing_worker_program_is_a_usage_error_before_anything_starts() {
+    let w = World::new();
+    let out = w.run("no-such-program-xyz --flag", "true", &[], "t");
+    assert_eq!(code(&out), 2, "{}", text(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no-such-program-xyz"), "{err}");
+    assert!(w.session_ids().is_empty(), "no session may be created");
+}
+
+#[test]
+fn status_list_and_log_show_the_session() {
+    let w = World::new();
+    let worker = w.script("w.sh", "echo hello from the worker");
+    let auditor = w.script("a.sh", AUDIT_DONE);
+    let out = w.run(&worker, &auditor, &["--quiet"], "greet");
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    assert!(out.stdout.is_empty(), "--quiet relays nothing: {}", text(&out));
+    let id = w.session_id();
+
+    let status = w.cmd().args(["status", "--json"]).output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&status.stdout).unwrap();
+    assert_eq!(v["oneshot_id"], id.as_str());
+    assert_eq!(v["state"], "COMPLETED");
+
+    let human = w.cmd().args(["status", &id[..8]]).output().unwrap();
+    let s = String::from_utf8_lossy(&human.stdout);
+    assert!(s.contains("COMPLETED") && s.contains("greet"), "{s}");
+
+    let list = w.cmd().args(["list"]).output().unwrap();
+    let s = String::from_utf8_lossy(&list.stdout);
+    assert!(s.contains(&id[..8]) && s.contains("COMPLETED"), "{s}");
+
+    let log = w.cmd().args(["log", &id]).output().unwrap();
+    let s = String::from_utf8_lossy(&log.stdout);
+    assert!(s.contains("hello from the worker"), "{s}");
+    assert!(s.contains("AUDITOR_EXECUTING -> COMPLETED"), "{s}");
+
+    let run_alias = w
+        .cmd()
+        .args(["run", "--worker-cmd", &worker, "--auditor-cmd", &auditor, "-q", "again"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&run_alias), 0, "{}", text(&run_alias));
+    assert_eq!(w.session_ids().len(), 2);
+}

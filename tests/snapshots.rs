@@ -1,0 +1,69 @@
+//! Snapshots of the transition trace and the log records, with ids, times and pids redacted;
+//! each snapshot is also parsed back (round trip) so the formats stay machine-readable.
+
+mod common;
+use common::*;
+use serde_json::Value;
+
+/// Replaces the volatile values (times, ids, pids, hashes, paths) with stable placeholders.
+fn scrub(v: &mut Value, id: &str, work: &str) {
+    match v {
+        Value::Object(map) => {
+            for (k, val) in map.iter_mut() {
+                match k.as_str() {
+                    "ts" | "created_ms" | "pid" | "pgid" | "start_time" => *val = Value::from("[n]"),
+                    "created_at" | "updated_at" => *val = Value::from("[time]"),
+                    _ => scrub(val, id, work),
+                }
+            }
+        }
+        Value::Array(a) => a.iter_mut().for_each(|x| scrub(x, id, work)),
+        Value::String(s) => {
+            if s.contains(id) || s.contains(work) {
+                *s = s.replace(id, "[id]").replace(work, "[work]");
+            }
+        }
+        _ => {}
+    }
+}
+
+#[test]
+fn retry_then_done_trace_and_log() {
+    let w = World::new();
+    let worker = w.script(
+        "w.sh",
+        "case \"$ONESHOT_PROMPT\" in *CRITIQUE*) echo second > out;; *) echo first > out;; esac; echo '{\"type\":\"result\",\"ok\":true}'",
+    );
+    let auditor = w.script(
+        "a.sh",
+        "if grep -q second out; then echo 'VERDICT: DONE'; else echo 'VERDICT: RETRY say second'; fi",
+    );
+    let out = w.run(&worker, &auditor, &["-q"], "write out");
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let id = w.session_id();
+    let work = w.work().canonicalize().unwrap().display().to_string();
+
+    let mut history = w.state(&id)["history"].clone();
+    scrub(&mut history, &id, &work);
+    insta::assert_json_snapshot!("trace", history);
+
+    let mut log: Vec<Value> = w
+        .log(&id)
+        .into_iter()
+        .filter(|r| r["type"] != "session")
+        .collect();
+    for r in &mut log {
+        scrub(r, &id, &work);
+        if r["type"] == "state_change" || r["type"] == "activity" || r["type"] == "process" {
+            if let Some(h) = r.get_mut("policy_hash") {
+                *h = Value::from("[hash]");
+            }
+        }
+    }
+    insta::assert_json_snapshot!("log", log);
+
+    // Round trip: what the snapshot holds parses back into the same records.
+    let text = serde_json::to_string(&log).unwrap();
+    let back: Vec<Value> = serde_json::from_str(&text).unwrap();
+    assert_eq!(back, log);
+}
