@@ -246,3 +246,71 @@ impl SessionDir {
         write_atomic(&path, &bytes).map_err(io_err("cannot write", &path))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn store() -> (tempfile::TempDir, Store) {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = Store::new(tmp.path().join("state"));
+        (tmp, store)
+    }
+
+    #[test]
+    fn open_by_unique_prefix_and_refuse_ambiguous_or_unknown() {
+        let (_tmp, store) = store();
+        let a = store.create_session().unwrap();
+        std::fs::write(a.state_path(), "{}").unwrap();
+        let found = store.open(&a.id()[..6]).unwrap();
+        assert_eq!(found.id(), a.id());
+        assert!(matches!(store.open("zzz"), Err(StoreError::NotFound { .. })));
+        assert!(matches!(store.open(""), Err(StoreError::NotFound { .. })));
+        let b = store.create_session().unwrap();
+        std::fs::write(b.state_path(), "{}").unwrap();
+        assert!(matches!(store.open(""), Err(StoreError::NotFound { .. })));
+        // Two ids share at least the empty prefix; make an ambiguous one on purpose.
+        let common: String = a
+            .id()
+            .chars()
+            .zip(b.id().chars())
+            .take_while(|(x, y)| x == y)
+            .map(|(x, _)| x)
+            .collect();
+        if !common.is_empty() {
+            assert!(matches!(store.open(&common), Err(StoreError::Ambiguous { .. })));
+        }
+    }
+
+    #[test]
+    fn a_corrupt_state_file_is_a_clear_error_and_is_left_alone() {
+        let (_tmp, store) = store();
+        let dir = store.create_session().unwrap();
+        std::fs::write(dir.state_path(), "{\"schema\": 1, \"state\": ").unwrap();
+        let err = dir.read_state().unwrap_err();
+        let msg = err.to_string();
+        assert!(msg.contains("corrupt") && msg.contains("oneshot.json"), "{msg}");
+        assert!(msg.contains("line 1"), "{msg}");
+        assert_eq!(
+            std::fs::read_to_string(dir.state_path()).unwrap(),
+            "{\"schema\": 1, \"state\": "
+        );
+    }
+
+    #[test]
+    fn a_newer_schema_is_refused() {
+        let (_tmp, store) = store();
+        let dir = store.create_session().unwrap();
+        std::fs::write(dir.state_path(), "{\"schema\": 99}").unwrap();
+        assert!(matches!(
+            dir.read_state(),
+            Err(StoreError::NewerSchema { found: 99, .. })
+        ));
+    }
+
+    #[test]
+    fn list_is_empty_without_a_state_dir() {
+        let (_tmp, store) = store();
+        assert!(store.list().unwrap().is_empty());
+    }
+}
