@@ -34,12 +34,18 @@ impl Running {
     /// at once. The counter counts interrupts for this run; a value already set when `drive`
     /// starts is acted on immediately. After the direct child exits, grandchildren get a short
     /// moment to close the pipes, then whatever is left of the group is killed: nothing
-    /// outlives the run.
+    /// outlives the run. Calling it again returns the same outcome.
+    ///
+    /// Cancel-safe in the sense that matters: dropping the future mid-run leaves the group
+    /// running under this handle, and dropping the handle kills it.
     pub async fn drive(
         &mut self,
         sink: &mut dyn OutputSink,
         interrupts: &mut watch::Receiver<u32>,
     ) -> RunOutcome {
+        if let Some(outcome) = self.outcome {
+            return outcome;
+        }
         let pgid = self.identity.pgid;
         let mut stopper = Stopper {
             pgid,
@@ -97,20 +103,23 @@ impl Running {
             .drain(drain_until, sink, Some(interrupts), &mut ticker)
             .await;
         if group_alive(pgid) {
-            tracing::debug!(pgid, "killing processes left in the group after the agent exited");
+            tracing::debug!(
+                pgid,
+                "killing processes left in the group after the agent exited"
+            );
             kill_group(pgid);
         }
         pipes
             .drain(Instant::now() + FINAL_DRAIN, sink, None, &mut ticker)
             .await;
-        self.finished = true;
-
-        RunOutcome {
+        let outcome = RunOutcome {
             exit_code: status.and_then(|s: ExitStatus| s.code()),
             signal: status.and_then(|s| s.signal()),
             stop: stopper.reason,
             duration: self.started.elapsed(),
-        }
+        };
+        self.outcome = Some(outcome);
+        outcome
     }
 }
 

@@ -126,7 +126,9 @@ impl ExecError {
     /// of the session is broken.
     pub fn with_role(self, role: Role) -> Self {
         match self {
-            ExecError::NotFound { program, workdir, .. } => ExecError::NotFound {
+            ExecError::NotFound {
+                program, workdir, ..
+            } => ExecError::NotFound {
                 role: Some(role),
                 program,
                 workdir,

@@ -8,9 +8,9 @@ use nix::errno::Errno;
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 
-use super::{ExecError, ProcessIdentity};
 use super::group::{group_alive, kill_after_grace};
 use super::identity::start_time;
+use super::{ExecError, ProcessIdentity};
 
 /// What [`fence`] found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -32,14 +32,12 @@ pub enum FenceOutcome {
 /// recorded start time, or be gone while members of its group remain (Linux never hands out a
 /// pid that is still some group's id, so the group is the one we created). A pid that now
 /// belongs to another process means our group died and the number was recycled: nothing is
-/// killed and the result is [`FenceOutcome::AlreadyGone`].
+/// killed and the result is [`FenceOutcome::AlreadyGone`]. Off Linux no start time is
+/// recorded, so a live group with the recorded pgid is assumed to be ours.
 ///
 /// Fails only when the group exists but cannot be signalled (EPERM: it belongs to another user),
 /// in which case the caller must not resume over it.
-pub async fn fence(
-    identity: &ProcessIdentity,
-    grace: Duration,
-) -> Result<FenceOutcome, ExecError> {
+pub async fn fence(identity: &ProcessIdentity, grace: Duration) -> Result<FenceOutcome, ExecError> {
     let pgid = identity.pgid;
     if pgid <= 1 || !group_alive(pgid) {
         return Ok(FenceOutcome::AlreadyGone);

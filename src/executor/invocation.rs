@@ -117,7 +117,7 @@ impl Invocation {
             inactivity_timeout: self.inactivity_timeout,
             wall_timeout: self.wall_timeout,
             grace: self.grace,
-            finished: false,
+            outcome: None,
         })
     }
 }

@@ -8,8 +8,8 @@ use tokio::process::{ChildStderr, ChildStdout};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
-use super::ProcessIdentity;
 use super::group::kill_group;
+use super::{ProcessIdentity, RunOutcome};
 
 /// A running agent process group, returned by [`Invocation::spawn`](super::Invocation::spawn).
 /// Call [`drive`](Running::drive) to run it to the end; dropping it first SIGKILLs the group.
@@ -24,9 +24,10 @@ pub struct Running {
     pub(super) inactivity_timeout: Duration,
     pub(super) wall_timeout: Option<Duration>,
     pub(super) grace: Duration,
-    /// Set once `drive` has reaped the child and cleared its group; Drop then has nothing to
-    /// kill, and must not signal a pgid that may since have been reused.
-    pub(super) finished: bool,
+    /// Set once `drive` has reaped the child and cleared its group. Drop then has nothing to
+    /// kill, and a second `drive` returns this instead of signalling a pgid that may since
+    /// have been reused.
+    pub(super) outcome: Option<RunOutcome>,
 }
 
 impl Running {
@@ -49,7 +50,7 @@ impl Drop for Running {
         if let Some(task) = self.stdin_task.take() {
             task.abort();
         }
-        if !self.finished {
+        if self.outcome.is_none() {
             kill_group(self.identity.pgid);
         }
     }

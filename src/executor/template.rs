@@ -143,18 +143,27 @@ mod tests {
 
     #[test]
     fn splits_with_quotes_and_renders_prompt_inside_words() {
-        let t = CommandTemplate::parse(r#"agent -p "{prompt}" --msg='say: {prompt}!' plain"#)
-            .unwrap();
+        let t =
+            CommandTemplate::parse(r#"agent -p "{prompt}" --msg='say: {prompt}!' plain"#).unwrap();
         assert_eq!(t.program(), "agent");
         assert_eq!(
             t.render("it's $HOME"),
-            vec!["agent", "-p", "it's $HOME", "--msg=say: it's $HOME!", "plain"]
+            vec![
+                "agent",
+                "-p",
+                "it's $HOME",
+                "--msg=say: it's $HOME!",
+                "plain"
+            ]
         );
     }
 
     #[test]
     fn empty_and_unbalanced_lines_are_errors() {
-        assert!(matches!(CommandTemplate::parse("   "), Err(ExecError::EmptyCommand)));
+        assert!(matches!(
+            CommandTemplate::parse("   "),
+            Err(ExecError::EmptyCommand)
+        ));
         let err = CommandTemplate::parse("agent 'open").unwrap_err();
         assert!(matches!(err, ExecError::BadQuoting { .. }), "{err}");
         assert!(err.to_string().contains("close every quote"));
@@ -164,7 +173,10 @@ mod tests {
     fn missing_program_names_role_and_workdir() {
         let dir = tempfile::tempdir().unwrap();
         let t = CommandTemplate::parse("fix-oneshot-missing.sh {prompt}").unwrap();
-        let msg = t.check_for(Role::Worker, dir.path()).unwrap_err().to_string();
+        let msg = t
+            .check_for(Role::Worker, dir.path())
+            .unwrap_err()
+            .to_string();
         assert_eq!(
             msg,
             format!(
@@ -178,13 +190,29 @@ mod tests {
     #[test]
     fn finds_path_programs_and_workdir_relative_scripts() {
         let dir = tempfile::tempdir().unwrap();
-        assert!(CommandTemplate::parse("sh -c true").unwrap().check(dir.path()).is_ok());
+        assert!(
+            CommandTemplate::parse("sh -c true")
+                .unwrap()
+                .check(dir.path())
+                .is_ok()
+        );
         let script = dir.path().join("fix.sh");
         std::fs::write(&script, "#!/bin/sh\n").unwrap();
         let rel = CommandTemplate::parse("./fix.sh").unwrap();
-        assert!(matches!(rel.check(dir.path()), Err(ExecError::NotExecutable { .. })));
+        assert!(matches!(
+            rel.check(dir.path()),
+            Err(ExecError::NotExecutable { .. })
+        ));
         std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
-        assert_eq!(rel.resolve(dir.path()).unwrap(), dir.path().join("./fix.sh"));
-        assert!(CommandTemplate::parse("fix.sh").unwrap().check(dir.path()).is_ok());
+        assert_eq!(
+            rel.resolve(dir.path()).unwrap(),
+            dir.path().join("./fix.sh")
+        );
+        assert!(
+            CommandTemplate::parse("fix.sh")
+                .unwrap()
+                .check(dir.path())
+                .is_ok()
+        );
     }
 }

@@ -72,7 +72,14 @@ impl Repo {
         let mut changed = diff_maps(&before.dirty, &after.dirty);
         match (&before.head, &after.head) {
             (Some(old), Some(new)) if old != new => {
-                changed.extend(self.run_z(&["diff", "--name-only", "-z", "--relative", old, new])?);
+                changed.extend(self.run_z(&[
+                    "diff",
+                    "--name-only",
+                    "-z",
+                    "--relative",
+                    old,
+                    new,
+                ])?);
             }
             (None, Some(new)) => {
                 changed.extend(self.run_z(&["ls-tree", "-r", "--name-only", "-z", new])?);

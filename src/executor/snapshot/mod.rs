@@ -116,13 +116,19 @@ impl Snapshot {
                 before.changed(&after)
             }
         };
-        let files = changed.into_iter().filter(|p| !ignore.is_match(p)).collect();
+        let files = changed
+            .into_iter()
+            .filter(|p| !ignore.is_match(p))
+            .collect();
         Ok((files, self.source()))
     }
 }
 
 /// Paths whose entry differs between two maps: added, removed or changed.
-fn diff_maps<V: PartialEq>(before: &BTreeMap<String, V>, after: &BTreeMap<String, V>) -> BTreeSet<String> {
+fn diff_maps<V: PartialEq>(
+    before: &BTreeMap<String, V>,
+    after: &BTreeMap<String, V>,
+) -> BTreeSet<String> {
     let mut changed: BTreeSet<String> = before
         .iter()
         .filter(|(path, v)| after.get(*path) != Some(v))

@@ -47,7 +47,9 @@ impl TreeState {
                 } else {
                     format!("{rel_dir}/{name}")
                 };
-                let Ok(file_type) = entry.file_type() else { continue };
+                let Ok(file_type) = entry.file_type() else {
+                    continue;
+                };
                 if file_type.is_dir() {
                     if name != ".git" && !dir_ignored(ignore, &rel) {
                         stack.push((entry.path(), rel));
