@@ -36,5 +36,5 @@ pub use outcome::{OutputSink, RunOutcome};
 pub use recover::{Stopped, recover};
 pub use role::Role;
 pub use running::Running;
-pub use snapshot::{Snapshot, default_ignore};
+pub use snapshot::{DEFAULT_IGNORE_GLOBS, Snapshot, default_ignore};
 pub use template::{CommandTemplate, PROMPT_PLACEHOLDER};
