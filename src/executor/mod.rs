@@ -1,7 +1,40 @@
 //! Runs one agent invocation in its own process group and inspects what it left behind.
+//!
+//! # How it works
+//!
+//! A [`CommandTemplate`] is split once with shell-word rules and never run through a shell.
+//! [`Invocation::spawn`] starts it as the leader of a new process group, with the prompt on
+//! stdin, in `ONESHOT_PROMPT` and in argv, and returns a [`Running`] handle whose drop kills the
+//! whole group. [`Running::drive`] reads both pipes in one `select!` with the inactivity and
+//! wall-clock timers and the interrupt counter, and stops the group with SIGTERM, a grace
+//! period, then SIGKILL. Before a run the engine takes a [`Snapshot`] of the workdir; after a
+//! crash, a hang or an interrupt, [`recover`] compares against it and gathers [`Evidence`] for
+//! the salvage decision. On resume, [`fence`] makes sure an agent left over from a dead oneshot
+//! is stopped, without ever touching a process that merely inherited its pid.
 
+mod drive;
+mod error;
 mod evidence;
+mod fence;
+mod group;
+mod identity;
+mod invocation;
+mod outcome;
+mod recover;
 mod role;
+mod running;
+mod snapshot;
+mod template;
 
+pub use error::ExecError;
 pub use evidence::{Evidence, StopReason};
+pub use fence::{FenceOutcome, fence};
+pub use group::{group_alive, kill_group, terminate_group};
+pub use identity::ProcessIdentity;
+pub use invocation::Invocation;
+pub use outcome::{OutputSink, RunOutcome};
+pub use recover::{Stopped, recover};
 pub use role::Role;
+pub use running::Running;
+pub use snapshot::{DEFAULT_IGNORE_GLOBS, Snapshot, default_ignore};
+pub use template::{CommandTemplate, PROMPT_PLACEHOLDER};

@@ -1,0 +1,61 @@
+//! Who a process is, recorded so that a later oneshot can recognise it after a crash.
+
+use serde::{Deserialize, Serialize};
+
+/// The identity of a spawned process group, persisted in the session state while it runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct ProcessIdentity {
+    /// The direct child's pid.
+    pub pid: i32,
+    /// Its process group (equal to `pid`: every agent leads its own group).
+    pub pgid: i32,
+    /// On Linux, field 22 of `/proc/PID/stat` (clock ticks after boot). A pid that was recycled
+    /// for another process has a different start time, so it is never mistaken for ours.
+    /// `None` where the platform offers no cheap equivalent (macOS).
+    pub start_time: Option<u64>,
+}
+
+impl ProcessIdentity {
+    /// Reads the identity of a live (or not yet reaped) process that leads group `pgid`.
+    pub fn of(pid: i32, pgid: i32) -> Self {
+        Self {
+            pid,
+            pgid,
+            start_time: start_time(pid),
+        }
+    }
+}
+
+/// The start time of `pid`, or `None` when it is gone or the platform has no `/proc`.
+#[cfg(target_os = "linux")]
+pub fn start_time(pid: i32) -> Option<u64> {
+    stat_fields(pid)?.get(19)?.parse().ok()
+}
+
+/// The start time of `pid`; always `None` off Linux.
+#[cfg(not(target_os = "linux"))]
+pub fn start_time(_pid: i32) -> Option<u64> {
+    None
+}
+
+/// The fields of `/proc/PID/stat` after the command name, so index 0 is field 3 (`state`).
+/// The name is skipped by its last `)` because it may itself contain spaces and parentheses.
+#[cfg(target_os = "linux")]
+pub(crate) fn stat_fields(pid: i32) -> Option<Vec<String>> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let rest = &stat[stat.rfind(')')? + 1..];
+    Some(rest.split_whitespace().map(str::to_owned).collect())
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn own_start_time_is_stable_and_missing_pid_has_none() {
+        let me = std::process::id() as i32;
+        let t = start_time(me).expect("own start time");
+        assert_eq!(start_time(me), Some(t));
+        assert_eq!(start_time(i32::MAX), None);
+    }
+}

@@ -1,0 +1,154 @@
+//! One run of one command: what to start, with which prompt, and under which limits.
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Duration;
+
+use process_wrap::tokio::{CommandWrap, KillOnDrop, ProcessGroup};
+use tokio::io::AsyncWriteExt;
+use tokio::process::ChildStdin;
+
+use super::{CommandTemplate, ExecError, ProcessIdentity, Role, Running};
+
+/// Everything needed to start one agent process.
+#[derive(Debug, Clone)]
+pub struct Invocation {
+    /// Worker or auditor (env `ONESHOT_ROLE`).
+    pub role: Role,
+    /// The argv template; `{prompt}` is filled in.
+    pub command: CommandTemplate,
+    /// Delivered on stdin, in env `ONESHOT_PROMPT` and as `{prompt}` in argv.
+    pub prompt: String,
+    /// env `ONESHOT_SESSION_ID`.
+    pub session_id: String,
+    /// env `ONESHOT_ITERATION`.
+    pub iteration: u32,
+    /// The child's working directory; relative program paths are resolved against it.
+    pub workdir: PathBuf,
+    /// Extra environment, applied before the `ONESHOT_*` variables (which therefore win).
+    pub env: Vec<(String, String)>,
+    /// Kill the group after this long without a byte on stdout or stderr.
+    pub inactivity_timeout: Duration,
+    /// Kill the group after this long in total (`None`: no limit).
+    pub wall_timeout: Option<Duration>,
+    /// Time between SIGTERM and SIGKILL when stopping.
+    pub grace: Duration,
+}
+
+impl Invocation {
+    /// Checks that the workdir exists and the program can be executed, naming the role.
+    pub fn check(&self) -> Result<(), ExecError> {
+        if !self.workdir.is_dir() {
+            return Err(ExecError::Workdir {
+                path: self.workdir.clone(),
+            });
+        }
+        self.command.check_for(self.role, &self.workdir)
+    }
+
+    /// Starts the process in its own process group, with stdout and stderr piped and the prompt
+    /// being written to its stdin by a background task. Must be called inside a tokio runtime.
+    ///
+    /// On Linux the child also gets `PR_SET_PDEATHSIG = SIGKILL`, so it dies if oneshot dies
+    /// without running any destructor (kill -9). The kernel fires it when the *thread* that
+    /// spawned the child exits, not the process: the engine runs a current-thread runtime on the
+    /// main thread, so that is oneshot's lifetime. Do not spawn from a short-lived thread (such
+    /// as tokio's blocking pool, whose idle threads exit), or the child is killed with it.
+    pub fn spawn(&self) -> Result<Running, ExecError> {
+        if !self.workdir.is_dir() {
+            return Err(ExecError::Workdir {
+                path: self.workdir.clone(),
+            });
+        }
+        let program = self
+            .command
+            .resolve(&self.workdir)
+            .map_err(|e| e.with_role(self.role))?;
+        let argv = self.command.render(&self.prompt);
+        let mut wrap = CommandWrap::with_new(&program, |cmd| {
+            cmd.arg0(&argv[0])
+                .args(&argv[1..])
+                .current_dir(&self.workdir)
+                .envs(self.env.iter().map(|(k, v)| (k, v)))
+                .env("ONESHOT_PROMPT", &self.prompt)
+                .env("ONESHOT_SESSION_ID", &self.session_id)
+                .env("ONESHOT_ITERATION", self.iteration.to_string())
+                .env("ONESHOT_ROLE", self.role.as_str())
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped());
+            #[cfg(target_os = "linux")]
+            set_parent_death_signal(cmd);
+        });
+        // ProcessGroup must come first: KillOnDrop only sets tokio's kill_on_drop, which
+        // SIGKILLs the direct child alone. `Running`'s Drop kills the rest of the group.
+        wrap.wrap(ProcessGroup::leader()).wrap(KillOnDrop);
+        let mut child = wrap.spawn().map_err(|source| {
+            if source.raw_os_error() == Some(libc::E2BIG) {
+                ExecError::PromptTooLarge {
+                    program: self.command.program().to_owned(),
+                    prompt_bytes: self.prompt.len(),
+                }
+            } else {
+                ExecError::Spawn {
+                    program: self.command.program().to_owned(),
+                    source,
+                }
+            }
+        })?;
+        let pid = child
+            .id()
+            .and_then(|id| i32::try_from(id).ok())
+            .expect("a just-spawned child has a pid");
+        let identity = ProcessIdentity::of(pid, pid);
+        // Take stdin before anything calls `wait`: tokio's `Child::wait` closes stdin first.
+        let stdin = child.stdin().take();
+        let stdout = child.stdout().take();
+        let stderr = child.stderr().take();
+        let stdin_task = stdin.map(|s| tokio::spawn(write_prompt(s, self.prompt.clone())));
+        tracing::debug!(role = %self.role, pid, program = %program.display(), "spawned");
+        Ok(Running {
+            child,
+            identity,
+            stdout,
+            stderr,
+            stdin_task,
+            started: tokio::time::Instant::now(),
+            inactivity_timeout: self.inactivity_timeout,
+            wall_timeout: self.wall_timeout,
+            grace: self.grace,
+            outcome: None,
+        })
+    }
+}
+
+/// Writes the prompt and closes stdin so the child sees EOF. A child that never reads stdin
+/// makes the write fail with EPIPE once it exits; that is expected and ignored.
+async fn write_prompt(mut stdin: ChildStdin, prompt: String) {
+    if let Err(e) = stdin.write_all(prompt.as_bytes()).await
+        && e.kind() != std::io::ErrorKind::BrokenPipe
+    {
+        tracing::debug!(error = %e, "could not write the prompt to stdin");
+    }
+}
+
+/// Asks the kernel to SIGKILL the child when the spawning thread dies. If the parent is
+/// already gone by the time the child runs this (the race prctl's man page warns about),
+/// the child kills itself instead of running orphaned.
+#[cfg(target_os = "linux")]
+fn set_parent_death_signal(cmd: &mut tokio::process::Command) {
+    let parent = std::process::id() as libc::pid_t;
+    // SAFETY: the closure runs between fork and exec and only makes async-signal-safe
+    // syscalls (prctl, getppid, raise), allocating nothing.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) == -1 {
+                return Err(std::io::Error::last_os_error());
+            }
+            if libc::getppid() != parent {
+                libc::raise(libc::SIGKILL);
+            }
+            Ok(())
+        });
+    }
+}
