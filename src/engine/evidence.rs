@@ -2,14 +2,14 @@
 
 use super::Engine;
 use super::EngineError;
-use crate::executor::{Evidence, Snapshot, StopReason};
+use crate::executor::{DEFAULT_IGNORE_GLOBS, Evidence, Snapshot, Stopped, recover};
 use globset::{Glob, GlobSet, GlobSetBuilder};
 use std::path::Path;
 
 /// Paths never counted as the worker's changes: oneshot's own state and git's internals.
 pub(super) fn ignore_globs(workdir: &Path, state_dir: &Path) -> GlobSet {
     let mut b = GlobSetBuilder::new();
-    let mut patterns = vec![".oneshot/**".to_string(), ".git/**".to_string()];
+    let mut patterns: Vec<String> = DEFAULT_IGNORE_GLOBS.iter().map(|g| g.to_string()).collect();
     let state_dir = state_dir
         .canonicalize()
         .unwrap_or_else(|_| state_dir.to_path_buf());
@@ -51,34 +51,22 @@ impl Engine {
     }
 
     /// What the stopped worker left: why it stopped, its codes, its output tail and the files
-    /// it changed since the persisted snapshot.
-    pub(super) fn gather_evidence(
-        &mut self,
-        reason: StopReason,
-        exit_code: Option<i32>,
-        signal: Option<i32>,
-    ) -> Result<Evidence, EngineError> {
-        let path = self.dir().snapshot_path();
-        let snapshot: Option<Snapshot> = std::fs::read(&path)
+    /// it changed since the persisted snapshot (none known when there is no snapshot).
+    pub(super) fn gather_evidence(&self, stopped: Stopped) -> Evidence {
+        let tail = self.file.worker_output_tail.clone();
+        let snapshot: Option<Snapshot> = std::fs::read(self.dir().snapshot_path())
             .ok()
             .and_then(|b| serde_json::from_slice(&b).ok());
-        let (changed_files, changes_source) = match snapshot {
-            Some(s) => match s.changed_files(&self.file.workdir, &self.ignore) {
-                Ok((files, source)) => (files, source.to_string()),
-                Err(e) => {
-                    self.warn(&format!("cannot compare the workdir with its snapshot: {e}"))?;
-                    (Vec::new(), "none".to_string())
-                }
+        match snapshot {
+            Some(s) => recover(stopped, tail, &s, &self.file.workdir, &self.ignore),
+            None => Evidence {
+                reason: Some(stopped.reason),
+                exit_code: stopped.exit_code,
+                signal: stopped.signal,
+                output_tail: tail,
+                changed_files: Vec::new(),
+                changes_source: "unavailable".to_string(),
             },
-            None => (Vec::new(), "none".to_string()),
-        };
-        Ok(Evidence {
-            reason: Some(reason),
-            exit_code,
-            signal,
-            output_tail: self.file.worker_output_tail.clone(),
-            changed_files,
-            changes_source,
-        })
+        }
     }
 }

@@ -7,7 +7,7 @@ use super::Reporter;
 use super::Status;
 use super::ctx::now_ms;
 use super::records::ProcessRecord;
-use crate::executor::{Invocation, OutputSink, Role, RunOutcome, StopReason};
+use crate::executor::{Invocation, OutputSink, Role, RunOutcome, StopReason, Stopped};
 use crate::machine::Event;
 use crate::pipeline::{Line, Pipeline, RunMeta, Stream};
 use crate::store::{ActiveProcess, LogWriter, VerdictRecord};
@@ -87,7 +87,8 @@ impl Engine {
                     }
                     Some(stop) => (Event::ExitedErr, stop, None, codes),
                     None if outcome.success() => {
-                        let ev = self.gather_evidence(StopReason::ExitCode, Some(0), None)?;
+                        // Kept for ctx.changed_files; `reason: None` marks a clean exit.
+                        let ev = self.gather_evidence(Stopped::from(&outcome));
                         self.file.evidence = Some(crate::executor::Evidence {
                             reason: None,
                             ..ev
@@ -103,7 +104,11 @@ impl Engine {
                 }
             }
         };
-        let evidence = self.gather_evidence(reason, codes.0, codes.1)?;
+        let evidence = self.gather_evidence(Stopped {
+            reason,
+            exit_code: codes.0,
+            signal: codes.1,
+        });
         self.file.evidence = Some(evidence);
         self.transition(event, Some(reason.as_str().into()), detail)
     }

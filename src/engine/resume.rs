@@ -3,14 +3,14 @@
 
 use super::Engine;
 use super::EngineError;
-use crate::executor::{ProcessIdentity, StopReason, fence};
+use crate::executor::{ProcessIdentity, StopReason, Stopped, fence};
 use crate::machine::{Event, SessionState};
 
 impl Engine {
     /// A state file that says *_EXECUTING while we hold the lock means the oneshot that ran the
     /// process died (kill -9, crash, power loss). Kill whatever of its process group survived,
     /// then record the interruption it really was, so the ordinary resume rules apply.
-    pub(super) fn take_over_crashed_run(&mut self) -> Result<(), EngineError> {
+    pub(super) async fn take_over_crashed_run(&mut self) -> Result<(), EngineError> {
         if !self.file.state.is_executing() {
             return Ok(());
         }
@@ -21,7 +21,7 @@ impl Engine {
                 start_time: p.start_time,
             };
             let grace = self.policy.limits().grace_period;
-            match fence(&identity, grace) {
+            match fence(&identity, grace).await {
                 Ok(outcome) => {
                     let msg = format!(
                         "fenced the {} process group {} left by the previous oneshot: {outcome:?}",
@@ -53,7 +53,11 @@ impl Engine {
                     Some("oneshot_died") => StopReason::OneshotDied,
                     _ => StopReason::Interrupted,
                 };
-                let evidence = self.gather_evidence(why, None, None)?;
+                let evidence = self.gather_evidence(Stopped {
+                    reason: why,
+                    exit_code: None,
+                    signal: None,
+                });
                 self.file.evidence = Some(evidence);
                 self.transition(
                     Event::Resume {

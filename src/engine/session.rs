@@ -135,7 +135,6 @@ impl Engine {
         if changed {
             engine.warn("the policy changed since this session last ran; decisions from now on use the new one")?;
         }
-        engine.take_over_crashed_run()?;
         Ok(engine)
     }
 
@@ -187,6 +186,11 @@ impl Engine {
     /// Runs the session until it reaches a terminal state or is interrupted.
     pub async fn run(&mut self) -> Result<Outcome, EngineError> {
         use SessionState as S;
+        // Before the first step of this run, an executing state can only be a run whose
+        // oneshot died: nothing of ours is running yet.
+        if self.file.state.is_executing() {
+            self.take_over_crashed_run().await?;
+        }
         loop {
             let state = self.file.state;
             let paused = *self.interrupts.borrow() > 0;

@@ -47,7 +47,7 @@ impl Engine {
         let Some(evidence) = self.file.evidence.clone() else {
             // Journal order guarantees evidence is saved before RECOVERY_PENDING is entered;
             // a hand-edited file may still lack it.
-            let e = self.gather_evidence(crate::executor::StopReason::OneshotDied, None, None)?;
+            let e = self.gather_evidence(crate::executor::Stopped::oneshot_died());
             self.file.evidence = Some(e);
             return self.salvage();
         };

@@ -149,10 +149,10 @@ pub fn text(out: &Output) -> String {
     )
 }
 
-/// Whether any process of group `pgid` is alive.
+/// Whether any live (non-zombie) process of group `pgid` exists. In containers whose pid 1
+/// never reaps orphans, dead members linger as zombies; they do not count.
 pub fn group_alive(pgid: i32) -> bool {
-    // kill(-pgid, 0): success means at least one member exists.
-    unsafe { libc::kill(-pgid, 0) == 0 }
+    oneshot::executor::group_alive(pgid)
 }
 
 /// Whether process `pid` is alive (and not a zombie we could not reap).
