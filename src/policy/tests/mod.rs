@@ -4,6 +4,7 @@ mod builtin;
 mod hooks;
 mod load;
 mod sandbox;
+mod shipped;
 
 use super::{HookCtx, PolicyError, PolicyHost, PolicyOptions};
 use crate::machine::{SessionState, Verdict};
