@@ -1,6 +1,7 @@
 //! The typed hook calls the engine makes, each falling back to the built-in behaviour when the
 //! policy does not define the hook, and validating whatever the hook returns.
 
+use super::HookCtx;
 use super::PolicyHost;
 use super::decision::{GuardOutcome, SalvageDecision, VerdictDecision, default_salvage};
 use super::error::PolicyError;
@@ -8,7 +9,6 @@ use super::host::LuaPolicy;
 use super::lua_ctx::{describe, head, string_list, tail};
 use super::prompts::{default_audit_prompt, default_worker_retry_prompt};
 use super::verdict::{parse_verdict, verdict_from_name};
-use super::HookCtx;
 use crate::executor::Evidence;
 use crate::machine::{Salvage, SessionState};
 use mlua::{Function, Table, Value};
@@ -65,7 +65,7 @@ impl PolicyHost {
         let ctx = policy.ctx_table(hook, ctx)?;
         let evidence = policy
             .evidence_table(evidence)
-            .map_err(|e| policy_setup(hook, e))?;
+            .map_err(|e| policy_setup(hook, e, policy.memory_limit))?;
         let (first, reason): (Value, Value) = policy.call(hook, f, (evidence, ctx))?;
         let (salvage, reason) = match first {
             Value::Table(t) => (raw(&t, "salvage"), raw(&t, "reason")),
@@ -159,11 +159,13 @@ impl LuaPolicy {
         self.ctx
             .borrow_mut()
             .fill(&self.lua, ctx)
-            .map_err(|e| policy_setup(hook, e))
+            .map_err(|e| policy_setup(hook, e, self.memory_limit))
     }
 
     fn lua_string(&self, hook: &str, s: &str) -> Result<mlua::LuaString, PolicyError> {
-        self.lua.create_string(s).map_err(|e| policy_setup(hook, e))
+        self.lua
+            .create_string(s)
+            .map_err(|e| policy_setup(hook, e, self.memory_limit))
     }
 
     fn evidence_table(&self, evidence: &Evidence) -> mlua::Result<Table> {
@@ -172,20 +174,32 @@ impl LuaPolicy {
         t.raw_set("exit_code", evidence.exit_code)?;
         t.raw_set("signal", evidence.signal)?;
         t.raw_set("output_tail", tail(&evidence.output_tail))?;
-        t.raw_set("changed_files", string_list(&self.lua, &evidence.changed_files)?)?;
+        t.raw_set(
+            "changed_files",
+            string_list(&self.lua, &evidence.changed_files)?,
+        )?;
         t.raw_set("changes_source", head(&evidence.changes_source))?;
         t.set_readonly(true);
         Ok(t)
     }
 
-    fn prompt(&self, hook: &str, f: &Function, ctx: &HookCtx) -> Result<Option<String>, PolicyError> {
+    fn prompt(
+        &self,
+        hook: &str,
+        f: &Function,
+        ctx: &HookCtx,
+    ) -> Result<Option<String>, PolicyError> {
         let ctx = self.ctx_table(hook, ctx)?;
         match self.call::<Value>(hook, f, ctx)? {
             Value::Nil => Ok(None),
             Value::String(s) if !s.to_string_lossy().trim().is_empty() => {
                 Ok(Some(s.to_string_lossy()))
             }
-            other => Err(bad(hook, &other, "a non-empty string, or nil for the built-in prompt")),
+            other => Err(bad(
+                hook,
+                &other,
+                "a non-empty string, or nil for the built-in prompt",
+            )),
         }
     }
 }
@@ -224,11 +238,11 @@ fn bad(hook: &str, got: &Value, expected: &str) -> PolicyError {
 }
 
 /// Building a hook's arguments failed (in practice: the Lua state is out of memory).
-fn policy_setup(hook: &str, err: mlua::Error) -> PolicyError {
+fn policy_setup(hook: &str, err: mlua::Error, limit: usize) -> PolicyError {
     match err {
         mlua::Error::MemoryError(_) => PolicyError::Memory {
             hook: hook.to_string(),
-            limit: 0,
+            limit,
         },
         other => PolicyError::Runtime {
             hook: hook.to_string(),

@@ -180,7 +180,11 @@ impl PolicyHost {
     }
 
     /// The guard registered for `from -> to`, if any.
-    pub(super) fn guard_fn(&self, from: SessionState, to: SessionState) -> Option<(&str, &Function)> {
+    pub(super) fn guard_fn(
+        &self,
+        from: SessionState,
+        to: SessionState,
+    ) -> Option<(&str, &Function)> {
         let policy = self.lua.as_ref()?;
         let guard = policy.parsed.guards[schema::guard_slot(from, to)].as_ref()?;
         Some((&guard.name, &guard.func))
@@ -219,8 +223,8 @@ impl LuaPolicy {
             };
         }
         let mut err = err.expect("an error unless the budget tripped");
-        while let mlua::Error::CallbackError { cause, .. } | mlua::Error::WithContext { cause, .. } =
-            err
+        while let mlua::Error::CallbackError { cause, .. }
+        | mlua::Error::WithContext { cause, .. } = err
         {
             err = (*cause).clone();
         }

@@ -1,7 +1,7 @@
 //! The `limits` table: iteration budget and process timeouts.
 
-use super::schema::{SchemaError, suggest};
 use super::lua_ctx::type_name;
+use super::schema::{SchemaError, suggest};
 use mlua::{Table, Value};
 use std::time::Duration;
 
@@ -81,7 +81,7 @@ fn iterations(name: &str, value: &Value) -> Result<u32, SchemaError> {
     let n = number(value).ok_or_else(|| {
         SchemaError::keyed(
             name,
-            format!("{name} must be a whole number, not {}", type_name(&value)),
+            format!("{name} must be a whole number, not {}", type_name(value)),
         )
     })?;
     if n.fract() != 0.0 || !(1.0..=f64::from(u32::MAX)).contains(&n) {
@@ -124,7 +124,7 @@ fn duration(name: &str, value: &Value) -> Result<Duration, SchemaError> {
         name,
         format!(
             "{name} must be seconds or a duration string like \"5m\", not {}",
-            type_name(&value)
+            type_name(value)
         ),
     ))
 }

@@ -128,10 +128,7 @@ impl CtxTable {
             };
         }
         field!(session_id, head(&ctx.session_id));
-        field!(
-            state,
-            ctx.state.map(|s| self.states[s as usize].clone())
-        );
+        field!(state, ctx.state.map(|s| self.states[s as usize].clone()));
         field!(iteration, ctx.iteration);
         field!(max_iterations, ctx.max_iterations);
         field!(task, lua.create_string(head(&ctx.task))?);
@@ -140,7 +137,10 @@ impl CtxTable {
         field!(reason, ctx.reason.as_deref().map(head));
         field!(elapsed, ctx.elapsed);
         field!(worker_output, lua.create_string(tail(&ctx.worker_output))?);
-        field!(auditor_output, lua.create_string(tail(&ctx.auditor_output))?);
+        field!(
+            auditor_output,
+            lua.create_string(tail(&ctx.auditor_output))?
+        );
         field!(
             verdict,
             ctx.verdict.map(|v| self.verdicts[verdict_index(v)].clone())

@@ -1,7 +1,7 @@
 //! The Luau state a policy runs in: curated libraries, stubs that explain what is withheld,
 //! read-only globals, a memory cap, and a wall-clock budget enforced by Luau's interrupt.
 
-use mlua::{Lua, LuaOptions, StdLib, VmState, Variadic};
+use mlua::{Lua, LuaOptions, StdLib, Variadic, VmState};
 use std::cell::Cell;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
@@ -102,12 +102,15 @@ impl Drop for Armed<'_> {
 /// A fresh sandboxed state with the memory cap set and the budget interrupt installed.
 pub(crate) fn new_state(memory_limit: usize, hook_budget: Duration) -> mlua::Result<(Lua, Budget)> {
     let libs = StdLib::COROUTINE
-        | StdLib::STRING | StdLib::TABLE | StdLib::MATH | StdLib::UTF8 | StdLib::BIT | StdLib::OS;
+        | StdLib::STRING
+        | StdLib::TABLE
+        | StdLib::MATH
+        | StdLib::UTF8
+        | StdLib::BIT
+        | StdLib::OS;
     let lua = Lua::new_with(libs, LuaOptions::default())?;
     install_print(&lua)?;
-    lua.load(PRELUDE)
-        .set_name("=oneshot-sandbox")
-        .exec()?;
+    lua.load(PRELUDE).set_name("=oneshot-sandbox").exec()?;
     lua.sandbox(true)?;
     lua.set_memory_limit(memory_limit)?;
     let budget = Budget::install(&lua, hook_budget);
@@ -119,7 +122,10 @@ fn install_print(lua: &Lua) -> mlua::Result<()> {
     let print = lua.create_function(|_, args: Variadic<mlua::Value>| {
         let line: Vec<String> = args
             .iter()
-            .map(|v| v.to_string().unwrap_or_else(|_| format!("<{}>", v.type_name())))
+            .map(|v| {
+                v.to_string()
+                    .unwrap_or_else(|_| format!("<{}>", v.type_name()))
+            })
             .collect();
         tracing::info!(target: "oneshot::policy", "{}", line.join("\t"));
         Ok(())

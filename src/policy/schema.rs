@@ -4,8 +4,8 @@
 //! load and name its line, not silently fall back to a default the user thinks they changed.
 
 use super::limits::Limits;
-use crate::machine::{SessionState, edges};
 use super::lua_ctx::type_name;
+use crate::machine::{SessionState, edges};
 use mlua::{Function, Table, Value};
 
 /// Every top-level key a policy table may have.

@@ -11,8 +11,10 @@ pub const NO_VERDICT_REASON: &str = "auditor gave no verdict";
 
 // A `VERDICT: X` line, tolerating markdown bold and `=` (auditors decorate their answers).
 static VERDICT_LINE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)^\s*[*_#>\s]*verdict[*_]*\s*[:=]\s*[*_]*\s*(done|retry|impossible)\b[*_]*(.*)$")
-        .expect("verdict regex compiles")
+    Regex::new(
+        r"(?i)^\s*[*_#>\s]*verdict[*_]*\s*[:=]\s*[*_]*\s*(done|retry|impossible)\b[*_]*(.*)$",
+    )
+    .expect("verdict regex compiles")
 });
 static REASON_LINE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)^\s*[*_]*(?:reason|critique)[*_]*\s*[:=]\s*(.*)$").expect("reason regex")
@@ -53,7 +55,10 @@ fn json_verdict(output: &str) -> Option<VerdictDecision> {
     if let Some(whole) = json_object(output.trim()) {
         return Some(whole);
     }
-    output.lines().rev().find_map(|line| json_object(line.trim()))
+    output
+        .lines()
+        .rev()
+        .find_map(|line| json_object(line.trim()))
 }
 
 fn json_object(text: &str) -> Option<VerdictDecision> {

@@ -46,7 +46,8 @@ fn verdict_line_with_inline_reason() {
 
 #[test]
 fn verdict_line_case_insensitive_and_last_wins() {
-    let d = parse_verdict("Verdict: retry\nthen\nverdict: Done\nREASON: fixed it\nsee above\n\ntail");
+    let d =
+        parse_verdict("Verdict: retry\nthen\nverdict: Done\nREASON: fixed it\nsee above\n\ntail");
     assert_eq!(d.verdict, Verdict::Done);
     assert_eq!(d.reason.as_deref(), Some("fixed it\nsee above"));
 }
@@ -61,7 +62,12 @@ fn verdict_line_markdown_and_confidence() {
 
 #[test]
 fn no_verdict_is_retry_with_reason() {
-    for out in ["", "I think it's fine", "VERDICT: MAYBE", "{\"verdict\": \"perhaps\"}"] {
+    for out in [
+        "",
+        "I think it's fine",
+        "VERDICT: MAYBE",
+        "{\"verdict\": \"perhaps\"}",
+    ] {
         let d = parse_verdict(out);
         assert_eq!(d.verdict, Verdict::Retry, "{out:?}");
         assert_eq!(d.reason.as_deref(), Some(NO_VERDICT_REASON));
@@ -75,11 +81,23 @@ fn builtin_host_uses_builtins() {
     assert!(host.hooks().is_empty());
     assert_eq!(host.limits().max_iterations, 5);
     let ctx = full_ctx();
-    assert_eq!(host.verdict("VERDICT: DONE", &ctx).unwrap().verdict, Verdict::Done);
-    assert_eq!(host.next_prompt(&ctx).unwrap(), default_worker_retry_prompt(&ctx));
+    assert_eq!(
+        host.verdict("VERDICT: DONE", &ctx).unwrap().verdict,
+        Verdict::Done
+    );
+    assert_eq!(
+        host.next_prompt(&ctx).unwrap(),
+        default_worker_retry_prompt(&ctx)
+    );
     assert_eq!(host.audit_prompt(&ctx).unwrap(), default_audit_prompt(&ctx));
-    let (a, b) = (crate::machine::SessionState::AuditPending, crate::machine::SessionState::AuditorExecuting);
-    assert_eq!(host.guard(a, b, &ctx).unwrap(), super::super::GuardOutcome::Allow);
+    let (a, b) = (
+        crate::machine::SessionState::AuditPending,
+        crate::machine::SessionState::AuditorExecuting,
+    );
+    assert_eq!(
+        host.guard(a, b, &ctx).unwrap(),
+        super::super::GuardOutcome::Allow
+    );
     host.on_transition(a, b, &ctx).unwrap();
 }
 

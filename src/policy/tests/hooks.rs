@@ -30,7 +30,9 @@ fn verdict_hook_string_and_multiple_returns() {
 
 #[test]
 fn verdict_hook_table_return() {
-    let h = host("return { verdict = function() return { verdict = 'IMPOSSIBLE', reason = 'no', confidence = 1 } end }");
+    let h = host(
+        "return { verdict = function() return { verdict = 'IMPOSSIBLE', reason = 'no', confidence = 1 } end }",
+    );
     let d = h.verdict("", &full_ctx()).unwrap();
     assert_eq!(d.verdict, Verdict::Impossible);
     assert_eq!(d.reason.as_deref(), Some("no"));
@@ -41,7 +43,10 @@ fn verdict_hook_table_return() {
 fn verdict_hook_bad_returns() {
     let ctx = full_ctx();
     let cases = [
-        ("return 3", "hook verdict returned a number; expected \"done\", \"retry\" or \"impossible\""),
+        (
+            "return 3",
+            "hook verdict returned a number; expected \"done\", \"retry\" or \"impossible\"",
+        ),
         ("return 'maybe'", "hook verdict returned \"maybe\""),
         ("return nil", "hook verdict returned nil"),
         ("return", "hook verdict returned nil"),
@@ -94,7 +99,10 @@ fn salvage_hook_sees_evidence() {
 fn salvage_hook_bad_return() {
     let h = host("return { salvage = function() return 'everything' end }");
     let text = bad_return(h.salvage(&Evidence::default(), &full_ctx()).unwrap_err());
-    assert!(text.contains("expected \"success\", \"partial\" or \"nothing\""), "{text}");
+    assert!(
+        text.contains("expected \"success\", \"partial\" or \"nothing\""),
+        "{text}"
+    );
 }
 
 #[test]
@@ -114,12 +122,19 @@ fn guard_allows_vetoes_and_defaults() {
         GuardOutcome::Veto("too many files: 20".into())
     );
     ctx.changed_files.truncate(3);
-    assert_eq!(h.guard(S::AuditPending, S::AuditorExecuting, &ctx).unwrap(), GuardOutcome::Allow);
     assert_eq!(
-        h.guard(S::ReiterationPending, S::WorkerExecuting, &ctx).unwrap(),
+        h.guard(S::AuditPending, S::AuditorExecuting, &ctx).unwrap(),
+        GuardOutcome::Allow
+    );
+    assert_eq!(
+        h.guard(S::ReiterationPending, S::WorkerExecuting, &ctx)
+            .unwrap(),
         GuardOutcome::Veto("vetoed by guards[REITERATION_PENDING -> WORKER_EXECUTING]".into())
     );
-    assert_eq!(h.guard(S::Created, S::WorkerExecuting, &ctx).unwrap(), GuardOutcome::Allow);
+    assert_eq!(
+        h.guard(S::Created, S::WorkerExecuting, &ctx).unwrap(),
+        GuardOutcome::Allow
+    );
 }
 
 #[test]
@@ -128,10 +143,15 @@ fn guard_must_return_explicit_boolean() {
         let h = host(&format!(
             "return {{ guards = {{ ['AUDIT_PENDING -> AUDITOR_EXECUTING'] = function() {body} end }} }}"
         ));
-        let e = h.guard(S::AuditPending, S::AuditorExecuting, &full_ctx()).unwrap_err();
+        let e = h
+            .guard(S::AuditPending, S::AuditorExecuting, &full_ctx())
+            .unwrap_err();
         assert_eq!(e.hook(), Some("guards[AUDIT_PENDING -> AUDITOR_EXECUTING]"));
         let text = bad_return(e);
-        assert!(text.contains("expected true, or false and a reason"), "{body}: {text}");
+        assert!(
+            text.contains("expected true, or false and a reason"),
+            "{body}: {text}"
+        );
     }
 }
 
@@ -163,7 +183,10 @@ fn ctx_fields_reach_lua_and_track_changes() {
     ctx.exit_code = None;
     ctx.confidence = None;
     let e = h.next_prompt(&ctx).unwrap_err();
-    assert!(e.to_string().contains("test.lua:"), "concat of nil should fail: {e}");
+    assert!(
+        e.to_string().contains("test.lua:"),
+        "concat of nil should fail: {e}"
+    );
 }
 
 #[test]
@@ -171,7 +194,9 @@ fn ctx_is_read_only() {
     let h = host("return { next_prompt = function(ctx) ctx.iteration = 99 return 'x' end }");
     let e = h.next_prompt(&full_ctx()).unwrap_err();
     assert!(matches!(e, PolicyError::Sandbox { .. }), "{e:?}");
-    let h = host("return { next_prompt = function(ctx) table.insert(ctx.changed_files, 'x') return 'x' end }");
+    let h = host(
+        "return { next_prompt = function(ctx) table.insert(ctx.changed_files, 'x') return 'x' end }",
+    );
     assert!(h.next_prompt(&full_ctx()).is_err());
 }
 
@@ -184,13 +209,18 @@ fn prompts_from_hooks_or_builtin() {
          }",
     );
     let mut ctx = full_ctx();
-    assert_eq!(h.next_prompt(&ctx).unwrap(), super::super::default_worker_retry_prompt(&ctx));
+    assert_eq!(
+        h.next_prompt(&ctx).unwrap(),
+        super::super::default_worker_retry_prompt(&ctx)
+    );
     ctx.iteration = 3;
     assert_eq!(h.next_prompt(&ctx).unwrap(), "custom fix the failing test");
     assert_eq!(h.audit_prompt(&ctx).unwrap(), "audit: fix the failing test");
 
     for body in ["return 3", "return ''", "return {}"] {
-        let h = host(&format!("return {{ audit_prompt = function() {body} end }}"));
+        let h = host(&format!(
+            "return {{ audit_prompt = function() {body} end }}"
+        ));
         let text = bad_return(h.audit_prompt(&ctx).unwrap_err());
         assert!(text.starts_with("hook audit_prompt returned"), "{text}");
     }
@@ -206,14 +236,18 @@ fn on_transition_observes_and_keeps_state() {
          }",
     );
     let ctx = full_ctx();
-    h.on_transition(S::Created, S::WorkerExecuting, &ctx).unwrap();
-    h.on_transition(S::WorkerExecuting, S::AuditPending, &ctx).unwrap();
+    h.on_transition(S::Created, S::WorkerExecuting, &ctx)
+        .unwrap();
+    h.on_transition(S::WorkerExecuting, S::AuditPending, &ctx)
+        .unwrap();
     assert_eq!(
         h.next_prompt(&ctx).unwrap(),
         "CREATED>WORKER_EXECUTING,WORKER_EXECUTING>AUDIT_PENDING"
     );
     let h = host("return { on_transition = function() error('observer broke') end }");
-    let e = h.on_transition(S::Created, S::WorkerExecuting, &ctx).unwrap_err();
+    let e = h
+        .on_transition(S::Created, S::WorkerExecuting, &ctx)
+        .unwrap_err();
     assert!(e.to_string().contains("test.lua:1: observer broke"), "{e}");
     assert_eq!(e.location().as_deref(), Some("test.lua:1"));
 }

@@ -32,14 +32,29 @@ fn far_off_key_gets_no_suggestion() {
 #[test]
 fn wrong_types_are_load_errors() {
     for (src, needle) in [
-        ("return { verdict = 3 }", "`verdict` must be a function, not number"),
+        (
+            "return { verdict = 3 }",
+            "`verdict` must be a function, not number",
+        ),
         ("return { limits = 'x' }", "`limits` must be a table"),
-        ("return { guards = { ['AUDIT_PENDING -> AUDITOR_EXECUTING'] = true } }", "must be a function"),
-        ("return { redact = { 1 } }", "redact[1] must be a regex string"),
+        (
+            "return { guards = { ['AUDIT_PENDING -> AUDITOR_EXECUTING'] = true } }",
+            "must be a function",
+        ),
+        (
+            "return { redact = { 1 } }",
+            "redact[1] must be a regex string",
+        ),
         ("return { approve = 'yes' }", "`approve` must be a function"),
-        ("return { limits = { max_iterations = 2.5 } }", "whole number"),
+        (
+            "return { limits = { max_iterations = 2.5 } }",
+            "whole number",
+        ),
         ("return { limits = { max_iterations = 0 } }", "at least 1"),
-        ("return { limits = { inactivity_timeout = 'soon' } }", "is not a duration"),
+        (
+            "return { limits = { inactivity_timeout = 'soon' } }",
+            "is not a duration",
+        ),
         ("return { limits = { grace_period = -1 } }", "non-negative"),
         ("return { [1] = 2 }", "top-level keys must be names"),
         ("return 42", "must return a table"),
@@ -100,7 +115,8 @@ fn guard_keys_are_validated() {
     assert!(e.to_string().contains("AUDIT_PENDING -> COMPLETED"), "{e}");
     assert_eq!(e.location().as_deref(), Some("test.lua:3"));
 
-    let e = load_err("return { guards = { ['AUDIT_PENDNG -> AUDITOR_EXECUTING'] = function() end } }");
+    let e =
+        load_err("return { guards = { ['AUDIT_PENDNG -> AUDITOR_EXECUTING'] = function() end } }");
     let text = e.to_string();
     assert!(text.contains("unknown state `AUDIT_PENDNG`"), "{text}");
     assert!(text.contains("did you mean AUDIT_PENDING?"), "{text}");
@@ -148,7 +164,11 @@ fn hash_is_stable_and_tracks_content() {
 fn load_from_file_records_path_and_names_chunk() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("mine.lua");
-    std::fs::write(&path, "local x = 1\nreturn { verdict = function() error('boom') end }\n").unwrap();
+    std::fs::write(
+        &path,
+        "local x = 1\nreturn { verdict = function() error('boom') end }\n",
+    )
+    .unwrap();
     let h = PolicyHost::load(&path, PolicyOptions::default()).unwrap();
     assert_eq!(h.path(), Some(path.as_path()));
     let e = h.verdict("x", &super::full_ctx()).unwrap_err();

@@ -39,7 +39,9 @@ fn withheld_functions_fail_clearly_with_line() {
         assert!(matches!(e, PolicyError::Sandbox { .. }), "{body}: {e:?}");
         let text = e.to_string();
         assert!(
-            text.contains(&format!("test.lua:3: {want} in oneshot policies (sandboxed)")),
+            text.contains(&format!(
+                "test.lua:3: {want} in oneshot policies (sandboxed)"
+            )),
             "{body}: {text}"
         );
         assert_eq!(e.location().as_deref(), Some("test.lua:3"), "{body}");
@@ -61,7 +63,10 @@ fn sandbox_violation_at_load_names_file_and_line() {
     let e = load_err("local x = 1\nlocal f = io.open('/etc/passwd')\nreturn {}");
     assert!(matches!(e, PolicyError::Sandbox { .. }), "{e:?}");
     assert_eq!(e.hook(), Some(LOAD_HOOK));
-    assert!(e.to_string().contains("test.lua:2: io is not available"), "{e}");
+    assert!(
+        e.to_string().contains("test.lua:2: io is not available"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -82,7 +87,9 @@ fn globals_are_read_only() {
         }
     }
     // The library is intact for the next call.
-    let h = host("return { next_prompt = function() pcall(function() string.rep = nil end) return string.rep('a', 3) end }");
+    let h = host(
+        "return { next_prompt = function() pcall(function() string.rep = nil end) return string.rep('a', 3) end }",
+    );
     assert_eq!(h.next_prompt(&full_ctx()).unwrap(), "aaa");
 }
 
@@ -116,7 +123,11 @@ fn budget_applies_at_load() {
         .unwrap();
     assert!(start.elapsed() < Duration::from_secs(1));
     assert!(matches!(e, PolicyError::Budget { .. }), "{e:?}");
-    assert!(e.to_string().contains("top-level code ran past its 50ms budget"), "{e}");
+    assert!(
+        e.to_string()
+            .contains("top-level code ran past its 50ms budget"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -126,7 +137,10 @@ fn host_works_after_budget_error() {
     );
     let mut ctx = full_ctx();
     ctx.iteration = 1;
-    assert!(matches!(h.next_prompt(&ctx), Err(PolicyError::Budget { .. })));
+    assert!(matches!(
+        h.next_prompt(&ctx),
+        Err(PolicyError::Budget { .. })
+    ));
     ctx.iteration = 2;
     assert_eq!(h.next_prompt(&ctx).unwrap(), "ok");
 }
@@ -152,7 +166,10 @@ fn memory_bomb_fails_cleanly_and_host_survives() {
     let e = h.next_prompt(&ctx).unwrap_err();
     assert!(start.elapsed() < Duration::from_secs(10));
     assert!(matches!(e, PolicyError::Memory { .. }), "{e:?}");
-    assert_eq!(e.to_string(), "hook next_prompt ran out of memory (limit 64 MiB)");
+    assert_eq!(
+        e.to_string(),
+        "hook next_prompt ran out of memory (limit 64 MiB)"
+    );
     for i in 2..5 {
         ctx.iteration = i;
         assert_eq!(h.next_prompt(&ctx).unwrap(), format!("still alive {i}"));
@@ -161,15 +178,21 @@ fn memory_bomb_fails_cleanly_and_host_survives() {
 
 #[test]
 fn bytecode_is_refused() {
-    let e = PolicyHost::from_source("evil.lua", "\u{6}\u{3}\0\0garbage", PolicyOptions::default())
-        .err()
-        .unwrap();
+    let e = PolicyHost::from_source(
+        "evil.lua",
+        "\u{6}\u{3}\0\0garbage",
+        PolicyOptions::default(),
+    )
+    .err()
+    .unwrap();
     assert!(matches!(e, PolicyError::Load { .. }), "{e:?}");
 }
 
 #[test]
 fn print_does_not_escape_to_stdout() {
-    let h = host("print('hello from policy') return { next_prompt = function() print('x', 1, nil) return 'ok' end }");
+    let h = host(
+        "print('hello from policy') return { next_prompt = function() print('x', 1, nil) return 'ok' end }",
+    );
     assert_eq!(h.next_prompt(&full_ctx()).unwrap(), "ok");
 }
 
@@ -177,9 +200,14 @@ fn print_does_not_escape_to_stdout() {
 fn identical_string_bomb_is_stopped_by_one_cap_or_the_other() {
     // Luau interns strings, so the brief's bomb grows a table of one shared string: it is the
     // clock that stops it, not the memory cap. Either way the failure is clean.
-    let h = host("return { next_prompt = function() local t = {} while true do t[#t+1] = string.rep('x', 1e6) end end }");
+    let h = host(
+        "return { next_prompt = function() local t = {} while true do t[#t+1] = string.rep('x', 1e6) end end }",
+    );
     let start = Instant::now();
     let e = h.next_prompt(&full_ctx()).unwrap_err();
     assert!(start.elapsed() < Duration::from_secs(2));
-    assert!(matches!(e, PolicyError::Budget { .. } | PolicyError::Memory { .. }), "{e:?}");
+    assert!(
+        matches!(e, PolicyError::Budget { .. } | PolicyError::Memory { .. }),
+        "{e:?}"
+    );
 }

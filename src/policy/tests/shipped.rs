@@ -7,7 +7,9 @@ use crate::machine::{Salvage, SessionState as S, Verdict};
 use std::path::Path;
 
 fn shipped(name: &str) -> PolicyHost {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("policies").join(name);
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("policies")
+        .join(name);
     PolicyHost::load(&path, PolicyOptions::default()).unwrap_or_else(|e| panic!("{name}: {e}"))
 }
 
@@ -27,7 +29,11 @@ fn default_lua_matches_the_builtins() {
     ] {
         let lua = h.verdict(out, &ctx).unwrap();
         let rust = parse_verdict(out);
-        assert_eq!((lua.verdict, &lua.reason), (rust.verdict, &rust.reason), "{out:?}");
+        assert_eq!(
+            (lua.verdict, &lua.reason),
+            (rust.verdict, &rust.reason),
+            "{out:?}"
+        );
     }
     for (reason, files) in [
         (StopReason::ExitCode, 0),
@@ -41,7 +47,11 @@ fn default_lua_matches_the_builtins() {
             changed_files: vec!["f".into(); files],
             ..Evidence::default()
         };
-        assert_eq!(h.salvage(&ev, &ctx).unwrap(), default_salvage(&ev), "{reason} {files}");
+        assert_eq!(
+            h.salvage(&ev, &ctx).unwrap(),
+            default_salvage(&ev),
+            "{reason} {files}"
+        );
     }
 }
 
@@ -52,8 +62,14 @@ fn strict_lua_demands_an_explicit_clean_done() {
     assert_eq!(h.redact_patterns().len(), 3);
     let mut ctx = full_ctx();
     ctx.worker_output = "all fixed".into();
-    assert_eq!(h.verdict("VERDICT: DONE", &ctx).unwrap().verdict, Verdict::Done);
-    assert_eq!(h.verdict("looks done to me", &ctx).unwrap().verdict, Verdict::Retry);
+    assert_eq!(
+        h.verdict("VERDICT: DONE", &ctx).unwrap().verdict,
+        Verdict::Done
+    );
+    assert_eq!(
+        h.verdict("looks done to me", &ctx).unwrap().verdict,
+        Verdict::Retry
+    );
     ctx.worker_output = "fixed, TODO: tests".into();
     let d = h.verdict("VERDICT: DONE", &ctx).unwrap();
     assert_eq!(d.verdict, Verdict::Retry);
@@ -67,7 +83,11 @@ fn strict_lua_demands_an_explicit_clean_done() {
     assert_eq!(h.salvage(&ev, &ctx).unwrap().salvage, Salvage::Nothing);
 
     ctx.elapsed = 10.0;
-    assert_eq!(h.guard(S::ReiterationPending, S::WorkerExecuting, &ctx).unwrap(), GuardOutcome::Allow);
+    assert_eq!(
+        h.guard(S::ReiterationPending, S::WorkerExecuting, &ctx)
+            .unwrap(),
+        GuardOutcome::Allow
+    );
     ctx.elapsed = 3600.0;
     assert!(matches!(
         h.guard(S::ReiterationPending, S::WorkerExecuting, &ctx).unwrap(),
@@ -80,8 +100,14 @@ fn lenient_lua_keeps_work() {
     let h = shipped("lenient.lua");
     assert_eq!(h.limits().max_iterations, 10);
     let ctx = full_ctx();
-    assert_eq!(h.verdict("nothing useful", &ctx).unwrap().verdict, Verdict::Retry);
-    assert_eq!(h.verdict("Verdict: pass", &ctx).unwrap().verdict, Verdict::Done);
+    assert_eq!(
+        h.verdict("nothing useful", &ctx).unwrap().verdict,
+        Verdict::Retry
+    );
+    assert_eq!(
+        h.verdict("Verdict: pass", &ctx).unwrap().verdict,
+        Verdict::Done
+    );
     let mut ev = Evidence {
         reason: Some(StopReason::InactivityTimeout),
         exit_code: Some(0),
