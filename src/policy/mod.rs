@@ -1,5 +1,38 @@
 //! The Lua policy host (Luau via mlua): sandbox, budgets, typed hook calls.
+//!
+//! # How it works
+//!
+//! [`PolicyHost::load`] builds a fresh Luau state with only safe libraries (stubs explain what
+//! is withheld), makes its globals read-only, caps its memory, runs the file's top-level code
+//! under the hook budget and validates the table it returns: unknown keys, wrong types, guard
+//! keys naming transitions the machine never makes and bad regexes all fail the load with a
+//! `file:line`. The engine then asks typed questions ([`PolicyHost::verdict`],
+//! [`PolicyHost::guard`], …); each call runs under a wall-clock budget enforced by Luau's
+//! interrupt, and its answer is validated. A missing hook means the built-in behaviour, which is
+//! also exposed as plain functions ([`parse_verdict`], [`default_salvage`], the prompt
+//! templates) and written out in `policies/default.lua`.
 
+mod calls;
 mod ctx;
+mod decision;
+mod error;
+mod host;
+mod limits;
+mod lua_ctx;
+mod prompts;
+mod sandbox;
+mod schema;
+mod verdict;
+
+#[cfg(test)]
+mod tests;
 
 pub use ctx::HookCtx;
+pub use decision::{GuardOutcome, SalvageDecision, VerdictDecision, default_salvage};
+pub use error::{LOAD_HOOK, PolicyError};
+pub use host::{PolicyHost, PolicyOptions};
+pub use limits::{LIMIT_KEYS, Limits};
+pub use lua_ctx::MAX_LUA_STRING;
+pub use prompts::{default_audit_prompt, default_worker_retry_prompt};
+pub use schema::TOP_LEVEL_KEYS;
+pub use verdict::{NO_VERDICT_REASON, parse_verdict};

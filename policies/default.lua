@@ -1,0 +1,114 @@
+-- default.lua: oneshot's built-in behaviour, written out so you can copy and edit it.
+-- Loading this file behaves exactly like running without --policy.
+--
+-- A policy returns one table. Every key is optional; a missing key means the built-in default.
+-- Unknown keys are an error (so a typo such as `max_iteratons` is caught at load).
+-- Policies run sandboxed on Luau: no io, no os.execute, no require; each hook call has a
+-- 100 ms budget and the whole policy a 64 MiB memory cap.
+
+-- Finds the last `VERDICT: X` line (any case), like the built-in parser. Returns the verdict
+-- word in lowercase, the rest of that line, and the line's index.
+local function last_verdict_line(lines)
+  for i = #lines, 1, -1 do
+    -- Strip markdown decoration auditors like to add around the keyword.
+    local line = lines[i]:gsub("[%*_]", "")
+    local word, rest = line:match("^%s*[#>%s]*[Vv][Ee][Rr][Dd][Ii][Cc][Tt]%s*[:=]%s*(%a+)(.*)$")
+    if word then
+      word = word:lower()
+      if word == "done" or word == "retry" or word == "impossible" then
+        return word, rest, i
+      end
+    end
+  end
+  return nil
+end
+
+-- Splits text into lines (keeps empty lines, so a blank line ends a REASON block).
+local function split_lines(text)
+  local lines = {}
+  for line in (text .. "\n"):gmatch("(.-)\r?\n") do
+    lines[#lines + 1] = line
+  end
+  return lines
+end
+
+-- Reads `"key": "string"` or `"key": number` out of a one-line JSON object. Enough for the
+-- verdict objects auditors print; the built-in Rust parser uses a full JSON parser.
+local function json_field(object, key)
+  local s = object:match('"' .. key .. '"%s*:%s*"(.-)"')
+  if s then return s end
+  return tonumber(object:match('"' .. key .. '"%s*:%s*([%d%.]+)'))
+end
+
+return {
+  -- Budgets the engine enforces. Durations are seconds (1.5) or strings ("90s", "5m", "1h 30m").
+  limits = {
+    max_iterations = 5,          -- worker runs per session before it fails
+    inactivity_timeout = "5m",   -- no output for this long kills the agent's process group
+    worker_timeout = false,      -- wall-clock cap per worker run (false = none)
+    auditor_timeout = false,     -- wall-clock cap per auditor run (false = none)
+    grace_period = "5s",         -- time between SIGTERM and SIGKILL when stopping an agent
+  },
+
+  -- Extra secret patterns (Rust regex syntax) redacted from output before it is logged.
+  -- The built-in set already covers common API keys.
+  redact = {},
+
+  -- verdict(output, ctx): read the auditor's answer. Return "done", "retry" or "impossible",
+  -- optionally followed by a reason and a confidence in [0, 1] (or return a table
+  -- { verdict = ..., reason = ..., confidence = ... }).
+  verdict = function(output, ctx)
+    local lines = split_lines(output)
+    -- 1. A JSON object with a "verdict" field on a line of its own; the last one wins.
+    for i = #lines, 1, -1 do
+      local line = lines[i]:match("^%s*(.-)%s*$")
+      if line:sub(1, 1) == "{" and line:sub(-1) == "}" then
+        local v = json_field(line, "verdict")
+        if type(v) == "string" then
+          v = v:lower()
+          if v == "done" or v == "retry" or v == "impossible" then
+            return v, json_field(line, "reason"), json_field(line, "confidence")
+          end
+        end
+      end
+    end
+    -- 2. A `VERDICT: X` line; text after X, or a following `REASON:` line, is the reason.
+    local verdict, rest, at = last_verdict_line(lines)
+    if verdict then
+      local reason = rest:gsub("^[%s%-:%.,;]+", ""):gsub("%s+$", "")
+      if reason == "" then
+        reason = nil
+        for i = at + 1, #lines do
+          local r = lines[i]:gsub("[%*_]", ""):match("^%s*[Rr][Ee][Aa][Ss][Oo][Nn]%s*[:=]%s*(.*)$")
+          if r then reason = r break end
+        end
+      end
+      return verdict, reason
+    end
+    -- 3. No verdict at all: ask for another attempt, and say why.
+    return "retry", "auditor gave no verdict"
+  end,
+
+  -- salvage(evidence, ctx): a worker died, hung or was stopped. Return "success" (audit the
+  -- work as is), "partial" (run the worker again) or "nothing" (fail the session), and a reason.
+  -- evidence = { reason, exit_code, signal, output_tail, changed_files, changes_source }
+  salvage = function(evidence, ctx)
+    if #evidence.changed_files > 0 then
+      return "partial", #evidence.changed_files .. " file(s) changed"
+    end
+    -- Being paused (Ctrl-C, or oneshot itself dying) is never the worker's fault.
+    if evidence.reason == "interrupted" or evidence.reason == "oneshot_died" then
+      return "partial", "the worker was paused, not failed"
+    end
+    return "nothing", "no files changed"
+  end,
+
+  -- guards["FROM -> TO"] = function(ctx) return true end  -- or: return false, "why"
+  -- A guard can veto a transition the machine allows (the session then fails with your
+  -- reason); it can never invent one. The default policy has no guards.
+  guards = {},
+
+  -- next_prompt(ctx) / audit_prompt(ctx): return a string to replace the built-in prompt, or
+  -- nil to keep it. Left out here, so the built-in templates are used.
+  -- on_transition(from, to, ctx): observe every transition; the return value is ignored.
+}

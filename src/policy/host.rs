@@ -1,0 +1,292 @@
+//! `PolicyHost`: one loaded policy file in its own sandboxed Luau state.
+
+use super::error::{LOAD_HOOK, PolicyError};
+use super::limits::Limits;
+use super::lua_ctx::CtxTable;
+use super::sandbox::{Budget, SANDBOX_MARKER, new_state};
+use super::schema::{self, Parsed, TOP_LEVEL_KEYS, find_line};
+use crate::machine::SessionState;
+use mlua::chunk::ChunkMode;
+use mlua::{FromLuaMulti, Function, IntoLuaMulti, Lua, Value};
+use sha2::{Digest, Sha256};
+use std::cell::RefCell;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Resource caps for a policy's Lua state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PolicyOptions {
+    /// Wall-clock time one hook call (or the file's top-level code) may run. Default 100 ms.
+    pub hook_budget: Duration,
+    /// Memory the whole Lua state may use, in bytes. Default 64 MiB.
+    pub memory_limit: usize,
+}
+
+impl Default for PolicyOptions {
+    fn default() -> Self {
+        PolicyOptions {
+            hook_budget: Duration::from_millis(100),
+            memory_limit: 64 * 1024 * 1024,
+        }
+    }
+}
+
+/// A loaded, validated policy: its limits, redaction patterns and hooks, callable from Rust.
+///
+/// Each host owns a fresh Lua state; reloading a policy means building a new host and swapping
+/// it in only if it loaded (STYLE.md, "Lua and reload"). Not `Send`: the engine is
+/// single-threaded and Lua states are not shared.
+pub struct PolicyHost {
+    pub(super) lua: Option<LuaPolicy>,
+    hash: String,
+    path: Option<PathBuf>,
+    pub(super) limits: Limits,
+    redact: Vec<String>,
+}
+
+/// The Lua half of a host loaded from source (absent for [`PolicyHost::builtin`]).
+pub(super) struct LuaPolicy {
+    pub(super) lua: Lua,
+    pub(super) budget: Budget,
+    pub(super) memory_limit: usize,
+    pub(super) parsed: Parsed,
+    pub(super) ctx: RefCell<CtxTable>,
+}
+
+impl PolicyHost {
+    /// Reads, compiles, runs and validates the policy file at `path`.
+    pub fn load(path: &Path, opts: PolicyOptions) -> Result<PolicyHost, PolicyError> {
+        let source = std::fs::read_to_string(path).map_err(|source| PolicyError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| path.display().to_string());
+        let mut host = PolicyHost::from_source(&name, &source, opts)?;
+        host.path = Some(path.to_path_buf());
+        Ok(host)
+    }
+
+    /// Loads a policy from a string; `name` is the chunk name errors show (`strict.lua:12`).
+    pub fn from_source(
+        name: &str,
+        source: &str,
+        opts: PolicyOptions,
+    ) -> Result<PolicyHost, PolicyError> {
+        let load_err = |line: Option<u32>, message: String| PolicyError::Load {
+            file: name.to_string(),
+            line,
+            message,
+        };
+        let (lua, budget) = new_state(opts.memory_limit, opts.hook_budget)
+            .map_err(|e| load_err(None, format!("cannot create the lua state: {e}")))?;
+        // Text mode: Luau bytecode is not verified, so a policy must never be loaded as bytecode.
+        let chunk = lua
+            .load(source)
+            .set_name(format!("@{name}"))
+            .set_mode(ChunkMode::Text)
+            .into_function()
+            .map_err(|e| syntax_error(name, e))?;
+        let ctx = CtxTable::new(&lua).map_err(|e| load_err(None, e.to_string()))?;
+        let mut policy = LuaPolicy {
+            lua,
+            budget,
+            memory_limit: opts.memory_limit,
+            parsed: Parsed::default(),
+            ctx: RefCell::new(ctx),
+        };
+        let value: Value = policy.call(LOAD_HOOK, &chunk, ())?;
+        let Value::Table(table) = value else {
+            return Err(load_err(
+                None,
+                format!(
+                    "the policy must return a table (`return {{ ... }}`), not {}",
+                    value.type_name()
+                ),
+            ));
+        };
+        policy.parsed = schema::parse(&table).map_err(|e| {
+            let line = e.needle.as_deref().and_then(|n| find_line(source, n));
+            load_err(line, e.message)
+        })?;
+        Ok(PolicyHost {
+            hash: content_hash(source),
+            path: None,
+            limits: policy.parsed.limits,
+            redact: std::mem::take(&mut policy.parsed.redact),
+            lua: Some(policy),
+        })
+    }
+
+    /// The policy used when no file is given: every hook at its built-in default.
+    pub fn builtin() -> PolicyHost {
+        PolicyHost {
+            lua: None,
+            hash: "builtin".to_string(),
+            path: None,
+            limits: Limits::default(),
+            redact: Vec::new(),
+        }
+    }
+
+    /// Content hash recorded with every decision: `sha256:` + 16 hex chars, or `builtin`.
+    pub fn hash(&self) -> &str {
+        &self.hash
+    }
+
+    /// The file the policy came from (`None` for [`PolicyHost::builtin`] and `from_source`).
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+
+    /// The effective limits (defaults filled in).
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
+    /// Extra secret patterns from `redact`, already checked to compile as regexes.
+    pub fn redact_patterns(&self) -> &[String] {
+        &self.redact
+    }
+
+    /// The keys the policy defines, in documentation order, with each guard listed as
+    /// `guards[FROM -> TO]`.
+    pub fn hooks(&self) -> Vec<String> {
+        let Some(policy) = &self.lua else {
+            return Vec::new();
+        };
+        let p = &policy.parsed;
+        let mut out = Vec::new();
+        for key in TOP_LEVEL_KEYS {
+            let present = match key {
+                "limits" => p.has_limits,
+                "redact" => p.has_redact,
+                "verdict" => p.verdict.is_some(),
+                "salvage" => p.salvage.is_some(),
+                "next_prompt" => p.next_prompt.is_some(),
+                "audit_prompt" => p.audit_prompt.is_some(),
+                "on_transition" => p.on_transition.is_some(),
+                "approve" => p.approve.is_some(),
+                _ => false,
+            };
+            if present {
+                out.push(key.to_string());
+            }
+        }
+        out.extend(p.guards.iter().flatten().map(|g| g.name.clone()));
+        out
+    }
+
+    /// The guard registered for `from -> to`, if any.
+    pub(super) fn guard_fn(
+        &self,
+        from: SessionState,
+        to: SessionState,
+    ) -> Option<(&str, &Function)> {
+        let policy = self.lua.as_ref()?;
+        let guard = policy.parsed.guards[schema::guard_slot(from, to)].as_ref()?;
+        Some((&guard.name, &guard.func))
+    }
+}
+
+impl LuaPolicy {
+    /// Calls `f` under the wall-clock budget and maps any failure to a [`PolicyError`] that
+    /// names `hook`.
+    pub(super) fn call<R: FromLuaMulti>(
+        &self,
+        hook: &str,
+        f: &Function,
+        args: impl IntoLuaMulti,
+    ) -> Result<R, PolicyError> {
+        let armed = self.budget.arm();
+        let result = f.call::<R>(args);
+        let tripped = armed.tripped();
+        drop(armed);
+        match result {
+            Ok(value) if !tripped => Ok(value),
+            Ok(_) => Err(self.fail(hook, None, true)),
+            Err(e) => Err(self.fail(hook, Some(e), tripped)),
+        }
+    }
+
+    fn fail(&self, hook: &str, err: Option<mlua::Error>, tripped: bool) -> PolicyError {
+        // Whatever the hook left behind is garbage now; collect it so a memory bomb in one call
+        // does not starve the next.
+        let _ = self.lua.gc_collect();
+        let hook = hook.to_string();
+        if tripped {
+            return PolicyError::Budget {
+                hook,
+                budget: self.budget.limit,
+            };
+        }
+        let mut err = err.expect("an error unless the budget tripped");
+        while let mlua::Error::CallbackError { cause, .. }
+        | mlua::Error::WithContext { cause, .. } = err
+        {
+            err = (*cause).clone();
+        }
+        match err {
+            mlua::Error::MemoryError(_) => PolicyError::Memory {
+                hook,
+                limit: self.memory_limit,
+            },
+            mlua::Error::RuntimeError(message) => {
+                let message = strip_traceback(&message);
+                if message.contains(SANDBOX_MARKER) || message.contains("readonly table") {
+                    PolicyError::Sandbox { hook, message }
+                } else {
+                    PolicyError::Runtime { hook, message }
+                }
+            }
+            other => PolicyError::Runtime {
+                hook,
+                message: strip_traceback(&other.to_string()),
+            },
+        }
+    }
+}
+
+/// mlua appends a Lua traceback; the first part is what a user needs, with its `file:line:`.
+fn strip_traceback(message: &str) -> String {
+    message
+        .split("\nstack traceback:")
+        .next()
+        .unwrap_or(message)
+        .trim()
+        .to_string()
+}
+
+fn syntax_error(name: &str, err: mlua::Error) -> PolicyError {
+    let message = match &err {
+        mlua::Error::SyntaxError { message, .. } => message.clone(),
+        other => other.to_string(),
+    };
+    // Luau reports `name:line: message`; split it so the error has a structured line.
+    let prefix = format!("{name}:");
+    let parsed = message.strip_prefix(&prefix).and_then(|rest| {
+        let (line, text) = rest.split_once(':')?;
+        Some((line.trim().parse::<u32>().ok()?, text.trim().to_string()))
+    });
+    match parsed {
+        Some((line, text)) => PolicyError::Load {
+            file: name.to_string(),
+            line: Some(line),
+            message: text,
+        },
+        None => PolicyError::Load {
+            file: name.to_string(),
+            line: None,
+            message: strip_traceback(&message),
+        },
+    }
+}
+
+/// `sha256:` and the first 16 hex digits of the source's digest.
+fn content_hash(source: &str) -> String {
+    let digest = Sha256::digest(source.as_bytes());
+    let hex: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
+    format!("sha256:{hex}")
+}

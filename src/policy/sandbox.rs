@@ -1,0 +1,134 @@
+//! The Luau state a policy runs in: curated libraries, stubs that explain what is withheld,
+//! read-only globals, a memory cap, and a wall-clock budget enforced by Luau's interrupt.
+
+use mlua::{Lua, LuaOptions, StdLib, Variadic, VmState};
+use std::cell::Cell;
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+/// The phrase every sandbox stub raises; errors containing it are reported as
+/// [`super::PolicyError::Sandbox`].
+pub(crate) const SANDBOX_MARKER: &str = "is not available in oneshot policies (sandboxed)";
+
+/// The message the interrupt raises; the `tripped` flag, not this text, is what marks a budget
+/// error (a policy could catch and re-raise the text with `pcall`).
+const BUDGET_MESSAGE: &str = "policy hook ran past its time budget";
+
+/// Runs before `sandbox(true)` so its changes become part of the read-only globals. Stubs raise
+/// at level 2 so the message carries the policy's file and line, not the stub's.
+const PRELUDE: &str = r#"
+local MSG = " is not available in oneshot policies (sandboxed)"
+local error, tostring, setmetatable = error, tostring, setmetatable
+local function deny(name)
+  return function() error(name .. MSG, 2) end
+end
+local function deny_table(name)
+  return setmetatable({}, {
+    __index = function() error(name .. MSG, 2) end,
+    __newindex = function() error(name .. MSG, 2) end,
+    __metatable = false,
+  })
+end
+for _, name in ipairs({"io", "debug", "package", "ffi", "jit"}) do
+  _G[name] = deny_table(name)
+end
+for _, name in ipairs({"require", "loadstring", "load", "dofile", "loadfile", "getfenv", "setfenv", "module"}) do
+  _G[name] = deny(name)
+end
+string.dump = deny("string.dump")
+-- Keep only the clock and calendar functions of os; everything else names itself.
+local os_lib = os
+local safe_os = { clock = os_lib.clock, time = os_lib.time, date = os_lib.date, difftime = os_lib.difftime }
+_G.os = setmetatable(safe_os, {
+  __index = function(_, k) error("os." .. tostring(k) .. MSG, 2) end,
+  __metatable = false,
+})
+"#;
+
+/// The per-call wall-clock budget. The interrupt closure is installed once and reads the
+/// deadline from a shared cell, so arming a call costs one `Instant::now()`.
+#[derive(Clone)]
+pub(crate) struct Budget {
+    deadline: Rc<Cell<Option<Instant>>>,
+    tripped: Rc<Cell<bool>>,
+    /// The budget each call gets.
+    pub limit: Duration,
+}
+
+impl Budget {
+    fn install(lua: &Lua, limit: Duration) -> Budget {
+        let budget = Budget {
+            deadline: Rc::new(Cell::new(None)),
+            tripped: Rc::new(Cell::new(false)),
+            limit,
+        };
+        let (deadline, tripped) = (budget.deadline.clone(), budget.tripped.clone());
+        lua.set_interrupt(move |_| {
+            if let Some(at) = deadline.get()
+                && Instant::now() >= at
+            {
+                tripped.set(true);
+                return Err(mlua::Error::runtime(BUDGET_MESSAGE));
+            }
+            Ok(VmState::Continue)
+        });
+        budget
+    }
+
+    /// Starts the clock for one call; the returned guard stops it when dropped.
+    pub(crate) fn arm(&self) -> Armed<'_> {
+        self.tripped.set(false);
+        self.deadline.set(Some(Instant::now() + self.limit));
+        Armed(self)
+    }
+}
+
+/// A running budget; see [`Budget::arm`].
+pub(crate) struct Armed<'a>(&'a Budget);
+
+impl Armed<'_> {
+    /// Whether the interrupt fired during this call, even if the policy caught the error.
+    pub(crate) fn tripped(&self) -> bool {
+        self.0.tripped.get()
+    }
+}
+
+impl Drop for Armed<'_> {
+    fn drop(&mut self) {
+        self.0.deadline.set(None);
+    }
+}
+
+/// A fresh sandboxed state with the memory cap set and the budget interrupt installed.
+pub(crate) fn new_state(memory_limit: usize, hook_budget: Duration) -> mlua::Result<(Lua, Budget)> {
+    let libs = StdLib::COROUTINE
+        | StdLib::STRING
+        | StdLib::TABLE
+        | StdLib::MATH
+        | StdLib::UTF8
+        | StdLib::BIT
+        | StdLib::OS;
+    let lua = Lua::new_with(libs, LuaOptions::default())?;
+    install_print(&lua)?;
+    lua.load(PRELUDE).set_name("=oneshot-sandbox").exec()?;
+    lua.sandbox(true)?;
+    lua.set_memory_limit(memory_limit)?;
+    let budget = Budget::install(&lua, hook_budget);
+    Ok((lua, budget))
+}
+
+/// `print` goes to the tracing log: a policy must never write into the CLI's own output.
+fn install_print(lua: &Lua) -> mlua::Result<()> {
+    let print = lua.create_function(|_, args: Variadic<mlua::Value>| {
+        let line: Vec<String> = args
+            .iter()
+            .map(|v| {
+                v.to_string()
+                    .unwrap_or_else(|_| format!("<{}>", v.type_name()))
+            })
+            .collect();
+        tracing::info!(target: "oneshot::policy", "{}", line.join("\t"));
+        Ok(())
+    })?;
+    lua.globals().raw_set("print", print)
+}

@@ -1,0 +1,122 @@
+//! The policies in `policies/` behave as their comments say.
+
+use super::super::{GuardOutcome, PolicyHost, PolicyOptions, default_salvage, parse_verdict};
+use super::full_ctx;
+use crate::executor::{Evidence, StopReason};
+use crate::machine::{Salvage, SessionState as S, Verdict};
+use std::path::Path;
+
+fn shipped(name: &str) -> PolicyHost {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("policies")
+        .join(name);
+    PolicyHost::load(&path, PolicyOptions::default()).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+#[test]
+fn default_lua_matches_the_builtins() {
+    let h = shipped("default.lua");
+    assert_eq!(*h.limits(), super::super::Limits::default());
+    let ctx = full_ctx();
+    for out in [
+        "",
+        "no verdict here",
+        "VERDICT: DONE",
+        "verdict: retry - the build is broken",
+        "**VERDICT:** IMPOSSIBLE\nREASON: needs network",
+        "{\"verdict\": \"retry\", \"reason\": \"tests fail\"}",
+        "VERDICT: DONE\n{\"verdict\": \"retry\", \"reason\": \"json wins\"}",
+    ] {
+        let lua = h.verdict(out, &ctx).unwrap();
+        let rust = parse_verdict(out);
+        assert_eq!(
+            (lua.verdict, &lua.reason),
+            (rust.verdict, &rust.reason),
+            "{out:?}"
+        );
+    }
+    for (reason, files) in [
+        (StopReason::ExitCode, 0),
+        (StopReason::ExitCode, 2),
+        (StopReason::Interrupted, 0),
+        (StopReason::OneshotDied, 0),
+        (StopReason::InactivityTimeout, 0),
+    ] {
+        let ev = Evidence {
+            reason: Some(reason),
+            changed_files: vec!["f".into(); files],
+            ..Evidence::default()
+        };
+        assert_eq!(
+            h.salvage(&ev, &ctx).unwrap(),
+            default_salvage(&ev),
+            "{reason} {files}"
+        );
+    }
+}
+
+#[test]
+fn strict_lua_demands_an_explicit_clean_done() {
+    let h = shipped("strict.lua");
+    assert_eq!(h.limits().max_iterations, 3);
+    assert_eq!(h.redact_patterns().len(), 3);
+    let mut ctx = full_ctx();
+    ctx.worker_output = "all fixed".into();
+    assert_eq!(
+        h.verdict("VERDICT: DONE", &ctx).unwrap().verdict,
+        Verdict::Done
+    );
+    assert_eq!(
+        h.verdict("looks done to me", &ctx).unwrap().verdict,
+        Verdict::Retry
+    );
+    ctx.worker_output = "fixed, TODO: tests".into();
+    let d = h.verdict("VERDICT: DONE", &ctx).unwrap();
+    assert_eq!(d.verdict, Verdict::Retry);
+    assert!(d.reason.unwrap().contains("TODO"));
+
+    let ev = Evidence {
+        reason: Some(StopReason::ExitCode),
+        changed_files: vec!["a".into()],
+        ..Evidence::default()
+    };
+    assert_eq!(h.salvage(&ev, &ctx).unwrap().salvage, Salvage::Nothing);
+
+    ctx.elapsed = 10.0;
+    assert_eq!(
+        h.guard(S::ReiterationPending, S::WorkerExecuting, &ctx)
+            .unwrap(),
+        GuardOutcome::Allow
+    );
+    ctx.elapsed = 3600.0;
+    assert!(matches!(
+        h.guard(S::ReiterationPending, S::WorkerExecuting, &ctx).unwrap(),
+        GuardOutcome::Veto(r) if r.contains("60 minutes")
+    ));
+}
+
+#[test]
+fn lenient_lua_keeps_work() {
+    let h = shipped("lenient.lua");
+    assert_eq!(h.limits().max_iterations, 10);
+    let ctx = full_ctx();
+    assert_eq!(
+        h.verdict("nothing useful", &ctx).unwrap().verdict,
+        Verdict::Retry
+    );
+    assert_eq!(
+        h.verdict("Verdict: pass", &ctx).unwrap().verdict,
+        Verdict::Done
+    );
+    let mut ev = Evidence {
+        reason: Some(StopReason::InactivityTimeout),
+        exit_code: Some(0),
+        changed_files: vec!["a".into()],
+        ..Evidence::default()
+    };
+    assert_eq!(h.salvage(&ev, &ctx).unwrap().salvage, Salvage::Success);
+    ev.exit_code = Some(2);
+    assert_eq!(h.salvage(&ev, &ctx).unwrap().salvage, Salvage::Partial);
+    ev.changed_files.clear();
+    assert_eq!(h.salvage(&ev, &ctx).unwrap().salvage, Salvage::Nothing);
+}

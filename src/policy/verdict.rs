@@ -1,0 +1,127 @@
+//! The built-in verdict parser: what oneshot reads from an auditor's output when the policy has
+//! no `verdict` hook.
+
+use super::decision::VerdictDecision;
+use crate::machine::Verdict;
+use regex::Regex;
+use std::sync::LazyLock;
+
+/// The reason recorded when the auditor's output holds no recognisable verdict.
+pub const NO_VERDICT_REASON: &str = "auditor gave no verdict";
+
+// A `VERDICT: X` line, tolerating markdown bold and `=` (auditors decorate their answers).
+static VERDICT_LINE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?i)^\s*[*_#>\s]*verdict[*_]*\s*[:=]\s*[*_]*\s*(done|retry|impossible)\b[*_]*(.*)$",
+    )
+    .expect("verdict regex compiles")
+});
+static REASON_LINE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)^\s*[*_]*(?:reason|critique)[*_]*\s*[:=]\s*(.*)$").expect("reason regex")
+});
+static CONFIDENCE_LINE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)^\s*[*_]*confidence[*_]*\s*[:=]\s*([0-9]*\.?[0-9]+)").expect("conf regex")
+});
+
+/// Reads a verdict from an auditor's output.
+///
+/// 1. A JSON object with a `verdict` field — the whole output, or any line that is a JSON
+///    object; the last one wins. `reason` and `confidence` fields are taken along.
+/// 2. Otherwise a line `VERDICT: DONE|RETRY|IMPOSSIBLE` (any case; the last one wins). Text after
+///    the verdict on that line, or a following `REASON:` line, is the reason; a `CONFIDENCE:`
+///    line after it gives the confidence.
+/// 3. Otherwise `retry`, with the reason [`NO_VERDICT_REASON`].
+pub fn parse_verdict(output: &str) -> VerdictDecision {
+    json_verdict(output)
+        .or_else(|| line_verdict(output))
+        .unwrap_or(VerdictDecision {
+            verdict: Verdict::Retry,
+            reason: Some(NO_VERDICT_REASON.to_string()),
+            confidence: None,
+        })
+}
+
+/// Parses a verdict name as the hooks and the built-in parser spell it (any case).
+pub(crate) fn verdict_from_name(name: &str) -> Option<Verdict> {
+    match name.trim().to_ascii_lowercase().as_str() {
+        "done" => Some(Verdict::Done),
+        "retry" => Some(Verdict::Retry),
+        "impossible" => Some(Verdict::Impossible),
+        _ => None,
+    }
+}
+
+fn json_verdict(output: &str) -> Option<VerdictDecision> {
+    if let Some(whole) = json_object(output.trim()) {
+        return Some(whole);
+    }
+    output
+        .lines()
+        .rev()
+        .find_map(|line| json_object(line.trim()))
+}
+
+fn json_object(text: &str) -> Option<VerdictDecision> {
+    if !(text.starts_with('{') && text.ends_with('}')) {
+        return None;
+    }
+    let value: serde_json::Value = serde_json::from_str(text).ok()?;
+    let verdict = verdict_from_name(value.get("verdict")?.as_str()?)?;
+    let reason = value
+        .get("reason")
+        .or_else(|| value.get("critique"))
+        .and_then(|r| r.as_str())
+        .map(str::trim)
+        .filter(|r| !r.is_empty())
+        .map(String::from);
+    let confidence = value.get("confidence").and_then(serde_json::Value::as_f64);
+    Some(VerdictDecision {
+        verdict,
+        reason,
+        confidence,
+    })
+}
+
+fn line_verdict(output: &str) -> Option<VerdictDecision> {
+    let lines: Vec<&str> = output.lines().collect();
+    let (at, caps) = lines
+        .iter()
+        .enumerate()
+        .rev()
+        .find_map(|(i, line)| VERDICT_LINE.captures(line).map(|c| (i, c)))?;
+    let verdict = verdict_from_name(&caps[1])?;
+    let inline = caps[2]
+        .trim_start_matches(|c: char| c.is_whitespace() || "-–—:.,;*_".contains(c))
+        .trim();
+    let mut reason = (!inline.is_empty()).then(|| inline.to_string());
+    let mut confidence = None;
+    for (i, line) in lines.iter().enumerate().skip(at + 1) {
+        if let Some(c) = CONFIDENCE_LINE.captures(line) {
+            confidence = c[1].parse::<f64>().ok();
+        } else if reason.is_none()
+            && let Some(c) = REASON_LINE.captures(line)
+        {
+            reason = Some(reason_block(c[1].trim(), &lines[i + 1..]));
+        }
+    }
+    Some(VerdictDecision {
+        verdict,
+        reason: reason.filter(|r| !r.is_empty()),
+        confidence,
+    })
+}
+
+/// A `REASON:` may run on over the following lines, up to a blank line.
+fn reason_block(first: &str, rest: &[&str]) -> String {
+    let mut text = first.to_string();
+    for line in rest.iter().take_while(|l| !l.trim().is_empty()) {
+        if CONFIDENCE_LINE.is_match(line) {
+            break;
+        }
+        if !text.is_empty() {
+            text.push('\n');
+        }
+        text.push_str(line.trim());
+    }
+    text
+}
