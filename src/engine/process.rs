@@ -170,7 +170,7 @@ impl Engine {
     /// Spawns `role` with `prompt`, records the process in the state file before it can do
     /// anything that matters, and drives it to the end.
     async fn run_process(&mut self, role: Role, prompt: String) -> Result<Ended, EngineError> {
-        let limits = self.policy.limits().clone();
+        let limits = *self.policy.limits();
         let invocation = Invocation {
             role,
             command: match role {
