@@ -1,5 +1,6 @@
 //! The per-run pipeline: raw chunks → lines → timestamp → redaction → log → parse → tail.
 
+use std::borrow::Cow;
 use std::io;
 use std::sync::Arc;
 
@@ -150,7 +151,11 @@ impl Stages {
         log: &mut LogWriter,
         out: &mut Vec<Line>,
     ) -> io::Result<()> {
-        let text = String::from_utf8_lossy(raw);
+        // `from_utf8` has an ASCII fast path; the lossy decoder walks byte by byte.
+        let text = match std::str::from_utf8(raw) {
+            Ok(valid) => Cow::Borrowed(valid),
+            Err(_) => String::from_utf8_lossy(raw),
+        };
         let text = self.redact(stream, &text);
         log.append_raw(self.encoder.encode(ts, stream, partial, &text))?;
         self.tail.push(&text);
