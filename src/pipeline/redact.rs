@@ -64,10 +64,19 @@ impl Redactor {
     /// than [`MIN_LITERAL_LEN`] are ignored).
     pub fn new(extra_patterns: &[String], literals: Vec<String>) -> Result<Redactor, RedactError> {
         let (rules, pairs) = rules::builtin();
+        // One pattern per distinct literal, carrying the rules of every pair that names it
+        // (a duplicate pattern would never match, leftmost-first always picks the first).
+        let mut literal_masks: Vec<(&str, u32)> = Vec::new();
+        for (literal, rule) in pairs {
+            match literal_masks.iter_mut().find(|(l, _)| *l == literal) {
+                Some((_, mask)) => *mask |= 1 << rule,
+                None => literal_masks.push((literal, 1 << rule)),
+            }
+        }
         let triggers = AhoCorasick::builder()
             .match_kind(MatchKind::LeftmostFirst)
-            .build(pairs.iter().map(|(t, _)| *t))?;
-        let trigger_rules = pairs.iter().map(|(_, rule)| 1u32 << rule).collect();
+            .build(literal_masks.iter().map(|(l, _)| *l))?;
+        let trigger_rules = literal_masks.iter().map(|(_, mask)| *mask).collect();
 
         let mut literals: Vec<String> = literals
             .into_iter()
