@@ -7,6 +7,7 @@
 //! `oneshot-log.json` and hands the redacted [`Line`]s back, keeping a bounded tail of the
 //! output for the verdict hook and the state file.
 
+mod json;
 mod record;
 mod redact;
 mod rules;

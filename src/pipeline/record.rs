@@ -8,8 +8,7 @@
 //! A piece of an over-long line carries `"partial":true` just before `data` (so `data`, the
 //! possibly large field, stays last) and its `data` is always a string.
 
-use serde::de::IgnoredAny;
-
+use super::json::is_json_container;
 use super::{Stream, index};
 
 /// Encodes activity records for one run; the constant middle of the record is built once.
@@ -59,14 +58,6 @@ impl Encoder {
         out.push(b'}');
         out
     }
-}
-
-/// Whether `text` is one JSON object or array (checked by a full, allocation-free parse).
-/// Scalars such as `42` or `true` stay strings, so a plain-text line never changes type.
-pub(crate) fn is_json_container(text: &str) -> bool {
-    let t = text.trim_start_matches([' ', '\t']);
-    matches!(t.as_bytes().first(), Some(b'{' | b'['))
-        && serde_json::from_str::<IgnoredAny>(text).is_ok()
 }
 
 /// `s` as a JSON string literal.

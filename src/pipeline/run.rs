@@ -4,7 +4,8 @@ use std::borrow::Cow;
 use std::io;
 use std::sync::Arc;
 
-use super::record::{Encoder, is_json_container};
+use super::json::is_json_container;
+use super::record::Encoder;
 use super::redact::{REDACTED, Redactor};
 use super::split::{DEFAULT_MAX_LINE, Splitter};
 use super::tail::{DEFAULT_TAIL, Tail};
