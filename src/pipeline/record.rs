@@ -16,7 +16,6 @@ use super::{Stream, index};
 pub(crate) struct Encoder {
     /// `,"type":…,"stream":"stdout"` and the same for stderr.
     middle: [Vec<u8>; 2],
-    scratch: Vec<u8>,
 }
 
 impl Encoder {
@@ -32,16 +31,19 @@ impl Encoder {
             )
             .into_bytes()
         });
-        Encoder {
-            middle,
-            scratch: Vec::with_capacity(1024),
-        }
+        Encoder { middle }
     }
 
-    /// The record for one line, without the trailing newline. Valid JSON whatever `text` holds.
-    pub(crate) fn encode(&mut self, ts: u64, stream: Stream, partial: bool, text: &str) -> &[u8] {
-        let out = &mut self.scratch;
-        out.clear();
+    /// Appends the record for one line to `out`, without a newline. Valid JSON whatever
+    /// `text` holds.
+    pub(crate) fn encode(
+        &self,
+        out: &mut Vec<u8>,
+        ts: u64,
+        stream: Stream,
+        partial: bool,
+        text: &str,
+    ) {
         out.extend_from_slice(b"{\"ts\":");
         push_u64(out, ts);
         out.extend_from_slice(&self.middle[index(stream)]);
@@ -56,7 +58,6 @@ impl Encoder {
             let _ = serde_json::to_writer(&mut *out, text);
         }
         out.push(b'}');
-        out
     }
 }
 
@@ -86,7 +87,7 @@ mod tests {
 
     #[test]
     fn records_are_valid_json() {
-        let mut e = Encoder::new("worker", 3, "my \"cmd\"");
+        let e = Encoder::new("worker", 3, "my \"cmd\"");
         for (text, partial) in [
             (r#"{"a":1}"#, false),
             (r#"{"a":1"#, false),
@@ -94,7 +95,8 @@ mod tests {
             ("tab\there \u{1}", false),
             (r#"{"a":1}"#, true),
         ] {
-            let rec = e.encode(u64::MAX, Stream::Stderr, partial, text).to_vec();
+            let mut rec = Vec::new();
+            e.encode(&mut rec, u64::MAX, Stream::Stderr, partial, text);
             let v: serde_json::Value = serde_json::from_slice(&rec).unwrap();
             assert_eq!(v["ts"], u64::MAX);
             assert_eq!(v["executor"], "my \"cmd\"");

@@ -158,7 +158,8 @@ impl Stages {
             Err(_) => String::from_utf8_lossy(raw),
         };
         let text = self.redact(stream, &text);
-        log.append_raw(self.encoder.encode(ts, stream, partial, &text))?;
+        let encoder = &self.encoder;
+        log.append_encoded(|buf| encoder.encode(buf, ts, stream, partial, &text))?;
         self.tail.push(&text);
         out.push(Line {
             ts,

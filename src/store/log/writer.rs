@@ -1,7 +1,7 @@
 //! Appending records to `oneshot-log.json`.
 
 use std::fs::{File, OpenOptions};
-use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
+use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -9,13 +9,15 @@ use serde::Serialize;
 /// Buffer size: large enough that the pipeline's stream of small records costs few syscalls.
 const BUFFER: usize = 64 * 1024;
 
-/// Appends JSON records, one per line, to the activity log. Writes are buffered; call
-/// [`LogWriter::sync`] at every state transition so the log is durable up to that point.
+/// Appends JSON records, one per line, to the activity log. Records are buffered and handed
+/// to the OS only in whole lines, so a reader polling the file sees a torn line only after a
+/// crash. Call [`LogWriter::sync`] at every state transition so the log is durable up to there.
 #[derive(Debug)]
 pub struct LogWriter {
-    out: BufWriter<File>,
+    file: File,
     path: PathBuf,
-    scratch: Vec<u8>,
+    /// Complete records not yet written.
+    buf: Vec<u8>,
 }
 
 impl LogWriter {
@@ -38,9 +40,9 @@ impl LogWriter {
             }
         }
         Ok(LogWriter {
-            out: BufWriter::with_capacity(BUFFER, file),
+            file,
             path,
-            scratch: Vec::new(),
+            buf: Vec::with_capacity(BUFFER),
         })
     }
 
@@ -49,34 +51,69 @@ impl LogWriter {
         &self.path
     }
 
-    /// Appends `record` as one line. It is serialised completely before anything is written, so
-    /// a record that fails to serialise leaves no half line behind.
+    /// Appends `record` as one line. It is serialised completely before it joins the buffer,
+    /// so a record that fails to serialise leaves no half line behind.
     pub fn append<T: Serialize>(&mut self, record: &T) -> io::Result<()> {
-        self.scratch.clear();
-        serde_json::to_writer(&mut self.scratch, record).map_err(io::Error::other)?;
-        self.out.write_all(&self.scratch)?;
-        self.out.write_all(b"\n")
+        let start = self.buf.len();
+        if let Err(e) = serde_json::to_writer(&mut self.buf, record) {
+            self.buf.truncate(start);
+            return Err(io::Error::other(e));
+        }
+        self.end_record()
     }
 
-    /// The fast path for records already encoded as one JSON document without a newline (the
-    /// pipeline's activity records): written as is, plus `\n`.
+    /// Appends a record already encoded as one JSON document without a newline.
     pub fn append_raw(&mut self, json: &[u8]) -> io::Result<()> {
+        self.append_encoded(|buf| buf.extend_from_slice(json))
+    }
+
+    /// The pipeline's fast path: `encode` writes one JSON document without a newline straight
+    /// into the buffer (no intermediate copy, no `serde_json::Value`).
+    pub(crate) fn append_encoded(&mut self, encode: impl FnOnce(&mut Vec<u8>)) -> io::Result<()> {
+        let start = self.buf.len();
+        encode(&mut self.buf);
         debug_assert!(
-            memchr::memchr(b'\n', json).is_none(),
+            memchr::memchr(b'\n', &self.buf[start..]).is_none(),
             "a record is one line"
         );
-        self.out.write_all(json)?;
-        self.out.write_all(b"\n")
+        self.end_record()
     }
 
-    /// Hands buffered records to the OS (dropping the writer does this too), so `oneshot log --follow` sees them.
+    /// Hands buffered records to the OS (dropping the writer does this too), so
+    /// `oneshot log --follow` sees them.
     pub fn flush(&mut self) -> io::Result<()> {
-        self.out.flush()
+        if !self.buf.is_empty() {
+            let result = self.file.write_all(&self.buf);
+            self.buf.clear();
+            // One huge record must not keep a huge buffer alive for the rest of the run.
+            if self.buf.capacity() > 4 * BUFFER {
+                self.buf.shrink_to(BUFFER);
+            }
+            result?;
+        }
+        Ok(())
     }
 
     /// Flushes and fsyncs: every record appended so far survives a crash.
     pub fn sync(&mut self) -> io::Result<()> {
-        self.out.flush()?;
-        self.out.get_ref().sync_data()
+        self.flush()?;
+        self.file.sync_data()
+    }
+
+    /// Terminates the record just encoded and writes the buffer out once it is full.
+    fn end_record(&mut self) -> io::Result<()> {
+        self.buf.push(b'\n');
+        if self.buf.len() >= BUFFER {
+            self.flush()?;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for LogWriter {
+    /// Buffered records reach the file even if the caller did not flush; an error here has no
+    /// one to go to (the engine syncs explicitly wherever durability matters).
+    fn drop(&mut self) {
+        let _ = self.flush();
     }
 }
