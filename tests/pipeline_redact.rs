@@ -149,3 +149,21 @@ fn policy_patterns_are_applied_and_checked() {
             .starts_with("invalid redact pattern \"(unclosed\"")
     );
 }
+
+#[test]
+fn escaped_slashes_in_a_slack_hook_are_handled() {
+    let r = redactor();
+    let hook = r#"{"url":"https:\/\/hooks.slack.com\/services\/T0001\/B0002\/XyZ123abc"}"#;
+    assert_eq!(
+        r.redact(hook),
+        r#"{"url":"https:\/\/hooks.slack.com\/services\/[REDACTED]"}"#
+    );
+}
+
+#[test]
+fn debug_output_does_not_show_the_secrets() {
+    let r = Redactor::new(&[], vec!["hunter2-horse-staple".into()]).unwrap();
+    let shown = format!("{r:?}");
+    assert!(!shown.contains("hunter2"), "{shown}");
+    assert!(shown.contains("literals: 1"));
+}

@@ -45,7 +45,6 @@ pub enum RedactError {
 /// The common case — a line with no secret — costs one Aho-Corasick scan for the rules' trigger
 /// literals (SIMD-accelerated), one for the environment literals if there are any, and the
 /// policy's patterns if there are any.
-#[derive(Debug)]
 pub struct Redactor {
     rules: Vec<Rule>,
     /// Trigger literals; pattern id → bit mask of the rules it enables.
@@ -171,6 +170,21 @@ impl Redactor {
             at = m.start() + 1;
         }
         mask
+    }
+}
+
+impl std::fmt::Debug for Redactor {
+    /// Counts only: the literal matcher holds the secret values themselves, and a debug print
+    /// of the redactor must not become the leak it exists to prevent.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Redactor")
+            .field("builtin_rules", &self.rules.len())
+            .field(
+                "literals",
+                &self.literals.as_ref().map_or(0, |l| l.patterns_len()),
+            )
+            .field("extra", &self.extra.is_some())
+            .finish()
     }
 }
 

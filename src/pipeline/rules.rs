@@ -83,7 +83,8 @@ const SOURCES: &[(&str, &str, Check, &[&str])] = &[
     ),
     (
         "slack-hook",
-        r"(https://hooks\.slack\.com/(?:services|workflows|triggers)/)([A-Za-z0-9_/]+)",
+        // `\/` too: some JSON encoders escape slashes.
+        r"(https:\\?/\\?/hooks\.slack\.com\\?/(?:services|workflows|triggers)\\?/)([A-Za-z0-9_]+(?:\\?/[A-Za-z0-9_]+)*)",
         Check::None,
         &["hooks.slack.com"],
     ),
