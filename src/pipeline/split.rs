@@ -180,6 +180,7 @@ fn strip_cr(line: &[u8]) -> &[u8] {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
 
     fn split(chunks: &[&[u8]], max: usize) -> Vec<(String, bool)> {
         let mut s = Splitter::new(max);
@@ -224,5 +225,35 @@ mod tests {
         let got = split(&[line.as_bytes()], 2049);
         assert!(got.iter().all(|(s, _)| !s.contains('\u{FFFD}')));
         assert_eq!(got.iter().map(|(s, _)| s.len()).sum::<usize>(), 4000);
+    }
+
+    proptest! {
+        /// However the stream is chunked, the same lines come out, no piece exceeds the
+        /// bound, and no byte is lost (only `\n` and the `\r` before it are dropped).
+        #[test]
+        fn chunking_does_not_matter(
+            data in prop::collection::vec(prop::sample::select(b"ab \r\n,".to_vec()), 0..12_000),
+            cuts in prop::collection::vec(0usize..12_000, 0..20),
+        ) {
+            let whole = split(&[&data], 2048);
+            let mut cuts: Vec<usize> = cuts.into_iter().filter(|c| *c < data.len()).collect();
+            cuts.sort_unstable();
+            let mut chunks = Vec::new();
+            let mut from = 0;
+            for c in cuts {
+                chunks.push(&data[from..c]);
+                from = c;
+            }
+            chunks.push(&data[from..]);
+            let chunked = split(&chunks, 2048);
+            prop_assert_eq!(&whole, &chunked);
+            prop_assert!(whole.iter().all(|(s, _)| s.len() <= 2048));
+            let kept: usize = whole.iter().map(|(s, _)| s.len()).sum();
+            let newlines = data.iter().filter(|b| **b == b'\n').count();
+            let crlf = data.windows(2).filter(|w| w == b"\r\n").count();
+            // (A `\r` ending the stream without `\n` is dropped too.)
+            let dropped = data.len() - kept;
+            prop_assert!(dropped >= newlines && dropped <= newlines + crlf + 1);
+        }
     }
 }

@@ -84,6 +84,8 @@ impl LogWriter {
     pub fn flush(&mut self) -> io::Result<()> {
         if !self.buf.is_empty() {
             let result = self.file.write_all(&self.buf);
+            // Even on error the buffer is dropped: part of it may be on disk already, and
+            // writing it again would duplicate records (the reader tolerates the torn one).
             self.buf.clear();
             // One huge record must not keep a huge buffer alive for the rest of the run.
             if self.buf.capacity() > 4 * BUFFER {
