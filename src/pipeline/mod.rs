@@ -1,5 +1,38 @@
 //! The output pipeline: timestamp → redact → NDJSON log → parse, one pass, bounded memory.
+//!
+//! The engine reads an agent's stdout and stderr (and runs the inactivity timer); every chunk
+//! it reads goes into [`Pipeline::push`]. The pipeline splits chunks into lines (bounded: an
+//! over-long line is cut into partial pieces), stamps them, redacts secrets with a shared
+//! [`Redactor`] **before** anything is written, appends one activity record per line to
+//! `oneshot-log.json` and hands the redacted [`Line`]s back, keeping a bounded tail of the
+//! output for the verdict hook and the state file.
 
+mod json;
+mod record;
+mod redact;
+mod rules;
+mod run;
+mod split;
 mod stream;
+mod tail;
 
+pub use redact::{MIN_LITERAL_LEN, REDACTED, RedactError, Redactor};
+pub use run::{Line, Pipeline, RunMeta};
+pub use split::DEFAULT_MAX_LINE;
 pub use stream::Stream;
+pub use tail::DEFAULT_TAIL;
+
+/// Array index of a stream, for per-stream state.
+pub(crate) fn index(stream: Stream) -> usize {
+    match stream {
+        Stream::Stdout => 0,
+        Stream::Stderr => 1,
+    }
+}
+
+/// Milliseconds since the Unix epoch, for callers that stamp lines with the real clock.
+pub fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}

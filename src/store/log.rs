@@ -1,1 +1,14 @@
 //! The NDJSON activity log `oneshot-log.json`: append-only writer and tolerant reader.
+//!
+//! One JSON document per line. The engine appends state changes and the pipeline appends one
+//! activity record per output line. A kill -9 can leave a torn last line; the writer starts
+//! the next record on a fresh line and the reader skips the torn one with a warning.
+
+mod reader;
+mod writer;
+
+pub use reader::{LogChunk, LogError, LogRead, read_from, read_log};
+pub use writer::LogWriter;
+
+/// The log's file name inside a session directory.
+pub const LOG_FILE: &str = "oneshot-log.json";
