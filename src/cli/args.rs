@@ -24,7 +24,6 @@ Exit codes: 0 COMPLETED, 1 FAILED, 2 usage or configuration error, 3 REJECTED,
 #[command(
     name = "oneshot",
     version,
-    args_conflicts_with_subcommands = true,
     after_long_help = AFTER_HELP,
     after_help = "Run `oneshot --help` for examples and exit codes."
 )]

@@ -1,7 +1,7 @@
 //! `oneshot [run] PROMPT` and `oneshot resume ID`.
 
-use crate::args::{ResumeArgs, RunArgs};
-use crate::term::{TerminalReporter, short_id};
+use super::args::{ResumeArgs, RunArgs};
+use super::term::{TerminalReporter, short_id};
 use anyhow::{Context, Result, bail};
 use oneshot::engine::{Engine, EngineOptions, Outcome, SessionSpec, interrupt_channel};
 use oneshot::machine::SessionState;
@@ -74,7 +74,7 @@ pub fn run(store: &Store, args: RunArgs, quiet: bool) -> Result<i32> {
 /// Resumes a session; returns the exit code.
 pub fn resume(store: &Store, args: ResumeArgs, quiet: bool) -> Result<i32> {
     let policy = match args.policy {
-        Some(p) => Some(load_policy(Some(&p), args.hook_budget)?),
+        Some(p) => Some(load_policy(Some(p.as_path()), args.hook_budget)?),
         None => None,
     };
     drive(quiet, |opts| Engine::resume(store, &args.id, policy, opts))

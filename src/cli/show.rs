@@ -1,7 +1,7 @@
 //! `oneshot status`, `list` and `log`: reading sessions without driving them.
 
-use crate::run::Exit;
-use crate::term::short_id;
+use super::run::Exit;
+use super::term::short_id;
 use anyhow::Result;
 use oneshot::store::{SessionDir, SessionFile, Store, StoreError, read_from};
 use serde_json::Value;
