@@ -8,7 +8,12 @@ fn run_with_policy(w: &World, lua: &str) -> (std::process::Output, Option<String
     let policy = w.file("policy.lua", lua);
     let worker = w.script("w.sh", "echo ok");
     let auditor = w.script("a.sh", AUDIT_DONE);
-    let out = w.run(&worker, &auditor, &["--policy", policy.to_str().unwrap()], "t");
+    let out = w.run(
+        &worker,
+        &auditor,
+        &["--policy", policy.to_str().unwrap()],
+        "t",
+    );
     let id = w.session_ids().into_iter().next();
     (out, id)
 }
@@ -36,7 +41,10 @@ fn unknown_key_is_a_load_error_with_a_suggestion() {
 #[test]
 fn syntax_error_names_file_and_line() {
     let w = World::new();
-    let (out, _) = run_with_policy(&w, "return {\n  verdict = function(o, ctx)\n    return 'done'\n}\n");
+    let (out, _) = run_with_policy(
+        &w,
+        "return {\n  verdict = function(o, ctx)\n    return 'done'\n}\n",
+    );
     assert_eq!(code(&out), 2, "{}", text(&out));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("policy.lua:"), "{err}");
@@ -61,7 +69,7 @@ fn memory_bomb_is_contained() {
     let w = World::new();
     let (out, id) = run_with_policy(
         &w,
-        "return {\n  verdict = function(o, ctx)\n    local t = {}\n    while true do t[#t + 1] = string.rep('x', 1000000) end\n  end,\n}\n",
+        "return {\n  verdict = function(o, ctx)\n    local t = {}\n    while true do t[#t + 1] = string.rep('x', 1000000) .. #t end\n  end,\n}\n",
     );
     assert_eq!(code(&out), 1, "{}", text(&out));
     let detail = failed_detail(&w, &id.unwrap());
@@ -115,7 +123,10 @@ fn guard_veto_fails_with_the_guards_reason() {
     assert_eq!(last["state"], "FAILED");
     let reason = last["reason"].as_str().unwrap();
     assert!(reason.contains("no audits on Sundays"), "{reason}");
-    assert!(reason.contains("AUDIT_PENDING -> AUDITOR_EXECUTING"), "{reason}");
+    assert!(
+        reason.contains("AUDIT_PENDING -> AUDITOR_EXECUTING"),
+        "{reason}"
+    );
 }
 
 #[test]

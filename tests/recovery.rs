@@ -27,7 +27,12 @@ fn crash_with_salvage_success_goes_to_audit() {
     );
     let worker = w.script("w.sh", "echo result > out.txt; exit 3");
     let auditor = w.script("a.sh", AUDIT_DONE);
-    let out = w.run(&worker, &auditor, &["--policy", policy.to_str().unwrap()], "t");
+    let out = w.run(
+        &worker,
+        &auditor,
+        &["--policy", policy.to_str().unwrap()],
+        "t",
+    );
     assert_eq!(code(&out), 0, "{}", text(&out));
     let id = w.session_id();
     assert_eq!(
@@ -41,8 +46,14 @@ fn crash_with_salvage_success_goes_to_audit() {
             "COMPLETED"
         ]
     );
-    assert_eq!(last_entry(&w, &id, "RECOVERY_PENDING")["reason"], "exit_code");
-    assert_eq!(last_entry(&w, &id, "AUDIT_PENDING")["reason"], "zombie success");
+    assert_eq!(
+        last_entry(&w, &id, "RECOVERY_PENDING")["reason"],
+        "exit_code"
+    );
+    assert_eq!(
+        last_entry(&w, &id, "AUDIT_PENDING")["reason"],
+        "zombie success"
+    );
     let ev = &w.state(&id)["evidence"];
     assert_eq!(ev["changed_files"], serde_json::json!(["out.txt"]));
 }
@@ -69,7 +80,11 @@ fn crash_with_changed_files_is_partial_by_default_and_runs_again() {
             "WORKER_EXECUTING"
         ]
     );
-    assert_eq!(w.state(&id)["iteration_count"], 2, "a crash costs an iteration");
+    assert_eq!(
+        w.state(&id)["iteration_count"],
+        2,
+        "a crash costs an iteration"
+    );
 }
 
 #[test]
@@ -99,12 +114,24 @@ fn silent_worker_is_killed_by_inactivity() {
     let pidfile = w.tmp.path().join("pids");
     let worker = w.script(
         "w.sh",
-        &format!("echo started; sleep 60 & echo $$ $! > {}; wait", pidfile.display()),
+        &format!(
+            "echo started; sleep 60 & echo $$ $! > {}; wait",
+            pidfile.display()
+        ),
     );
     let auditor = w.script("a.sh", AUDIT_DONE);
     let start = std::time::Instant::now();
-    let out = w.run(&worker, &auditor, &["--policy", policy.to_str().unwrap()], "t");
-    assert!(start.elapsed() < Duration::from_secs(20), "took {:?}", start.elapsed());
+    let out = w.run(
+        &worker,
+        &auditor,
+        &["--policy", policy.to_str().unwrap()],
+        "t",
+    );
+    assert!(
+        start.elapsed() < Duration::from_secs(20),
+        "took {:?}",
+        start.elapsed()
+    );
     assert_eq!(code(&out), 1, "{}", text(&out));
     let id = w.session_id();
     assert_eq!(
@@ -144,7 +171,11 @@ fn ctrl_c_during_the_worker_pauses_and_resume_completes() {
     assert_eq!(status.code(), Some(130));
     let id = w.session_id();
     assert_eq!(w.trace(&id).last().unwrap(), "INTERRUPTED");
-    let pid: i32 = std::fs::read_to_string(&pidfile).unwrap().trim().parse().unwrap();
+    let pid: i32 = std::fs::read_to_string(&pidfile)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
     assert!(!group_alive(pid), "the worker's group must be gone");
 
     let out = w.cmd().args(["resume", &id]).output().unwrap();
@@ -197,7 +228,10 @@ fn kill_9_of_oneshot_then_resume_fences_orphans_and_completes() {
         .collect();
     // kill -9 can tear the last log line; simulate the worst case.
     let log_path = w.session_dir(&id).join("oneshot-log.json");
-    let mut f = std::fs::OpenOptions::new().append(true).open(&log_path).unwrap();
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&log_path)
+        .unwrap();
     std::io::Write::write_all(&mut f, br#"{"ts":1,"type":"activity","da"#).unwrap();
     drop(f);
 
@@ -249,7 +283,12 @@ fn a_torn_log_line_is_tolerated() {
     let worker = w.script("w.sh", "echo one");
     let auditor = w.script("a.sh", "echo 'VERDICT: RETRY again'");
     let policy = w.file("p.lua", "return { limits = { max_iterations = 1 } }");
-    let out = w.run(&worker, &auditor, &["--policy", policy.to_str().unwrap()], "t");
+    let out = w.run(
+        &worker,
+        &auditor,
+        &["--policy", policy.to_str().unwrap()],
+        "t",
+    );
     assert_eq!(code(&out), 1, "{}", text(&out));
     let id = w.session_id();
     let log_path = w.session_dir(&id).join("oneshot-log.json");

@@ -53,13 +53,26 @@ fn a_secret_printed_by_the_worker_appears_in_no_file() {
     for f in &files {
         let bytes = std::fs::read(f).unwrap();
         let s = String::from_utf8_lossy(&bytes);
-        for secret in [ANTHROPIC, GITHUB, ENV_SECRET, "abcdSECRETBODY", "MIIEpAIBAAKCAQEA1234"] {
-            assert!(!s.contains(secret), "{secret} leaked into {}:\n{s}", f.display());
+        for secret in [
+            ANTHROPIC,
+            GITHUB,
+            ENV_SECRET,
+            "abcdSECRETBODY",
+            "MIIEpAIBAAKCAQEA1234",
+        ] {
+            assert!(
+                !s.contains(secret),
+                "{secret} leaked into {}:\n{s}",
+                f.display()
+            );
         }
     }
     // The relay to the terminal is redacted too.
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(!stdout.contains(ANTHROPIC) && !stdout.contains(GITHUB), "{stdout}");
+    assert!(
+        !stdout.contains(ANTHROPIC) && !stdout.contains(GITHUB),
+        "{stdout}"
+    );
     // The log still holds valid JSON, with the JSON line embedded as an object.
     let id = w.session_id();
     let log = w.log(&id);

@@ -6,7 +6,10 @@ use common::*;
 #[test]
 fn happy_path_completes_on_the_first_iteration() {
     let w = World::new();
-    let worker = w.script("w.sh", "echo working on: $ONESHOT_PROMPT; echo done > result.txt");
+    let worker = w.script(
+        "w.sh",
+        "echo working on: $ONESHOT_PROMPT; echo done > result.txt",
+    );
     let auditor = w.script("a.sh", AUDIT_DONE);
     let out = w.run(&worker, &auditor, &[], "write result.txt");
     assert_eq!(code(&out), 0, "{}", text(&out));
@@ -22,9 +25,15 @@ fn happy_path_completes_on_the_first_iteration() {
         ]
     );
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(stdout.contains("[worker] working on: write result.txt"), "{stdout}");
+    assert!(
+        stdout.contains("[worker] working on: write result.txt"),
+        "{stdout}"
+    );
     assert!(stdout.contains("[auditor] looks good"), "{stdout}");
-    assert_eq!(std::fs::read_to_string(w.work().join("result.txt")).unwrap(), "done\n");
+    assert_eq!(
+        std::fs::read_to_string(w.work().join("result.txt")).unwrap(),
+        "done\n"
+    );
 }
 
 #[test]
@@ -82,7 +91,10 @@ fn retry_then_done_injects_the_critique() {
     let state = w.state(&id);
     assert_eq!(state["iteration_count"], 2);
     assert!(
-        state["worker_prompt"].as_str().unwrap().contains("missing-semicolon"),
+        state["worker_prompt"]
+            .as_str()
+            .unwrap()
+            .contains("missing-semicolon"),
         "{state}"
     );
 }
@@ -141,7 +153,12 @@ fn auditor_without_a_verdict_means_retry() {
     let policy = w.file("p.lua", "return { limits = { max_iterations = 1 } }");
     let worker = w.script("w.sh", "echo ok");
     let auditor = w.script("a.sh", "echo 'hmm, not sure'");
-    let out = w.run(&worker, &auditor, &["--policy", policy.to_str().unwrap()], "t");
+    let out = w.run(
+        &worker,
+        &auditor,
+        &["--policy", policy.to_str().unwrap()],
+        "t",
+    );
     assert_eq!(code(&out), 1, "{}", text(&out));
     let id = w.session_id();
     let hist = w.state(&id)["history"].clone();
@@ -163,9 +180,17 @@ fn auditor_crash_fails_the_session() {
     let out = w.run(&worker, &auditor, &[], "t");
     assert_eq!(code(&out), 1, "{}", text(&out));
     let id = w.session_id();
-    let last = w.state(&id)["history"].as_array().unwrap().last().unwrap().clone();
+    let last = w.state(&id)["history"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
     assert_eq!(last["state"], "FAILED");
-    assert!(last["detail"].as_str().unwrap().contains("code 7"), "{last}");
+    assert!(
+        last["detail"].as_str().unwrap().contains("code 7"),
+        "{last}"
+    );
 }
 
 #[test]
@@ -185,7 +210,11 @@ fn status_list_and_log_show_the_session() {
     let auditor = w.script("a.sh", AUDIT_DONE);
     let out = w.run(&worker, &auditor, &["--quiet"], "greet");
     assert_eq!(code(&out), 0, "{}", text(&out));
-    assert!(out.stdout.is_empty(), "--quiet relays nothing: {}", text(&out));
+    assert!(
+        out.stdout.is_empty(),
+        "--quiet relays nothing: {}",
+        text(&out)
+    );
     let id = w.session_id();
 
     let status = w.cmd().args(["status", "--json"]).output().unwrap();
@@ -208,7 +237,15 @@ fn status_list_and_log_show_the_session() {
 
     let run_alias = w
         .cmd()
-        .args(["run", "--worker-cmd", &worker, "--auditor-cmd", &auditor, "-q", "again"])
+        .args([
+            "run",
+            "--worker-cmd",
+            &worker,
+            "--auditor-cmd",
+            &auditor,
+            "-q",
+            "again",
+        ])
         .output()
         .unwrap();
     assert_eq!(code(&run_alias), 0, "{}", text(&run_alias));

@@ -40,7 +40,12 @@ pub struct Cli {
 #[derive(Debug, Args)]
 pub struct Global {
     /// Where sessions are stored.
-    #[arg(long, global = true, env = "ONESHOT_STATE_DIR", default_value = ".oneshot")]
+    #[arg(
+        long,
+        global = true,
+        env = "ONESHOT_STATE_DIR",
+        default_value = ".oneshot"
+    )]
     pub state_dir: PathBuf,
     /// Show only the outcome, not the agents' output or transitions.
     #[arg(long, short, global = true)]

@@ -42,7 +42,9 @@ fn load_policy(path: Option<&Path>, budget: std::time::Duration) -> Result<Polic
 pub fn run(store: &Store, args: RunArgs, quiet: bool) -> Result<i32> {
     let usage = |msg: &str| -> anyhow::Error { Exit(2, anyhow::anyhow!("{msg}")).into() };
     let Some(prompt) = args.prompt else {
-        return Err(usage("no task given: oneshot [OPTIONS] \"the task\" (see oneshot --help)"));
+        return Err(usage(
+            "no task given: oneshot [OPTIONS] \"the task\" (see oneshot --help)",
+        ));
     };
     let (Some(worker_cmd), Some(auditor_cmd)) = (args.worker_cmd, args.auditor_cmd) else {
         return Err(usage(
@@ -155,6 +157,8 @@ fn report(o: &Outcome) {
 pub fn nothing_to_do() -> Result<i32> {
     bail!(Exit(
         2,
-        anyhow::anyhow!("nothing to do: give a task, e.g. oneshot --worker-cmd … --auditor-cmd … \"the task\" (see --help)")
+        anyhow::anyhow!(
+            "nothing to do: give a task, e.g. oneshot --worker-cmd … --auditor-cmd … \"the task\" (see --help)"
+        )
     ))
 }

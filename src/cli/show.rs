@@ -3,7 +3,7 @@
 use super::run::Exit;
 use super::term::short_id;
 use anyhow::Result;
-use oneshot::store::{SessionDir, SessionFile, Store, StoreError, read_from};
+use oneshot::store::{SessionDir, SessionFile, Store, StoreError, read_from, read_log};
 use serde_json::Value;
 use std::time::Duration;
 
@@ -112,7 +112,10 @@ pub fn list(store: &Store, json: bool) -> Result<i32> {
         eprintln!("no sessions under {}", store.root().display());
         return Ok(0);
     }
-    println!("{:<8}  {:<20}  {:>5}  {:<24}  TASK", "ID", "STATE", "ITER", "UPDATED");
+    println!(
+        "{:<8}  {:<20}  {:>5}  {:<24}  TASK",
+        "ID", "STATE", "ITER", "UPDATED"
+    );
     for (dir, file) in &sessions {
         match file {
             Ok(f) => println!(
@@ -132,27 +135,34 @@ pub fn list(store: &Store, json: bool) -> Result<i32> {
 /// `oneshot log ID [--follow] [--json]`.
 pub fn log(store: &Store, id: &str, follow: bool, json: bool) -> Result<i32> {
     let dir = store.open(id).map_err(store_err)?;
-    let mut offset = 0u64;
-    loop {
-        let chunk = read_from(&dir.log_path(), offset)?;
-        for w in &chunk.warnings {
+    let path = dir.log_path();
+    let print = |records: &[Value], warnings: &[String]| {
+        for w in warnings {
             eprintln!("oneshot: warning: {w}");
         }
-        for r in &chunk.records {
-            if json {
-                println!("{r}");
-            } else {
-                println!("{}", render(r));
-            }
+        for r in records {
+            println!("{}", if json { r.to_string() } else { render(r) });
         }
+    };
+    if !follow {
+        let all = read_log(&path)?;
+        print(&all.records, &all.warnings);
+        return Ok(0);
+    }
+    let mut offset = 0u64;
+    loop {
+        // Decide before reading, so the records written just before the end are not missed.
+        let done = finished(&dir);
+        let chunk = read_from(&path, offset)?;
+        print(&chunk.records, &chunk.warnings);
         offset = chunk.offset;
-        if !follow || finished(&dir) {
-            if follow {
-                // One last read: the final records may have landed after the previous one.
-                let rest = read_from(&dir.log_path(), offset)?;
-                for r in &rest.records {
-                    println!("{}", if json { r.to_string() } else { render(r) });
-                }
+        if done {
+            let len = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+            if len > offset {
+                eprintln!(
+                    "oneshot: warning: {}: skipped a torn last line (oneshot was probably killed while writing)",
+                    path.display()
+                );
             }
             return Ok(0);
         }
@@ -169,7 +179,11 @@ fn finished(dir: &SessionDir) -> bool {
 }
 
 fn render(r: &Value) -> String {
-    let ts = r.get("ts").and_then(Value::as_u64).map(fmt_ts).unwrap_or_default();
+    let ts = r
+        .get("ts")
+        .and_then(Value::as_u64)
+        .map(fmt_ts)
+        .unwrap_or_default();
     let s = |k: &str| r.get(k).and_then(Value::as_str).unwrap_or("");
     match s("type") {
         "activity" => {

@@ -45,7 +45,9 @@ impl Engine {
             }
             Err(e) => {
                 let _ = std::fs::remove_file(&path);
-                self.warn(&format!("cannot snapshot the workdir, changes will not be detected: {e}"))
+                self.warn(&format!(
+                    "cannot snapshot the workdir, changes will not be detected: {e}"
+                ))
             }
         }
     }

@@ -52,6 +52,10 @@ impl OutputSink for Sink<'_> {
     }
 
     fn tick(&mut self, idle: Duration) {
+        // `oneshot log --follow` reads the file: let it see output within a second.
+        if let Err(e) = self.log.flush() {
+            self.error.get_or_insert(e);
+        }
         self.status.idle = idle;
         self.status.elapsed += Duration::from_secs(1);
         self.reporter.tick(&self.status);
@@ -89,10 +93,7 @@ impl Engine {
                     None if outcome.success() => {
                         // Kept for ctx.changed_files; `reason: None` marks a clean exit.
                         let ev = self.gather_evidence(Stopped::from(&outcome));
-                        self.file.evidence = Some(crate::executor::Evidence {
-                            reason: None,
-                            ..ev
-                        });
+                        self.file.evidence = Some(crate::executor::Evidence { reason: None, ..ev });
                         return self.transition(Event::ExitedOk, None, None);
                     }
                     None => (
@@ -148,7 +149,10 @@ impl Engine {
                 let output = self.file.auditor_output_tail.clone();
                 match self.policy.verdict(&output, &self.ctx()) {
                     Ok(d) => {
-                        let reason = d.reason.as_deref().map(|r| self.redactor.redact(r).into_owned());
+                        let reason = d
+                            .reason
+                            .as_deref()
+                            .map(|r| self.redactor.redact(r).into_owned());
                         self.file.last_verdict = Some(VerdictRecord {
                             verdict: d.verdict,
                             reason: reason.clone(),

@@ -67,11 +67,9 @@ impl Engine {
                     None,
                 )
             }
-            Some(last_active) => self.transition(
-                Event::Resume { last_active },
-                Some("resumed".into()),
-                None,
-            ),
+            Some(last_active) => {
+                self.transition(Event::Resume { last_active }, Some("resumed".into()), None)
+            }
             None => self.transition(
                 Event::Abort,
                 Some("cannot_resume".into()),

@@ -7,7 +7,9 @@ use crate::executor::CommandTemplate;
 use crate::machine::{Event, SessionState};
 use crate::pipeline::Redactor;
 use crate::policy::{PolicyHost, PolicyOptions};
-use crate::store::{LogWriter, PolicyRef, SCHEMA_VERSION, SessionDir, SessionFile, SessionLock, Store};
+use crate::store::{
+    LogWriter, PolicyRef, SCHEMA_VERSION, SessionDir, SessionFile, SessionLock, Store,
+};
 use globset::GlobSet;
 use std::sync::Arc;
 use std::time::Duration;
@@ -88,7 +90,14 @@ impl Engine {
         };
         dir.write_state(&file)?;
         let mut engine = Engine::assemble(
-            store, dir, lock, file, policy, worker_cmd, auditor_cmd, opts,
+            store,
+            dir,
+            lock,
+            file,
+            policy,
+            worker_cmd,
+            auditor_cmd,
+            opts,
         )?;
         engine.note("session", "created")?;
         Ok(engine)
@@ -129,7 +138,14 @@ impl Engine {
         let worker_cmd = CommandTemplate::parse(&file.worker_cmd)?;
         let auditor_cmd = CommandTemplate::parse(&file.auditor_cmd)?;
         let mut engine = Engine::assemble(
-            store, dir, lock, file, policy, worker_cmd, auditor_cmd, opts,
+            store,
+            dir,
+            lock,
+            file,
+            policy,
+            worker_cmd,
+            auditor_cmd,
+            opts,
         )?;
         engine.note("session", "resumed")?;
         if changed {
@@ -151,7 +167,7 @@ impl Engine {
     ) -> Result<Engine, EngineError> {
         let redactor = Redactor::from_env(policy.redact_patterns())
             .map_err(|e| EngineError::Redact(e.to_string()))?;
-        let log = LogWriter::open(&dir.log_path()).map_err(|source| EngineError::Log {
+        let log = LogWriter::open(dir.log_path()).map_err(|source| EngineError::Log {
             id: dir.id().to_string(),
             source,
         })?;
@@ -247,7 +263,9 @@ impl Engine {
             pid: (kind == "session").then(std::process::id),
             policy_hash: (kind == "session").then_some(self.policy.hash()),
         };
-        self.log.append(&record).map_err(|source| self.log_error(source))?;
+        self.log
+            .append(&record)
+            .map_err(|source| self.log_error(source))?;
         self.log.sync().map_err(|source| self.log_error(source))
     }
 

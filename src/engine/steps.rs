@@ -30,7 +30,9 @@ impl Engine {
             return self.transition(
                 Event::MaxIterations,
                 Some("max_iterations".into()),
-                Some(format!("{max} of {max} iterations used without a DONE verdict")),
+                Some(format!(
+                    "{max} of {max} iterations used without a DONE verdict"
+                )),
             );
         }
         let prompt = match self.policy.next_prompt(&self.ctx()) {

@@ -1,9 +1,9 @@
 //! One transition: table check, guard, journal (state file + log, fsynced), observer.
 
 use super::Engine;
+use super::EngineError;
 use super::ctx::{now_ms, rfc3339_now};
 use super::records::StateChange;
-use super::EngineError;
 use crate::machine::{Event, SessionState, next};
 use crate::policy::{GuardOutcome, PolicyError};
 use crate::store::HistoryEntry;

@@ -76,6 +76,9 @@ fn io_err<'a>(what: &'static str, path: &'a Path) -> impl FnOnce(io::Error) -> S
     }
 }
 
+/// A session found by [`Store::list`], with its state file or the error reading it.
+pub type Listed = (SessionDir, Result<SessionFile, StoreError>);
+
 /// The state directory (`--state-dir`, default `.oneshot`).
 #[derive(Debug, Clone)]
 pub struct Store {
@@ -155,7 +158,7 @@ impl Store {
     }
 
     /// Every session with its state file (or the error reading it), newest first.
-    pub fn list(&self) -> Result<Vec<(SessionDir, Result<SessionFile, StoreError>)>, StoreError> {
+    pub fn list(&self) -> Result<Vec<Listed>, StoreError> {
         let mut out: Vec<_> = self
             .ids()?
             .into_iter()
@@ -264,7 +267,10 @@ mod tests {
         std::fs::write(a.state_path(), "{}").unwrap();
         let found = store.open(&a.id()[..6]).unwrap();
         assert_eq!(found.id(), a.id());
-        assert!(matches!(store.open("zzz"), Err(StoreError::NotFound { .. })));
+        assert!(matches!(
+            store.open("zzz"),
+            Err(StoreError::NotFound { .. })
+        ));
         assert!(matches!(store.open(""), Err(StoreError::NotFound { .. })));
         let b = store.create_session().unwrap();
         std::fs::write(b.state_path(), "{}").unwrap();
@@ -278,7 +284,10 @@ mod tests {
             .map(|(x, _)| x)
             .collect();
         if !common.is_empty() {
-            assert!(matches!(store.open(&common), Err(StoreError::Ambiguous { .. })));
+            assert!(matches!(
+                store.open(&common),
+                Err(StoreError::Ambiguous { .. })
+            ));
         }
     }
 
@@ -289,7 +298,10 @@ mod tests {
         std::fs::write(dir.state_path(), "{\"schema\": 1, \"state\": ").unwrap();
         let err = dir.read_state().unwrap_err();
         let msg = err.to_string();
-        assert!(msg.contains("corrupt") && msg.contains("oneshot.json"), "{msg}");
+        assert!(
+            msg.contains("corrupt") && msg.contains("oneshot.json"),
+            "{msg}"
+        );
         assert!(msg.contains("line 1"), "{msg}");
         assert_eq!(
             std::fs::read_to_string(dir.state_path()).unwrap(),

@@ -9,7 +9,7 @@ mod log;
 mod session_file;
 
 pub use atomic::write_atomic;
-pub use dir::{SessionDir, Store, StoreError};
+pub use dir::{Listed, SessionDir, Store, StoreError};
 pub use lock::{LockError, SessionLock};
 pub use log::*;
 pub use session_file::{

@@ -129,7 +129,11 @@ impl World {
     pub fn wait_for(&self, path: &Path, timeout: Duration) {
         let start = Instant::now();
         while !path.exists() {
-            assert!(start.elapsed() < timeout, "timed out waiting for {}", path.display());
+            assert!(
+                start.elapsed() < timeout,
+                "timed out waiting for {}",
+                path.display()
+            );
             std::thread::sleep(Duration::from_millis(20));
         }
     }
@@ -137,7 +141,9 @@ impl World {
 
 /// The exit code, or a panic with the output when it has none.
 pub fn code(out: &Output) -> i32 {
-    out.status.code().unwrap_or_else(|| panic!("no exit code: {}", text(out)))
+    out.status
+        .code()
+        .unwrap_or_else(|| panic!("no exit code: {}", text(out)))
 }
 
 /// stdout and stderr together, for assertion messages.
@@ -168,7 +174,6 @@ pub fn pid_alive(pid: i32) -> bool {
         Err(_) => cfg!(not(target_os = "linux")),
     }
 }
-
 
 /// Sends `sig` to `pid`.
 pub fn signal(pid: u32, sig: i32) {
