@@ -57,7 +57,7 @@ impl Running {
         let mut ticker = tokio::time::interval_at(Instant::now() + TICK, TICK);
         ticker.set_missed_tick_behavior(MissedTickBehavior::Delay);
         let mut interrupts_open = true;
-        stopper.interrupt(*interrupts.borrow_and_update());
+        stopper.interrupt(*interrupts.borrow_and_update(), sink);
 
         let wall_deadline = self.wall_timeout.map(|w| self.started + w);
         let status = loop {
@@ -73,17 +73,17 @@ impl Running {
                     pipes.handle(Stream::Stderr, read, sink);
                 }
                 _ = sleep_until(idle_deadline), if running => {
-                    stopper.request(StopReason::InactivityTimeout);
+                    stopper.request(StopReason::InactivityTimeout, sink);
                 }
                 _ = sleep_until(wall_deadline.unwrap_or_else(|| Instant::now() + NEVER)),
                     if running && wall_deadline.is_some() => {
-                    stopper.request(StopReason::WorkerTimeout);
+                    stopper.request(StopReason::WorkerTimeout, sink);
                 }
                 _ = sleep_until(kill_at.unwrap_or_else(|| Instant::now() + NEVER)), if kill_at.is_some() => {
-                    stopper.kill_now(StopReason::Interrupted);
+                    stopper.kill_now(StopReason::Interrupted, sink);
                 }
                 changed = interrupts.changed(), if interrupts_open => match changed {
-                    Ok(()) => stopper.interrupt(*interrupts.borrow_and_update()),
+                    Ok(()) => stopper.interrupt(*interrupts.borrow_and_update(), sink),
                     Err(_) => interrupts_open = false,
                 },
                 _ = ticker.tick() => sink.tick(pipes.last_output.elapsed()),
@@ -132,30 +132,35 @@ struct Stopper {
 }
 
 impl Stopper {
-    /// A graceful stop; a second request while stopping changes nothing.
-    fn request(&mut self, reason: StopReason) {
+    /// A graceful stop; a second request while stopping changes nothing. The sink hears of it
+    /// before any signal is sent (journal first, act second).
+    fn request(&mut self, reason: StopReason, sink: &mut dyn OutputSink) {
         if self.reason.is_some() {
             return;
         }
         tracing::debug!(pgid = self.pgid, %reason, "stopping agent group");
+        sink.stopping(reason);
         self.reason = Some(reason);
         signal_group(self.pgid, Signal::SIGTERM);
         self.kill_at = Some(Instant::now() + self.grace);
     }
 
     /// SIGKILL now; `reason` is recorded only if no stop was under way.
-    fn kill_now(&mut self, reason: StopReason) {
+    fn kill_now(&mut self, reason: StopReason, sink: &mut dyn OutputSink) {
+        if self.reason.is_none() {
+            sink.stopping(reason);
+        }
         self.reason.get_or_insert(reason);
         self.kill_at = None;
         signal_group(self.pgid, Signal::SIGKILL);
     }
 
     /// The interrupt counter moved to `count`: 1 stops gracefully, 2 or more kills.
-    fn interrupt(&mut self, count: u32) {
+    fn interrupt(&mut self, count: u32, sink: &mut dyn OutputSink) {
         match count {
             0 => {}
-            1 => self.request(StopReason::Interrupted),
-            _ => self.kill_now(StopReason::Interrupted),
+            1 => self.request(StopReason::Interrupted, sink),
+            _ => self.kill_now(StopReason::Interrupted, sink),
         }
     }
 }

@@ -17,6 +17,12 @@ pub trait OutputSink {
     fn tick(&mut self, idle: Duration) {
         let _ = idle;
     }
+
+    /// oneshot is about to stop the run for `reason`; called once, before the first signal,
+    /// so the engine can journal the stop before it happens.
+    fn stopping(&mut self, reason: StopReason) {
+        let _ = reason;
+    }
 }
 
 /// The end of one run.
