@@ -158,7 +158,7 @@ impl LuaPolicy {
     fn ctx_table(&self, hook: &str, ctx: &HookCtx) -> Result<Table, PolicyError> {
         self.ctx
             .borrow_mut()
-            .fill(&self.lua, ctx)
+            .fill(ctx)
             .map_err(|e| policy_setup(hook, e, self.memory_limit))
     }
 

@@ -235,7 +235,12 @@ impl LuaPolicy {
             },
             mlua::Error::RuntimeError(message) => {
                 let message = strip_traceback(&message);
-                if message.contains(SANDBOX_MARKER) || message.contains("readonly table") {
+                // Read-only tables (globals, libraries, `ctx`) and protected metatables (`ctx`,
+                // the stubs) are the sandbox refusing a write.
+                if message.contains(SANDBOX_MARKER)
+                    || message.contains("readonly table")
+                    || message.contains("protected metatable")
+                {
                     PolicyError::Sandbox { hook, message }
                 } else {
                     PolicyError::Runtime { hook, message }

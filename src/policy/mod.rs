@@ -32,7 +32,7 @@ pub use decision::{GuardOutcome, SalvageDecision, VerdictDecision, default_salva
 pub use error::{LOAD_HOOK, PolicyError};
 pub use host::{PolicyHost, PolicyOptions};
 pub use limits::{LIMIT_KEYS, Limits};
-pub use lua_ctx::MAX_LUA_STRING;
+pub use lua_ctx::{LAZY_FIELDS, MAX_LUA_STRING};
 pub use prompts::{default_audit_prompt, default_worker_retry_prompt};
 pub use schema::TOP_LEVEL_KEYS;
 pub use verdict::{NO_VERDICT_REASON, parse_verdict};

@@ -1,6 +1,7 @@
 //! The Luau state a policy runs in: curated libraries, stubs that explain what is withheld,
 //! read-only globals, a memory cap, and a wall-clock budget enforced by Luau's interrupt.
 
+use super::lua_ctx::LAZY_REGISTRY;
 use mlua::{Lua, LuaOptions, StdLib, Variadic, VmState};
 use std::cell::Cell;
 use std::rc::Rc;
@@ -43,6 +44,15 @@ _G.os = setmetatable(safe_os, {
   __index = function(_, k) error("os." .. tostring(k) .. MSG, 2) end,
   __metatable = false,
 })
+-- Tables whose fields are built on first read (a hook's `ctx`) map to a function that builds
+-- them all, so `pairs` sees every field. Rust registers them (see `lua_ctx.rs`).
+local rawpairs, lazy = pairs, setmetatable({}, { __mode = "k" })
+_G.pairs = function(t)
+  local fill = lazy[t]
+  if fill then fill(t) end
+  return rawpairs(t)
+end
+return lazy
 "#;
 
 /// The per-call wall-clock budget. The interrupt closure is installed once and reads the
@@ -110,7 +120,8 @@ pub(crate) fn new_state(memory_limit: usize, hook_budget: Duration) -> mlua::Res
         | StdLib::OS;
     let lua = Lua::new_with(libs, LuaOptions::default())?;
     install_print(&lua)?;
-    lua.load(PRELUDE).set_name("=oneshot-sandbox").exec()?;
+    let lazy_tables: mlua::Table = lua.load(PRELUDE).set_name("=oneshot-sandbox").eval()?;
+    lua.set_named_registry_value(LAZY_REGISTRY, lazy_tables)?;
     lua.sandbox(true)?;
     lua.set_memory_limit(memory_limit)?;
     let budget = Budget::install(&lua, hook_budget);

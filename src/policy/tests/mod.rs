@@ -2,6 +2,7 @@
 
 mod builtin;
 mod hooks;
+mod lazy;
 mod load;
 mod sandbox;
 mod shipped;
