@@ -302,3 +302,45 @@ fn a_torn_log_line_is_tolerated() {
     assert!(err.contains("torn"), "{err}");
     assert!(String::from_utf8_lossy(&log.stdout).contains("one"));
 }
+
+#[test]
+fn a_stop_is_journaled_before_it_happens_and_survives_a_crash() {
+    let w = World::new();
+    let policy = w.file(
+        "p.lua",
+        "return { limits = { inactivity_timeout = 1, grace_period = 30 } }",
+    );
+    let marker = w.tmp.path().join("term");
+    // Ignores nothing, but takes its time after SIGTERM: oneshot is still waiting out the
+    // grace period when we kill it.
+    let worker = w.script(
+        "w.sh",
+        &format!(
+            "trap 'touch {}; sleep 20; exit 1' TERM; echo start; sleep 60 & wait",
+            marker.display()
+        ),
+    );
+    let auditor = w.script("a.sh", AUDIT_DONE);
+    let mut child = w.spawn(
+        &worker,
+        &auditor,
+        &["--policy", policy.to_str().unwrap()],
+        "t",
+    );
+    w.wait_for(&marker, Duration::from_secs(15));
+    let id = w.session_id();
+    let state = w.state(&id);
+    assert_eq!(state["state"], "WORKER_EXECUTING");
+    assert_eq!(state["active_process"]["stopping"], "inactivity_timeout");
+    signal(child.id(), SIGKILL);
+    wait_timeout(&mut child, Duration::from_secs(5));
+
+    let out = w.cmd().args(["resume", &id]).output().unwrap();
+    // The stop finishes as the inactivity timeout it was: RECOVERY_PENDING, nothing salvaged.
+    assert_eq!(code(&out), 1, "{}", text(&out));
+    assert_eq!(
+        last_entry(&w, &id, "RECOVERY_PENDING")["reason"],
+        "inactivity_timeout"
+    );
+    assert!(!w.trace(&id).contains(&"INTERRUPTED".to_string()));
+}

@@ -10,7 +10,7 @@ use super::records::ProcessRecord;
 use crate::executor::{Invocation, OutputSink, Role, RunOutcome, StopReason, Stopped};
 use crate::machine::Event;
 use crate::pipeline::{Line, Pipeline, RunMeta, Stream};
-use crate::store::{ActiveProcess, LogWriter, VerdictRecord};
+use crate::store::{ActiveProcess, LogWriter, SessionDir, SessionFile, StoreError, VerdictRecord};
 use std::time::Duration;
 
 /// How a process run ended, from the engine's point of view.
@@ -21,15 +21,19 @@ enum Ended {
     Ran { outcome: RunOutcome, tail: String },
 }
 
-/// Feeds a process's output through the pipeline into the log and the reporter.
+/// Feeds a process's output through the pipeline into the log and the reporter, and
+/// journals a stop before the executor signals the process.
 struct Sink<'a> {
     pipeline: Pipeline,
     log: &'a mut LogWriter,
     reporter: &'a mut dyn Reporter,
+    dir: &'a SessionDir,
+    file: &'a mut SessionFile,
     role: Role,
     lines: Vec<Line>,
     status: Status,
     error: Option<std::io::Error>,
+    store_error: Option<StoreError>,
 }
 
 impl Sink<'_> {
@@ -59,6 +63,15 @@ impl OutputSink for Sink<'_> {
         self.status.idle = idle;
         self.status.elapsed += Duration::from_secs(1);
         self.reporter.tick(&self.status);
+    }
+
+    fn stopping(&mut self, reason: StopReason) {
+        if let Some(p) = self.file.active_process.as_mut() {
+            p.stopping = Some(reason);
+        }
+        if let Err(e) = self.dir.write_state(self.file) {
+            self.store_error.get_or_insert(e);
+        }
     }
 }
 
@@ -207,6 +220,7 @@ impl Engine {
             pid: id.pid,
             pgid: id.pgid,
             start_time: id.start_time,
+            stopping: None,
         });
         if let Some(h) = self.file.history.last_mut() {
             h.pid = Some(id.pid);
@@ -214,6 +228,7 @@ impl Engine {
         self.save()?;
         self.process_record(role, "started", Some(id.pid), None, None)?;
 
+        let status = self.status(Duration::ZERO);
         let mut sink = Sink {
             pipeline: Pipeline::new(
                 RunMeta {
@@ -225,27 +240,27 @@ impl Engine {
             ),
             log: &mut self.log,
             reporter: &mut *self.reporter,
+            dir: &self.dir,
+            file: &mut self.file,
             role,
             lines: Vec::new(),
-            status: Status {
-                session_id: self.file.oneshot_id.clone(),
-                state: self.file.state,
-                iteration: self.file.iteration_count,
-                max_iterations: self.file.max_iterations,
-                elapsed: Duration::from_millis(now_ms().saturating_sub(self.file.created_ms)),
-                idle: Duration::ZERO,
-            },
+            status,
             error: None,
+            store_error: None,
         };
         let outcome = running.drive(&mut sink, &mut self.interrupts).await;
         let finished = sink.pipeline.finish(now_ms(), sink.log, &mut sink.lines);
         sink.relay();
         let tail = sink.pipeline.tail().to_string();
         let write_error = sink.error.take().or(finished.err());
+        let store_error = sink.store_error.take();
         drop(sink);
         drop(running);
         if let Some(e) = write_error {
             return Err(self.log_error(e));
+        }
+        if let Some(e) = store_error {
+            return Err(e.into());
         }
         self.file.active_process = None;
         self.process_record(role, "exited", Some(id.pid), Some(&outcome), None)?;

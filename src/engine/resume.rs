@@ -14,7 +14,8 @@ impl Engine {
         if !self.file.state.is_executing() {
             return Ok(());
         }
-        if let Some(p) = self.file.active_process.take() {
+        let process = self.file.active_process.take();
+        if let Some(p) = process {
             let identity = ProcessIdentity {
                 pid: p.pid,
                 pgid: p.pgid,
@@ -35,11 +36,34 @@ impl Engine {
                 ))?,
             }
         }
-        self.transition(
-            Event::Interrupt,
-            Some(StopReason::OneshotDied.as_str().into()),
-            Some("oneshot stopped while the process ran; found on resume".into()),
-        )
+        let detail = Some("oneshot stopped while the process ran; found on resume".to_string());
+        // A stop that was journaled but never recorded as done finishes as what it was.
+        match process.and_then(|p| p.stopping) {
+            Some(r @ (StopReason::InactivityTimeout | StopReason::WorkerTimeout)) => {
+                if self.file.state == SessionState::WorkerExecuting {
+                    self.file.evidence = Some(self.gather_evidence(Stopped {
+                        reason: r,
+                        exit_code: None,
+                        signal: None,
+                    }));
+                }
+                let reason = match self.file.state {
+                    SessionState::AuditorExecuting => format!("auditor_{r}"),
+                    _ => r.as_str().to_string(),
+                };
+                self.transition(Event::Timeout, Some(reason), detail)
+            }
+            Some(StopReason::Interrupted) => self.transition(
+                Event::Interrupt,
+                Some(StopReason::Interrupted.as_str().into()),
+                detail,
+            ),
+            _ => self.transition(
+                Event::Interrupt,
+                Some(StopReason::OneshotDied.as_str().into()),
+                detail,
+            ),
+        }
     }
 
     /// INTERRUPTED → the state the last active one resumes into (seed 000 §3.2): an

@@ -1,6 +1,6 @@
 //! `oneshot.json`: the durable truth of one session (seed 000 §4.1, extended).
 
-use crate::executor::{Evidence, Role};
+use crate::executor::{Evidence, Role, StopReason};
 use crate::machine::{SessionState, Verdict};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -109,6 +109,10 @@ pub struct ActiveProcess {
     /// for ours.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start_time: Option<u64>,
+    /// Set (and journaled) just before oneshot stops the process, so a resume after a crash
+    /// in the middle of the stop knows why it was being stopped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopping: Option<StopReason>,
 }
 
 /// The auditor's verdict as recorded.
