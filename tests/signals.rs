@@ -1,0 +1,94 @@
+//! Signals to oneshot itself: SIGTERM pauses like Ctrl-C, a second Ctrl-C kills at once, and
+//! `log --follow` tails a running session.
+
+mod common;
+use common::*;
+use std::time::{Duration, Instant};
+
+#[test]
+fn sigterm_pauses_like_ctrl_c_and_the_resume_flag_continues() {
+    let w = World::new();
+    let marker = w.tmp.path().join("started");
+    let worker = w.script(
+        "w.sh",
+        &format!(
+            "if [ -f {m} ]; then exit 0; fi; touch {m}; sleep 60",
+            m = marker.display()
+        ),
+    );
+    let auditor = w.script("a.sh", AUDIT_DONE);
+    let mut child = w.spawn(&worker, &auditor, &[], "t");
+    w.wait_for(&marker, Duration::from_secs(10));
+    std::thread::sleep(Duration::from_millis(200));
+    signal(child.id(), libc::SIGTERM);
+    assert_eq!(
+        wait_timeout(&mut child, Duration::from_secs(15)).code(),
+        Some(130)
+    );
+    let id = w.session_id();
+    assert_eq!(w.trace(&id).last().unwrap(), "INTERRUPTED");
+    let out = w.cmd().args(["--resume", &id[..8]]).output().unwrap();
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    assert_eq!(w.trace(&id).last().unwrap(), "COMPLETED");
+}
+
+#[test]
+fn a_second_ctrl_c_kills_a_worker_that_ignores_sigterm() {
+    let w = World::new();
+    let policy = w.file("p.lua", "return { limits = { grace_period = 60 } }");
+    let pidfile = w.tmp.path().join("pid");
+    let worker = w.script(
+        "w.sh",
+        &format!(
+            "trap '' TERM; echo $$ > {}; while true; do sleep 1; done",
+            pidfile.display()
+        ),
+    );
+    let auditor = w.script("a.sh", AUDIT_DONE);
+    let mut child = w.spawn(&worker, &auditor, &["--policy", policy.to_str().unwrap()], "t");
+    w.wait_for(&pidfile, Duration::from_secs(10));
+    std::thread::sleep(Duration::from_millis(200));
+    signal(child.id(), SIGINT);
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(child.try_wait().unwrap().is_none(), "the worker ignores TERM: still stopping");
+    let start = Instant::now();
+    signal(child.id(), SIGINT);
+    let status = wait_timeout(&mut child, Duration::from_secs(10));
+    assert!(start.elapsed() < Duration::from_secs(5), "took {:?}", start.elapsed());
+    assert_eq!(status.code(), Some(130));
+    let pid: i32 = std::fs::read_to_string(&pidfile).unwrap().trim().parse().unwrap();
+    assert!(eventually(Duration::from_secs(3), || !group_alive(pid)));
+    assert_eq!(w.trace(&w.session_id()).last().unwrap(), "INTERRUPTED");
+}
+
+#[test]
+fn log_follow_tails_a_running_session_until_it_ends() {
+    let w = World::new();
+    let go = w.tmp.path().join("go");
+    let worker = w.script(
+        "w.sh",
+        &format!(
+            "echo first-line; while [ ! -f {} ]; do sleep 0.1; done; echo last-line",
+            go.display()
+        ),
+    );
+    let auditor = w.script("a.sh", AUDIT_DONE);
+    let mut session = w.spawn(&worker, &auditor, &[], "t");
+    assert!(eventually(Duration::from_secs(10), || w.session_ids().len() == 1));
+    let id = w.session_id();
+    let mut follow = w
+        .cmd()
+        .args(["log", &id, "--follow"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    assert!(follow.try_wait().unwrap().is_none(), "follow waits for more");
+    std::fs::write(&go, "").unwrap();
+    assert_eq!(wait_timeout(&mut session, Duration::from_secs(15)).code(), Some(0));
+    wait_timeout(&mut follow, Duration::from_secs(10));
+    let out = follow.wait_with_output().unwrap();
+    let s = String::from_utf8_lossy(&out.stdout);
+    assert!(s.contains("first-line") && s.contains("last-line"), "{s}");
+    assert!(s.contains("-> COMPLETED"), "{s}");
+}
