@@ -45,18 +45,34 @@ fn a_second_ctrl_c_kills_a_worker_that_ignores_sigterm() {
         ),
     );
     let auditor = w.script("a.sh", AUDIT_DONE);
-    let mut child = w.spawn(&worker, &auditor, &["--policy", policy.to_str().unwrap()], "t");
+    let mut child = w.spawn(
+        &worker,
+        &auditor,
+        &["--policy", policy.to_str().unwrap()],
+        "t",
+    );
     w.wait_for(&pidfile, Duration::from_secs(10));
     std::thread::sleep(Duration::from_millis(200));
     signal(child.id(), SIGINT);
     std::thread::sleep(Duration::from_millis(500));
-    assert!(child.try_wait().unwrap().is_none(), "the worker ignores TERM: still stopping");
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "the worker ignores TERM: still stopping"
+    );
     let start = Instant::now();
     signal(child.id(), SIGINT);
     let status = wait_timeout(&mut child, Duration::from_secs(10));
-    assert!(start.elapsed() < Duration::from_secs(5), "took {:?}", start.elapsed());
+    assert!(
+        start.elapsed() < Duration::from_secs(5),
+        "took {:?}",
+        start.elapsed()
+    );
     assert_eq!(status.code(), Some(130));
-    let pid: i32 = std::fs::read_to_string(&pidfile).unwrap().trim().parse().unwrap();
+    let pid: i32 = std::fs::read_to_string(&pidfile)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
     assert!(eventually(Duration::from_secs(3), || !group_alive(pid)));
     assert_eq!(w.trace(&w.session_id()).last().unwrap(), "INTERRUPTED");
 }
@@ -74,7 +90,10 @@ fn log_follow_tails_a_running_session_until_it_ends() {
     );
     let auditor = w.script("a.sh", AUDIT_DONE);
     let mut session = w.spawn(&worker, &auditor, &[], "t");
-    assert!(eventually(Duration::from_secs(10), || w.session_ids().len() == 1));
+    assert!(eventually(Duration::from_secs(10), || w
+        .session_ids()
+        .len()
+        == 1));
     let id = w.session_id();
     let mut follow = w
         .cmd()
@@ -83,9 +102,15 @@ fn log_follow_tails_a_running_session_until_it_ends() {
         .spawn()
         .unwrap();
     std::thread::sleep(Duration::from_millis(1500));
-    assert!(follow.try_wait().unwrap().is_none(), "follow waits for more");
+    assert!(
+        follow.try_wait().unwrap().is_none(),
+        "follow waits for more"
+    );
     std::fs::write(&go, "").unwrap();
-    assert_eq!(wait_timeout(&mut session, Duration::from_secs(15)).code(), Some(0));
+    assert_eq!(
+        wait_timeout(&mut session, Duration::from_secs(15)).code(),
+        Some(0)
+    );
     wait_timeout(&mut follow, Duration::from_secs(10));
     let out = follow.wait_with_output().unwrap();
     let s = String::from_utf8_lossy(&out.stdout);

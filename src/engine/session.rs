@@ -89,16 +89,7 @@ impl Engine {
             rerun_iteration: false,
         };
         dir.write_state(&file)?;
-        let mut engine = Engine::assemble(
-            store,
-            dir,
-            lock,
-            file,
-            policy,
-            worker_cmd,
-            auditor_cmd,
-            opts,
-        )?;
+        let mut engine = Engine::assemble(store, dir, lock, file, policy, opts)?;
         engine.note("session", "created")?;
         Ok(engine)
     }
@@ -135,18 +126,7 @@ impl Engine {
             hash: policy.hash().to_string(),
         };
         file.max_iterations = policy.limits().max_iterations;
-        let worker_cmd = CommandTemplate::parse(&file.worker_cmd)?;
-        let auditor_cmd = CommandTemplate::parse(&file.auditor_cmd)?;
-        let mut engine = Engine::assemble(
-            store,
-            dir,
-            lock,
-            file,
-            policy,
-            worker_cmd,
-            auditor_cmd,
-            opts,
-        )?;
+        let mut engine = Engine::assemble(store, dir, lock, file, policy, opts)?;
         engine.note("session", "resumed")?;
         if changed {
             engine.warn("the policy changed since this session last ran; decisions from now on use the new one")?;
@@ -154,17 +134,16 @@ impl Engine {
         Ok(engine)
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn assemble(
         store: &Store,
         dir: SessionDir,
         lock: SessionLock,
         file: SessionFile,
         policy: PolicyHost,
-        worker_cmd: CommandTemplate,
-        auditor_cmd: CommandTemplate,
         opts: EngineOptions,
     ) -> Result<Engine, EngineError> {
+        let worker_cmd = CommandTemplate::parse(&file.worker_cmd)?;
+        let auditor_cmd = CommandTemplate::parse(&file.auditor_cmd)?;
         let redactor = Redactor::from_env(policy.redact_patterns())
             .map_err(|e| EngineError::Redact(e.to_string()))?;
         let log = LogWriter::open(dir.log_path()).map_err(|source| EngineError::Log {
