@@ -5,15 +5,20 @@ mod common;
 use common::*;
 
 fn run_with_policy(w: &World, lua: &str) -> (std::process::Output, Option<String>) {
+    run_with_policy_args(w, lua, &[])
+}
+
+fn run_with_policy_args(
+    w: &World,
+    lua: &str,
+    extra: &[&str],
+) -> (std::process::Output, Option<String>) {
     let policy = w.file("policy.lua", lua);
     let worker = w.script("w.sh", "echo ok");
     let auditor = w.script("a.sh", AUDIT_DONE);
-    let out = w.run(
-        &worker,
-        &auditor,
-        &["--policy", policy.to_str().unwrap()],
-        "t",
-    );
+    let mut args = vec!["--policy", policy.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    let out = w.run(&worker, &auditor, &args, "t");
     let id = w.session_ids().into_iter().next();
     (out, id)
 }
@@ -67,9 +72,11 @@ fn runaway_hook_is_cut_off_and_fails_the_session() {
 #[test]
 fn memory_bomb_is_contained() {
     let w = World::new();
-    let (out, id) = run_with_policy(
+    // A generous time budget, so the memory cap is what stops it even on a loaded machine.
+    let (out, id) = run_with_policy_args(
         &w,
         "return {\n  verdict = function(o, ctx)\n    local t = {}\n    while true do t[#t + 1] = string.rep('x', 1000000) .. #t end\n  end,\n}\n",
+        &["--hook-budget", "20s"],
     );
     assert_eq!(code(&out), 1, "{}", text(&out));
     let detail = failed_detail(&w, &id.unwrap());

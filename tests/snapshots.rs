@@ -11,9 +11,8 @@ fn scrub(v: &mut Value, id: &str, work: &str) {
         Value::Object(map) => {
             for (k, val) in map.iter_mut() {
                 match k.as_str() {
-                    "ts" | "created_ms" | "pid" | "pgid" | "start_time" => {
-                        *val = Value::from("[n]")
-                    }
+                    "ts" | "created_ms" | "pid" | "pgid" | "start_time" | "duration_us"
+                    | "elapsed" => *val = Value::from("[n]"),
                     "created_at" | "updated_at" => *val = Value::from("[time]"),
                     _ => scrub(val, id, work),
                 }

@@ -7,6 +7,7 @@
 //! crash at any point leaves a file that `resume` knows how to continue.
 
 mod ctx;
+mod decisions;
 mod error;
 mod evidence;
 mod outcome;

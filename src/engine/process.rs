@@ -131,7 +131,7 @@ impl Engine {
     pub(super) async fn run_auditor(&mut self) -> Result<(), EngineError> {
         let prompt = match self.audit_prompt.take() {
             Some(p) => p,
-            None => match self.policy.audit_prompt(&self.ctx()) {
+            None => match self.decide_audit_prompt()? {
                 Ok(p) => p,
                 Err(e) => return self.policy_failed(&e),
             },
@@ -160,7 +160,7 @@ impl Engine {
             ),
             None if outcome.success() => {
                 let output = self.file.auditor_output_tail.clone();
-                match self.policy.verdict(&output, &self.ctx()) {
+                match self.decide_verdict(&output)? {
                     Ok(d) => {
                         let reason = d
                             .reason

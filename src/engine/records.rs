@@ -18,6 +18,7 @@ pub(crate) struct StateChange<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub detail: Option<&'a str>,
     pub policy_hash: &'a str,
+    pub generation: u32,
 }
 
 /// `{"type":"process", …}`: a process started or ended.

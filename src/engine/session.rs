@@ -31,6 +31,12 @@ pub struct Engine {
     pub(super) auditor_cmd: CommandTemplate,
     /// The auditor prompt prepared in AUDIT_PENDING for the run that follows.
     pub(super) audit_prompt: Option<String>,
+    /// The hooks the current policy defines (decision records say when a built-in decided).
+    pub(super) hooks: Vec<String>,
+    /// The current policy generation (1 + number of swaps).
+    pub(super) generation: u32,
+    /// Blob hashes already written to the log by this process.
+    pub(super) blobs_written: std::collections::HashSet<String>,
 }
 
 impl Engine {
@@ -70,6 +76,7 @@ impl Engine {
             policy: PolicyRef {
                 path: policy.path().map(|p| p.to_path_buf()),
                 hash: policy.hash().to_string(),
+                generation: 1,
             },
             history: vec![crate::store::HistoryEntry {
                 state: SessionState::Created,
@@ -79,6 +86,7 @@ impl Engine {
                 pid: None,
                 iteration: 0,
                 policy_hash: policy.hash().to_string(),
+                generation: 1,
             }],
             active_process: None,
             worker_prompt: String::new(),
@@ -121,9 +129,11 @@ impl Engine {
             },
         };
         let changed = policy.hash() != file.policy.hash;
+        // A different policy than last time is a new generation, as a hot reload would be.
         file.policy = PolicyRef {
             path: policy.path().map(|p| p.to_path_buf()),
             hash: policy.hash().to_string(),
+            generation: file.policy.generation + u32::from(changed),
         };
         file.max_iterations = policy.limits().max_iterations;
         let mut engine = Engine::assemble(store, dir, lock, file, policy, opts)?;
@@ -151,6 +161,8 @@ impl Engine {
             source,
         })?;
         let ignore = super::evidence::ignore_globs(&file.workdir, store.root());
+        let policy_hooks = policy.hooks();
+        let generation = file.policy.generation;
         Ok(Engine {
             dir,
             _lock: lock,
@@ -165,6 +177,9 @@ impl Engine {
             worker_cmd,
             auditor_cmd,
             audit_prompt: None,
+            hooks: policy_hooks,
+            generation,
+            blobs_written: Default::default(),
         })
     }
 

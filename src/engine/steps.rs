@@ -8,7 +8,7 @@ impl Engine {
     /// AUDIT_PENDING: build the auditor's prompt (policy `audit_prompt` or the built-in), then
     /// start the auditor.
     pub(super) fn prepare_audit(&mut self) -> Result<(), EngineError> {
-        match self.policy.audit_prompt(&self.ctx()) {
+        match self.decide_audit_prompt()? {
             Ok(prompt) => {
                 self.audit_prompt = Some(prompt);
                 self.transition(Event::Next, None, None)
@@ -35,7 +35,7 @@ impl Engine {
                 )),
             );
         }
-        let prompt = match self.policy.next_prompt(&self.ctx()) {
+        let prompt = match self.decide_next_prompt()? {
             Ok(p) => p,
             Err(e) => return self.policy_failed(&e),
         };
@@ -53,7 +53,7 @@ impl Engine {
             self.file.evidence = Some(e);
             return self.salvage();
         };
-        let decision = match self.policy.salvage(&evidence, &self.ctx()) {
+        let decision = match self.decide_salvage(&evidence)? {
             Ok(d) => d,
             Err(e) => return self.policy_failed(&e),
         };

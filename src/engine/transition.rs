@@ -25,7 +25,7 @@ impl Engine {
             source,
         })?;
         if to != SessionState::Failed && to != SessionState::Interrupted {
-            match self.policy.guard(from, to, &self.ctx()) {
+            match self.decide_guard(from, to)? {
                 Ok(GuardOutcome::Allow) => {}
                 Ok(GuardOutcome::Veto(why)) => {
                     let why = format!("guard vetoed {from} -> {to}: {why}");
@@ -35,13 +35,10 @@ impl Engine {
             }
         }
         self.commit(to, reason, detail)?;
-        if let Err(e) = self.policy.on_transition(from, to, &self.ctx()) {
-            if to.is_terminal() {
-                // Nothing left to fail; the error is still shown and recorded.
-                self.warn(&format!("on_transition failed after reaching {to}: {e}"))?;
-            } else {
-                return self.policy_failed(&e);
-            }
+        if let Err(e) = self.observe_transition(from, to)? {
+            // An observer fails open: it cannot stop a transition that already happened, and
+            // its failure must not end a healthy session. It is shown and recorded.
+            self.warn(&format!("on_transition failed after {from} -> {to}: {e}"))?;
         }
         Ok(())
     }
@@ -77,6 +74,7 @@ impl Engine {
             pid: None,
             iteration: self.file.iteration_count,
             policy_hash: self.policy.hash().to_string(),
+            generation: self.generation,
         });
         self.save()?;
         let record = StateChange {
@@ -88,6 +86,7 @@ impl Engine {
             reason: reason.as_deref(),
             detail: detail.as_deref(),
             policy_hash: self.policy.hash(),
+            generation: self.generation,
         };
         self.log
             .append(&record)

@@ -72,6 +72,13 @@ pub struct PolicyRef {
     pub path: Option<PathBuf>,
     /// Its content hash when the session last loaded it.
     pub hash: String,
+    /// How many times the policy was swapped for a changed version, plus one.
+    #[serde(default = "first_generation")]
+    pub generation: u32,
+}
+
+fn first_generation() -> u32 {
+    1
 }
 
 /// One entry of `history`.
@@ -94,6 +101,9 @@ pub struct HistoryEntry {
     pub iteration: u32,
     /// Content hash of the policy that made the decision.
     pub policy_hash: String,
+    /// The policy generation that made the decision.
+    #[serde(default = "first_generation")]
+    pub generation: u32,
 }
 
 /// A process oneshot started and has not yet seen end.
