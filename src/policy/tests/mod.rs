@@ -1,9 +1,11 @@
 //! Tests of the policy host against real Luau (no mocks).
 
 mod builtin;
+mod helpers;
 mod hooks;
 mod lazy;
 mod load;
+mod modules;
 mod sandbox;
 mod shipped;
 
