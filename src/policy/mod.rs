@@ -13,6 +13,7 @@
 //! templates) and written out in `policies/default.lua`.
 
 mod calls;
+mod check;
 mod ctx;
 mod decision;
 mod error;
@@ -25,11 +26,13 @@ mod modules;
 mod prompts;
 mod sandbox;
 mod schema;
+mod testing;
 mod verdict;
 
 #[cfg(test)]
 mod tests;
 
+pub use check::{CheckReport, EffectiveLimits, check};
 pub use ctx::HookCtx;
 pub use decision::{GuardOutcome, SalvageDecision, VerdictDecision, default_salvage};
 pub use error::{LOAD_HOOK, PolicyError};
@@ -39,4 +42,5 @@ pub use limits::{LIMIT_KEYS, Limits};
 pub use lua_ctx::{LAZY_FIELDS, MAX_LUA_STRING};
 pub use prompts::{default_audit_prompt, default_worker_retry_prompt};
 pub use schema::TOP_LEVEL_KEYS;
+pub use testing::{TestCase, TestReport, run_tests, test_file_for, validate_for_reload};
 pub use verdict::{NO_VERDICT_REASON, parse_verdict};

@@ -8,6 +8,7 @@ mod load;
 mod modules;
 mod sandbox;
 mod shipped;
+mod testing;
 
 use super::{HookCtx, PolicyError, PolicyHost, PolicyOptions};
 use crate::machine::{SessionState, Verdict};
