@@ -237,11 +237,12 @@ fn entries(
     let listed = (1..=len).map(|i| -> Result<(Option<String>, Value), PolicyError> {
         Ok((None, tests.raw_get(i).map_err(bad)?))
     });
-    let mut index = 0;
-    for entry in listed.chain(named.into_iter().map(|(k, v)| Ok((Some(k), v)))) {
+    for (i, entry) in listed
+        .chain(named.into_iter().map(|(k, v)| Ok((Some(k), v))))
+        .enumerate()
+    {
         let (key, value) = entry?;
-        index += 1;
-        let fallback = key.clone().unwrap_or_else(|| format!("{file} #{index}"));
+        let fallback = key.clone().unwrap_or_else(|| format!("{file} #{}", i + 1));
         let line_of = |n: &str| find_line(source, n).map(|l| format!("{file}:{l}"));
         out.push(match value {
             Value::Table(table) => {
