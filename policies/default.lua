@@ -3,7 +3,8 @@
 --
 -- A policy returns one table. Every key is optional; a missing key means the built-in default.
 -- Unknown keys are an error (so a typo such as `max_iteratons` is caught at load).
--- Policies run sandboxed on Luau: no io, no os.execute, no require; each hook call has a
+-- Policies run sandboxed on Luau: no io, no os.execute; `require` loads only sibling modules
+-- (see docs/policy.md). Tests live in default_test.lua. Each hook call has a
 -- 100 ms budget and the whole policy a 64 MiB memory cap.
 
 -- Finds the last `VERDICT: X` line (any case), like the built-in parser. Returns the verdict

@@ -76,6 +76,17 @@ pub enum PolicyError {
         /// What the contract allows.
         expected: String,
     },
+    /// The policy loaded but its own tests failed ([`super::validate_for_reload`]), so it must
+    /// not be activated.
+    #[error("{file}: {} of {total} policy test(s) failed: {}", failures.len(), failures.join("; "))]
+    Tests {
+        /// The policy file name.
+        file: String,
+        /// How many tests ran.
+        total: usize,
+        /// Each failed test as `name (file:line): message`.
+        failures: Vec<String>,
+    },
 }
 
 impl PolicyError {
@@ -83,7 +94,7 @@ impl PolicyError {
     /// for errors about the file as a whole.
     pub fn hook(&self) -> Option<&str> {
         match self {
-            PolicyError::Read { .. } | PolicyError::Load { .. } => None,
+            PolicyError::Read { .. } | PolicyError::Load { .. } | PolicyError::Tests { .. } => None,
             PolicyError::Sandbox { hook, .. }
             | PolicyError::Runtime { hook, .. }
             | PolicyError::Budget { hook, .. }

@@ -1,25 +1,31 @@
 //! `PolicyHost`: one loaded policy file in its own sandboxed Luau state.
 
 use super::error::{LOAD_HOOK, PolicyError};
+use super::failmode::FailModes;
+use super::helpers::{self, LogBuffer};
 use super::limits::Limits;
 use super::lua_ctx::CtxTable;
+use super::modules::{self, Modules};
 use super::sandbox::{Budget, SANDBOX_MARKER, new_state};
 use super::schema::{self, Parsed, TOP_LEVEL_KEYS, find_line};
 use crate::machine::SessionState;
 use mlua::chunk::ChunkMode;
-use mlua::{FromLuaMulti, Function, IntoLuaMulti, Lua, Value};
+use mlua::{FromLuaMulti, Function, IntoLuaMulti, Lua, Table, Value};
 use sha2::{Digest, Sha256};
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 use std::time::Duration;
 
-/// Resource caps for a policy's Lua state.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Resource caps and module search path for a policy's Lua state.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PolicyOptions {
     /// Wall-clock time one hook call (or the file's top-level code) may run. Default 100 ms.
     pub hook_budget: Duration,
     /// Memory the whole Lua state may use, in bytes. Default 64 MiB.
     pub memory_limit: usize,
+    /// Directories `require` searches after the policy file's own directory. Default none.
+    pub module_paths: Vec<PathBuf>,
 }
 
 impl Default for PolicyOptions {
@@ -27,6 +33,7 @@ impl Default for PolicyOptions {
         PolicyOptions {
             hook_budget: Duration::from_millis(100),
             memory_limit: 64 * 1024 * 1024,
+            module_paths: Vec::new(),
         }
     }
 }
@@ -42,6 +49,10 @@ pub struct PolicyHost {
     path: Option<PathBuf>,
     pub(super) limits: Limits,
     redact: Vec<String>,
+    /// The policy file (absolute) and every module it loaded, for the reload watcher.
+    sources: Vec<PathBuf>,
+    pub(super) fail_modes: FailModes,
+    logs: Rc<LogBuffer>,
 }
 
 /// The Lua half of a host loaded from source (absent for [`PolicyHost::builtin`]).
@@ -51,37 +62,61 @@ pub(super) struct LuaPolicy {
     pub(super) memory_limit: usize,
     pub(super) parsed: Parsed,
     pub(super) ctx: RefCell<CtxTable>,
+    /// The table the policy returned (test files see it as `policy`).
+    pub(super) table: Table,
+    pub(super) modules: Rc<Modules>,
 }
 
 impl PolicyHost {
     /// Reads, compiles, runs and validates the policy file at `path`.
     pub fn load(path: &Path, opts: PolicyOptions) -> Result<PolicyHost, PolicyError> {
-        let source = std::fs::read_to_string(path).map_err(|source| PolicyError::Read {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        let name = path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| path.display().to_string());
-        let mut host = PolicyHost::from_source(&name, &source, opts)?;
+        let source = read_policy(path)?;
+        PolicyHost::load_source(path, &source, &opts)
+    }
+
+    /// [`PolicyHost::load`] with the file's text already read (so a caller that validates and
+    /// then activates a file can be sure both saw the same bytes).
+    pub(super) fn load_source(
+        path: &Path,
+        source: &str,
+        opts: &PolicyOptions,
+    ) -> Result<PolicyHost, PolicyError> {
+        let name = chunk_name(path);
+        let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+        let mut host = PolicyHost::build(&name, source, abs.parent(), opts)?;
         host.path = Some(path.to_path_buf());
+        host.sources.insert(0, abs);
         Ok(host)
     }
 
     /// Loads a policy from a string; `name` is the chunk name errors show (`strict.lua:12`).
+    /// `require` searches only `opts.module_paths` (there is no policy directory).
     pub fn from_source(
         name: &str,
         source: &str,
         opts: PolicyOptions,
+    ) -> Result<PolicyHost, PolicyError> {
+        PolicyHost::build(name, source, None, &opts)
+    }
+
+    fn build(
+        name: &str,
+        source: &str,
+        dir: Option<&Path>,
+        opts: &PolicyOptions,
     ) -> Result<PolicyHost, PolicyError> {
         let load_err = |line: Option<u32>, message: String| PolicyError::Load {
             file: name.to_string(),
             line,
             message,
         };
-        let (lua, budget) = new_state(opts.memory_limit, opts.hook_budget)
-            .map_err(|e| load_err(None, format!("cannot create the lua state: {e}")))?;
+        let modules = Rc::new(Modules::new(dir, &opts.module_paths));
+        let logs = Rc::new(LogBuffer::default());
+        let (lua, budget) = new_state(opts.memory_limit, opts.hook_budget, |lua| {
+            modules::install(lua, Rc::clone(&modules))?;
+            helpers::install(lua, Rc::clone(&logs))
+        })
+        .map_err(|e| load_err(None, format!("cannot create the lua state: {e}")))?;
         // Text mode: Luau bytecode is not verified, so a policy must never be loaded as bytecode.
         let chunk = lua
             .load(source)
@@ -90,14 +125,21 @@ impl PolicyHost {
             .into_function()
             .map_err(|e| syntax_error(name, e))?;
         let ctx = CtxTable::new(&lua).map_err(|e| load_err(None, e.to_string()))?;
+        let table = lua
+            .create_table()
+            .map_err(|e| load_err(None, e.to_string()))?;
         let mut policy = LuaPolicy {
             lua,
             budget,
             memory_limit: opts.memory_limit,
             parsed: Parsed::default(),
             ctx: RefCell::new(ctx),
+            table,
+            modules,
         };
         let value: Value = policy.call(LOAD_HOOK, &chunk, ())?;
+        // From here on a hook may only `require` what the top level already loaded.
+        policy.modules.set_open(false);
         let Value::Table(table) = value else {
             return Err(load_err(
                 None,
@@ -111,11 +153,15 @@ impl PolicyHost {
             let line = e.needle.as_deref().and_then(|n| find_line(source, n));
             load_err(line, e.message)
         })?;
+        policy.table = table;
         Ok(PolicyHost {
             hash: content_hash(source),
             path: None,
             limits: policy.parsed.limits,
             redact: std::mem::take(&mut policy.parsed.redact),
+            sources: policy.modules.sources(),
+            fail_modes: policy.parsed.fail_modes,
+            logs,
             lua: Some(policy),
         })
     }
@@ -128,7 +174,23 @@ impl PolicyHost {
             path: None,
             limits: Limits::default(),
             redact: Vec::new(),
+            sources: Vec::new(),
+            fail_modes: FailModes::default(),
+            logs: Rc::new(LogBuffer::default()),
         }
+    }
+
+    /// Absolute paths of the policy file and of every module it loaded, for the reload
+    /// watcher. Empty for [`PolicyHost::builtin`]; modules only for `from_source`.
+    pub fn sources(&self) -> &[PathBuf] {
+        &self.sources
+    }
+
+    /// Drains the `oneshot.log(level, msg)` lines written since the last call, as
+    /// `(level, message)` pairs in order. The engine calls it after each hook call so each line
+    /// is recorded against the hook that wrote it (the lines also went to tracing already).
+    pub fn take_logs(&self) -> Vec<(String, String)> {
+        self.logs.take()
     }
 
     /// Content hash recorded with every decision: `sha256:` + 16 hex chars, or `builtin`.
@@ -169,6 +231,8 @@ impl PolicyHost {
                 "audit_prompt" => p.audit_prompt.is_some(),
                 "on_transition" => p.on_transition.is_some(),
                 "approve" => p.approve.is_some(),
+                "on_error" => p.has_on_error,
+                "tests" => p.tests.is_some(),
                 _ => false,
             };
             if present {
@@ -188,6 +252,17 @@ impl PolicyHost {
         let policy = self.lua.as_ref()?;
         let guard = policy.parsed.guards[schema::guard_slot(from, to)].as_ref()?;
         Some((&guard.name, &guard.func))
+    }
+}
+
+impl std::fmt::Debug for PolicyHost {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PolicyHost")
+            .field("hash", &self.hash)
+            .field("path", &self.path)
+            .field("hooks", &self.hooks())
+            .field("limits", &self.limits)
+            .finish_non_exhaustive()
     }
 }
 
@@ -264,7 +339,7 @@ fn strip_traceback(message: &str) -> String {
         .to_string()
 }
 
-fn syntax_error(name: &str, err: mlua::Error) -> PolicyError {
+pub(super) fn syntax_error(name: &str, err: mlua::Error) -> PolicyError {
     let message = match &err {
         mlua::Error::SyntaxError { message, .. } => message.clone(),
         other => other.to_string(),
@@ -287,6 +362,21 @@ fn syntax_error(name: &str, err: mlua::Error) -> PolicyError {
             message: strip_traceback(&message),
         },
     }
+}
+
+/// Reads a policy (or test) file, naming it in the error.
+pub(super) fn read_policy(path: &Path) -> Result<String, PolicyError> {
+    std::fs::read_to_string(path).map_err(|source| PolicyError::Read {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// The chunk name for a file: its file name, so errors read `strict.lua:12`.
+pub(super) fn chunk_name(path: &Path) -> String {
+    path.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| path.display().to_string())
 }
 
 /// `sha256:` and the first 16 hex digits of the source's digest.

@@ -11,28 +11,43 @@
 //! interrupt, and its answer is validated. A missing hook means the built-in behaviour, which is
 //! also exposed as plain functions ([`parse_verdict`], [`default_salvage`], the prompt
 //! templates) and written out in `policies/default.lua`.
+//!
+//! Around the host: `require` of sibling modules ([`PolicyHost::sources`] lists them for the
+//! reload watcher), the `oneshot` helper table, declared failure modes
+//! ([`PolicyHost::fail_mode`]), the policy's own tests ([`run_tests`],
+//! [`validate_for_reload`]), [`check`] and the editor stubs. `docs/policy.md` is the reference.
 
 mod calls;
+mod check;
 mod ctx;
 mod decision;
 mod error;
+mod failmode;
+mod helpers;
 mod host;
 mod limits;
 mod lua_ctx;
+mod modules;
 mod prompts;
 mod sandbox;
 mod schema;
+mod stubs;
+mod testing;
 mod verdict;
 
 #[cfg(test)]
 mod tests;
 
+pub use check::{CheckReport, EffectiveLimits, check};
 pub use ctx::HookCtx;
 pub use decision::{GuardOutcome, SalvageDecision, VerdictDecision, default_salvage};
 pub use error::{LOAD_HOOK, PolicyError};
+pub use failmode::{FAIL_MODE_HOOKS, FailMode};
 pub use host::{PolicyHost, PolicyOptions};
 pub use limits::{LIMIT_KEYS, Limits};
 pub use lua_ctx::{LAZY_FIELDS, MAX_LUA_STRING};
 pub use prompts::{default_audit_prompt, default_worker_retry_prompt};
 pub use schema::TOP_LEVEL_KEYS;
+pub use stubs::{stubs_luals, stubs_luau};
+pub use testing::{TestCase, TestReport, run_tests, test_file_for, validate_for_reload};
 pub use verdict::{NO_VERDICT_REASON, parse_verdict};

@@ -33,7 +33,7 @@ end
 for _, name in ipairs({"io", "debug", "package", "ffi", "jit"}) do
   _G[name] = deny_table(name)
 end
-for _, name in ipairs({"require", "loadstring", "load", "dofile", "loadfile", "getfenv", "setfenv", "module"}) do
+for _, name in ipairs({"loadstring", "load", "dofile", "loadfile", "getfenv", "setfenv", "module"}) do
   _G[name] = deny(name)
 end
 string.dump = deny("string.dump")
@@ -110,7 +110,12 @@ impl Drop for Armed<'_> {
 }
 
 /// A fresh sandboxed state with the memory cap set and the budget interrupt installed.
-pub(crate) fn new_state(memory_limit: usize, hook_budget: Duration) -> mlua::Result<(Lua, Budget)> {
+/// `install` adds the host's own globals (`require`, `oneshot`) before the globals are frozen.
+pub(crate) fn new_state(
+    memory_limit: usize,
+    hook_budget: Duration,
+    install: impl FnOnce(&Lua) -> mlua::Result<()>,
+) -> mlua::Result<(Lua, Budget)> {
     let libs = StdLib::COROUTINE
         | StdLib::STRING
         | StdLib::TABLE
@@ -122,6 +127,7 @@ pub(crate) fn new_state(memory_limit: usize, hook_budget: Duration) -> mlua::Res
     install_print(&lua)?;
     let lazy_tables: mlua::Table = lua.load(PRELUDE).set_name("=oneshot-sandbox").eval()?;
     lua.set_named_registry_value(LAZY_REGISTRY, lazy_tables)?;
+    install(&lua)?;
     lua.sandbox(true)?;
     lua.set_memory_limit(memory_limit)?;
     let budget = Budget::install(&lua, hook_budget);

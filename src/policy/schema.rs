@@ -3,13 +3,14 @@
 //! Strict on purpose (STYLE.md, "strict tables"): a typo such as `max_iteratons` must fail the
 //! load and name its line, not silently fall back to a default the user thinks they changed.
 
+use super::failmode::FailModes;
 use super::limits::Limits;
 use super::lua_ctx::type_name;
 use crate::machine::{SessionState, edges};
 use mlua::{Function, Table, Value};
 
 /// Every top-level key a policy table may have.
-pub const TOP_LEVEL_KEYS: [&str; 9] = [
+pub const TOP_LEVEL_KEYS: [&str; 11] = [
     "limits",
     "verdict",
     "salvage",
@@ -19,6 +20,8 @@ pub const TOP_LEVEL_KEYS: [&str; 9] = [
     "on_transition",
     "redact",
     "approve",
+    "on_error",
+    "tests",
 ];
 
 /// A schema violation, before it is given a file and line.
@@ -81,6 +84,12 @@ pub(crate) struct Parsed {
     pub has_limits: bool,
     /// The policy set `redact`.
     pub has_redact: bool,
+    /// Failure modes, with `on_error` applied.
+    pub fail_modes: FailModes,
+    /// The policy set `on_error`.
+    pub has_on_error: bool,
+    /// The policy's own `tests` table (run by `policy test`, never by a session).
+    pub tests: Option<Table>,
 }
 
 /// Index into [`Parsed::guards`].
@@ -119,6 +128,11 @@ pub(crate) fn parse(table: &Table) -> Result<Parsed, SchemaError> {
             "audit_prompt" => parsed.audit_prompt = Some(function(&key, value)?),
             "on_transition" => parsed.on_transition = Some(function(&key, value)?),
             "approve" => parsed.approve = Some(function(&key, value)?),
+            "on_error" => {
+                parsed.fail_modes = FailModes::from_table(&table_of(&key, value)?)?;
+                parsed.has_on_error = true;
+            }
+            "tests" => parsed.tests = Some(table_of(&key, value)?),
             other => {
                 return Err(SchemaError::unknown_key(
                     other,

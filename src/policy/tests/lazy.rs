@@ -200,6 +200,7 @@ fn building_a_lazy_field_counts_against_the_memory_limit() {
     let opts = PolicyOptions {
         hook_budget: Duration::from_secs(20),
         memory_limit: 8 * 1024 * 1024,
+        ..PolicyOptions::default()
     };
     // Fill the state to within 64 KiB of its cap, then read a 256 KiB output.
     let h = PolicyHost::from_source(

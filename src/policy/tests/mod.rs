@@ -1,11 +1,14 @@
 //! Tests of the policy host against real Luau (no mocks).
 
 mod builtin;
+mod helpers;
 mod hooks;
 mod lazy;
 mod load;
+mod modules;
 mod sandbox;
 mod shipped;
+mod testing;
 
 use super::{HookCtx, PolicyError, PolicyHost, PolicyOptions};
 use crate::machine::{SessionState, Verdict};

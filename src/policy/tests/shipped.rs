@@ -120,3 +120,16 @@ fn lenient_lua_keeps_work() {
     ev.changed_files.clear();
     assert_eq!(h.salvage(&ev, &ctx).unwrap().salvage, Salvage::Nothing);
 }
+
+#[test]
+fn shipped_policy_tests_pass() {
+    for name in ["default.lua", "strict.lua", "lenient.lua"] {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("policies")
+            .join(name);
+        let report = super::super::run_tests(&path, PolicyOptions::default())
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(report.cases.len() >= 7, "{name}: {}", report.render());
+        assert_eq!(report.failed(), 0, "{name}:\n{}", report.render());
+    }
+}

@@ -1,0 +1,396 @@
+//! What the editor stubs describe: every field, key and helper with its type and meaning.
+//! A unit test checks these lists against [`super::super::HookCtx`], `Evidence`, the limit keys
+//! and the top-level keys, so the stubs cannot drift from the code.
+
+/// A documented field: name, LuaLS type, Luau type, meaning.
+pub(super) type Field = (&'static str, &'static str, &'static str, &'static str);
+
+/// The `ctx` table every hook receives.
+pub(super) const CTX: &[Field] = &[
+    ("session_id", "string", "string", "The session id (a UUID)."),
+    (
+        "state",
+        "string?",
+        "string?",
+        "The session's current state (for guards: the FROM state), e.g. \"AUDIT_PENDING\".",
+    ),
+    (
+        "iteration",
+        "integer",
+        "number",
+        "The worker iteration, starting at 1 (0 before the first worker run).",
+    ),
+    (
+        "max_iterations",
+        "integer",
+        "number",
+        "The effective iteration budget.",
+    ),
+    ("task", "string", "string", "The task as the user gave it."),
+    (
+        "worker_prompt",
+        "string",
+        "string",
+        "The prompt the worker got in this iteration.",
+    ),
+    (
+        "exit_code",
+        "integer?",
+        "number?",
+        "Exit code of the process that just finished, if any.",
+    ),
+    (
+        "reason",
+        "string?",
+        "string?",
+        "Why the last process stopped or the last transition happened (e.g. \"inactivity_timeout\").",
+    ),
+    (
+        "elapsed",
+        "number",
+        "number",
+        "Seconds since the session was created.",
+    ),
+    (
+        "worker_output",
+        "string",
+        "string",
+        "The tail of the worker's last output (redacted, at most 256 KiB).",
+    ),
+    (
+        "auditor_output",
+        "string",
+        "string",
+        "The tail of the auditor's last output (redacted, at most 256 KiB).",
+    ),
+    (
+        "verdict",
+        "OneshotVerdict?",
+        "OneshotVerdict?",
+        "The auditor's last verdict, if any.",
+    ),
+    (
+        "critique",
+        "string?",
+        "string?",
+        "The auditor's last reason/critique, if any.",
+    ),
+    (
+        "confidence",
+        "number?",
+        "number?",
+        "The auditor's confidence in [0, 1], if it gave one.",
+    ),
+    (
+        "changed_files",
+        "string[]",
+        "{ string }",
+        "Files changed in the workdir by the last worker run (workdir-relative).",
+    ),
+    (
+        "workdir",
+        "string",
+        "string",
+        "The session's working directory.",
+    ),
+];
+
+/// The `evidence` table `salvage` receives.
+pub(super) const EVIDENCE: &[Field] = &[
+    (
+        "reason",
+        "string?",
+        "string?",
+        "Why the worker stopped: \"exit_code\", \"inactivity_timeout\", \"worker_timeout\", \"interrupted\" or \"oneshot_died\".",
+    ),
+    (
+        "exit_code",
+        "integer?",
+        "number?",
+        "Exit code, when it exited.",
+    ),
+    (
+        "signal",
+        "integer?",
+        "number?",
+        "Signal number, when a signal ended it.",
+    ),
+    (
+        "output_tail",
+        "string",
+        "string",
+        "The last bytes of its combined output, redacted.",
+    ),
+    (
+        "changed_files",
+        "string[]",
+        "{ string }",
+        "Workdir-relative paths that changed during the run.",
+    ),
+    (
+        "changes_source",
+        "string",
+        "string",
+        "How the change list was obtained: \"git\" or \"snapshot\".",
+    ),
+];
+
+/// The `limits` table.
+pub(super) const LIMITS: &[Field] = &[
+    (
+        "max_iterations",
+        "integer?",
+        "number?",
+        "Worker runs per session (default 5).",
+    ),
+    (
+        "inactivity_timeout",
+        "(number|string)?",
+        "(number | string)?",
+        "Silence that kills an agent: seconds or \"5m\" (default \"5m\").",
+    ),
+    (
+        "worker_timeout",
+        "(number|string|false)?",
+        "(number | string | boolean)?",
+        "Wall-clock cap per worker run (default none).",
+    ),
+    (
+        "auditor_timeout",
+        "(number|string|false)?",
+        "(number | string | boolean)?",
+        "Wall-clock cap per auditor run (default none).",
+    ),
+    (
+        "grace_period",
+        "(number|string)?",
+        "(number | string)?",
+        "SIGTERM to SIGKILL delay (default \"5s\").",
+    ),
+];
+
+/// The policy table's top-level keys.
+pub(super) const POLICY: &[Field] = &[
+    (
+        "limits",
+        "OneshotLimits?",
+        "OneshotLimits?",
+        "Budgets the engine enforces.",
+    ),
+    (
+        "verdict",
+        "(fun(output: string, ctx: OneshotCtx): (OneshotVerdict|OneshotVerdictTable), string?, number?)?",
+        "((output: string, ctx: OneshotCtx) -> (OneshotVerdict | OneshotVerdictTable, string?, number?))?",
+        "Judge the auditor's output: verdict [, reason [, confidence]].",
+    ),
+    (
+        "salvage",
+        "(fun(evidence: OneshotEvidence, ctx: OneshotCtx): OneshotSalvage, string?)?",
+        "((evidence: OneshotEvidence, ctx: OneshotCtx) -> (OneshotSalvage, string?))?",
+        "Judge a stopped worker.",
+    ),
+    (
+        "guards",
+        "table<string, fun(ctx: OneshotCtx): boolean, string?>?",
+        "{ [string]: (ctx: OneshotCtx) -> (boolean, string?) }?",
+        "guards[\"FROM -> TO\"]: true, or false and a reason.",
+    ),
+    (
+        "next_prompt",
+        "(fun(ctx: OneshotCtx): string?)?",
+        "((ctx: OneshotCtx) -> string?)?",
+        "The worker's next prompt (nil keeps the built-in one).",
+    ),
+    (
+        "audit_prompt",
+        "(fun(ctx: OneshotCtx): string?)?",
+        "((ctx: OneshotCtx) -> string?)?",
+        "The auditor's prompt (nil keeps the built-in one).",
+    ),
+    (
+        "on_transition",
+        "(fun(from: string, to: string, ctx: OneshotCtx))?",
+        "((from: string, to: string, ctx: OneshotCtx) -> ())?",
+        "Observe every transition; the return value is ignored.",
+    ),
+    (
+        "redact",
+        "string[]?",
+        "{ string }?",
+        "Extra secret patterns (Rust regex syntax).",
+    ),
+    (
+        "approve",
+        "function?",
+        "((...any) -> ...any)?",
+        "Reserved for job approval.",
+    ),
+    (
+        "on_error",
+        "OneshotOnError?",
+        "OneshotOnError?",
+        "Failure modes per hook.",
+    ),
+    (
+        "tests",
+        "(OneshotTestCase|fun(t: OneshotTest))[]?",
+        "{ OneshotTestCase | (t: OneshotTest) -> () }?",
+        "The policy's own tests (run by `oneshot policy test`).",
+    ),
+];
+
+/// `on_error` keys with the values each may take.
+pub(super) const ON_ERROR: &[Field] = &[
+    (
+        "verdict",
+        "\"closed\"?",
+        "\"closed\"?",
+        "Decision hooks always fail closed.",
+    ),
+    (
+        "salvage",
+        "\"closed\"?",
+        "\"closed\"?",
+        "Decision hooks always fail closed.",
+    ),
+    (
+        "next_prompt",
+        "\"closed\"?",
+        "\"closed\"?",
+        "Decision hooks always fail closed.",
+    ),
+    (
+        "audit_prompt",
+        "\"closed\"?",
+        "\"closed\"?",
+        "Decision hooks always fail closed.",
+    ),
+    (
+        "approve",
+        "\"closed\"?",
+        "\"closed\"?",
+        "Decision hooks always fail closed.",
+    ),
+    (
+        "guard",
+        "OneshotFailMode?",
+        "OneshotFailMode?",
+        "\"open\": a guard error allows the transition, with a warning (default \"closed\").",
+    ),
+    (
+        "on_transition",
+        "OneshotFailMode?",
+        "OneshotFailMode?",
+        "\"closed\": an observer error fails the session (default \"open\").",
+    ),
+];
+
+/// A test case table.
+pub(super) const TEST_CASE: &[Field] = &[
+    ("name", "string?", "string?", "Shown in the report."),
+    (
+        "hook",
+        "\"verdict\"|\"salvage\"|\"guard\"|\"next_prompt\"|\"audit_prompt\"|\"on_transition\"",
+        "string",
+        "The hook to call.",
+    ),
+    (
+        "input",
+        "{ output?: string, evidence?: OneshotEvidence, ctx?: OneshotCtx }?",
+        "{ output: string?, evidence: OneshotEvidence?, ctx: OneshotCtx? }?",
+        "What the hook is given.",
+    ),
+    (
+        "from",
+        "string?",
+        "string?",
+        "For guard and on_transition: the FROM state.",
+    ),
+    (
+        "to",
+        "string?",
+        "string?",
+        "For guard and on_transition: the TO state.",
+    ),
+    (
+        "expect",
+        "(string|boolean|{ contains?: string, matches?: string })?",
+        "(string | boolean | { contains: string?, matches: string? })?",
+        "The expected answer.",
+    ),
+    (
+        "reason",
+        "(string|{ contains?: string, matches?: string })?",
+        "(string | { contains: string?, matches: string? })?",
+        "The expected reason.",
+    ),
+    (
+        "error",
+        "string?",
+        "string?",
+        "Expect the hook to fail with an error containing this.",
+    ),
+];
+
+/// The `t` table a test function receives.
+pub(super) const TEST: &[Field] = &[
+    (
+        "assert",
+        "fun(cond: any, msg?: string): any",
+        "(cond: any, msg: string?) -> any",
+        "Fails the test when cond is false or nil.",
+    ),
+    (
+        "eq",
+        "fun(actual: any, expected: any, msg?: string)",
+        "(actual: any, expected: any, msg: string?) -> ()",
+        "Deep equality for tables, == otherwise.",
+    ),
+    (
+        "contains",
+        "fun(text: string, part: string, msg?: string)",
+        "(text: string, part: string, msg: string?) -> ()",
+        "Plain substring search.",
+    ),
+    (
+        "fail",
+        "fun(msg?: string)",
+        "(msg: string?) -> ()",
+        "Fails the test.",
+    ),
+];
+
+/// The `oneshot` helper table: name, LuaLS signature (params; returns), Luau type, meaning.
+pub(super) const HELPERS: &[Field] = &[
+    (
+        "log",
+        "fun(level: \"debug\"|\"info\"|\"warn\"|\"error\", msg: string)",
+        "(level: string, msg: string) -> ()",
+        "Write to oneshot's log; the engine records it with the hook call.",
+    ),
+    (
+        "glob_match",
+        "fun(pattern: string, path: string): boolean",
+        "(pattern: string, path: string) -> boolean",
+        "Glob match (`*` within a segment, `**` across).",
+    ),
+    (
+        "regex_find",
+        "fun(pattern: string, text: string): string?, integer?, integer?, ...: string?",
+        "(pattern: string, text: string) -> (string?, number?, number?, ...string?)",
+        "First match, its 1-based start and inclusive end, then the capture groups; nil if none. Linear time.",
+    ),
+    (
+        "json_decode",
+        "fun(text: string): any, string?",
+        "(text: string) -> (any, string?)",
+        "Decoded value, or nil and a message. null decodes to oneshot.null.",
+    ),
+    (
+        "duration",
+        "fun(value: string|number): number",
+        "(value: string | number) -> number",
+        "Seconds from \"90s\", \"5m\", \"1h 30m\" or a number.",
+    ),
+    ("null", "table", "{}", "The value JSON null decodes to."),
+];

@@ -1,0 +1,257 @@
+//! One OPA-style test case: call a hook through the same Rust path the engine uses and compare
+//! its answer with `expect` (and optionally `reason`, or an expected `error`).
+
+use super::super::schema::suggest;
+use super::super::{GuardOutcome, HookCtx, PolicyHost};
+use super::input::overlay;
+use crate::executor::Evidence;
+use crate::machine::{Salvage, SessionState, Verdict};
+use mlua::{Table, Value};
+
+/// The keys a case table may have.
+const CASE_KEYS: [&str; 8] = [
+    "name", "hook", "input", "expect", "reason", "error", "from", "to",
+];
+
+/// The hooks a case may call.
+const CASE_HOOKS: [&str; 6] = [
+    "verdict",
+    "salvage",
+    "guard",
+    "next_prompt",
+    "audit_prompt",
+    "on_transition",
+];
+
+/// Why a case failed, and where, when the failure has a place of its own (a hook's error).
+pub(super) struct Failure {
+    pub message: String,
+    pub location: Option<String>,
+}
+
+impl From<String> for Failure {
+    fn from(message: String) -> Self {
+        Failure {
+            message,
+            location: None,
+        }
+    }
+}
+
+/// What the hook answered, reduced to what `expect` can describe.
+enum Answer {
+    Text(String),
+    Bool(bool),
+    Nothing,
+}
+
+impl Answer {
+    fn show(&self) -> String {
+        match self {
+            Answer::Text(s) => format!("{s:?}"),
+            Answer::Bool(b) => b.to_string(),
+            Answer::Nothing => "nothing".to_string(),
+        }
+    }
+}
+
+/// Runs `case` against `host`.
+pub(super) fn run(host: &PolicyHost, case: &Table) -> Result<(), Failure> {
+    for pair in case.pairs::<Value, Value>() {
+        let (key, _) = pair.map_err(|e| e.to_string())?;
+        let key = match &key {
+            Value::String(s) => s.to_string_lossy(),
+            _ => return Err("test case keys must be names".to_string().into()),
+        };
+        if !CASE_KEYS.contains(&key.as_str()) {
+            let hint = suggest(&key, &CASE_KEYS)
+                .map(|s| format!("; did you mean {s}?"))
+                .unwrap_or_default();
+            return Err(format!("unknown key `{key}` in the test case{hint}").into());
+        }
+    }
+    let hook = string(case, "hook")?.ok_or("the test case has no `hook`".to_string())?;
+    if !CASE_HOOKS.contains(&hook.as_str()) {
+        let hint = suggest(&hook, &CASE_HOOKS)
+            .map(|s| format!("; did you mean {s}?"))
+            .unwrap_or_default();
+        return Err(format!("unknown hook {hook:?} in the test case{hint}").into());
+    }
+    let input: Option<Table> = table(case, "input")?;
+    let field = |name: &str| -> Result<Option<Table>, String> {
+        match &input {
+            Some(t) => table(t, name),
+            None => Ok(None),
+        }
+    };
+    if let Some(input) = &input {
+        for pair in input.pairs::<Value, Value>() {
+            let (key, _) = pair.map_err(|e| e.to_string())?;
+            let key = key.to_string().unwrap_or_default();
+            if !["ctx", "output", "evidence"].contains(&key.as_str()) {
+                return Err(format!(
+                    "unknown key `{key}` in input; use ctx, output (verdict) or evidence (salvage)"
+                )
+                .into());
+            }
+        }
+    }
+    let transition = || -> Result<(SessionState, SessionState), String> {
+        let state = |key: &str| -> Result<SessionState, String> {
+            let name = string(case, key)?
+                .ok_or_else(|| format!("a {hook} case needs `from` and `to` states"))?;
+            name.parse::<SessionState>()
+                .map_err(|_| format!("`{key}` = {name:?} is not a session state"))
+        };
+        Ok((state("from")?, state("to")?))
+    };
+    let mut base = HookCtx {
+        iteration: 1,
+        max_iterations: host.limits().max_iterations,
+        ..HookCtx::default()
+    };
+    if hook == "guard" || hook == "on_transition" {
+        base.state = Some(transition()?.0);
+    }
+    let ctx = match field("ctx")? {
+        Some(t) => overlay(&base, "ctx", &t)?,
+        None => base,
+    };
+    let result = match hook.as_str() {
+        "verdict" => {
+            let output = match &input {
+                Some(t) => string(t, "output")?.unwrap_or_default(),
+                None => String::new(),
+            };
+            host.verdict(&output, &ctx).map(|d| {
+                let name = match d.verdict {
+                    Verdict::Done => "done",
+                    Verdict::Retry => "retry",
+                    Verdict::Impossible => "impossible",
+                };
+                (Answer::Text(name.into()), d.reason)
+            })
+        }
+        "salvage" => {
+            let evidence = match field("evidence")? {
+                Some(t) => overlay(&Evidence::default(), "evidence", &t)?,
+                None => Evidence::default(),
+            };
+            host.salvage(&evidence, &ctx).map(|d| {
+                let name = match d.salvage {
+                    Salvage::Success => "success",
+                    Salvage::Partial => "partial",
+                    Salvage::Nothing => "nothing",
+                };
+                (Answer::Text(name.into()), d.reason)
+            })
+        }
+        "guard" => {
+            let (from, to) = transition()?;
+            host.guard(from, to, &ctx).map(|g| match g {
+                GuardOutcome::Allow => (Answer::Bool(true), None),
+                GuardOutcome::Veto(reason) => (Answer::Bool(false), Some(reason)),
+            })
+        }
+        "next_prompt" => host.next_prompt(&ctx).map(|p| (Answer::Text(p), None)),
+        "audit_prompt" => host.audit_prompt(&ctx).map(|p| (Answer::Text(p), None)),
+        _ => {
+            let (from, to) = transition()?;
+            host.on_transition(from, to, &ctx)
+                .map(|()| (Answer::Nothing, None))
+        }
+    };
+    let expect: Value = case.raw_get("expect").map_err(|e| e.to_string())?;
+    let want_reason: Value = case.raw_get("reason").map_err(|e| e.to_string())?;
+    let want_error = string(case, "error")?;
+    match (result, want_error) {
+        (Err(e), Some(part)) if e.to_string().contains(&part) => Ok(()),
+        (Err(e), _) => Err(Failure {
+            message: e.to_string(),
+            location: e.location(),
+        }),
+        (Ok((answer, _)), Some(part)) => Err(format!(
+            "expected an error containing {part:?}, got {}",
+            answer.show()
+        )
+        .into()),
+        (Ok((answer, reason)), None) => {
+            check(&expect, &answer).map_err(|m| format!("{m}{}", reason_note(&reason)))?;
+            if !want_reason.is_nil() {
+                let got = reason
+                    .as_ref()
+                    .map_or(Answer::Nothing, |r| Answer::Text(r.clone()));
+                check(&want_reason, &got).map_err(|m| format!("reason: {m}"))?;
+            }
+            Ok(())
+        }
+    }
+}
+
+fn reason_note(reason: &Option<String>) -> String {
+    reason
+        .as_ref()
+        .map(|r| format!(" (reason: {r:?})"))
+        .unwrap_or_default()
+}
+
+/// Compares `answer` with an `expect` (or `reason`) value: a string or boolean for equality,
+/// `{ contains = "…" }` or `{ matches = "regex" }` for text, nil for "anything".
+fn check(expect: &Value, answer: &Answer) -> Result<(), String> {
+    let ok = match (expect, answer) {
+        (Value::Nil, _) => true,
+        (Value::String(s), Answer::Text(t)) => s.to_string_lossy() == *t,
+        (Value::Boolean(b), Answer::Bool(a)) => a == b,
+        (Value::Table(m), Answer::Text(t)) => {
+            if let Some(part) = string(m, "contains")? {
+                t.contains(&part)
+            } else if let Some(re) = string(m, "matches")? {
+                regex::Regex::new(&re)
+                    .map_err(|e| format!("bad `matches` regex {re:?}: {e}"))?
+                    .is_match(t)
+            } else {
+                return Err(
+                    "an expect table must be { contains = \"…\" } or { matches = \"…\" }".into(),
+                );
+            }
+        }
+        _ => false,
+    };
+    if ok {
+        return Ok(());
+    }
+    let want = match expect {
+        Value::Table(m) => match (string(m, "contains")?, string(m, "matches")?) {
+            (Some(c), _) => format!("text containing {c:?}"),
+            (_, Some(r)) => format!("text matching {r:?}"),
+            _ => "a string".into(),
+        },
+        Value::String(s) => format!("{:?}", s.to_string_lossy()),
+        other => other
+            .to_string()
+            .unwrap_or_else(|_| other.type_name().into()),
+    };
+    Err(format!("expected {want}, got {}", answer.show()))
+}
+
+fn string(t: &Table, key: &str) -> Result<Option<String>, String> {
+    match t.raw_get::<Value>(key).map_err(|e| e.to_string())? {
+        Value::Nil => Ok(None),
+        Value::String(s) => Ok(Some(s.to_string_lossy())),
+        other => Err(format!(
+            "`{key}` must be a string, not {}",
+            other.type_name()
+        )),
+    }
+}
+
+fn table(t: &Table, key: &str) -> Result<Option<Table>, String> {
+    match t.raw_get::<Value>(key).map_err(|e| e.to_string())? {
+        Value::Nil => Ok(None),
+        Value::Table(t) => Ok(Some(t)),
+        other => Err(format!(
+            "`{key}` must be a table, not {}",
+            other.type_name()
+        )),
+    }
+}
