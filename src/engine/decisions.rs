@@ -151,7 +151,16 @@ impl Engine {
         };
         self.log
             .append(&record)
-            .map_err(|source| self.log_error(source))
+            .map_err(|source| self.log_error(source))?;
+        // What the hook said through oneshot.log(), attributed to it.
+        for (level, message) in self.policy.take_logs() {
+            let message = self.redactor.redact(&message).into_owned();
+            let rec = json!({"ts": now_ms(), "type": "policy_log", "hook": key, "level": level, "message": message});
+            self.log
+                .append(&rec)
+                .map_err(|source| self.log_error(source))?;
+        }
+        Ok(())
     }
 
     /// Redacts every string and moves the long ones into `blob` records.
@@ -210,5 +219,6 @@ fn error_kind(e: &PolicyError) -> &'static str {
         PolicyError::Budget { .. } => "budget",
         PolicyError::Memory { .. } => "memory",
         PolicyError::BadReturn { .. } => "bad_return",
+        PolicyError::Tests { .. } => "tests",
     }
 }

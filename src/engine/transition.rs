@@ -5,7 +5,7 @@ use super::EngineError;
 use super::ctx::{now_ms, rfc3339_now};
 use super::records::StateChange;
 use crate::machine::{Event, SessionState, next};
-use crate::policy::{GuardOutcome, PolicyError};
+use crate::policy::{FailMode, GuardOutcome, PolicyError};
 use crate::store::HistoryEntry;
 
 impl Engine {
@@ -31,13 +31,22 @@ impl Engine {
                     let why = format!("guard vetoed {from} -> {to}: {why}");
                     return self.commit(SessionState::Failed, Some(why), None);
                 }
+                Err(e) if self.policy.fail_mode(e.hook().unwrap_or("guard")) == FailMode::Open => {
+                    self.warn(&format!(
+                        "guard {from} -> {to} failed and fails open (on_error): {e}"
+                    ))?;
+                }
                 Err(e) => return self.policy_failed(&e),
             }
         }
         self.commit(to, reason, detail)?;
         if let Err(e) = self.observe_transition(from, to)? {
-            // An observer fails open: it cannot stop a transition that already happened, and
-            // its failure must not end a healthy session. It is shown and recorded.
+            // An observer fails open by default: it cannot undo a transition that happened,
+            // and its failure must not end a healthy session. A policy that declares
+            // `on_error = { on_transition = "closed" }` wants the session stopped instead.
+            if self.policy.fail_mode("on_transition") == FailMode::Closed && !to.is_terminal() {
+                return self.policy_failed(&e);
+            }
             self.warn(&format!("on_transition failed after {from} -> {to}: {e}"))?;
         }
         Ok(())
