@@ -19,4 +19,5 @@ pub mod executor;
 pub mod machine;
 pub mod pipeline;
 pub mod policy;
+pub mod replay;
 pub mod store;

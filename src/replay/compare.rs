@@ -1,0 +1,165 @@
+//! Asking the new policy a recorded question, and comparing its answer with the recorded one.
+
+use super::record::{DecisionInput, DecisionResult};
+use crate::policy::{GuardOutcome, PolicyError, PolicyHost};
+
+/// How wide an old or new value is shown in a difference.
+const SHOWN: usize = 60;
+
+/// Calls the same [`PolicyHost`] method the engine called, so built-in defaults apply where
+/// `policy` lacks the hook.
+pub(crate) fn ask(
+    policy: &PolicyHost,
+    input: &DecisionInput,
+) -> Result<DecisionResult, PolicyError> {
+    Ok(match input {
+        DecisionInput::Verdict { output, ctx } => {
+            DecisionResult::Verdict(policy.verdict(output, ctx)?)
+        }
+        DecisionInput::Salvage { evidence, ctx } => {
+            DecisionResult::Salvage(policy.salvage(evidence, ctx)?)
+        }
+        DecisionInput::Guard { from, to, ctx } => {
+            DecisionResult::Guard(policy.guard(*from, *to, ctx)?)
+        }
+        DecisionInput::NextPrompt { ctx } => DecisionResult::Prompt(policy.next_prompt(ctx)?),
+        DecisionInput::AuditPrompt { ctx } => DecisionResult::Prompt(policy.audit_prompt(ctx)?),
+        DecisionInput::OnTransition { from, to, ctx } => {
+            policy.on_transition(*from, *to, ctx)?;
+            DecisionResult::Observed
+        }
+    })
+}
+
+/// The log's `error_kind` for a policy error.
+pub(crate) fn error_kind(e: &PolicyError) -> &'static str {
+    match e {
+        PolicyError::Read { .. } => "read",
+        PolicyError::Load { .. } => "load",
+        PolicyError::Sandbox { .. } => "sandbox",
+        PolicyError::Runtime { .. } => "runtime",
+        PolicyError::Budget { .. } => "budget",
+        PolicyError::Memory { .. } => "memory",
+        PolicyError::BadReturn { .. } => "bad_return",
+    }
+}
+
+/// Whether two answers are the same decision: the same verdict, salvage or guard word, the
+/// same prompt text, both failures. With `reasons`, reasons, confidences and error messages
+/// must match too.
+pub(crate) fn same(old: &DecisionResult, new: &DecisionResult, reasons: bool) -> bool {
+    use DecisionResult as R;
+    match (old, new) {
+        (R::Verdict(a), R::Verdict(b)) => {
+            a.verdict == b.verdict
+                && (!reasons || (a.reason == b.reason && a.confidence == b.confidence))
+        }
+        (R::Salvage(a), R::Salvage(b)) => {
+            a.salvage == b.salvage && (!reasons || a.reason == b.reason)
+        }
+        (R::Guard(GuardOutcome::Allow), R::Guard(GuardOutcome::Allow)) => true,
+        (R::Guard(GuardOutcome::Veto(a)), R::Guard(GuardOutcome::Veto(b))) => !reasons || a == b,
+        (R::Prompt(a), R::Prompt(b)) => a == b,
+        (R::Observed, R::Observed) => true,
+        (R::Error { message: a, .. }, R::Error { message: b, .. }) => !reasons || a == b,
+        _ => false,
+    }
+}
+
+/// Whether the new answer moves the session where the recorded one did. An observer failing
+/// on a terminal state only warns, so it moves nothing.
+pub(crate) fn same_path(
+    input: &DecisionInput,
+    old: &DecisionResult,
+    new: &Result<DecisionResult, PolicyError>,
+) -> bool {
+    if let DecisionInput::OnTransition { to, .. } = input {
+        let fatal = |failed: bool| failed && !to.is_terminal();
+        return fatal(old.is_error()) == fatal(new.is_err());
+    }
+    match new {
+        Ok(new) => same(old, new, false),
+        Err(_) => old.is_error(),
+    }
+}
+
+/// `old` and `new` as short one-line texts for a table. Prompts that differ are shown from a
+/// little before their first difference, so the change is visible.
+pub(crate) fn describe_pair(
+    old: &DecisionResult,
+    new: &DecisionResult,
+    reasons: bool,
+) -> (String, String) {
+    if let (DecisionResult::Prompt(a), DecisionResult::Prompt(b)) = (old, new) {
+        let at = first_difference(a, b).saturating_sub(SHOWN / 3);
+        let at = floor_boundary(a, at).min(floor_boundary(b, at));
+        let cut = |s: &str| {
+            let text = shorten(&s[at..]);
+            if at > 0 { format!("…{text}") } else { text }
+        };
+        return (cut(a), cut(b));
+    }
+    (describe(old, reasons), describe(new, reasons))
+}
+
+/// One answer as a short text: `retry`, `deny: too many files`, `error: strict.lua:3: …`.
+pub(crate) fn describe(result: &DecisionResult, reasons: bool) -> String {
+    let with = |word: &str, reason: &Option<String>| match reason {
+        Some(r) if reasons => shorten(&format!("{word}: {r}")),
+        _ => word.to_string(),
+    };
+    match result {
+        DecisionResult::Verdict(v) => with(verdict_word(v.verdict), &v.reason),
+        DecisionResult::Salvage(s) => with(salvage_word(s.salvage), &s.reason),
+        DecisionResult::Guard(GuardOutcome::Allow) => "allow".to_string(),
+        DecisionResult::Guard(GuardOutcome::Veto(why)) => shorten(&format!("deny: {why}")),
+        DecisionResult::Prompt(p) => shorten(p),
+        DecisionResult::Observed => "ok".to_string(),
+        DecisionResult::Error { message, .. } => shorten(&format!("error: {message}")),
+    }
+}
+
+fn verdict_word(v: crate::machine::Verdict) -> &'static str {
+    match v {
+        crate::machine::Verdict::Done => "done",
+        crate::machine::Verdict::Retry => "retry",
+        crate::machine::Verdict::Impossible => "impossible",
+    }
+}
+
+fn salvage_word(s: crate::machine::Salvage) -> &'static str {
+    match s {
+        crate::machine::Salvage::Success => "success",
+        crate::machine::Salvage::Partial => "partial",
+        crate::machine::Salvage::Nothing => "nothing",
+    }
+}
+
+/// At most [`SHOWN`] characters on one line, `…` marking a cut.
+pub(crate) fn shorten(s: &str) -> String {
+    let mut out = String::with_capacity(SHOWN + 3);
+    for (n, c) in s.chars().enumerate() {
+        if n == SHOWN {
+            out.push('…');
+            break;
+        }
+        out.push(if c == '\n' || c == '\r' || c == '\t' {
+            ' '
+        } else {
+            c
+        });
+    }
+    out
+}
+
+fn first_difference(a: &str, b: &str) -> usize {
+    a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count()
+}
+
+fn floor_boundary(s: &str, mut at: usize) -> usize {
+    at = at.min(s.len());
+    while !s.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
+}
