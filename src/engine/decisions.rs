@@ -132,7 +132,7 @@ impl Engine {
         let builtin = !self.hooks.iter().any(|h| h == key);
         let result = match result {
             Ok(v) => v,
-            Err(e) => json!({"error": e.to_string(), "error_kind": error_kind(e)}),
+            Err(e) => json!({"error": e.to_string(), "error_kind": e.kind()}),
         };
         let input = self.blobify(input)?;
         let result = self.blobify(result)?;
@@ -207,18 +207,4 @@ fn hex(bytes: &[u8]) -> String {
         s.push(DIGITS[(b & 15) as usize] as char);
     }
     s
-}
-
-/// The `error_kind` of a decision record.
-fn error_kind(e: &PolicyError) -> &'static str {
-    match e {
-        PolicyError::Read { .. } => "read",
-        PolicyError::Load { .. } => "load",
-        PolicyError::Sandbox { .. } => "sandbox",
-        PolicyError::Runtime { .. } => "runtime",
-        PolicyError::Budget { .. } => "budget",
-        PolicyError::Memory { .. } => "memory",
-        PolicyError::BadReturn { .. } => "bad_return",
-        PolicyError::Tests { .. } => "tests",
-    }
 }

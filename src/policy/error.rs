@@ -90,6 +90,21 @@ pub enum PolicyError {
 }
 
 impl PolicyError {
+    /// A short machine-readable name for the kind of failure (the `error_kind` of decision
+    /// records): `read`, `load`, `sandbox`, `runtime`, `budget`, `memory`, `bad_return`, `tests`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            PolicyError::Read { .. } => "read",
+            PolicyError::Load { .. } => "load",
+            PolicyError::Sandbox { .. } => "sandbox",
+            PolicyError::Runtime { .. } => "runtime",
+            PolicyError::Budget { .. } => "budget",
+            PolicyError::Memory { .. } => "memory",
+            PolicyError::BadReturn { .. } => "bad_return",
+            PolicyError::Tests { .. } => "tests",
+        }
+    }
+
     /// The hook the error came from (`"verdict"`, `"guards[A -> B]"`, [`LOAD_HOOK`]), or `None`
     /// for errors about the file as a whole.
     pub fn hook(&self) -> Option<&str> {

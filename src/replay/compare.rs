@@ -31,19 +31,6 @@ pub(crate) fn ask(
     })
 }
 
-/// The log's `error_kind` for a policy error.
-pub(crate) fn error_kind(e: &PolicyError) -> &'static str {
-    match e {
-        PolicyError::Read { .. } => "read",
-        PolicyError::Load { .. } => "load",
-        PolicyError::Sandbox { .. } => "sandbox",
-        PolicyError::Runtime { .. } => "runtime",
-        PolicyError::Budget { .. } => "budget",
-        PolicyError::Memory { .. } => "memory",
-        PolicyError::BadReturn { .. } => "bad_return",
-    }
-}
-
 /// Whether two answers are the same decision: the same verdict, salvage or guard word, the
 /// same prompt text, both failures. With `reasons`, reasons, confidences and error messages
 /// must match too.

@@ -25,7 +25,7 @@ pub use record::{
 pub use report::{Difference, IncompleteDecision, ReplayFailure, ReplayReport};
 
 use crate::policy::PolicyHost;
-use compare::{ask, describe_pair, error_kind, same};
+use compare::{ask, describe_pair, same};
 use simulate::Simulation;
 
 /// How [`replay_with`] compares answers.
@@ -98,7 +98,7 @@ pub fn replay_with(recorded: &Recorded, policy: &PolicyHost, opts: ReplayOptions
                 iteration: d.iteration,
                 state: d.state,
                 error: e.to_string(),
-                kind: error_kind(e).to_string(),
+                kind: e.kind().to_string(),
             }),
         }
         sim.decision(d, &new);
