@@ -105,7 +105,7 @@ fn set_files_moves_the_watch_between_directories() {
     let b = file_in(&second, "common.lua", "return {}");
     let mut watcher = PolicyWatcher::new(vec![a.clone()], DEBOUNCE).unwrap();
     watcher.set_files(vec![b.clone()]).unwrap();
-    assert_eq!(watcher.files(), &[b.clone()]);
+    assert_eq!(watcher.files(), std::slice::from_ref(&b));
     std::fs::write(&a, "return { }").unwrap();
     assert_eq!(
         settle(&watcher),

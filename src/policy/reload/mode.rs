@@ -26,7 +26,10 @@ impl ReloadMode {
 /// A `--policy-reload` value that is not one of [`ReloadMode::NAMES`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("unknown policy reload mode {0:?}; expected auto, trusted or off")]
-pub struct ParseReloadModeError(pub String);
+pub struct ParseReloadModeError(
+    /// The value that was given.
+    pub String,
+);
 
 impl FromStr for ReloadMode {
     type Err = ParseReloadModeError;

@@ -66,8 +66,10 @@ impl ReloadingPolicy {
         let Some(path) = this.host.path().map(Path::to_path_buf) else {
             return Ok(this);
         };
-        let mut loaded = snapshot((this.opts.sources)(&this.host));
-        let on_disk = loaded.entry(path).or_insert(None);
+        let mut loaded = snapshot_with(&path, (this.opts.sources)(&this.host));
+        let on_disk = loaded
+            .get_mut(&path)
+            .expect("snapshot_with includes the policy");
         if !same_content(&this.host, on_disk.as_deref()) {
             // Edited between the load and now: make the first check see it as a change.
             *on_disk = None;
@@ -174,11 +176,12 @@ impl ReloadingPolicy {
                 return self.report(vec![event]);
             }
         };
-        let mut next = snapshot((self.opts.sources)(&host));
-        next.entry(path.clone()).or_insert(None);
+        let next = snapshot_with(&path, (self.opts.sources)(&host));
         // What was loaded must be what was vetted: a file rewritten between the check and the
-        // load is checked again on the next poll instead of being activated unseen.
-        let main_loaded = same_content(&host, next[&path].as_deref());
+        // load is checked again on the next poll instead of being activated unseen. (A custom
+        // loader whose host carries no content hash can only be checked through the files.)
+        let main_loaded =
+            !host.hash().starts_with("sha256:") || same_content(&host, next[&path].as_deref());
         let rewritten = changed
             .iter()
             .any(|(f, h)| next.get(f).is_some_and(|n| n != h));
@@ -257,6 +260,14 @@ impl ReloadingPolicy {
         self.outstanding = events.clone();
         events
     }
+}
+
+/// [`snapshot`] of `sources`, plus the policy file itself should `sources` leave it out.
+fn snapshot_with(policy: &Path, mut sources: Vec<PathBuf>) -> Snapshot {
+    if !sources.iter().any(|s| s == policy) {
+        sources.push(policy.to_path_buf());
+    }
+    snapshot(sources)
 }
 
 fn snapshot(files: Vec<PathBuf>) -> Snapshot {
