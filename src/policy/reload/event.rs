@@ -39,7 +39,7 @@ impl ReloadOptions {
             workdir: workdir.into(),
             trust,
             policy: PolicyOptions::default(),
-            validate: Box::new(|path, opts| PolicyHost::load(path, *opts)),
+            validate: Box::new(|path, opts| PolicyHost::load(path, opts.clone())),
             sources: Box::new(|host| host.path().map(Path::to_path_buf).into_iter().collect()),
         }
     }
