@@ -18,6 +18,7 @@ fn main() {
         Some(Command::Status { id, json }) => cli::show::status(&store, id.as_deref(), json),
         Some(Command::List { json }) => cli::show::list(&store, json),
         Some(Command::Log { id, follow, json }) => cli::show::log(&store, &id, follow, json),
+        Some(Command::Policy(cmd)) => cli::policy::run(&store, cmd),
         None => match cli.run.resume.clone() {
             Some(id) => cli::run::resume(
                 &store,

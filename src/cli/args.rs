@@ -76,6 +76,9 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Check, test, replay and trust policies; write editor stubs.
+    #[command(subcommand)]
+    Policy(PolicyCommand),
     /// Show a session's activity log.
     Log {
         /// Session id or unique prefix.
@@ -130,4 +133,49 @@ pub struct ResumeArgs {
 
 fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
     humantime::parse_duration(s).map_err(|e| format!("{e} (examples: 100ms, 2s, 5m)"))
+}
+
+/// `oneshot policy …`
+#[derive(Debug, Subcommand)]
+pub enum PolicyCommand {
+    /// Load and validate a policy; list its hooks, effective limits and modules.
+    Check {
+        /// The policy file.
+        file: PathBuf,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run a policy's tests (FILE_test.lua beside it, and its `tests` table).
+    Test {
+        /// The policy file.
+        file: PathBuf,
+        /// Print the results as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Re-run a recorded session's decisions through another policy and show what differs.
+    Replay {
+        /// Session id or unique prefix (may still be running).
+        id: String,
+        /// The policy to replay with.
+        #[arg(long, value_name = "FILE")]
+        policy: PathBuf,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Trust the current content of a policy file (or module) so a running session may load
+    /// it, even though it lives where an agent can write.
+    Trust {
+        /// The files to trust.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
+    /// Write editor type definitions for the policy API (LuaLS and luau-lsp).
+    Stubs {
+        /// Where to write oneshot.d.lua and oneshot.d.luau.
+        #[arg(long, default_value = ".")]
+        dir: PathBuf,
+    },
 }

@@ -1,0 +1,188 @@
+//! `oneshot policy check|test|stubs|trust|replay` through the real binary.
+
+mod common;
+use common::*;
+
+fn root() -> std::path::PathBuf {
+    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+#[test]
+fn check_lists_hooks_and_limits_and_fails_with_file_line() {
+    let w = World::new();
+    let strict = root().join("policies/strict.lua");
+    let out = w
+        .cmd()
+        .args(["policy", "check"])
+        .arg(&strict)
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let s = String::from_utf8_lossy(&out.stdout);
+    assert!(s.contains("verdict") && s.contains("max_iterations"), "{s}");
+
+    let json = w
+        .cmd()
+        .args(["policy", "check", "--json"])
+        .arg(&strict)
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert!(v["hash"].as_str().unwrap().starts_with("sha256:"), "{v}");
+
+    let bad = w.file(
+        "bad.lua",
+        "return {\n  limits = { max_iteratons = 3 },\n}\n",
+    );
+    let out = w
+        .cmd()
+        .args(["policy", "check"])
+        .arg(&bad)
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 2, "{}", text(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("bad.lua:2"), "{err}");
+}
+
+#[test]
+fn test_runs_cases_and_prints_the_summary_line() {
+    let w = World::new();
+    for name in ["default", "strict", "lenient"] {
+        let file = root().join(format!("policies/{name}.lua"));
+        let out = w
+            .cmd()
+            .args(["policy", "test"])
+            .arg(&file)
+            .output()
+            .unwrap();
+        assert_eq!(code(&out), 0, "{name}: {}", text(&out));
+        let s = String::from_utf8_lossy(&out.stdout);
+        assert!(s.lines().last().unwrap().ends_with(" 0 failed"), "{s}");
+    }
+    let p = w.file(
+        "p.lua",
+        r#"return {
+  verdict = function(o) return "retry" end,
+  tests = {
+    { name = "always retry", hook = "verdict", input = { output = "VERDICT: DONE" }, expect = "retry" },
+    { name = "wrong on purpose", hook = "verdict", input = { output = "x" }, expect = "done" },
+  },
+}"#,
+    );
+    let out = w.cmd().args(["policy", "test"]).arg(&p).output().unwrap();
+    assert_eq!(code(&out), 1, "{}", text(&out));
+    let s = String::from_utf8_lossy(&out.stdout);
+    assert!(s.contains("1 passed, 1 failed"), "{s}");
+    assert!(s.contains("wrong on purpose"), "{s}");
+}
+
+#[test]
+fn stubs_are_written_and_match_the_shipped_ones() {
+    let w = World::new();
+    let dir = w.tmp.path().join("stubs");
+    let out = w
+        .cmd()
+        .args(["policy", "stubs", "--dir"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    for name in ["oneshot.d.lua", "oneshot.d.luau"] {
+        let written = std::fs::read_to_string(dir.join(name)).unwrap();
+        let shipped = std::fs::read_to_string(root().join("policies").join(name)).unwrap();
+        assert_eq!(written, shipped, "{name}");
+    }
+}
+
+#[test]
+fn trust_records_the_hash_in_the_trust_file() {
+    let w = World::new();
+    let trust_file = w.tmp.path().join("trust.json");
+    let p = w.file("p.lua", "return {}");
+    let out = w
+        .cmd()
+        .env("ONESHOT_TRUST_FILE", &trust_file)
+        .args(["policy", "trust"])
+        .arg(&p)
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&trust_file).unwrap()).unwrap();
+    let canonical = p.canonicalize().unwrap();
+    assert!(
+        v["files"][canonical.to_str().unwrap()]
+            .as_str()
+            .unwrap()
+            .starts_with("sha256:"),
+        "{v}"
+    );
+}
+
+#[test]
+fn replay_shows_where_another_policy_decides_differently() {
+    let w = World::new();
+    // Recorded: the auditor asks for one retry, then is satisfied.
+    let worker = w.script(
+        "w.sh",
+        "case \"$ONESHOT_PROMPT\" in *CRITIQUE*) echo v2 > out;; *) echo v1 > out;; esac",
+    );
+    let auditor = w.script(
+        "a.sh",
+        "if grep -q v2 out; then echo 'VERDICT: DONE'; else echo 'VERDICT: RETRY needs v2'; fi",
+    );
+    let out = w.run(&worker, &auditor, &["-q"], "t");
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let id = w.session_id();
+
+    // Same behaviour: no differences.
+    let same = w.file("same.lua", "return {}");
+    let r = w
+        .cmd()
+        .args(["policy", "replay", &id, "--policy"])
+        .arg(&same)
+        .args(["--json"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&r), 0, "{}", text(&r));
+    let v: serde_json::Value = serde_json::from_slice(&r.stdout).unwrap();
+    assert_eq!(v["differences"].as_array().unwrap().len(), 0, "{v}");
+
+    // A lenient verdict accepts the first attempt: the path ends COMPLETED one iteration early.
+    let lenient = w.file(
+        "lenient.lua",
+        "return { verdict = function(o, ctx) return 'done', 'anything goes' end }",
+    );
+    let r = w
+        .cmd()
+        .args(["policy", "replay", &id, "--policy"])
+        .arg(&lenient)
+        .args(["--json"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&r), 0, "{}", text(&r));
+    let v: serde_json::Value = serde_json::from_slice(&r.stdout).unwrap();
+    let diffs = v["differences"].as_array().unwrap();
+    assert_eq!(diffs.len(), 1, "{v}");
+    assert_eq!(diffs[0]["hook"], "verdict");
+    assert_eq!(diffs[0]["iteration"], 1);
+    let path = v["simulated_path"].as_array().unwrap();
+    assert_eq!(path.last().unwrap(), "COMPLETED");
+    assert!(
+        path.len() < v["recorded_path"].as_array().unwrap().len(),
+        "{v}"
+    );
+
+    let human = w
+        .cmd()
+        .args(["policy", "replay", &id, "--policy"])
+        .arg(&lenient)
+        .output()
+        .unwrap();
+    let s = String::from_utf8_lossy(&human.stdout);
+    assert!(
+        s.contains("verdict") && s.contains("retry") && s.contains("done"),
+        "{s}"
+    );
+}
