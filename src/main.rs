@@ -26,6 +26,7 @@ fn main() {
                     id,
                     policy: cli.run.policy.clone(),
                     hook_budget: cli.run.hook_budget,
+                    policy_reload: cli.run.policy_reload,
                 },
                 quiet,
             ),

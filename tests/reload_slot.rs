@@ -340,7 +340,7 @@ fn the_validate_hook_can_refuse_a_policy_that_loads() {
     let mut opts = w.options(ReloadMode::Auto);
     // Stands in for the engine's loader, which also runs the policy's own tests.
     opts.validate = Box::new(|path, opts| {
-        let host = PolicyHost::load(path, *opts)?;
+        let host = PolicyHost::load(path, opts.clone())?;
         if host.limits().max_iterations > 10 {
             return Err(oneshot::policy::PolicyError::Load {
                 file: "policy.lua".into(),

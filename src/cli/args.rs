@@ -93,7 +93,7 @@ pub enum Command {
 }
 
 /// Options of a new session.
-#[derive(Debug, Args, Default)]
+#[derive(Debug, Args)]
 pub struct RunArgs {
     /// The policy file (Lua) that makes the judgement calls; the built-in policy otherwise.
     #[arg(long, env = "ONESHOT_POLICY", value_name = "FILE")]
@@ -111,6 +111,11 @@ pub struct RunArgs {
     /// Wall-clock budget of each policy hook call.
     #[arg(long, value_name = "DURATION", default_value = "100ms", value_parser = parse_duration)]
     pub hook_budget: std::time::Duration,
+    /// When an edited policy is loaded into the running session: `auto` reloads files outside
+    /// the workdir and asks for `oneshot policy trust` for files an agent could have written;
+    /// `trusted` asks for trust for every change; `off` never reloads.
+    #[arg(long, value_name = "MODE", default_value = "auto")]
+    pub policy_reload: oneshot::policy::ReloadMode,
     /// Continue session ID instead of starting one (the same as `oneshot resume ID`).
     #[arg(long, value_name = "ID", conflicts_with_all = ["worker_cmd", "auditor_cmd", "prompt"])]
     pub resume: Option<String>,
@@ -126,6 +131,9 @@ pub struct ResumeArgs {
     /// Use this policy from now on instead of the recorded one.
     #[arg(long, value_name = "FILE")]
     pub policy: Option<PathBuf>,
+    /// When an edited policy is loaded: auto, trusted or off (see `oneshot run --help`).
+    #[arg(long, value_name = "MODE", default_value = "auto")]
+    pub policy_reload: oneshot::policy::ReloadMode,
     /// Wall-clock budget of each policy hook call.
     #[arg(long, value_name = "DURATION", default_value = "100ms", value_parser = parse_duration)]
     pub hook_budget: std::time::Duration,

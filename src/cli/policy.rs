@@ -38,7 +38,7 @@ pub fn run(store: &Store, cmd: PolicyCommand) -> Result<i32> {
                 .open(&id)
                 .map_err(|e| Exit(2, anyhow::Error::new(e)))?;
             let host = PolicyHost::load(&policy, opts).map_err(load_err)?;
-            let log = read_log(&dir.log_path())
+            let log = read_log(dir.log_path())
                 .with_context(|| format!("cannot read the log of session {}", dir.id()))?;
             for w in &log.warnings {
                 eprintln!("oneshot: warning: {w}");

@@ -5,7 +5,7 @@ use super::term::{TerminalReporter, short_id};
 use anyhow::{Context, Result, bail};
 use oneshot::engine::{Engine, EngineOptions, Outcome, SessionSpec, interrupt_channel};
 use oneshot::machine::SessionState;
-use oneshot::policy::{PolicyHost, PolicyOptions};
+use oneshot::policy::{PolicyHost, PolicyOptions, ReloadMode};
 use oneshot::store::Store;
 use std::path::Path;
 
@@ -70,7 +70,12 @@ pub fn run(store: &Store, args: RunArgs, quiet: bool) -> Result<i32> {
         workdir,
         policy,
     };
-    drive(quiet, |opts| Engine::create(store, spec, opts))
+    let settings = Settings {
+        quiet,
+        reload: args.policy_reload,
+        budget: args.hook_budget,
+    };
+    drive(settings, |opts| Engine::create(store, spec, opts))
 }
 
 /// Resumes a session; returns the exit code.
@@ -79,23 +84,43 @@ pub fn resume(store: &Store, args: ResumeArgs, quiet: bool) -> Result<i32> {
         Some(p) => Some(load_policy(Some(p.as_path()), args.hook_budget)?),
         None => None,
     };
-    drive(quiet, |opts| Engine::resume(store, &args.id, policy, opts))
+    let settings = Settings {
+        quiet,
+        reload: args.policy_reload,
+        budget: args.hook_budget,
+    };
+    drive(settings, |opts| {
+        Engine::resume(store, &args.id, policy, opts)
+    })
 }
 
 /// Builds the engine with a terminal reporter and signal-fed interrupts, runs it on a
 /// current-thread runtime (agents are spawned from this thread, which matters for the
 /// parent-death signal), and reports the outcome.
-fn drive(
+/// How the engine is wired for a terminal.
+struct Settings {
     quiet: bool,
+    reload: ReloadMode,
+    budget: std::time::Duration,
+}
+
+fn drive(
+    settings: Settings,
     make: impl FnOnce(EngineOptions) -> Result<Engine, oneshot::engine::EngineError>,
 ) -> Result<i32> {
+    let quiet = settings.quiet;
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
     rt.block_on(async move {
         let (tx, rx) = interrupt_channel();
-        let opts = EngineOptions::new(Box::new(TerminalReporter::new(quiet)), rx);
+        let mut opts = EngineOptions::new(Box::new(TerminalReporter::new(quiet)), rx);
+        opts.reload = settings.reload;
+        opts.policy_options = PolicyOptions {
+            hook_budget: settings.budget,
+            ..PolicyOptions::default()
+        };
         let mut engine = make(opts).map_err(engine_err)?;
         if !quiet {
             eprintln!(

@@ -47,7 +47,7 @@ impl TerminalReporter {
 
 /// `oneshot 1a2b3c4d · WORKER_EXECUTING · iteration 1/5 · 12s · last output 3s ago`
 pub fn status_line(s: &Status) -> String {
-    format!(
+    let mut line = format!(
         "oneshot {} · {} · iteration {}/{} · {}s · last output {}s ago",
         short_id(&s.session_id),
         s.state,
@@ -55,7 +55,12 @@ pub fn status_line(s: &Status) -> String {
         s.max_iterations,
         s.elapsed.as_secs(),
         s.idle.as_secs()
-    )
+    );
+    if let Some(problem) = &s.policy {
+        let short: String = problem.chars().take(80).collect();
+        line.push_str(&format!(" · policy: {short}"));
+    }
+    line
 }
 
 /// The first 8 characters of a session id, enough to type.
@@ -101,6 +106,15 @@ impl Reporter for TerminalReporter {
     fn warn(&mut self, message: &str) {
         self.clear_status();
         eprintln!("oneshot: warning: {message}");
+        self.draw_status();
+    }
+
+    fn note(&mut self, message: &str) {
+        if self.quiet {
+            return;
+        }
+        self.clear_status();
+        eprintln!("oneshot: {message}");
         self.draw_status();
     }
 }

@@ -40,7 +40,7 @@ impl Engine {
     pub(super) fn decide_verdict(&mut self, output: &str) -> Decided<VerdictDecision> {
         let ctx = self.ctx();
         let start = Instant::now();
-        let r = self.policy.verdict(output, &ctx);
+        let r = self.policy().verdict(output, &ctx);
         let result = r
             .as_ref()
             .map(|d| json!({"verdict": d.verdict, "reason": d.reason, "confidence": d.confidence}));
@@ -53,7 +53,7 @@ impl Engine {
     pub(super) fn decide_salvage(&mut self, evidence: &Evidence) -> Decided<SalvageDecision> {
         let ctx = self.ctx();
         let start = Instant::now();
-        let r = self.policy.salvage(evidence, &ctx);
+        let r = self.policy().salvage(evidence, &ctx);
         let result = r
             .as_ref()
             .map(|d| json!({"salvage": d.salvage, "reason": d.reason}));
@@ -70,7 +70,7 @@ impl Engine {
     ) -> Decided<GuardOutcome> {
         let ctx = self.ctx();
         let start = Instant::now();
-        let r = self.policy.guard(from, to, &ctx);
+        let r = self.policy().guard(from, to, &ctx);
         let result = r.as_ref().map(|g| match g {
             GuardOutcome::Allow => json!({"allow": true}),
             GuardOutcome::Veto(why) => json!({"allow": false, "reason": why}),
@@ -98,7 +98,7 @@ impl Engine {
     ) -> Decided<String> {
         let ctx = self.ctx();
         let start = Instant::now();
-        let r = call(&self.policy, &ctx);
+        let r = call(self.policy(), &ctx);
         let result = r.as_ref().map(|p| json!({"prompt": p}));
         self.record(hook, hook, start, json!({"ctx": ctx}), result)?;
         Ok(r)
@@ -112,7 +112,7 @@ impl Engine {
     ) -> Decided<()> {
         let ctx = self.ctx();
         let start = Instant::now();
-        let r = self.policy.on_transition(from, to, &ctx);
+        let r = self.policy().on_transition(from, to, &ctx);
         let result = r.as_ref().map(|()| json!({}));
         let input = json!({"from": from, "to": to, "ctx": ctx});
         self.record("on_transition", "on_transition", start, input, result)?;
@@ -129,7 +129,7 @@ impl Engine {
         result: Result<Value, &PolicyError>,
     ) -> Result<(), EngineError> {
         let duration_us = start.elapsed().as_micros() as u64;
-        let builtin = !self.hooks.iter().any(|h| h == key);
+        let builtin = !self.policy().hooks().iter().any(|h| h == key);
         let result = match result {
             Ok(v) => v,
             Err(e) => json!({"error": e.to_string(), "error_kind": e.kind()}),
@@ -142,8 +142,8 @@ impl Engine {
             hook,
             state: self.file.state,
             iteration: self.file.iteration_count,
-            generation: self.generation,
-            policy_hash: self.policy.hash(),
+            generation: self.slot.generation(),
+            policy_hash: self.slot.current().hash(),
             builtin,
             duration_us,
             input,
@@ -153,7 +153,7 @@ impl Engine {
             .append(&record)
             .map_err(|source| self.log_error(source))?;
         // What the hook said through oneshot.log(), attributed to it.
-        for (level, message) in self.policy.take_logs() {
+        for (level, message) in self.policy().take_logs() {
             let message = self.redactor.redact(&message).into_owned();
             let rec = json!({"ts": now_ms(), "type": "policy_log", "hook": key, "level": level, "message": message});
             self.log

@@ -12,6 +12,9 @@ pub enum EngineError {
     /// The policy could not be loaded.
     #[error(transparent)]
     Policy(#[from] crate::policy::PolicyError),
+    /// The policy watcher could not be set up.
+    #[error(transparent)]
+    Reload(#[from] crate::policy::ReloadError),
     /// A command line is unusable.
     #[error(transparent)]
     Exec(#[from] crate::executor::ExecError),

@@ -13,6 +13,7 @@ mod evidence;
 mod outcome;
 mod process;
 mod records;
+mod reload;
 mod reporter;
 mod resume;
 mod session;

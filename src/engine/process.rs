@@ -7,9 +7,12 @@ use super::Reporter;
 use super::Status;
 use super::ctx::now_ms;
 use super::records::ProcessRecord;
+use super::reload::record_reload_event;
 use crate::executor::{Invocation, OutputSink, Role, RunOutcome, StopReason, Stopped};
 use crate::machine::Event;
+use crate::pipeline::Redactor;
 use crate::pipeline::{Line, Pipeline, RunMeta, Stream};
+use crate::policy::ReloadingPolicy;
 use crate::store::{ActiveProcess, LogWriter, SessionDir, SessionFile, StoreError, VerdictRecord};
 use std::time::Duration;
 
@@ -32,6 +35,8 @@ struct Sink<'a> {
     role: Role,
     lines: Vec<Line>,
     status: Status,
+    slot: &'a mut ReloadingPolicy,
+    redactor: &'a Redactor,
     error: Option<std::io::Error>,
     store_error: Option<StoreError>,
 }
@@ -60,6 +65,14 @@ impl OutputSink for Sink<'_> {
         if let Err(e) = self.log.flush() {
             self.error.get_or_insert(e);
         }
+        // No hook runs while a process does, so polling here is safe; a broken edit shows at
+        // once instead of at the next transition.
+        for ev in self.slot.poll() {
+            if let Err(e) = record_reload_event(&ev, self.log, self.reporter, self.redactor) {
+                self.error.get_or_insert(e);
+            }
+        }
+        self.status.policy = self.slot.outstanding().first().map(|e| e.to_string());
         self.status.idle = idle;
         self.status.elapsed += Duration::from_secs(1);
         self.reporter.tick(&self.status);
@@ -187,7 +200,7 @@ impl Engine {
     /// Spawns `role` with `prompt`, records the process in the state file before it can do
     /// anything that matters, and drives it to the end.
     async fn run_process(&mut self, role: Role, prompt: String) -> Result<Ended, EngineError> {
-        let limits = *self.policy.limits();
+        let limits = *self.policy().limits();
         let invocation = Invocation {
             role,
             command: match role {
@@ -245,6 +258,8 @@ impl Engine {
             role,
             lines: Vec::new(),
             status,
+            slot: &mut self.slot,
+            redactor: &self.redactor,
             error: None,
             store_error: None,
         };

@@ -20,6 +20,8 @@ pub struct Status {
     pub elapsed: Duration,
     /// Time since the running process last printed anything.
     pub idle: Duration,
+    /// A policy problem in effect (a broken or untrusted edit), for the status line.
+    pub policy: Option<String>,
 }
 
 /// Receives what a session does as it happens. Every method has an empty default.
@@ -47,6 +49,11 @@ pub trait Reporter {
 
     /// Something the user should know that does not change the outcome.
     fn warn(&mut self, message: &str) {
+        let _ = message;
+    }
+
+    /// Good news worth a line (e.g. a policy reload).
+    fn note(&mut self, message: &str) {
         let _ = message;
     }
 }

@@ -21,7 +21,7 @@ impl Engine {
                 pgid: p.pgid,
                 start_time: p.start_time,
             };
-            let grace = self.policy.limits().grace_period;
+            let grace = self.policy().limits().grace_period;
             match fence(&identity, grace).await {
                 Ok(outcome) => {
                     let msg = format!(

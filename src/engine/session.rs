@@ -6,7 +6,9 @@ use super::{EngineError, EngineOptions, Outcome, Reporter, SessionSpec, Status};
 use crate::executor::CommandTemplate;
 use crate::machine::{Event, SessionState};
 use crate::pipeline::Redactor;
-use crate::policy::{PolicyHost, PolicyOptions};
+use crate::policy::{
+    PolicyHost, ReloadMode, ReloadOptions, ReloadingPolicy, TrustStore, validate_for_reload,
+};
 use crate::store::{
     LogWriter, PolicyRef, SCHEMA_VERSION, SessionDir, SessionFile, SessionLock, Store,
 };
@@ -20,7 +22,8 @@ pub struct Engine {
     pub(super) dir: SessionDir,
     _lock: SessionLock,
     pub(super) file: SessionFile,
-    pub(super) policy: PolicyHost,
+    /// The policy, hot-reloaded between hook calls (see [`Engine::refresh_policy`]).
+    pub(super) slot: ReloadingPolicy,
     pub(super) redactor: Arc<Redactor>,
     pub(super) log: LogWriter,
     pub(super) reporter: Box<dyn Reporter>,
@@ -31,10 +34,6 @@ pub struct Engine {
     pub(super) auditor_cmd: CommandTemplate,
     /// The auditor prompt prepared in AUDIT_PENDING for the run that follows.
     pub(super) audit_prompt: Option<String>,
-    /// The hooks the current policy defines (decision records say when a built-in decided).
-    pub(super) hooks: Vec<String>,
-    /// The current policy generation (1 + number of swaps).
-    pub(super) generation: u32,
     /// Blob hashes already written to the log by this process.
     pub(super) blobs_written: std::collections::HashSet<String>,
 }
@@ -124,7 +123,7 @@ impl Engine {
         let policy = match policy {
             Some(p) => p,
             None => match &file.policy.path {
-                Some(path) => PolicyHost::load(path, PolicyOptions::default())?,
+                Some(path) => PolicyHost::load(path, opts.policy_options.clone())?,
                 None => PolicyHost::builtin(),
             },
         };
@@ -161,13 +160,12 @@ impl Engine {
             source,
         })?;
         let ignore = super::evidence::ignore_globs(&file.workdir, store.root());
-        let policy_hooks = policy.hooks();
-        let generation = file.policy.generation;
-        Ok(Engine {
+        let (slot, reload_warning) = reloading(policy, &file, store, &opts)?;
+        let mut engine = Engine {
             dir,
             _lock: lock,
             file,
-            policy,
+            slot,
             redactor: Arc::new(redactor),
             log,
             reporter: opts.reporter,
@@ -177,10 +175,17 @@ impl Engine {
             worker_cmd,
             auditor_cmd,
             audit_prompt: None,
-            hooks: policy_hooks,
-            generation,
             blobs_written: Default::default(),
-        })
+        };
+        if let Some(w) = reload_warning {
+            engine.warn(&w)?;
+        }
+        Ok(engine)
+    }
+
+    /// The policy in force: the latest generation that loaded and validated.
+    pub(super) fn policy(&self) -> &PolicyHost {
+        self.slot.current()
     }
 
     /// The session id.
@@ -207,6 +212,7 @@ impl Engine {
             if state.is_terminal() || (paused && !state.is_executing()) {
                 return Ok(self.outcome(paused));
             }
+            self.refresh_policy()?;
             match state {
                 S::Created => {
                     self.file.iteration_count = 1;
@@ -244,6 +250,7 @@ impl Engine {
             max_iterations: self.file.max_iterations,
             elapsed: Duration::from_millis(now_ms().saturating_sub(self.file.created_ms)),
             idle,
+            policy: self.slot.outstanding().first().map(|e| e.to_string()),
         }
     }
 
@@ -255,7 +262,7 @@ impl Engine {
             kind,
             message: &message,
             pid: (kind == "session").then(std::process::id),
-            policy_hash: (kind == "session").then_some(self.policy.hash()),
+            policy_hash: (kind == "session").then_some(self.slot.current().hash()),
         };
         self.log
             .append(&record)
@@ -309,5 +316,43 @@ fn refusal(file: &SessionFile) -> Option<String> {
              refusal — start a new session with a changed task"
         )),
         _ => None,
+    }
+}
+
+/// Wraps the policy in its reloading slot. A watcher that cannot start (e.g. the system's
+/// inotify limit) must not stop the session: it runs without reload, and says so.
+fn reloading(
+    policy: PolicyHost,
+    file: &SessionFile,
+    store: &Store,
+    opts: &EngineOptions,
+) -> Result<(ReloadingPolicy, Option<String>), EngineError> {
+    let trust = opts.trust.clone().unwrap_or_else(|| {
+        TrustStore::from_env().unwrap_or_else(|_| TrustStore::at(store.root().join("trust.json")))
+    });
+    let make = |mode: ReloadMode| {
+        let mut ro = ReloadOptions::new(file.workdir.clone(), trust.clone());
+        ro.mode = mode;
+        ro.policy = opts.policy_options.clone();
+        // A reload must pass the policy's own tests before it may decide anything.
+        ro.validate = Box::new(|path, o| validate_for_reload(path, o.clone()));
+        ro.sources = Box::new(|h| h.sources().to_vec());
+        ro
+    };
+    let path = policy.path().map(|p| p.to_path_buf());
+    let generation = file.policy.generation;
+    match ReloadingPolicy::new(policy, generation, make(opts.reload)) {
+        Ok(slot) => Ok((slot, None)),
+        Err(e) => {
+            let host = match &path {
+                Some(p) => PolicyHost::load(p, opts.policy_options.clone())?,
+                None => PolicyHost::builtin(),
+            };
+            let slot = ReloadingPolicy::new(host, generation, make(ReloadMode::Off))?;
+            Ok((
+                slot,
+                Some(format!("policy hot reload is off for this run: {e}")),
+            ))
+        }
     }
 }

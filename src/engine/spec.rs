@@ -1,7 +1,7 @@
 //! What a new session is made of, and how the engine is wired to its surroundings.
 
 use super::{NullReporter, Reporter};
-use crate::policy::PolicyHost;
+use crate::policy::{PolicyHost, PolicyOptions, ReloadMode, TrustStore};
 use std::path::PathBuf;
 use tokio::sync::watch;
 
@@ -25,6 +25,13 @@ pub struct EngineOptions {
     pub reporter: Box<dyn Reporter>,
     /// Interrupt requests (see [`super::interrupt_channel`]).
     pub interrupts: watch::Receiver<u32>,
+    /// When an edited policy file is loaded into the running session.
+    pub reload: ReloadMode,
+    /// Where trusted policy hashes are kept; `None` uses `$ONESHOT_TRUST_FILE` or the user's
+    /// data directory.
+    pub trust: Option<TrustStore>,
+    /// Budgets for reloaded policies (the first one is loaded by the caller).
+    pub policy_options: PolicyOptions,
     /// Keeps the channel open when nobody else holds a sender, so the receiver waits instead
     /// of reporting a closed channel.
     pub(crate) _keepalive: Option<watch::Sender<u32>>,
@@ -36,6 +43,9 @@ impl EngineOptions {
         EngineOptions {
             reporter,
             interrupts,
+            reload: ReloadMode::default(),
+            trust: None,
+            policy_options: PolicyOptions::default(),
             _keepalive: None,
         }
     }
@@ -45,9 +55,8 @@ impl Default for EngineOptions {
     fn default() -> Self {
         let (tx, rx) = super::interrupt_channel();
         EngineOptions {
-            reporter: Box::new(NullReporter),
-            interrupts: rx,
             _keepalive: Some(tx),
+            ..EngineOptions::new(Box::new(NullReporter), rx)
         }
     }
 }

@@ -24,6 +24,8 @@ impl Engine {
             id: self.file.oneshot_id.clone(),
             source,
         })?;
+        // A transition boundary: the guard and the observer are asked by the newest policy.
+        self.refresh_policy()?;
         if to != SessionState::Failed && to != SessionState::Interrupted {
             match self.decide_guard(from, to)? {
                 Ok(GuardOutcome::Allow) => {}
@@ -31,7 +33,9 @@ impl Engine {
                     let why = format!("guard vetoed {from} -> {to}: {why}");
                     return self.commit(SessionState::Failed, Some(why), None);
                 }
-                Err(e) if self.policy.fail_mode(e.hook().unwrap_or("guard")) == FailMode::Open => {
+                Err(e)
+                    if self.policy().fail_mode(e.hook().unwrap_or("guard")) == FailMode::Open =>
+                {
                     self.warn(&format!(
                         "guard {from} -> {to} failed and fails open (on_error): {e}"
                     ))?;
@@ -44,7 +48,7 @@ impl Engine {
             // An observer fails open by default: it cannot undo a transition that happened,
             // and its failure must not end a healthy session. A policy that declares
             // `on_error = { on_transition = "closed" }` wants the session stopped instead.
-            if self.policy.fail_mode("on_transition") == FailMode::Closed && !to.is_terminal() {
+            if self.policy().fail_mode("on_transition") == FailMode::Closed && !to.is_terminal() {
                 return self.policy_failed(&e);
             }
             self.warn(&format!("on_transition failed after {from} -> {to}: {e}"))?;
@@ -82,8 +86,8 @@ impl Engine {
             detail: detail.clone(),
             pid: None,
             iteration: self.file.iteration_count,
-            policy_hash: self.policy.hash().to_string(),
-            generation: self.generation,
+            policy_hash: self.policy().hash().to_string(),
+            generation: self.slot.generation(),
         });
         self.save()?;
         let record = StateChange {
@@ -94,8 +98,8 @@ impl Engine {
             iteration: self.file.iteration_count,
             reason: reason.as_deref(),
             detail: detail.as_deref(),
-            policy_hash: self.policy.hash(),
-            generation: self.generation,
+            policy_hash: self.slot.current().hash(),
+            generation: self.slot.generation(),
         };
         self.log
             .append(&record)

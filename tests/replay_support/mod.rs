@@ -258,16 +258,7 @@ impl<'p> Recorder<'p> {
 }
 
 fn error(e: &PolicyError) -> Value {
-    let kind = match e {
-        PolicyError::Budget { .. } => "budget",
-        PolicyError::Memory { .. } => "memory",
-        PolicyError::Sandbox { .. } => "sandbox",
-        PolicyError::BadReturn { .. } => "bad_return",
-        PolicyError::Load { .. } => "load",
-        PolicyError::Read { .. } => "read",
-        PolicyError::Runtime { .. } => "runtime",
-    };
-    json!({"error": e.to_string(), "error_kind": kind})
+    json!({"error": e.to_string(), "error_kind": e.kind()})
 }
 
 /// A policy from Lua source.
