@@ -45,7 +45,10 @@ impl Default for PolicyOptions {
 /// single-threaded and Lua states are not shared.
 pub struct PolicyHost {
     pub(super) lua: Option<LuaPolicy>,
+    /// The policy file's text plus every module's: what decided.
     hash: String,
+    /// The policy file's text alone: what the reload watcher compares with the disk.
+    file_hash: String,
     path: Option<PathBuf>,
     pub(super) limits: Limits,
     redact: Vec<String>,
@@ -154,8 +157,19 @@ impl PolicyHost {
             load_err(line, e.message)
         })?;
         policy.table = table;
+        let file_hash = content_hash(source);
+        let hash = match policy.modules.digest() {
+            None => file_hash.clone(),
+            Some(modules) => {
+                let mut d = Sha256::new();
+                d.update(source.as_bytes());
+                d.update(modules);
+                short_hash(&d.finalize())
+            }
+        };
         Ok(PolicyHost {
-            hash: content_hash(source),
+            hash,
+            file_hash,
             path: None,
             limits: policy.parsed.limits,
             redact: std::mem::take(&mut policy.parsed.redact),
@@ -171,6 +185,7 @@ impl PolicyHost {
         PolicyHost {
             lua: None,
             hash: "builtin".to_string(),
+            file_hash: "builtin".to_string(),
             path: None,
             limits: Limits::default(),
             redact: Vec::new(),
@@ -196,6 +211,12 @@ impl PolicyHost {
     /// Content hash recorded with every decision: `sha256:` + 16 hex chars, or `builtin`.
     pub fn hash(&self) -> &str {
         &self.hash
+    }
+
+    /// The hash of the policy file's text alone (same form as [`PolicyHost::hash`], which also
+    /// covers the modules). The reload watcher compares it with the file on disk.
+    pub fn file_hash(&self) -> &str {
+        &self.file_hash
     }
 
     /// The file the policy came from (`None` for [`PolicyHost::builtin`] and `from_source`).
@@ -381,7 +402,10 @@ pub(super) fn chunk_name(path: &Path) -> String {
 
 /// `sha256:` and the first 16 hex digits of the source's digest.
 fn content_hash(source: &str) -> String {
-    let digest = Sha256::digest(source.as_bytes());
+    short_hash(&Sha256::digest(source.as_bytes()))
+}
+
+fn short_hash(digest: &[u8]) -> String {
     let hex: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
     format!("sha256:{hex}")
 }

@@ -46,6 +46,9 @@ struct State {
     loading: Vec<String>,
     /// Absolute paths of the modules loaded, in load order.
     sources: Vec<PathBuf>,
+    /// Digest of every module's path and text, in load order: part of the policy's hash, so
+    /// a module-only edit is a different policy in the decision log.
+    digest: sha2::Sha256,
 }
 
 impl Modules {
@@ -77,6 +80,13 @@ impl Modules {
     /// Absolute paths of every module loaded so far.
     pub(crate) fn sources(&self) -> Vec<PathBuf> {
         self.state.borrow().sources.clone()
+    }
+
+    /// The digest of the loaded modules (see `State::digest`), `None` when there are none.
+    pub(crate) fn digest(&self) -> Option<Vec<u8>> {
+        use sha2::Digest;
+        let state = self.state.borrow();
+        (!state.sources.is_empty()).then(|| state.digest.clone().finalize().to_vec())
     }
 
     fn require(&self, lua: &Lua, name: Value) -> mlua::Result<Value> {
@@ -122,6 +132,13 @@ impl Modules {
         }
         let (path, chunk_name) = self.resolve(&name).map_err(|m| located(lua, m))?;
         let source = read(&path).map_err(|m| located(lua, format!("require({name:?}): {m}")))?;
+        {
+            use sha2::Digest;
+            let mut state = self.state.borrow_mut();
+            state.digest.update(path.as_os_str().as_encoded_bytes());
+            state.digest.update([0]);
+            state.digest.update(source.as_bytes());
+        }
         // Text mode for the same reason as the policy itself: bytecode is not verified.
         let func = lua
             .load(source)

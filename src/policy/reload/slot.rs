@@ -181,7 +181,7 @@ impl ReloadingPolicy {
         // load is checked again on the next poll instead of being activated unseen. (A custom
         // loader whose host carries no content hash can only be checked through the files.)
         let main_loaded =
-            !host.hash().starts_with("sha256:") || same_content(&host, next[&path].as_deref());
+            !host.file_hash().starts_with("sha256:") || same_content(&host, next[&path].as_deref());
         let rewritten = changed
             .iter()
             .any(|(f, h)| next.get(f).is_some_and(|n| n != h));
@@ -291,5 +291,5 @@ fn differences(then: &Snapshot, now: &Snapshot) -> Snapshot {
 /// Whether a file with full hash `full` is the content `host` was built from. The host keeps
 /// a 16-digit prefix of the same sha256, which is enough to tell versions apart.
 fn same_content(host: &PolicyHost, full: Option<&str>) -> bool {
-    full.is_some_and(|full| full.starts_with(host.hash()))
+    full.is_some_and(|full| full.starts_with(host.file_hash()))
 }

@@ -180,3 +180,24 @@ fn modules_share_the_sandbox() {
         "{e}"
     );
 }
+
+#[test]
+fn the_hash_covers_modules_and_the_file_hash_only_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let module = write(dir.path(), "common.lua", "return { word = 'done' }\n");
+    let policy = write(
+        dir.path(),
+        "p.lua",
+        "local c = require('common')\nreturn { verdict = function() return c.word end }\n",
+    );
+    let before = load(&policy).unwrap();
+    std::fs::write(&module, "return { word = 'retry' }\n").unwrap();
+    let after = load(&policy).unwrap();
+    assert_ne!(before.hash(), after.hash(), "a module edit is a different policy");
+    assert_eq!(before.file_hash(), after.file_hash());
+    assert_ne!(before.hash(), before.file_hash());
+    // Without modules the two are the same.
+    let plain = write(dir.path(), "plain.lua", "return {}\n");
+    let h = load(&plain).unwrap();
+    assert_eq!(h.hash(), h.file_hash());
+}
