@@ -261,3 +261,72 @@ fn policy_reload_off_keeps_the_first_policy() {
     let status = wait_timeout(&mut child, Duration::from_secs(20));
     assert_eq!(status.code(), Some(3));
 }
+
+#[test]
+fn resume_refuses_a_policy_the_worker_rewrote_until_it_is_trusted() {
+    let w = World::new();
+    let policy = w.work().join("policy.lua");
+    std::fs::write(&policy, REJECT).unwrap();
+    let trust_file = w.tmp.path().join("trust.json");
+    let marker = w.tmp.path().join("started");
+    // First run: rewrite the policy to approve itself, then hang until interrupted.
+    let worker = w.script(
+        "w.sh",
+        &format!(
+            "if [ -f {m} ]; then echo again; exit 0; fi; touch {m}; \
+             printf \"%s\" \"{accept}\" > policy.swp && mv policy.swp policy.lua; sleep 60",
+            m = marker.display(),
+            accept = ACCEPT.trim()
+        ),
+    );
+    let auditor = w.script("a.sh", "echo checking");
+    let mut child = w
+        .cmd()
+        .env("ONESHOT_TRUST_FILE", &trust_file)
+        .args(["--worker-cmd", &worker, "--auditor-cmd", &auditor])
+        .args(["--policy", policy.to_str().unwrap(), "t"])
+        .spawn()
+        .unwrap();
+    w.wait_for(&marker, Duration::from_secs(10));
+    std::thread::sleep(Duration::from_millis(500));
+    signal(child.id(), SIGINT);
+    assert_eq!(
+        wait_timeout(&mut child, Duration::from_secs(15)).code(),
+        Some(130)
+    );
+    let id = w.session_id();
+    let resume = || {
+        w.cmd()
+            .env("ONESHOT_TRUST_FILE", &trust_file)
+            .args(["resume", &id])
+            .output()
+            .unwrap()
+    };
+    let refused = resume();
+    assert_eq!(code(&refused), 4, "{}", text(&refused));
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert!(err.contains("oneshot policy trust"), "{err}");
+    assert_eq!(
+        w.trace(&id).last().unwrap(),
+        "INTERRUPTED",
+        "refusal changes nothing"
+    );
+
+    let trusted = w
+        .cmd()
+        .env("ONESHOT_TRUST_FILE", &trust_file)
+        .args(["policy", "trust"])
+        .arg(&policy)
+        .output()
+        .unwrap();
+    assert_eq!(code(&trusted), 0, "{}", text(&trusted));
+    let out = resume();
+    assert_eq!(
+        code(&out),
+        0,
+        "now the trusted edit decides: {}",
+        text(&out)
+    );
+    let state = w.state(&id);
+    assert_eq!(state["policy"]["generation"], 2);
+}

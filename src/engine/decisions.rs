@@ -5,10 +5,11 @@ use super::ctx::now_ms;
 use super::{Engine, EngineError};
 use crate::executor::Evidence;
 use crate::machine::SessionState;
-use crate::policy::{GuardOutcome, HookCtx, PolicyError, SalvageDecision, VerdictDecision};
+use crate::policy::{
+    GuardOutcome, HookCtx, PolicyError, SalvageDecision, VerdictDecision, sha256_hex,
+};
 use serde::Serialize;
 use serde_json::{Value, json};
-use sha2::{Digest, Sha256};
 use std::time::Instant;
 
 /// Strings longer than this are written once as a `blob` record and referenced by hash, so a
@@ -171,7 +172,7 @@ impl Engine {
                 if s.len() <= BLOB_MIN {
                     Value::String(s)
                 } else {
-                    let hash = format!("sha256:{}", hex(&Sha256::digest(s.as_bytes())));
+                    let hash = sha256_hex(s.as_bytes());
                     if self.blobs_written.insert(hash.clone()) {
                         let rec =
                             json!({"ts": now_ms(), "type": "blob", "sha256": hash, "text": s});
@@ -197,14 +198,4 @@ impl Engine {
             other => other,
         })
     }
-}
-
-fn hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut s = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        s.push(DIGITS[(b >> 4) as usize] as char);
-        s.push(DIGITS[(b & 15) as usize] as char);
-    }
-    s
 }

@@ -7,7 +7,8 @@ use crate::executor::CommandTemplate;
 use crate::machine::{Event, SessionState};
 use crate::pipeline::Redactor;
 use crate::policy::{
-    PolicyHost, ReloadMode, ReloadOptions, ReloadingPolicy, TrustStore, validate_for_reload,
+    PolicyHost, ReloadMode, ReloadOptions, ReloadingPolicy, TrustStore, sha256_hex,
+    validate_for_reload,
 };
 use crate::store::{
     LogWriter, PolicyRef, SCHEMA_VERSION, SessionDir, SessionFile, SessionLock, Store,
@@ -123,7 +124,13 @@ impl Engine {
         let policy = match policy {
             Some(p) => p,
             None => match &file.policy.path {
-                Some(path) => PolicyHost::load(path, opts.policy_options.clone())?,
+                Some(path) => {
+                    let host = PolicyHost::load(path, opts.policy_options.clone())?;
+                    if host.hash() != file.policy.hash {
+                        vet_changed_policy(&file, path, &trust_store(&opts, store), opts.reload)?;
+                    }
+                    host
+                }
                 None => PolicyHost::builtin(),
             },
         };
@@ -327,9 +334,7 @@ fn reloading(
     store: &Store,
     opts: &EngineOptions,
 ) -> Result<(ReloadingPolicy, Option<String>), EngineError> {
-    let trust = opts.trust.clone().unwrap_or_else(|| {
-        TrustStore::from_env().unwrap_or_else(|_| TrustStore::at(store.root().join("trust.json")))
-    });
+    let trust = trust_store(opts, store);
     let make = |mode: ReloadMode| {
         let mut ro = ReloadOptions::new(file.workdir.clone(), trust.clone());
         ro.mode = mode;
@@ -355,4 +360,54 @@ fn reloading(
             ))
         }
     }
+}
+
+/// The trust store in force: the embedder's, else the user's, else one in the state dir (a
+/// machine without a home directory still gets trust checks, scoped to these sessions).
+fn trust_store(opts: &EngineOptions, store: &Store) -> TrustStore {
+    opts.trust.clone().unwrap_or_else(|| {
+        TrustStore::from_env().unwrap_or_else(|_| TrustStore::at(store.root().join("trust.json")))
+    })
+}
+
+/// Resuming with a policy file that changed since the session last ran is a reload, and gets
+/// the reload's trust rules: otherwise a worker could edit the policy inside its workdir, wait
+/// for a Ctrl-C, and have its own rules loaded on resume.
+fn vet_changed_policy(
+    file: &SessionFile,
+    path: &std::path::Path,
+    trust: &TrustStore,
+    mode: ReloadMode,
+) -> Result<(), EngineError> {
+    let bytes = std::fs::read(path).map_err(|source| {
+        EngineError::Store(crate::store::StoreError::Io {
+            what: "cannot read",
+            path: path.display().to_string(),
+            source,
+        })
+    })?;
+    let canonical = |p: &std::path::Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+    let inside = canonical(path).starts_with(canonical(&file.workdir));
+    let needs_trust = match mode {
+        ReloadMode::Trusted => true,
+        ReloadMode::Auto | ReloadMode::Off => inside,
+    };
+    if needs_trust && !trust.is_trusted(path, &sha256_hex(&bytes)) {
+        let quoted = shell_words::quote(&path.to_string_lossy()).into_owned();
+        return Err(EngineError::Refused {
+            id: file.oneshot_id.clone(),
+            state: file.state,
+            why: format!(
+                "its policy {} changed since it last ran{}; if the change is yours, run \
+                 `oneshot policy trust {quoted}` and resume again, or resume with --policy FILE",
+                path.display(),
+                if inside {
+                    " and lives in the workdir, where an agent can write"
+                } else {
+                    ""
+                }
+            ),
+        });
+    }
+    Ok(())
 }

@@ -193,7 +193,11 @@ fn the_hash_covers_modules_and_the_file_hash_only_the_file() {
     let before = load(&policy).unwrap();
     std::fs::write(&module, "return { word = 'retry' }\n").unwrap();
     let after = load(&policy).unwrap();
-    assert_ne!(before.hash(), after.hash(), "a module edit is a different policy");
+    assert_ne!(
+        before.hash(),
+        after.hash(),
+        "a module edit is a different policy"
+    );
     assert_eq!(before.file_hash(), after.file_hash());
     assert_ne!(before.hash(), before.file_hash());
     // Without modules the two are the same.
