@@ -49,7 +49,7 @@ pub fn run(store: &Store, cmd: PolicyCommand) -> Result<i32> {
             if json {
                 println!("{}", serde_json::to_string_pretty(&report)?);
             } else {
-                print!("{}", report.render_table());
+                println!("{}", report.render_table().trim_end());
             }
             Ok(0)
         }

@@ -182,7 +182,9 @@ fn redact(table: &Table) -> Result<Vec<String>, SchemaError> {
             ));
         };
         let pattern = s.to_string_lossy();
-        if let Err(e) = regex::Regex::new(&pattern) {
+        // Parse only: compiling is the redactor's job (once, for all patterns together), and
+        // compiling here too would double the cost of every reload.
+        if let Err(e) = regex_syntax::Parser::new().parse(&pattern) {
             let mut err = SchemaError::new(format!(
                 "redact pattern `{pattern}` is not a valid regex: {e}"
             ));
