@@ -27,6 +27,7 @@ fn main() {
                     policy: cli.run.policy.clone(),
                     hook_budget: cli.run.hook_budget,
                     policy_reload: cli.run.policy_reload,
+                    policy_path: cli.run.policy_path.clone(),
                 },
                 quiet,
             ),

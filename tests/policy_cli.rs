@@ -186,3 +186,27 @@ fn replay_shows_where_another_policy_decides_differently() {
         "{s}"
     );
 }
+
+#[test]
+fn policy_path_lets_require_find_shared_modules() {
+    let w = World::new();
+    let lib = w.tmp.path().join("lib");
+    std::fs::create_dir_all(&lib).unwrap();
+    std::fs::write(lib.join("team.lua"), "return { word = 'done' }\n").unwrap();
+    let p = w.file(
+        "p.lua",
+        "local team = require('team')\nreturn { verdict = function() return team.word end }\n",
+    );
+    let worker = w.script("w.sh", "echo ok");
+    let auditor = w.script("a.sh", "echo no verdict here");
+    let without = w.run(&worker, &auditor, &["--policy", p.to_str().unwrap()], "t");
+    assert_eq!(code(&without), 2, "{}", text(&without));
+    assert!(String::from_utf8_lossy(&without.stderr).contains("team"));
+    let with = w.run(
+        &worker,
+        &auditor,
+        &["--policy", p.to_str().unwrap(), "--policy-path", lib.to_str().unwrap()],
+        "t",
+    );
+    assert_eq!(code(&with), 0, "{}", text(&with));
+}

@@ -111,6 +111,15 @@ pub struct RunArgs {
     /// Wall-clock budget of each policy hook call.
     #[arg(long, value_name = "DURATION", default_value = "100ms", value_parser = parse_duration)]
     pub hook_budget: std::time::Duration,
+    /// Extra directories `require` may load policy modules from (after the policy's own
+    /// directory); repeatable, or `:`-separated in ONESHOT_POLICY_PATH.
+    #[arg(
+        long,
+        value_name = "DIR",
+        env = "ONESHOT_POLICY_PATH",
+        value_delimiter = ':'
+    )]
+    pub policy_path: Vec<PathBuf>,
     /// When an edited policy is loaded into the running session: `auto` reloads files outside
     /// the workdir and asks for `oneshot policy trust` for files an agent could have written;
     /// `trusted` asks for trust for every change; `off` never reloads.
@@ -137,6 +146,15 @@ pub struct ResumeArgs {
     /// Wall-clock budget of each policy hook call.
     #[arg(long, value_name = "DURATION", default_value = "100ms", value_parser = parse_duration)]
     pub hook_budget: std::time::Duration,
+    /// Extra directories `require` may load policy modules from (after the policy's own
+    /// directory); repeatable, or `:`-separated in ONESHOT_POLICY_PATH.
+    #[arg(
+        long,
+        value_name = "DIR",
+        env = "ONESHOT_POLICY_PATH",
+        value_delimiter = ':'
+    )]
+    pub policy_path: Vec<PathBuf>,
 }
 
 fn parse_duration(s: &str) -> Result<std::time::Duration, String> {

@@ -26,11 +26,7 @@ fn engine_err(e: oneshot::engine::EngineError) -> anyhow::Error {
     Exit(code, anyhow::Error::new(e)).into()
 }
 
-fn load_policy(path: Option<&Path>, budget: std::time::Duration) -> Result<PolicyHost> {
-    let opts = PolicyOptions {
-        hook_budget: budget,
-        ..PolicyOptions::default()
-    };
+fn load_policy(path: Option<&Path>, opts: PolicyOptions) -> Result<PolicyHost> {
     match path {
         None => Ok(PolicyHost::builtin()),
         Some(p) => PolicyHost::load(p, opts)
@@ -52,7 +48,8 @@ pub fn run(store: &Store, args: RunArgs, quiet: bool) -> Result<i32> {
              ONESHOT_AUDITOR_CMD), e.g. --worker-cmd 'sh fix.sh' --auditor-cmd 'sh check.sh'",
         ));
     };
-    let policy = load_policy(args.policy.as_deref(), args.hook_budget)?;
+    let opts = policy_options(args.hook_budget, &args.policy_path);
+    let policy = load_policy(args.policy.as_deref(), opts.clone())?;
     let workdir = match args.workdir {
         Some(d) => d,
         None => std::env::current_dir().context("cannot read the current directory")?,
@@ -73,21 +70,22 @@ pub fn run(store: &Store, args: RunArgs, quiet: bool) -> Result<i32> {
     let settings = Settings {
         quiet,
         reload: args.policy_reload,
-        budget: args.hook_budget,
+        policy: opts,
     };
     drive(settings, |opts| Engine::create(store, spec, opts))
 }
 
 /// Resumes a session; returns the exit code.
 pub fn resume(store: &Store, args: ResumeArgs, quiet: bool) -> Result<i32> {
+    let opts = policy_options(args.hook_budget, &args.policy_path);
     let policy = match args.policy {
-        Some(p) => Some(load_policy(Some(p.as_path()), args.hook_budget)?),
+        Some(p) => Some(load_policy(Some(p.as_path()), opts.clone())?),
         None => None,
     };
     let settings = Settings {
         quiet,
         reload: args.policy_reload,
-        budget: args.hook_budget,
+        policy: opts,
     };
     drive(settings, |opts| {
         Engine::resume(store, &args.id, policy, opts)
@@ -101,7 +99,19 @@ pub fn resume(store: &Store, args: ResumeArgs, quiet: bool) -> Result<i32> {
 struct Settings {
     quiet: bool,
     reload: ReloadMode,
+    policy: PolicyOptions,
+}
+
+/// The budgets and module search path from the command line.
+fn policy_options(
     budget: std::time::Duration,
+    module_paths: &[std::path::PathBuf],
+) -> PolicyOptions {
+    PolicyOptions {
+        hook_budget: budget,
+        module_paths: module_paths.to_vec(),
+        ..PolicyOptions::default()
+    }
 }
 
 fn drive(
@@ -117,10 +127,7 @@ fn drive(
         let (tx, rx) = interrupt_channel();
         let mut opts = EngineOptions::new(Box::new(TerminalReporter::new(quiet)), rx);
         opts.reload = settings.reload;
-        opts.policy_options = PolicyOptions {
-            hook_budget: settings.budget,
-            ..PolicyOptions::default()
-        };
+        opts.policy_options = settings.policy;
         let mut engine = make(opts).map_err(engine_err)?;
         if !quiet {
             eprintln!(

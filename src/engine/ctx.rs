@@ -3,13 +3,7 @@
 use crate::policy::HookCtx;
 use crate::store::SessionFile;
 
-/// Unix time in milliseconds; the one clock reading of the engine.
-pub(crate) fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
-}
+pub(crate) use crate::pipeline::now_ms;
 
 /// RFC 3339 with milliseconds, UTC.
 pub(crate) fn rfc3339_now() -> String {

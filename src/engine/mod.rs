@@ -17,6 +17,7 @@ mod reload;
 mod reporter;
 mod resume;
 mod session;
+mod slot;
 mod spec;
 mod steps;
 mod transition;

@@ -1,0 +1,95 @@
+//! Setting up the policy slot: hot reload, trust, and vetting a policy that changed while a
+//! session was paused.
+
+use super::{EngineError, EngineOptions};
+use crate::policy::{
+    PolicyHost, ReloadMode, ReloadOptions, ReloadingPolicy, TrustStore, sha256_hex,
+    validate_for_reload,
+};
+use crate::store::{SessionFile, Store};
+
+/// Wraps the policy in its reloading slot. A watcher that cannot start (e.g. the system's
+/// inotify limit) must not stop the session: it runs without reload, and says so.
+pub(super) fn reloading(
+    policy: PolicyHost,
+    file: &SessionFile,
+    store: &Store,
+    opts: &EngineOptions,
+) -> Result<(ReloadingPolicy, Option<String>), EngineError> {
+    let trust = trust_store(opts, store);
+    let make = |mode: ReloadMode| {
+        let mut ro = ReloadOptions::new(file.workdir.clone(), trust.clone());
+        ro.mode = mode;
+        ro.policy = opts.policy_options.clone();
+        // A reload must pass the policy's own tests before it may decide anything.
+        ro.validate = Box::new(|path, o| validate_for_reload(path, o.clone()));
+        ro.sources = Box::new(|h| h.sources().to_vec());
+        ro
+    };
+    let path = policy.path().map(|p| p.to_path_buf());
+    let generation = file.policy.generation;
+    match ReloadingPolicy::new(policy, generation, make(opts.reload)) {
+        Ok(slot) => Ok((slot, None)),
+        Err(e) => {
+            let host = match &path {
+                Some(p) => PolicyHost::load(p, opts.policy_options.clone())?,
+                None => PolicyHost::builtin(),
+            };
+            let slot = ReloadingPolicy::new(host, generation, make(ReloadMode::Off))?;
+            Ok((
+                slot,
+                Some(format!("policy hot reload is off for this run: {e}")),
+            ))
+        }
+    }
+}
+
+/// The trust store in force: the embedder's, else the user's, else one in the state dir (a
+/// machine without a home directory still gets trust checks, scoped to these sessions).
+pub(super) fn trust_store(opts: &EngineOptions, store: &Store) -> TrustStore {
+    opts.trust.clone().unwrap_or_else(|| {
+        TrustStore::from_env().unwrap_or_else(|_| TrustStore::at(store.root().join("trust.json")))
+    })
+}
+
+/// Resuming with a policy file that changed since the session last ran is a reload, and gets
+/// the reload's trust rules: otherwise a worker could edit the policy inside its workdir, wait
+/// for a Ctrl-C, and have its own rules loaded on resume.
+pub(super) fn vet_changed_policy(
+    file: &SessionFile,
+    path: &std::path::Path,
+    trust: &TrustStore,
+    mode: ReloadMode,
+) -> Result<(), EngineError> {
+    let bytes = std::fs::read(path).map_err(|source| {
+        EngineError::Store(crate::store::StoreError::Io {
+            what: "cannot read",
+            path: path.display().to_string(),
+            source,
+        })
+    })?;
+    let canonical = |p: &std::path::Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+    let inside = canonical(path).starts_with(canonical(&file.workdir));
+    let needs_trust = match mode {
+        ReloadMode::Trusted => true,
+        ReloadMode::Auto | ReloadMode::Off => inside,
+    };
+    if needs_trust && !trust.is_trusted(path, &sha256_hex(&bytes)) {
+        let quoted = shell_words::quote(&path.to_string_lossy()).into_owned();
+        return Err(EngineError::Refused {
+            id: file.oneshot_id.clone(),
+            state: file.state,
+            why: format!(
+                "its policy {} changed since it last ran{}; if the change is yours, run \
+                 `oneshot policy trust {quoted}` and resume again, or resume with --policy FILE",
+                path.display(),
+                if inside {
+                    " and lives in the workdir, where an agent can write"
+                } else {
+                    ""
+                }
+            ),
+        });
+    }
+    Ok(())
+}
