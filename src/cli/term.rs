@@ -83,7 +83,12 @@ impl Reporter for TerminalReporter {
         self.clear_status();
         let why = reason.map(|r| format!(" ({r})")).unwrap_or_default();
         eprintln!("oneshot: {from} -> {to}{why}");
-        self.draw_status();
+        // After the last transition the outcome line follows; a status line would sit on it.
+        if to.is_terminal() || to == SessionState::Interrupted {
+            self.status = None;
+        } else {
+            self.draw_status();
+        }
     }
 
     fn line(&mut self, role: Role, line: &Line) {
