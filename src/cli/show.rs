@@ -170,12 +170,10 @@ pub fn log(store: &Store, id: &str, follow: bool, json: bool) -> Result<i32> {
     }
 }
 
-/// A session nobody drives any more: terminal, or its lock is free.
+/// A session nobody drives any more: its lock is free. (Not "its state is terminal": the state
+/// file is written before the last log records, so that would end the follow too early.)
 fn finished(dir: &SessionDir) -> bool {
-    match dir.read_state() {
-        Ok(f) if f.state.is_terminal() => true,
-        _ => dir.lock().is_ok(),
-    }
+    dir.lock().is_ok()
 }
 
 fn render(r: &Value) -> String {
