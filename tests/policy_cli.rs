@@ -185,6 +185,44 @@ fn replay_shows_where_another_policy_decides_differently() {
         s.contains("verdict") && s.contains("retry") && s.contains("done"),
         "{s}"
     );
+    insta::assert_snapshot!("replay_lenient", s);
+}
+
+#[test]
+fn replay_works_on_a_session_that_is_still_running() {
+    let w = World::new();
+    let started = w.tmp.path().join("started");
+    let go = w.tmp.path().join("go");
+    let worker = w.script(
+        "w.sh",
+        &format!(
+            "touch {}; while [ ! -f {} ]; do sleep 0.05; done",
+            started.display(),
+            go.display()
+        ),
+    );
+    let auditor = w.script("a.sh", AUDIT_DONE);
+    let mut child = w.spawn(&worker, &auditor, &[], "t");
+    w.wait_for(&started, std::time::Duration::from_secs(10));
+    let id = w.session_id();
+    let other = w.file("other.lua", "return { limits = { max_iterations = 1 } }");
+    let r = w
+        .cmd()
+        .args(["policy", "replay", &id, "--policy"])
+        .arg(&other)
+        .arg("--json")
+        .output()
+        .unwrap();
+    std::fs::write(&go, "").unwrap();
+    assert_eq!(code(&r), 0, "{}", text(&r));
+    let v: serde_json::Value = serde_json::from_slice(&r.stdout).unwrap();
+    assert_eq!(v["complete"], false, "{v}");
+    assert!(v["decisions"].as_u64().unwrap() >= 1, "{v}");
+    assert_eq!(v["differences"].as_array().unwrap().len(), 0, "{v}");
+    assert_eq!(
+        wait_timeout(&mut child, std::time::Duration::from_secs(15)).code(),
+        Some(0)
+    );
 }
 
 #[test]
@@ -205,7 +243,12 @@ fn policy_path_lets_require_find_shared_modules() {
     let with = w.run(
         &worker,
         &auditor,
-        &["--policy", p.to_str().unwrap(), "--policy-path", lib.to_str().unwrap()],
+        &[
+            "--policy",
+            p.to_str().unwrap(),
+            "--policy-path",
+            lib.to_str().unwrap(),
+        ],
         "t",
     );
     assert_eq!(code(&with), 0, "{}", text(&with));
