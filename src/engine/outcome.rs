@@ -19,13 +19,13 @@ pub struct Outcome {
 }
 
 impl Outcome {
-    /// The CLI exit code: 0 COMPLETED, 1 FAILED, 3 REJECTED, 130 interrupted.
+    /// The CLI exit code: 0 COMPLETED, 1 FAILED, 3 REJECTED, 130 for a session that stopped
+    /// short of a terminal state (it only does when interrupted).
     pub fn exit_code(&self) -> i32 {
         match self.state {
             SessionState::Completed => 0,
             SessionState::Rejected => 3,
             SessionState::Failed => 1,
-            _ if self.interrupted => 130,
             _ => 130,
         }
     }
