@@ -25,9 +25,7 @@ fn main() {
                 ResumeArgs {
                     id,
                     policy: cli.run.policy.clone(),
-                    hook_budget: cli.run.hook_budget,
-                    policy_reload: cli.run.policy_reload,
-                    policy_path: cli.run.policy_path.clone(),
+                    policy_opts: cli.run.policy_opts.clone(),
                 },
                 quiet,
             ),

@@ -38,6 +38,27 @@ fn decisions<'a>(log: &'a [serde_json::Value], hook: &str) -> Vec<&'a serde_json
         .collect()
 }
 
+/// Runs a session whose worker waits until `edit` (called once the worker runs) has changed
+/// things and the watcher has had time to see it; returns the exit code and the output.
+fn session_with_edit(
+    w: &World,
+    policy: &Path,
+    extra: &[&str],
+    edit: impl FnOnce(),
+) -> (Option<i32>, std::process::Output) {
+    let (worker, started, go) = waiting_worker(w);
+    let auditor = w.script("a.sh", "echo checking");
+    let mut args = vec!["--policy", policy.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    let mut child = w.spawn(&worker, &auditor, &args, "t");
+    w.wait_for(&started, Duration::from_secs(10));
+    edit();
+    std::thread::sleep(Duration::from_millis(800));
+    release(&started, &go);
+    let status = wait_timeout(&mut child, Duration::from_secs(20));
+    (status.code(), child.wait_with_output().unwrap())
+}
+
 const REJECT: &str =
     "return { verdict = function(o, ctx) return 'impossible', 'old policy' end }\n";
 const ACCEPT: &str = "return { verdict = function(o, ctx) return 'done', 'new policy' end }\n";
@@ -46,21 +67,8 @@ const ACCEPT: &str = "return { verdict = function(o, ctx) return 'done', 'new po
 fn an_edit_during_the_worker_decides_the_next_verdict() {
     let w = World::new();
     let policy = w.file("policy.lua", REJECT);
-    let (worker, started, go) = waiting_worker(&w);
-    let auditor = w.script("a.sh", "echo checking");
-    let mut child = w.spawn(
-        &worker,
-        &auditor,
-        &["--policy", policy.to_str().unwrap()],
-        "t",
-    );
-    w.wait_for(&started, Duration::from_secs(10));
-    save(&policy, ACCEPT);
-    std::thread::sleep(Duration::from_millis(800));
-    release(&started, &go);
-    let status = wait_timeout(&mut child, Duration::from_secs(20));
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(status.code(), Some(0), "{}", text(&out));
+    let (code, out) = session_with_edit(&w, &policy, &[], || save(&policy, ACCEPT));
+    assert_eq!(code, Some(0), "{}", text(&out));
     let id = w.session_id();
     let log = w.log(&id);
     let verdict = decisions(&log, "verdict");
@@ -124,21 +132,10 @@ fn a_broken_edit_is_never_activated_and_a_fix_is() {
 fn a_broken_edit_leaves_the_session_on_the_last_good_policy() {
     let w = World::new();
     let policy = w.file("policy.lua", ACCEPT);
-    let (worker, started, go) = waiting_worker(&w);
-    let auditor = w.script("a.sh", "echo checking");
-    let mut child = w.spawn(
-        &worker,
-        &auditor,
-        &["--policy", policy.to_str().unwrap()],
-        "t",
-    );
-    w.wait_for(&started, Duration::from_secs(10));
-    save(&policy, "return { verdict = 42 }");
-    std::thread::sleep(Duration::from_millis(800));
-    release(&started, &go);
-    let status = wait_timeout(&mut child, Duration::from_secs(20));
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(status.code(), Some(0), "{}", text(&out));
+    let (code, out) = session_with_edit(&w, &policy, &[], || {
+        save(&policy, "return { verdict = 42 }")
+    });
+    assert_eq!(code, Some(0), "{}", text(&out));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.contains("policy.lua"),
@@ -187,21 +184,10 @@ fn editing_a_required_module_reloads() {
         "policy.lua",
         "local common = require('common')\nreturn { verdict = function(o, ctx) return common.word end }\n",
     );
-    let (worker, started, go) = waiting_worker(&w);
-    let auditor = w.script("a.sh", "echo checking");
-    let mut child = w.spawn(
-        &worker,
-        &auditor,
-        &["--policy", policy.to_str().unwrap()],
-        "t",
-    );
-    w.wait_for(&started, Duration::from_secs(10));
-    save(&common, "return { word = 'done' }\n");
-    std::thread::sleep(Duration::from_millis(800));
-    release(&started, &go);
-    let status = wait_timeout(&mut child, Duration::from_secs(20));
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(status.code(), Some(0), "{}", text(&out));
+    let (code, out) = session_with_edit(&w, &policy, &[], || {
+        save(&common, "return { word = 'done' }\n")
+    });
+    assert_eq!(code, Some(0), "{}", text(&out));
     let log = w.log(&w.session_id());
     assert_eq!(decisions(&log, "verdict")[0]["generation"], 2);
 }
@@ -241,25 +227,10 @@ fn raising_max_iterations_mid_session_lets_it_continue() {
 fn policy_reload_off_keeps_the_first_policy() {
     let w = World::new();
     let policy = w.file("policy.lua", REJECT);
-    let (worker, started, go) = waiting_worker(&w);
-    let auditor = w.script("a.sh", "echo checking");
-    let mut child = w.spawn(
-        &worker,
-        &auditor,
-        &[
-            "--policy",
-            policy.to_str().unwrap(),
-            "--policy-reload",
-            "off",
-        ],
-        "t",
-    );
-    w.wait_for(&started, Duration::from_secs(10));
-    save(&policy, ACCEPT);
-    std::thread::sleep(Duration::from_millis(800));
-    release(&started, &go);
-    let status = wait_timeout(&mut child, Duration::from_secs(20));
-    assert_eq!(status.code(), Some(3));
+    let (code, out) = session_with_edit(&w, &policy, &["--policy-reload", "off"], || {
+        save(&policy, ACCEPT)
+    });
+    assert_eq!(code, Some(3), "{}", text(&out));
 }
 
 #[test]
@@ -285,6 +256,8 @@ fn resume_refuses_a_policy_the_worker_rewrote_until_it_is_trusted() {
         .env("ONESHOT_TRUST_FILE", &trust_file)
         .args(["--worker-cmd", &worker, "--auditor-cmd", &auditor])
         .args(["--policy", policy.to_str().unwrap(), "t"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
     w.wait_for(&marker, Duration::from_secs(10));

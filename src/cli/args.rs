@@ -108,6 +108,30 @@ pub struct RunArgs {
     /// The directory the agents run in [default: the current directory].
     #[arg(long, value_name = "DIR")]
     pub workdir: Option<PathBuf>,
+    #[command(flatten)]
+    pub policy_opts: PolicyArgs,
+    /// Continue session ID instead of starting one (the same as `oneshot resume ID`).
+    #[arg(long, value_name = "ID", conflicts_with_all = ["worker_cmd", "auditor_cmd", "prompt"])]
+    pub resume: Option<String>,
+    /// The task for the worker.
+    pub prompt: Option<String>,
+}
+
+/// Options of `resume`.
+#[derive(Debug, Args)]
+pub struct ResumeArgs {
+    /// Session id or unique prefix.
+    pub id: String,
+    /// Use this policy from now on instead of the recorded one.
+    #[arg(long, value_name = "FILE")]
+    pub policy: Option<PathBuf>,
+    #[command(flatten)]
+    pub policy_opts: PolicyArgs,
+}
+
+/// How policies are run, for `run` and `resume` alike.
+#[derive(Debug, Args, Clone)]
+pub struct PolicyArgs {
     /// Wall-clock budget of each policy hook call.
     #[arg(long, value_name = "DURATION", default_value = "100ms", value_parser = parse_duration)]
     pub hook_budget: std::time::Duration,
@@ -125,36 +149,6 @@ pub struct RunArgs {
     /// `trusted` asks for trust for every change; `off` never reloads.
     #[arg(long, value_name = "MODE", default_value = "auto")]
     pub policy_reload: oneshot::policy::ReloadMode,
-    /// Continue session ID instead of starting one (the same as `oneshot resume ID`).
-    #[arg(long, value_name = "ID", conflicts_with_all = ["worker_cmd", "auditor_cmd", "prompt"])]
-    pub resume: Option<String>,
-    /// The task for the worker.
-    pub prompt: Option<String>,
-}
-
-/// Options of `resume`.
-#[derive(Debug, Args)]
-pub struct ResumeArgs {
-    /// Session id or unique prefix.
-    pub id: String,
-    /// Use this policy from now on instead of the recorded one.
-    #[arg(long, value_name = "FILE")]
-    pub policy: Option<PathBuf>,
-    /// When an edited policy is loaded: auto, trusted or off (see `oneshot run --help`).
-    #[arg(long, value_name = "MODE", default_value = "auto")]
-    pub policy_reload: oneshot::policy::ReloadMode,
-    /// Wall-clock budget of each policy hook call.
-    #[arg(long, value_name = "DURATION", default_value = "100ms", value_parser = parse_duration)]
-    pub hook_budget: std::time::Duration,
-    /// Extra directories `require` may load policy modules from (after the policy's own
-    /// directory); repeatable, or `:`-separated in ONESHOT_POLICY_PATH.
-    #[arg(
-        long,
-        value_name = "DIR",
-        env = "ONESHOT_POLICY_PATH",
-        value_delimiter = ':'
-    )]
-    pub policy_path: Vec<PathBuf>,
 }
 
 fn parse_duration(s: &str) -> Result<std::time::Duration, String> {

@@ -1,6 +1,6 @@
 //! `oneshot [run] PROMPT` and `oneshot resume ID`.
 
-use super::args::{ResumeArgs, RunArgs};
+use super::args::{PolicyArgs, ResumeArgs, RunArgs};
 use super::term::{TerminalReporter, short_id};
 use anyhow::{Context, Result, bail};
 use oneshot::engine::{Engine, EngineOptions, Outcome, SessionSpec, interrupt_channel};
@@ -48,7 +48,7 @@ pub fn run(store: &Store, args: RunArgs, quiet: bool) -> Result<i32> {
              ONESHOT_AUDITOR_CMD), e.g. --worker-cmd 'sh fix.sh' --auditor-cmd 'sh check.sh'",
         ));
     };
-    let opts = policy_options(args.hook_budget, &args.policy_path);
+    let opts = args.policy_opts.options();
     let policy = load_policy(args.policy.as_deref(), opts.clone())?;
     let workdir = match args.workdir {
         Some(d) => d,
@@ -69,7 +69,7 @@ pub fn run(store: &Store, args: RunArgs, quiet: bool) -> Result<i32> {
     };
     let settings = Settings {
         quiet,
-        reload: args.policy_reload,
+        reload: args.policy_opts.policy_reload,
         policy: opts,
     };
     drive(settings, |opts| Engine::create(store, spec, opts))
@@ -77,14 +77,14 @@ pub fn run(store: &Store, args: RunArgs, quiet: bool) -> Result<i32> {
 
 /// Resumes a session; returns the exit code.
 pub fn resume(store: &Store, args: ResumeArgs, quiet: bool) -> Result<i32> {
-    let opts = policy_options(args.hook_budget, &args.policy_path);
+    let opts = args.policy_opts.options();
     let policy = match args.policy {
         Some(p) => Some(load_policy(Some(p.as_path()), opts.clone())?),
         None => None,
     };
     let settings = Settings {
         quiet,
-        reload: args.policy_reload,
+        reload: args.policy_opts.policy_reload,
         policy: opts,
     };
     drive(settings, |opts| {
@@ -102,15 +102,14 @@ struct Settings {
     policy: PolicyOptions,
 }
 
-/// The budgets and module search path from the command line.
-fn policy_options(
-    budget: std::time::Duration,
-    module_paths: &[std::path::PathBuf],
-) -> PolicyOptions {
-    PolicyOptions {
-        hook_budget: budget,
-        module_paths: module_paths.to_vec(),
-        ..PolicyOptions::default()
+impl PolicyArgs {
+    /// The budgets and module search path from the command line.
+    fn options(&self) -> PolicyOptions {
+        PolicyOptions {
+            hook_budget: self.hook_budget,
+            module_paths: self.policy_path.clone(),
+            ..PolicyOptions::default()
+        }
     }
 }
 
