@@ -8,6 +8,7 @@ use super::lua_ctx::CtxTable;
 use super::modules::{self, Modules};
 use super::sandbox::{Budget, SANDBOX_MARKER, new_state};
 use super::schema::{self, Parsed, TOP_LEVEL_KEYS, find_line};
+use super::watchdog::WatchdogOptions;
 use crate::machine::SessionState;
 use mlua::chunk::ChunkMode;
 use mlua::{FromLuaMulti, Function, IntoLuaMulti, Lua, Table, Value};
@@ -26,6 +27,8 @@ pub struct PolicyOptions {
     pub memory_limit: usize,
     /// Directories `require` searches after the policy file's own directory. Default none.
     pub module_paths: Vec<PathBuf>,
+    /// The watchdog behind the budget (see [`WatchdogOptions`]); `None` turns it off.
+    pub watchdog: Option<WatchdogOptions>,
 }
 
 impl Default for PolicyOptions {
@@ -34,6 +37,7 @@ impl Default for PolicyOptions {
             hook_budget: Duration::from_millis(100),
             memory_limit: 64 * 1024 * 1024,
             module_paths: Vec::new(),
+            watchdog: Some(WatchdogOptions::default()),
         }
     }
 }
@@ -115,10 +119,15 @@ impl PolicyHost {
         };
         let modules = Rc::new(Modules::new(dir, &opts.module_paths));
         let logs = Rc::new(LogBuffer::default());
-        let (lua, budget) = new_state(opts.memory_limit, opts.hook_budget, |lua| {
-            modules::install(lua, Rc::clone(&modules))?;
-            helpers::install(lua, Rc::clone(&logs))
-        })
+        let (lua, budget) = new_state(
+            opts.memory_limit,
+            opts.hook_budget,
+            opts.watchdog.clone(),
+            |lua| {
+                modules::install(lua, Rc::clone(&modules))?;
+                helpers::install(lua, Rc::clone(&logs))
+            },
+        )
         .map_err(|e| load_err(None, format!("cannot create the lua state: {e}")))?;
         // Text mode: Luau bytecode is not verified, so a policy must never be loaded as bytecode.
         let chunk = lua

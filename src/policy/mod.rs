@@ -8,7 +8,8 @@
 //! keys naming transitions the machine never makes and bad regexes all fail the load with a
 //! `file:line`. The engine then asks typed questions ([`PolicyHost::verdict`],
 //! [`PolicyHost::guard`], …); each call runs under a wall-clock budget enforced by Luau's
-//! interrupt, and its answer is validated. A missing hook means the built-in behaviour, which is
+//! interrupt (backed by a watchdog thread for native code that never polls it), and its
+//! answer is validated. A missing hook means the built-in behaviour, which is
 //! also exposed as plain functions ([`parse_verdict`], [`default_salvage`], the prompt
 //! templates) and written out in `policies/default.lua`.
 //!
@@ -35,6 +36,7 @@ mod schema;
 mod stubs;
 mod testing;
 mod verdict;
+mod watchdog;
 
 #[cfg(test)]
 mod tests;
@@ -53,3 +55,4 @@ pub use schema::TOP_LEVEL_KEYS;
 pub use stubs::{stubs_luals, stubs_luau};
 pub use testing::{TestCase, TestReport, run_tests, test_file_for, validate_for_reload};
 pub use verdict::{NO_VERDICT_REASON, parse_verdict};
+pub use watchdog::{OnStuck, WatchdogOptions};

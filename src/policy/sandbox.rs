@@ -2,6 +2,7 @@
 //! read-only globals, a memory cap, and a wall-clock budget enforced by Luau's interrupt.
 
 use super::lua_ctx::LAZY_REGISTRY;
+use super::watchdog::{Watchdog, WatchdogOptions};
 use mlua::{Lua, LuaOptions, StdLib, Variadic, VmState};
 use std::cell::Cell;
 use std::rc::Rc;
@@ -57,20 +58,27 @@ return lazy
 
 /// The per-call wall-clock budget. The interrupt closure is installed once and reads the
 /// deadline from a shared cell, so arming a call costs one `Instant::now()`.
-#[derive(Clone)]
 pub(crate) struct Budget {
     deadline: Rc<Cell<Option<Instant>>>,
     tripped: Rc<Cell<bool>>,
     /// The budget each call gets.
     pub limit: Duration,
+    /// Backs the interrupt up for native code that never polls it.
+    watchdog: Option<Watchdog>,
 }
 
 impl Budget {
-    fn install(lua: &Lua, limit: Duration) -> Budget {
+    fn install(lua: &Lua, limit: Duration, watchdog: Option<WatchdogOptions>) -> Budget {
+        let watchdog = watchdog.and_then(|opts| {
+            Watchdog::start(opts)
+                .inspect_err(|e| tracing::warn!("policy watchdog not started: {e}"))
+                .ok()
+        });
         let budget = Budget {
             deadline: Rc::new(Cell::new(None)),
             tripped: Rc::new(Cell::new(false)),
             limit,
+            watchdog,
         };
         let (deadline, tripped) = (budget.deadline.clone(), budget.tripped.clone());
         lua.set_interrupt(move |_| {
@@ -88,7 +96,11 @@ impl Budget {
     /// Starts the clock for one call; the returned guard stops it when dropped.
     pub(crate) fn arm(&self) -> Armed<'_> {
         self.tripped.set(false);
-        self.deadline.set(Some(Instant::now() + self.limit));
+        let deadline = Instant::now() + self.limit;
+        self.deadline.set(Some(deadline));
+        if let Some(w) = &self.watchdog {
+            w.arm(deadline);
+        }
         Armed(self)
     }
 }
@@ -106,6 +118,9 @@ impl Armed<'_> {
 impl Drop for Armed<'_> {
     fn drop(&mut self) {
         self.0.deadline.set(None);
+        if let Some(w) = &self.0.watchdog {
+            w.disarm();
+        }
     }
 }
 
@@ -114,6 +129,7 @@ impl Drop for Armed<'_> {
 pub(crate) fn new_state(
     memory_limit: usize,
     hook_budget: Duration,
+    watchdog: Option<WatchdogOptions>,
     install: impl FnOnce(&Lua) -> mlua::Result<()>,
 ) -> mlua::Result<(Lua, Budget)> {
     let libs = StdLib::COROUTINE
@@ -130,7 +146,7 @@ pub(crate) fn new_state(
     install(&lua)?;
     lua.sandbox(true)?;
     lua.set_memory_limit(memory_limit)?;
-    let budget = Budget::install(&lua, hook_budget);
+    let budget = Budget::install(&lua, hook_budget, watchdog);
     Ok((lua, budget))
 }
 

@@ -210,3 +210,38 @@ fn identical_string_bomb_is_stopped_by_one_cap_or_the_other() {
         "{e:?}"
     );
 }
+
+#[test]
+fn the_watchdog_stays_quiet_when_the_interrupt_does_its_job() {
+    use super::super::{OnStuck, WatchdogOptions};
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let fired = Arc::new(AtomicUsize::new(0));
+    let f = Arc::clone(&fired);
+    let opts = PolicyOptions {
+        hook_budget: Duration::from_millis(50),
+        watchdog: Some(WatchdogOptions {
+            after: Duration::from_millis(100),
+            action: OnStuck(Arc::new(move |_| {
+                f.fetch_add(1, Ordering::SeqCst);
+            })),
+        }),
+        ..PolicyOptions::default()
+    };
+    let h = PolicyHost::from_source(
+        "test.lua",
+        "return { next_prompt = function() local s = string.rep('a', 200000) for i = 1, 1e9 do s:find('.-.-.-c') end end }",
+        opts,
+    )
+    .unwrap();
+    for _ in 0..3 {
+        let e = h.next_prompt(&full_ctx()).unwrap_err();
+        assert!(matches!(e, PolicyError::Budget { .. }), "{e:?}");
+    }
+    std::thread::sleep(Duration::from_millis(400));
+    assert_eq!(
+        fired.load(Ordering::SeqCst),
+        0,
+        "the interrupt stopped every call in time"
+    );
+}

@@ -1,0 +1,207 @@
+//! The last line of defence behind the hook budget.
+//!
+//! The budget is enforced by Luau's interrupt, which the VM polls between instructions and the
+//! string library polls while matching. Native code that never polls it could still run on
+//! past the deadline; the input caps bound how long, and this watchdog makes sure it is never
+//! forever: a thread that wakes when an armed call is far past its budget and acts — by default
+//! it says so and ends the process. oneshot journals before it acts, so the session is left in
+//! a resumable state.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// What the watchdog does about a stuck hook; called on the watchdog thread with how long the
+/// call has run past its budget.
+#[derive(Clone)]
+pub struct OnStuck(pub Arc<dyn Fn(Duration) + Send + Sync>);
+
+impl OnStuck {
+    /// The default: explain on stderr and exit with status 1. Nothing else can stop a thread
+    /// stuck in native code; the session files are already journaled, so `oneshot resume`
+    /// continues once the policy is fixed.
+    pub fn exit_process() -> OnStuck {
+        OnStuck(Arc::new(|overrun| {
+            eprintln!(
+                "oneshot: a policy hook is stuck in native code {} past its budget and cannot \
+                 be interrupted; exiting. Fix the policy, then `oneshot resume` the session.",
+                humantime::format_duration(Duration::from_millis(overrun.as_millis() as u64))
+            );
+            std::process::exit(1);
+        }))
+    }
+}
+
+impl std::fmt::Debug for OnStuck {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("OnStuck(..)")
+    }
+}
+
+impl PartialEq for OnStuck {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for OnStuck {}
+
+/// When the watchdog steps in: `after` past the end of a call's budget, doing `action`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WatchdogOptions {
+    /// How long past its budget a call may run before the watchdog acts.
+    pub after: Duration,
+    /// What it does then.
+    pub action: OnStuck,
+}
+
+impl Default for WatchdogOptions {
+    fn default() -> Self {
+        WatchdogOptions {
+            after: Duration::from_secs(5),
+            action: OnStuck::exit_process(),
+        }
+    }
+}
+
+struct Shared {
+    base: Instant,
+    /// Milliseconds since `base` at which an armed call counts as stuck; 0 when idle.
+    stuck_at: AtomicU64,
+    stop: AtomicBool,
+}
+
+/// One watchdog thread per Lua state, joined on drop.
+pub(crate) struct Watchdog {
+    shared: Arc<Shared>,
+    after: Duration,
+    thread: Option<JoinHandle<()>>,
+}
+
+/// How often an idle watchdog looks again; arming does not wake it, so this bounds how late
+/// it can notice a call that got stuck.
+const IDLE_WAKE: Duration = Duration::from_millis(250);
+
+impl Watchdog {
+    pub(crate) fn start(opts: WatchdogOptions) -> std::io::Result<Watchdog> {
+        let shared = Arc::new(Shared {
+            base: Instant::now(),
+            stuck_at: AtomicU64::new(0),
+            stop: AtomicBool::new(false),
+        });
+        let s = Arc::clone(&shared);
+        let thread = std::thread::Builder::new()
+            .name("oneshot-policy-watchdog".into())
+            .spawn(move || watch(&s, &opts.action))?;
+        Ok(Watchdog {
+            shared,
+            after: opts.after,
+            thread: Some(thread),
+        })
+    }
+
+    /// A call with this budget deadline started.
+    pub(crate) fn arm(&self, deadline: Instant) {
+        let at = (deadline + self.after).saturating_duration_since(self.shared.base);
+        // +1 so that 0 keeps meaning "idle".
+        self.shared
+            .stuck_at
+            .store(at.as_millis() as u64 + 1, Ordering::Relaxed);
+    }
+
+    /// The call ended.
+    pub(crate) fn disarm(&self) {
+        self.shared.stuck_at.store(0, Ordering::Relaxed);
+    }
+}
+
+fn watch(shared: &Shared, action: &OnStuck) {
+    while !shared.stop.load(Ordering::Relaxed) {
+        let at = shared.stuck_at.load(Ordering::Relaxed);
+        let now = shared.base.elapsed().as_millis() as u64 + 1;
+        if at == 0 || now < at {
+            let wait = if at == 0 {
+                IDLE_WAKE
+            } else {
+                Duration::from_millis(at - now).min(IDLE_WAKE)
+            };
+            std::thread::park_timeout(wait);
+            continue;
+        }
+        // Act once per stuck call.
+        if shared
+            .stuck_at
+            .compare_exchange(at, 0, Ordering::Relaxed, Ordering::Relaxed)
+            .is_ok()
+        {
+            (action.0)(Duration::from_millis(now - at));
+        }
+    }
+}
+
+impl Drop for Watchdog {
+    fn drop(&mut self) {
+        self.shared.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            t.thread().unpark();
+            let _ = t.join();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Mutex;
+
+    fn recorder() -> (OnStuck, Arc<Mutex<Vec<Duration>>>) {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let s = Arc::clone(&seen);
+        (OnStuck(Arc::new(move |d| s.lock().unwrap().push(d))), seen)
+    }
+
+    #[test]
+    fn acts_once_on_a_call_stuck_past_budget_and_grace() {
+        let (action, seen) = recorder();
+        let dog = Watchdog::start(WatchdogOptions {
+            after: Duration::from_millis(50),
+            action,
+        })
+        .unwrap();
+        dog.arm(Instant::now() + Duration::from_millis(20));
+        std::thread::sleep(Duration::from_millis(400));
+        assert_eq!(seen.lock().unwrap().len(), 1, "acted exactly once");
+        dog.disarm();
+    }
+
+    #[test]
+    fn a_call_that_ends_in_time_is_left_alone() {
+        let (action, seen) = recorder();
+        let dog = Watchdog::start(WatchdogOptions {
+            after: Duration::from_millis(100),
+            action,
+        })
+        .unwrap();
+        for _ in 0..5 {
+            dog.arm(Instant::now() + Duration::from_millis(20));
+            std::thread::sleep(Duration::from_millis(10));
+            dog.disarm();
+        }
+        std::thread::sleep(Duration::from_millis(300));
+        assert!(seen.lock().unwrap().is_empty());
+    }
+
+    #[test]
+    fn drop_joins_the_thread_promptly() {
+        let (action, _) = recorder();
+        let dog = Watchdog::start(WatchdogOptions {
+            after: Duration::from_secs(60),
+            action,
+        })
+        .unwrap();
+        let start = Instant::now();
+        drop(dog);
+        assert!(start.elapsed() < Duration::from_millis(200));
+    }
+}
