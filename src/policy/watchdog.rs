@@ -72,7 +72,7 @@ struct Shared {
     stop: AtomicBool,
 }
 
-/// One watchdog thread per Lua state, joined on drop.
+/// One watchdog thread per Lua state, told to stop on drop.
 pub(crate) struct Watchdog {
     shared: Arc<Shared>,
     after: Duration,
@@ -141,11 +141,12 @@ fn watch(shared: &Shared, action: &OnStuck) {
 }
 
 impl Drop for Watchdog {
+    /// Stops the thread without waiting for it: joining would add a thread hand-off to every
+    /// policy reload, and the woken thread only has to see `stop` and return.
     fn drop(&mut self) {
         self.shared.stop.store(true, Ordering::Relaxed);
         if let Some(t) = self.thread.take() {
             t.thread().unpark();
-            let _ = t.join();
         }
     }
 }
@@ -193,15 +194,23 @@ mod tests {
     }
 
     #[test]
-    fn drop_joins_the_thread_promptly() {
+    fn drop_stops_the_thread() {
         let (action, _) = recorder();
         let dog = Watchdog::start(WatchdogOptions {
             after: Duration::from_secs(60),
             action,
         })
         .unwrap();
-        let start = Instant::now();
+        let shared = Arc::downgrade(&dog.shared);
         drop(dog);
-        assert!(start.elapsed() < Duration::from_millis(200));
+        // The thread holds the last strong reference until it returns.
+        let start = Instant::now();
+        while shared.upgrade().is_some() {
+            assert!(
+                start.elapsed() < Duration::from_secs(2),
+                "thread still running"
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
     }
 }
