@@ -26,7 +26,7 @@ fn run_with_policy_args(
 fn failed_detail(w: &World, id: &str) -> String {
     let state = w.state(id);
     assert_eq!(state["state"], "FAILED", "{state}");
-    let last = state["history"].as_array().unwrap().last().unwrap().clone();
+    let last = w.last_history(id);
     assert_eq!(last["reason"], "policy_error", "{last}");
     last["detail"].as_str().unwrap().to_string()
 }
@@ -125,8 +125,7 @@ fn guard_veto_fails_with_the_guards_reason() {
         "return {\n  guards = {\n    ['AUDIT_PENDING -> AUDITOR_EXECUTING'] = function(ctx)\n      return false, 'no audits on Sundays'\n    end,\n  },\n}\n",
     );
     assert_eq!(code(&out), 1, "{}", text(&out));
-    let state = w.state(&id.unwrap());
-    let last = state["history"].as_array().unwrap().last().unwrap().clone();
+    let last = w.last_history(&id.unwrap());
     assert_eq!(last["state"], "FAILED");
     let reason = last["reason"].as_str().unwrap();
     assert!(reason.contains("no audits on Sundays"), "{reason}");

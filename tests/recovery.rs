@@ -18,21 +18,14 @@ fn last_entry(w: &World, id: &str, state: &str) -> serde_json::Value {
 #[test]
 fn crash_with_salvage_success_goes_to_audit() {
     let w = World::new();
-    let policy = w.file(
-        "p.lua",
-        r#"return { salvage = function(ev, ctx)
+    let policy = w.policy(r#"return { salvage = function(ev, ctx)
              if ev.exit_code == 3 and #ev.changed_files == 1 then return "success", "zombie success" end
              return "nothing"
            end }"#,
     );
     let worker = w.script("w.sh", "echo result > out.txt; exit 3");
     let auditor = w.script("a.sh", AUDIT_DONE);
-    let out = w.run(
-        &worker,
-        &auditor,
-        &["--policy", policy.to_str().unwrap()],
-        "t",
-    );
+    let out = w.run(&worker, &auditor, &["--policy", &policy], "t");
     assert_eq!(code(&out), 0, "{}", text(&out));
     let id = w.session_id();
     assert_eq!(
@@ -107,10 +100,7 @@ fn crash_with_nothing_salvaged_fails() {
 #[test]
 fn silent_worker_is_killed_by_inactivity() {
     let w = World::new();
-    let policy = w.file(
-        "p.lua",
-        "return { limits = { inactivity_timeout = 1, grace_period = 1 } }",
-    );
+    let policy = w.policy("return { limits = { inactivity_timeout = 1, grace_period = 1 } }");
     let pidfile = w.tmp.path().join("pids");
     let worker = w.script(
         "w.sh",
@@ -121,12 +111,7 @@ fn silent_worker_is_killed_by_inactivity() {
     );
     let auditor = w.script("a.sh", AUDIT_DONE);
     let start = std::time::Instant::now();
-    let out = w.run(
-        &worker,
-        &auditor,
-        &["--policy", policy.to_str().unwrap()],
-        "t",
-    );
+    let out = w.run(&worker, &auditor, &["--policy", &policy], "t");
     assert!(
         start.elapsed() < Duration::from_secs(20),
         "took {:?}",
@@ -282,13 +267,8 @@ fn a_torn_log_line_is_tolerated() {
     let w = World::new();
     let worker = w.script("w.sh", "echo one");
     let auditor = w.script("a.sh", "echo 'VERDICT: RETRY again'");
-    let policy = w.file("p.lua", "return { limits = { max_iterations = 1 } }");
-    let out = w.run(
-        &worker,
-        &auditor,
-        &["--policy", policy.to_str().unwrap()],
-        "t",
-    );
+    let policy = w.policy("return { limits = { max_iterations = 1 } }");
+    let out = w.run(&worker, &auditor, &["--policy", &policy], "t");
     assert_eq!(code(&out), 1, "{}", text(&out));
     let id = w.session_id();
     let log_path = w.session_dir(&id).join("oneshot-log.json");
@@ -306,10 +286,7 @@ fn a_torn_log_line_is_tolerated() {
 #[test]
 fn a_stop_is_journaled_before_it_happens_and_survives_a_crash() {
     let w = World::new();
-    let policy = w.file(
-        "p.lua",
-        "return { limits = { inactivity_timeout = 1, grace_period = 30 } }",
-    );
+    let policy = w.policy("return { limits = { inactivity_timeout = 1, grace_period = 30 } }");
     let marker = w.tmp.path().join("term");
     // Ignores nothing, but takes its time after SIGTERM: oneshot is still waiting out the
     // grace period when we kill it.
@@ -321,12 +298,7 @@ fn a_stop_is_journaled_before_it_happens_and_survives_a_crash() {
         ),
     );
     let auditor = w.script("a.sh", AUDIT_DONE);
-    let mut child = w.spawn(
-        &worker,
-        &auditor,
-        &["--policy", policy.to_str().unwrap()],
-        "t",
-    );
+    let mut child = w.spawn(&worker, &auditor, &["--policy", &policy], "t");
     w.wait_for(&marker, Duration::from_secs(15));
     let id = w.session_id();
     let state = w.state(&id);

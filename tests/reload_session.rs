@@ -80,7 +80,7 @@ fn an_edit_during_the_worker_decides_the_next_verdict() {
             .any(|r| r["type"] == "policy_reload" && r["generation"] == 2)
     );
     let state = w.state(&id);
-    let last = state["history"].as_array().unwrap().last().unwrap().clone();
+    let last = w.last_history(&id);
     assert_eq!(last["generation"], 2);
     assert_eq!(state["policy"]["generation"], 2);
 }

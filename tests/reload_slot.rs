@@ -1,6 +1,8 @@
 //! `ReloadingPolicy` against real files and the real OS watcher: edits, broken edits, trust,
 //! modes, debounce and module sources. Each test uses its own temp directories.
 
+mod common;
+use common::poll_for;
 use oneshot::policy::{
     PolicyHost, PolicyOptions, ReloadEvent, ReloadMode, ReloadOptions, ReloadingPolicy, TrustStore,
     sha256_hex,
@@ -50,18 +52,6 @@ impl World {
     fn slot(&self, mode: ReloadMode) -> ReloadingPolicy {
         let host = PolicyHost::load(&self.policy, PolicyOptions::default()).unwrap();
         ReloadingPolicy::new(host, 1, self.options(mode)).unwrap()
-    }
-}
-
-/// Polls the way the engine does (often, never blocking) until something is reported.
-fn poll_for(slot: &mut ReloadingPolicy, within: Duration) -> Vec<ReloadEvent> {
-    let deadline = Instant::now() + within;
-    loop {
-        let events = slot.poll();
-        if !events.is_empty() || Instant::now() >= deadline {
-            return events;
-        }
-        std::thread::sleep(Duration::from_millis(10));
     }
 }
 

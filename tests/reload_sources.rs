@@ -1,26 +1,17 @@
 //! Reload over several files: modules listed by `ReloadOptions::sources` are watched and vetted
 //! like the policy itself.
 
+mod common;
+use common::poll_for;
 use oneshot::policy::{
     PolicyHost, PolicyOptions, ReloadEvent, ReloadOptions, ReloadingPolicy, TrustStore,
 };
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use tempfile::TempDir;
 
 fn src(max_iterations: u32) -> String {
     format!("return {{\n  limits = {{ max_iterations = {max_iterations} }},\n}}\n")
-}
-
-fn poll_for(slot: &mut ReloadingPolicy, within: Duration) -> Vec<ReloadEvent> {
-    let deadline = Instant::now() + within;
-    loop {
-        let events = slot.poll();
-        if !events.is_empty() || Instant::now() >= deadline {
-            return events;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
 }
 
 fn save_by_rename(path: &Path, content: &str) {

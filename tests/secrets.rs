@@ -34,15 +34,14 @@ fn a_secret_printed_by_the_worker_appears_in_no_file() {
         "a.sh",
         &format!("echo 'VERDICT: RETRY you leaked {ANTHROPIC} and {ENV_SECRET}'"),
     );
-    let policy = w.file(
-        "p.lua",
+    let policy = w.policy(
         "return { limits = { max_iterations = 1 }, salvage = function() return 'success' end }",
     );
     let out = w
         .cmd()
         .env("DEPLOY_PASSWORD", ENV_SECRET)
         .args(["--worker-cmd", &worker, "--auditor-cmd", &auditor])
-        .args(["--policy", policy.to_str().unwrap()])
+        .args(["--policy", &policy])
         .arg("t")
         .output()
         .unwrap();

@@ -111,10 +111,7 @@ fn impossible_rejects_and_resume_is_refused() {
     assert_eq!(code(&out), 3, "{}", text(&out));
     let id = w.session_id();
     assert_eq!(w.trace(&id).last().unwrap(), "REJECTED");
-    assert_eq!(
-        w.state(&id)["history"].as_array().unwrap().last().unwrap()["reason"],
-        "needs a credit card"
-    );
+    assert_eq!(w.last_history(&id)["reason"], "needs a credit card");
     let again = w.cmd().args(["resume", &id]).output().unwrap();
     assert_eq!(code(&again), 4, "{}", text(&again));
     let err = String::from_utf8_lossy(&again.stderr);
@@ -126,13 +123,13 @@ fn impossible_rejects_and_resume_is_refused() {
 #[test]
 fn max_iterations_fails() {
     let w = World::new();
-    let policy = w.file("p.lua", "return { limits = { max_iterations = 2 } }");
+    let policy = w.policy("return { limits = { max_iterations = 2 } }");
     let worker = w.script("w.sh", "echo trying");
     let auditor = w.script("a.sh", "echo 'VERDICT: RETRY not yet'");
     let out = w.run(
         &worker,
         &auditor,
-        &["--policy", policy.to_str().unwrap()],
+        &["--policy", &policy],
         "never good enough",
     );
     assert_eq!(code(&out), 1, "{}", text(&out));
@@ -140,7 +137,7 @@ fn max_iterations_fails() {
     let state = w.state(&id);
     assert_eq!(state["state"], "FAILED");
     assert_eq!(state["iteration_count"], 2);
-    let last = state["history"].as_array().unwrap().last().unwrap().clone();
+    let last = w.last_history(&id);
     assert_eq!(last["reason"], "max_iterations");
     // Completed and failed sessions cannot be resumed.
     let again = w.cmd().args(["resume", &id]).output().unwrap();
@@ -150,15 +147,10 @@ fn max_iterations_fails() {
 #[test]
 fn auditor_without_a_verdict_means_retry() {
     let w = World::new();
-    let policy = w.file("p.lua", "return { limits = { max_iterations = 1 } }");
+    let policy = w.policy("return { limits = { max_iterations = 1 } }");
     let worker = w.script("w.sh", "echo ok");
     let auditor = w.script("a.sh", "echo 'hmm, not sure'");
-    let out = w.run(
-        &worker,
-        &auditor,
-        &["--policy", policy.to_str().unwrap()],
-        "t",
-    );
+    let out = w.run(&worker, &auditor, &["--policy", &policy], "t");
     assert_eq!(code(&out), 1, "{}", text(&out));
     let id = w.session_id();
     let hist = w.state(&id)["history"].clone();
@@ -180,12 +172,7 @@ fn auditor_crash_fails_the_session() {
     let out = w.run(&worker, &auditor, &[], "t");
     assert_eq!(code(&out), 1, "{}", text(&out));
     let id = w.session_id();
-    let last = w.state(&id)["history"]
-        .as_array()
-        .unwrap()
-        .last()
-        .unwrap()
-        .clone();
+    let last = w.last_history(&id).clone();
     assert_eq!(last["state"], "FAILED");
     assert!(
         last["detail"].as_str().unwrap().contains("code 7"),

@@ -35,7 +35,7 @@ fn sigterm_pauses_like_ctrl_c_and_the_resume_flag_continues() {
 #[test]
 fn a_second_ctrl_c_kills_a_worker_that_ignores_sigterm() {
     let w = World::new();
-    let policy = w.file("p.lua", "return { limits = { grace_period = 60 } }");
+    let policy = w.policy("return { limits = { grace_period = 60 } }");
     let pidfile = w.tmp.path().join("pid");
     let worker = w.script(
         "w.sh",
@@ -45,12 +45,7 @@ fn a_second_ctrl_c_kills_a_worker_that_ignores_sigterm() {
         ),
     );
     let auditor = w.script("a.sh", AUDIT_DONE);
-    let mut child = w.spawn(
-        &worker,
-        &auditor,
-        &["--policy", policy.to_str().unwrap()],
-        "t",
-    );
+    let mut child = w.spawn(&worker, &auditor, &["--policy", &policy], "t");
     w.wait_for(&pidfile, Duration::from_secs(10));
     std::thread::sleep(Duration::from_millis(200));
     signal(child.id(), SIGINT);

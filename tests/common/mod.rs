@@ -34,6 +34,11 @@ impl World {
         p
     }
 
+    /// Writes a policy file `p.lua` (outside the workdir) and returns its path for `--policy`.
+    pub fn policy(&self, lua: &str) -> String {
+        self.file("p.lua", lua).display().to_string()
+    }
+
     /// A `sh SCRIPT` command line for a script with this body.
     pub fn script(&self, name: &str, body: &str) -> String {
         let p = self.file(name, body);
@@ -115,6 +120,16 @@ impl World {
             .iter()
             .map(|h| h["state"].as_str().unwrap().to_string())
             .collect()
+    }
+
+    /// The last history entry of the state file.
+    pub fn last_history(&self, id: &str) -> Value {
+        self.state(id)["history"]
+            .as_array()
+            .unwrap()
+            .last()
+            .unwrap()
+            .clone()
     }
 
     /// Every record of the activity log (all lines must parse).
@@ -214,3 +229,18 @@ pub fn eventually(timeout: Duration, mut f: impl FnMut() -> bool) -> bool {
 
 /// An auditor that always answers `verdict`.
 pub const AUDIT_DONE: &str = "echo 'looks good'; echo 'VERDICT: DONE all checks pass'";
+
+/// Polls the way the engine does (often, never blocking) until something is reported.
+pub fn poll_for(
+    slot: &mut oneshot::policy::ReloadingPolicy,
+    within: std::time::Duration,
+) -> Vec<oneshot::policy::ReloadEvent> {
+    let deadline = std::time::Instant::now() + within;
+    loop {
+        let events = slot.poll();
+        if !events.is_empty() || std::time::Instant::now() >= deadline {
+            return events;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
