@@ -3,7 +3,7 @@
 
 use super::{EngineError, EngineOptions};
 use crate::policy::{
-    PolicyHost, ReloadMode, ReloadOptions, ReloadingPolicy, TrustStore, sha256_hex,
+    PolicyHost, ReloadMode, ReloadOptions, ReloadingPolicy, TrustStore, inside_workdir, sha256_hex,
     validate_for_reload,
 };
 use crate::store::{SessionFile, Store};
@@ -68,8 +68,7 @@ pub(super) fn vet_changed_policy(
             source,
         })
     })?;
-    let canonical = |p: &std::path::Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
-    let inside = canonical(path).starts_with(canonical(&file.workdir));
+    let inside = inside_workdir(path, &file.workdir);
     let needs_trust = match mode {
         ReloadMode::Trusted => true,
         ReloadMode::Auto | ReloadMode::Off => inside,

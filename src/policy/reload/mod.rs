@@ -22,5 +22,5 @@ pub use error::{ReloadError, TrustError};
 pub use event::{ReloadEvent, ReloadOptions, Sources, UntrustedChange, Validate};
 pub use mode::{ParseReloadModeError, ReloadMode};
 pub use slot::ReloadingPolicy;
-pub use trust::{TRUST_FILE_ENV, TrustStore, sha256_hex};
+pub use trust::{TRUST_FILE_ENV, TrustStore, inside_workdir, sha256_hex};
 pub use watcher::{ChangeSignal, DEBOUNCE, PolicyWatcher};

@@ -3,6 +3,7 @@
 use super::error::ReloadError;
 use super::event::{ReloadEvent, ReloadOptions, UntrustedChange};
 use super::mode::ReloadMode;
+use super::trust::inside_workdir;
 use super::trust::sha256_hex;
 use super::watcher::{ChangeSignal, DEBOUNCE, PolicyWatcher};
 use crate::policy::PolicyHost;
@@ -22,9 +23,6 @@ pub struct ReloadingPolicy {
     host: PolicyHost,
     generation: u32,
     opts: ReloadOptions,
-    /// The workdir as given (made absolute) and canonical: a path is inside if it is under
-    /// either, so neither a symlinked workdir nor a symlink inside it hides a file.
-    workdirs: [PathBuf; 2],
     watcher: Option<PolicyWatcher>,
     loaded: Snapshot,
     /// The watcher reported a change that has not been checked yet.
@@ -47,12 +45,11 @@ impl ReloadingPolicy {
             path: opts.workdir.clone(),
             source,
         };
-        let canonical = std::fs::canonicalize(&opts.workdir).map_err(resolve)?;
-        let given = std::path::absolute(&opts.workdir).map_err(resolve)?;
+        // Fail now, not on the first change, if the workdir cannot be resolved.
+        std::fs::canonicalize(&opts.workdir).map_err(resolve)?;
         let mut this = ReloadingPolicy {
             host,
             generation,
-            workdirs: [given, canonical],
             opts,
             watcher: None,
             loaded: Snapshot::new(),
@@ -236,13 +233,7 @@ impl ReloadingPolicy {
         match self.opts.mode {
             ReloadMode::Trusted => true,
             ReloadMode::Off => false,
-            ReloadMode::Auto => {
-                let given = std::path::absolute(file).unwrap_or_else(|_| file.to_path_buf());
-                let real = std::fs::canonicalize(file).unwrap_or_else(|_| given.clone());
-                [given, real]
-                    .iter()
-                    .any(|p| self.workdirs.iter().any(|w| p.starts_with(w)))
-            }
+            ReloadMode::Auto => inside_workdir(file, &self.opts.workdir),
         }
     }
 

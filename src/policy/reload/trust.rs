@@ -198,6 +198,21 @@ fn absolute(file: &Path) -> PathBuf {
     std::path::absolute(file).unwrap_or_else(|_| file.to_path_buf())
 }
 
+/// Whether `file` lies inside `workdir`, where an agent can write. Both the plain absolute and
+/// the canonical path of each are compared, so a symlink in the workdir cannot hide a file an
+/// agent wrote elsewhere, and a workdir given through a symlink still counts.
+pub fn inside_workdir(file: &Path, workdir: &Path) -> bool {
+    let forms = |p: &Path| {
+        let given = std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+        let real = std::fs::canonicalize(p).unwrap_or_else(|_| given.clone());
+        [given, real]
+    };
+    let dirs = forms(workdir);
+    forms(file)
+        .iter()
+        .any(|f| dirs.iter().any(|d| f.starts_with(d)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
