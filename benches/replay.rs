@@ -1,18 +1,20 @@
-//! Replay throughput: 1,000,000 recorded decisions through a policy with a `verdict` hook and
-//! one guard, against a baseline that walks the same decisions without calling Lua.
+//! Replay throughput: a long recorded session (the decision core itself records it, as the
+//! engine would) replayed through a policy with a `verdict` hook and one guard, beside the same
+//! replay through the built-in policy (the same core and records, no Lua).
 //!
-//! Run with `cargo bench --bench replay`. Target: ≥ 1,000,000 decisions/s. The synthetic
-//! session loops worker → auditor → retry 200,000 times; each iteration records four guards
-//! (one of them the policy's) and a verdict on a short output, with the context shared between
-//! the decisions of an iteration as `load_decisions` shares equal contexts.
+//! Run with `cargo bench --bench replay`. Replay re-asks every recorded decision *and* runs
+//! the whole session again through the decision core, so a decision costs a hook call plus its
+//! share of a step (context, records).
 
-use oneshot::machine::{SessionState as S, Verdict};
-use oneshot::policy::{GuardOutcome, HookCtx, PolicyHost, PolicyOptions, VerdictDecision};
-use oneshot::replay::{
-    DecisionInput, DecisionResult, Hook, Recorded, RecordedDecision, RecordedTransition, replay,
+use oneshot::pipeline::Redactor;
+use oneshot::policy::{PolicyHost, PolicyOptions};
+use oneshot::replay::{Recording, ReplayOptions, replay_recording};
+use oneshot::session::{
+    Effect, Event, ExitStatus, NewSession, PolicyJudge, PolicyRef, ProcessIdentity, Session,
 };
-use std::hint::black_box;
-use std::sync::Arc;
+use oneshot::store::Log;
+use oneshot::store::record::blob::Blobber;
+use std::collections::VecDeque;
 use std::time::Instant;
 
 const POLICY: &str = r#"
@@ -31,168 +33,106 @@ return {
 }
 "#;
 
-const DECISIONS: usize = 1_000_000;
+const ITERATIONS: u32 = 10_000;
 
-fn synthetic() -> Recorded {
-    let mut r = Recorded::default();
-    let mut record = 0;
-    let iterations = DECISIONS / 5;
-    let push_t = |r: &mut Recorded, record: &mut usize, from, to, iteration| {
-        *record += 1;
-        r.transitions.push(RecordedTransition {
-            record: *record,
-            from,
-            to,
-            iteration,
-            reason: None,
-            detail: None,
-            policy_hash: None,
-            generation: None,
-        });
-    };
-    let first = Arc::new(HookCtx::default());
-    r.decisions.push(decision(
-        &mut record,
-        0,
-        Hook::Guard,
-        S::Created,
-        1,
-        DecisionInput::Guard {
-            from: S::Created,
-            to: S::WorkerExecuting,
-            ctx: first,
-        },
-        DecisionResult::Guard(GuardOutcome::Allow),
-    ));
-    push_t(&mut r, &mut record, S::Created, S::WorkerExecuting, 1);
-    for it in 1..=iterations as u32 {
-        let last = it as usize == iterations;
-        let ctx = Arc::new(HookCtx {
-            session_id: "3f1c2a9e-0000-4000-8000-000000000001".into(),
-            iteration: it,
-            max_iterations: 1_000_000,
+/// Drives a session through `ITERATIONS` worker → auditor rounds and returns its log lines.
+fn record(policy: &PolicyHost) -> Vec<serde_json::Value> {
+    let redactor = Redactor::new(&[], Vec::new()).expect("redactor");
+    let mut session = Session::new(
+        NewSession {
+            id: "3f1c2a9e-0000-4000-8000-000000000001".into(),
             task: "fix the failing test".into(),
-            worker_output: "edited src/parser.rs".into(),
-            auditor_output: "VERDICT: RETRY".into(),
-            ..HookCtx::default()
-        });
-        let after = if last {
-            S::Completed
-        } else {
-            S::ReiterationPending
-        };
-        let steps: [(S, S); 4] = [
-            (S::WorkerExecuting, S::AuditPending),
-            (S::AuditPending, S::AuditorExecuting),
-            (S::AuditorExecuting, after),
-            (S::ReiterationPending, S::WorkerExecuting),
-        ];
-        for (k, (from, to)) in steps.into_iter().enumerate() {
-            if k == 3 && last {
-                break;
+            workdir: "/work".into(),
+            worker_cmd: "sh w.sh".into(),
+            auditor_cmd: "sh a.sh".into(),
+        },
+        PolicyRef {
+            path: None,
+            hash: policy.hash().into(),
+            generation: 1,
+        },
+        policy.limits().max_iterations,
+        1,
+    );
+    let mut blobber = Blobber::default();
+    let mut lines = Vec::new();
+    let mut queue = VecDeque::from([Event::Start]);
+    let (mut now, mut audits) = (1u64, 0u32);
+    while let Some(event) = queue.pop_front() {
+        now += 1;
+        let mut judge = PolicyJudge::new(policy, 1, &redactor);
+        for effect in session.step(now, event, &mut judge) {
+            match effect {
+                Effect::Record(r) => lines.extend(blobber.encode(&r, &|s| s.into()).unwrap()),
+                Effect::Spawn(s) => {
+                    let tail = match s.role {
+                        oneshot::session::Role::Worker => "edited src/parser.rs".to_string(),
+                        oneshot::session::Role::Auditor => {
+                            audits += 1;
+                            if audits == ITERATIONS {
+                                "VERDICT: DONE"
+                            } else {
+                                "VERDICT: RETRY"
+                            }
+                            .to_string()
+                        }
+                    };
+                    queue.push_back(Event::Spawned(ProcessIdentity {
+                        pid: 42,
+                        pgid: 42,
+                        start_time: None,
+                    }));
+                    queue.push_back(Event::Exited {
+                        exit: ExitStatus {
+                            code: Some(0),
+                            signal: None,
+                        },
+                        tail,
+                    });
+                }
+                Effect::Inspect { reason, exit } => {
+                    queue.push_back(Event::Inspected(oneshot::session::Evidence {
+                        reason,
+                        exit_code: exit.code,
+                        ..Default::default()
+                    }))
+                }
+                _ => {}
             }
-            if k == 2 {
-                let (output, verdict) = if last {
-                    ("VERDICT: DONE", Verdict::Done)
-                } else {
-                    ("VERDICT: RETRY", Verdict::Retry)
-                };
-                r.decisions.push(decision(
-                    &mut record,
-                    r.decisions.len(),
-                    Hook::Verdict,
-                    from,
-                    it,
-                    DecisionInput::Verdict {
-                        output: output.into(),
-                        ctx: Arc::clone(&ctx),
-                    },
-                    DecisionResult::Verdict(VerdictDecision {
-                        verdict,
-                        reason: None,
-                        confidence: None,
-                    }),
-                ));
-            }
-            r.decisions.push(decision(
-                &mut record,
-                r.decisions.len(),
-                Hook::Guard,
-                from,
-                it,
-                DecisionInput::Guard {
-                    from,
-                    to,
-                    ctx: Arc::clone(&ctx),
-                },
-                DecisionResult::Guard(GuardOutcome::Allow),
-            ));
-            let next_it = if k == 3 { it + 1 } else { it };
-            push_t(&mut r, &mut record, from, to, next_it);
         }
     }
-    r.final_state = r.transitions.last().map(|t| t.to);
-    r
-}
-
-fn decision(
-    record: &mut usize,
-    index: usize,
-    hook: Hook,
-    state: S,
-    iteration: u32,
-    input: DecisionInput,
-    result: DecisionResult,
-) -> RecordedDecision {
-    *record += 1;
-    RecordedDecision {
-        index,
-        record: *record,
-        hook,
-        state,
-        iteration,
-        generation: 1,
-        policy_hash: "sha256:0123456789abcdef".into(),
-        builtin: false,
-        input,
-        result,
-        missing_blobs: Vec::new(),
-    }
+    lines
 }
 
 fn main() {
-    let recorded = synthetic();
-    let n = recorded.decisions.len();
     let policy = PolicyHost::from_source("bench.lua", POLICY, PolicyOptions::default())
         .expect("bench policy loads");
+    let builtin = PolicyHost::builtin();
+    let start = Instant::now();
+    let log = Log::decode(record(&policy));
+    let rec = Recording::from_log(&log).expect("the log replays");
+    let n = rec.decisions.len();
     println!(
-        "replay: {n} recorded decisions, {} transitions",
-        recorded.transitions.len()
+        "replay: {ITERATIONS} iterations, {n} recorded decisions, {} transitions (recorded and decoded in {:.2} s)",
+        rec.transitions.len(),
+        start.elapsed().as_secs_f64()
     );
+    let rate = |d: std::time::Duration| n as f64 / d.as_secs_f64();
     for run in 1..=3 {
         let start = Instant::now();
-        let mut hooks = 0usize;
-        for d in black_box(&recorded.decisions) {
-            hooks += black_box(d.input.ctx()).iteration as usize + d.hook as usize;
-        }
-        black_box(hooks);
-        let base = start.elapsed();
-        let start = Instant::now();
-        let report = replay(black_box(&recorded), &policy);
+        let report = replay_recording(&rec, &policy, ReplayOptions::default());
         let took = start.elapsed();
-        assert!(
-            report.differences.is_empty() && report.errors.is_empty(),
-            "{:?}",
-            report.divergence
-        );
-        assert_eq!(report.simulated_path, report.recorded_path);
-        let rate = |d: std::time::Duration| n as f64 / d.as_secs_f64();
+        assert!(!report.differs(), "{:?}", report.divergence);
+        let start = Instant::now();
+        let base = replay_recording(&rec, &builtin, ReplayOptions::default());
+        let base_took = start.elapsed();
+        assert_eq!(base.simulated_path.len(), report.simulated_path.len());
         println!(
-            "run {run}: replay {:>10.0} decisions/s ({:.3} s) | baseline without lua {:>12.0} decisions/s ({:.4} s)",
+            "run {run}: replay through the Lua policy {:>9.0} decisions/s ({:.3} s) | through the built-in policy {:>9.0} decisions/s ({:.3} s)",
             rate(took),
             took.as_secs_f64(),
-            rate(base),
-            base.as_secs_f64()
+            rate(base_took),
+            base_took.as_secs_f64()
         );
     }
 }

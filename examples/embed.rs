@@ -1,32 +1,17 @@
 //! Driving a oneshot session from Rust, as a library: the same loop the CLI runs, with a
-//! policy given inline and progress reported through a custom [`Reporter`].
+//! policy given inline and progress read from the update stream. No async runtime to build:
+//! `run_blocking` makes its own.
 //!
 //! Run: `cargo run --example embed`
 
-use oneshot::engine::{Engine, EngineOptions, Reporter, SessionSpec, Status, interrupt_channel};
-use oneshot::executor::Role;
-use oneshot::machine::SessionState;
-use oneshot::pipeline::Line;
-use oneshot::policy::{PolicyHost, PolicyOptions};
-use oneshot::store::Store;
-
-/// Prints transitions and agent lines.
-struct Printer;
-
-impl Reporter for Printer {
-    fn transition(&mut self, s: &Status, from: SessionState, to: SessionState, why: Option<&str>) {
-        println!("#{} {from} -> {to} {}", s.iteration, why.unwrap_or(""));
-    }
-    fn line(&mut self, role: Role, line: &Line) {
-        println!("  {role}: {}", line.text);
-    }
-}
+use oneshot::{Policy, SessionBuilder, Store, Update};
 
 fn main() -> anyhow::Result<()> {
-    let scratch = tempfile_dir()?;
+    let scratch = std::env::temp_dir().join(format!("oneshot-embed-{}", std::process::id()));
+    std::fs::create_dir_all(&scratch)?;
     // Judgement calls live in Lua: here, two iterations at most and a verdict read from a
     // "score=N" line.
-    let policy = PolicyHost::from_source(
+    let policy = Policy::from_source(
         "inline.lua",
         r#"return {
             limits = { max_iterations = 2 },
@@ -36,37 +21,32 @@ fn main() -> anyhow::Result<()> {
                 return "retry", "score too low: " .. tostring(score)
             end,
         }"#,
-        PolicyOptions::default(),
+        Default::default(),
     )?;
-    let spec = SessionSpec {
-        task: "count to three".into(),
-        worker_cmd: "sh -c 'for i in 1 2 3; do echo $i; done > count.txt; echo counted'".into(),
-        auditor_cmd: "sh -c 'test \"$(wc -l < count.txt)\" -eq 3 && echo score=9 || echo score=1'"
-            .into(),
-        workdir: scratch.clone(),
-        policy,
-    };
     let store = Store::new(scratch.join(".oneshot"));
-    let (_interrupt, rx) = interrupt_channel();
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
-    let outcome = rt.block_on(async {
-        let mut engine = Engine::create(&store, spec, EngineOptions::new(Box::new(Printer), rx))?;
-        engine.run().await
+    let mut engine = SessionBuilder::new("count to three")
+        .worker("sh -c 'for i in 1 2 3; do echo $i; done > count.txt; echo counted'")
+        .auditor("sh -c 'test \"$(wc -l < count.txt)\" -eq 3 && echo score=9 || echo score=1'")
+        .workdir(&scratch)
+        .policy(policy)
+        .create(&store)?;
+    // A handle another thread (a Ctrl-C handler, a UI) could use to stop the session.
+    let _stop = engine.interrupter();
+    let outcome = engine.run_blocking(|update| match update {
+        Update::Transition {
+            from,
+            to,
+            iteration,
+            reason,
+            ..
+        } => {
+            let why = reason.map(|r| format!(" ({r})")).unwrap_or_default();
+            println!("#{iteration} {from} -> {to}{why}");
+        }
+        Update::Output { role, line } => println!("  {role}: {}", line.text),
+        _ => {}
     })?;
-    println!(
-        "session {} ended {} ({})",
-        outcome.session_id,
-        outcome.state,
-        outcome.reason.unwrap_or_default()
-    );
+    println!("session {} ended {}", outcome.session_id, outcome.state);
     std::fs::remove_dir_all(&scratch)?;
     Ok(())
-}
-
-fn tempfile_dir() -> std::io::Result<std::path::PathBuf> {
-    let dir = std::env::temp_dir().join(format!("oneshot-embed-{}", std::process::id()));
-    std::fs::create_dir_all(&dir)?;
-    Ok(dir)
 }

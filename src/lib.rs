@@ -14,10 +14,35 @@
 //!
 //! Rust decides what is possible; Lua decides what is wise.
 
+/// Declares modules that are internal to the crate, except for oneshot's own integration tests
+/// and benches, which enable the `internals` feature (through a dev-dependency on the crate
+/// itself) to reach them. Nothing in them is part of the public API.
+macro_rules! internal {
+    ($($name:ident),* $(,)?) => {$(
+        #[cfg(feature = "internals")]
+        #[doc(hidden)]
+        pub mod $name;
+        // What only the tests use (helpers, constants) looks unused without the feature.
+        #[cfg(not(feature = "internals"))]
+        #[allow(dead_code, unused_imports)]
+        pub(crate) mod $name;
+    )*};
+}
+
+internal!(executor, pipeline);
+
 pub mod engine;
-pub mod executor;
 pub mod machine;
-pub mod pipeline;
 pub mod policy;
 pub mod replay;
+pub mod session;
 pub mod store;
+
+pub use engine::{
+    Engine, EngineError, Interrupt, Observer, Options, SessionBuilder, Status, Update,
+    channel_observer,
+};
+pub use machine::SessionState;
+pub use policy::{PolicyHost as Policy, PolicyOptions};
+pub use session::{Outcome, Reason};
+pub use store::Store;

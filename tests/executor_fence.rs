@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use oneshot::executor::{
     CommandTemplate, FenceOutcome, Invocation, ProcessIdentity, Role, fence, group_alive,
-    kill_group, terminate_group,
+    kill_group,
 };
 
 fn sleeper(dir: &std::path::Path) -> Invocation {
@@ -16,9 +16,6 @@ fn sleeper(dir: &std::path::Path) -> Invocation {
         iteration: 1,
         workdir: dir.to_path_buf(),
         env: Vec::new(),
-        inactivity_timeout: Duration::from_secs(30),
-        wall_timeout: None,
-        grace: Duration::from_millis(200),
     }
 }
 
@@ -74,12 +71,20 @@ async fn fence_refuses_a_group_whose_start_time_differs() {
 }
 
 #[tokio::test]
-async fn terminate_and_kill_group_stop_every_member() {
+async fn fence_and_kill_group_stop_every_member() {
     let dir = tempfile::tempdir().unwrap();
     let a = sleeper(dir.path()).spawn().unwrap();
     let b = sleeper(dir.path()).spawn().unwrap();
     tokio::time::sleep(Duration::from_millis(50)).await;
-    terminate_group(a.identity().pgid, Duration::from_millis(200)).await;
+    let outcome = fence(&a.identity(), Duration::from_millis(200))
+        .await
+        .unwrap();
+    assert_eq!(
+        outcome,
+        FenceOutcome::Killed {
+            pgid: a.identity().pgid
+        }
+    );
     assert!(wait_gone(a.identity().pgid).await);
     kill_group(b.identity().pgid);
     assert!(wait_gone(b.identity().pgid).await);

@@ -3,10 +3,9 @@
 use std::fs;
 use std::path::Path;
 use std::process::Command;
-use std::time::Duration;
 
 use globset::{Glob, GlobSet, GlobSetBuilder};
-use oneshot::executor::{RunOutcome, Snapshot, StopReason, Stopped, default_ignore, recover};
+use oneshot::executor::{Snapshot, StopReason, Stopped, default_ignore, recover};
 
 fn write(dir: &Path, rel: &str, text: &str) {
     let path = dir.join(rel);
@@ -127,38 +126,45 @@ fn git_subdirectory_workdir_reports_paths_relative_to_it() {
 }
 
 #[test]
-fn recover_fills_evidence_from_an_outcome_or_a_dead_oneshot() {
+fn recover_fills_evidence_from_how_the_run_ended() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let ignore = default_ignore();
     let snap = Snapshot::take(d, &ignore).unwrap();
     write(d, "result.txt", "partial work");
 
-    let outcome = RunOutcome {
+    let crashed = Stopped {
+        reason: Some(StopReason::ExitCode),
         exit_code: Some(3),
         signal: None,
-        stop: None,
-        duration: Duration::from_secs(1),
     };
-    let ev = recover(&outcome, "tail".into(), &snap, d, &ignore);
+    let ev = recover(crashed, "tail".into(), Some(&snap), d, &ignore);
     assert_eq!(ev.reason, Some(StopReason::ExitCode));
     assert_eq!((ev.exit_code, ev.signal), (Some(3), None));
     assert_eq!(ev.output_tail, "tail");
     assert_eq!(ev.changed_files, ["result.txt"]);
     assert_eq!(ev.changes_source, "snapshot");
 
-    let timed_out = RunOutcome {
-        stop: Some(StopReason::InactivityTimeout),
-        signal: Some(15),
+    let timed_out = Stopped {
+        reason: Some(StopReason::InactivityTimeout),
         exit_code: None,
-        ..outcome
+        signal: Some(15),
     };
-    let ev = recover(&timed_out, String::new(), &snap, d, &ignore);
+    let ev = recover(timed_out, String::new(), Some(&snap), d, &ignore);
     assert_eq!(ev.reason, Some(StopReason::InactivityTimeout));
     assert_eq!(ev.signal, Some(15));
 
-    let ev = recover(Stopped::oneshot_died(), String::new(), &snap, d, &ignore);
+    let died = Stopped {
+        reason: Some(StopReason::OneshotDied),
+        ..Stopped::default()
+    };
+    let ev = recover(died, String::new(), Some(&snap), d, &ignore);
     assert_eq!(ev.reason, Some(StopReason::OneshotDied));
     assert_eq!((ev.exit_code, ev.signal), (None, None));
     assert_eq!(ev.changed_files, ["result.txt"]);
+
+    // Without a snapshot nothing is known about changes, and it says so.
+    let ev = recover(Stopped::default(), String::new(), None, d, &ignore);
+    assert!(ev.changed_files.is_empty());
+    assert_eq!(ev.changes_source, "unavailable");
 }

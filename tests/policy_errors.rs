@@ -27,8 +27,8 @@ fn failed_detail(w: &World, id: &str) -> String {
     let state = w.state(id);
     assert_eq!(state["state"], "FAILED", "{state}");
     let last = w.last_history(id);
-    assert_eq!(last["reason"], "policy_error", "{last}");
-    last["detail"].as_str().unwrap().to_string()
+    assert_eq!(last["reason"]["kind"], "policy_error", "{last}");
+    last["reason"]["message"].as_str().unwrap().to_string()
 }
 
 #[test]
@@ -127,11 +127,17 @@ fn guard_veto_fails_with_the_guards_reason() {
     assert_eq!(code(&out), 1, "{}", text(&out));
     let last = w.last_history(&id.unwrap());
     assert_eq!(last["state"], "FAILED");
-    let reason = last["reason"].as_str().unwrap();
-    assert!(reason.contains("no audits on Sundays"), "{reason}");
+    let reason = &last["reason"];
+    assert_eq!(reason["kind"], "guard_veto", "{reason}");
+    assert_eq!(reason["why"], "no audits on Sundays", "{reason}");
+    assert_eq!(
+        (&reason["from"], &reason["to"]),
+        (&"AUDIT_PENDING".into(), &"AUDITOR_EXECUTING".into())
+    );
+    let out = String::from_utf8_lossy(&out.stderr);
     assert!(
-        reason.contains("AUDIT_PENDING -> AUDITOR_EXECUTING"),
-        "{reason}"
+        out.contains("guard AUDIT_PENDING -> AUDITOR_EXECUTING vetoed: no audits on Sundays"),
+        "{out}"
     );
 }
 

@@ -4,17 +4,6 @@ mod common;
 use common::*;
 use std::time::Duration;
 
-fn last_entry(w: &World, id: &str, state: &str) -> serde_json::Value {
-    w.state(id)["history"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .rev()
-        .find(|h| h["state"] == state)
-        .unwrap_or_else(|| panic!("no {state} in history"))
-        .clone()
-}
-
 #[test]
 fn crash_with_salvage_success_goes_to_audit() {
     let w = World::new();
@@ -39,16 +28,17 @@ fn crash_with_salvage_success_goes_to_audit() {
             "COMPLETED"
         ]
     );
+    assert_eq!(w.reason_code(&id, "RECOVERY_PENDING"), "exit_code");
     assert_eq!(
-        last_entry(&w, &id, "RECOVERY_PENDING")["reason"],
-        "exit_code"
+        w.reason_text(&id, "AUDIT_PENDING"),
+        "salvage success: zombie success"
     );
+    let ev = w.evidence(&id);
+    assert_eq!(ev[0].changed_files, ["out.txt"]);
     assert_eq!(
-        last_entry(&w, &id, "AUDIT_PENDING")["reason"],
-        "zombie success"
+        w.state(&id)["changed_files"],
+        serde_json::json!(["out.txt"])
     );
-    let ev = &w.state(&id)["evidence"];
-    assert_eq!(ev["changed_files"], serde_json::json!(["out.txt"]));
 }
 
 #[test]
@@ -92,9 +82,9 @@ fn crash_with_nothing_salvaged_fails() {
         w.trace(&id),
         ["CREATED", "WORKER_EXECUTING", "RECOVERY_PENDING", "FAILED"]
     );
-    let ev = &w.state(&id)["evidence"];
-    assert_eq!(ev["exit_code"], 2);
-    assert!(ev["output_tail"].as_str().unwrap().contains("oops"), "{ev}");
+    let ev = &w.evidence(&id)[0];
+    assert_eq!(ev.exit_code, Some(2));
+    assert!(ev.output_tail.contains("oops"), "{ev:?}");
 }
 
 #[test]
@@ -119,10 +109,7 @@ fn silent_worker_is_killed_by_inactivity() {
     );
     assert_eq!(code(&out), 1, "{}", text(&out));
     let id = w.session_id();
-    assert_eq!(
-        last_entry(&w, &id, "RECOVERY_PENDING")["reason"],
-        "inactivity_timeout"
-    );
+    assert_eq!(w.reason_code(&id, "RECOVERY_PENDING"), "inactivity_timeout");
     let pids = std::fs::read_to_string(&pidfile).unwrap();
     for pid in pids.split_whitespace() {
         let pid: i32 = pid.parse().unwrap();
@@ -232,7 +219,7 @@ fn kill_9_of_oneshot_then_resume_fences_orphans_and_completes() {
     assert_eq!(trace[2], "INTERRUPTED");
     assert_eq!(trace.last().unwrap(), "COMPLETED");
     let interrupted = &w.state(&id)["history"][2];
-    assert_eq!(interrupted["reason"], "oneshot_died");
+    assert_eq!(interrupted["reason"]["kind"], "oneshot_died");
     // The torn line is the only bad one; later appends started on a new line.
     let text = std::fs::read_to_string(&log_path).unwrap();
     let bad: Vec<&str> = text
@@ -303,16 +290,13 @@ fn a_stop_is_journaled_before_it_happens_and_survives_a_crash() {
     let id = w.session_id();
     let state = w.state(&id);
     assert_eq!(state["state"], "WORKER_EXECUTING");
-    assert_eq!(state["active_process"]["stopping"], "inactivity_timeout");
+    assert_eq!(state["phase"]["stopping"], "inactivity_timeout");
     signal(child.id(), SIGKILL);
     wait_timeout(&mut child, Duration::from_secs(5));
 
     let out = w.cmd().args(["resume", &id]).output().unwrap();
     // The stop finishes as the inactivity timeout it was: RECOVERY_PENDING, nothing salvaged.
     assert_eq!(code(&out), 1, "{}", text(&out));
-    assert_eq!(
-        last_entry(&w, &id, "RECOVERY_PENDING")["reason"],
-        "inactivity_timeout"
-    );
+    assert_eq!(w.reason_code(&id, "RECOVERY_PENDING"), "inactivity_timeout");
     assert!(!w.trace(&id).contains(&"INTERRUPTED".to_string()));
 }

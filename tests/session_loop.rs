@@ -111,7 +111,10 @@ fn impossible_rejects_and_resume_is_refused() {
     assert_eq!(code(&out), 3, "{}", text(&out));
     let id = w.session_id();
     assert_eq!(w.trace(&id).last().unwrap(), "REJECTED");
-    assert_eq!(w.last_history(&id)["reason"], "needs a credit card");
+    assert_eq!(
+        w.reason_text(&id, "REJECTED"),
+        "impossible: needs a credit card"
+    );
     let again = w.cmd().args(["resume", &id]).output().unwrap();
     assert_eq!(code(&again), 4, "{}", text(&again));
     let err = String::from_utf8_lossy(&again.stderr);
@@ -137,8 +140,7 @@ fn max_iterations_fails() {
     let state = w.state(&id);
     assert_eq!(state["state"], "FAILED");
     assert_eq!(state["iteration_count"], 2);
-    let last = w.last_history(&id);
-    assert_eq!(last["reason"], "max_iterations");
+    assert_eq!(w.reason_code(&id, "FAILED"), "max_iterations");
     // Completed and failed sessions cannot be resumed.
     let again = w.cmd().args(["resume", &id]).output().unwrap();
     assert_eq!(code(&again), 4, "{}", text(&again));
@@ -153,15 +155,10 @@ fn auditor_without_a_verdict_means_retry() {
     let out = w.run(&worker, &auditor, &["--policy", &policy], "t");
     assert_eq!(code(&out), 1, "{}", text(&out));
     let id = w.session_id();
-    let hist = w.state(&id)["history"].clone();
-    let retry = hist
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|h| h["state"] == "REITERATION_PENDING")
-        .unwrap()
-        .clone();
-    assert_eq!(retry["reason"], "auditor gave no verdict");
+    assert_eq!(
+        w.reason_text(&id, "REITERATION_PENDING"),
+        "retry: auditor gave no verdict"
+    );
 }
 
 #[test]
@@ -172,11 +169,11 @@ fn auditor_crash_fails_the_session() {
     let out = w.run(&worker, &auditor, &[], "t");
     assert_eq!(code(&out), 1, "{}", text(&out));
     let id = w.session_id();
-    let last = w.last_history(&id).clone();
-    assert_eq!(last["state"], "FAILED");
-    assert!(
-        last["detail"].as_str().unwrap().contains("code 7"),
-        "{last}"
+    assert_eq!(w.last_history(&id)["state"], "FAILED");
+    assert_eq!(w.reason_code(&id, "FAILED"), "auditor_failed");
+    assert_eq!(
+        w.reason_text(&id, "FAILED"),
+        "the auditor exited with code 7"
     );
 }
 

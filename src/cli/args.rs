@@ -184,6 +184,9 @@ pub enum PolicyCommand {
         /// Print the report as JSON.
         #[arg(long)]
         json: bool,
+        /// Exit 1 when any decision differs or fails, or the path changes (for CI).
+        #[arg(long)]
+        exit_code: bool,
     },
     /// Trust the current content of a policy file (or module) so a running session may load
     /// it, even though it lives where an agent can write.

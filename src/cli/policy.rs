@@ -4,7 +4,7 @@ use super::args::PolicyCommand;
 use super::run::Exit;
 use anyhow::{Context, Result};
 use oneshot::policy::{PolicyError, PolicyHost, PolicyOptions, TrustStore};
-use oneshot::store::{Store, read_log};
+use oneshot::store::{Log, Store};
 
 /// A policy that does not load is a configuration error: exit 2 with file:line.
 fn load_err(e: PolicyError) -> anyhow::Error {
@@ -33,25 +33,29 @@ pub fn run(store: &Store, cmd: PolicyCommand) -> Result<i32> {
             }
             Ok(if report.failed() > 0 { 1 } else { 0 })
         }
-        PolicyCommand::Replay { id, policy, json } => {
+        PolicyCommand::Replay {
+            id,
+            policy,
+            json,
+            exit_code,
+        } => {
             let dir = store
                 .open(&id)
                 .map_err(|e| Exit(2, anyhow::Error::new(e)))?;
             let host = PolicyHost::load(&policy, opts).map_err(load_err)?;
-            let log = read_log(dir.log_path())
+            let log = Log::read(dir.log_path())
                 .with_context(|| format!("cannot read the log of session {}", dir.id()))?;
             for w in &log.warnings {
                 eprintln!("oneshot: warning: {w}");
             }
-            let recorded = oneshot::replay::load_decisions(&log.records)
+            let report = oneshot::replay::replay(&log, &host)
                 .with_context(|| format!("cannot replay session {}", dir.id()))?;
-            let report = oneshot::replay::replay(&recorded, &host);
             if json {
                 println!("{}", serde_json::to_string_pretty(&report)?);
             } else {
                 println!("{}", report.render_table().trim_end());
             }
-            Ok(0)
+            Ok(if exit_code && report.differs() { 1 } else { 0 })
         }
         PolicyCommand::Trust { files } => {
             let trust = TrustStore::from_env().map_err(|e| Exit(2, e.into()))?;

@@ -3,9 +3,10 @@
 use super::args::{PolicyArgs, ResumeArgs, RunArgs};
 use super::term::{TerminalReporter, short_id};
 use anyhow::{Context, Result, bail};
-use oneshot::engine::{Engine, EngineOptions, Outcome, SessionSpec, interrupt_channel};
+use oneshot::engine::{Engine, Interrupt, Options, SessionBuilder};
 use oneshot::machine::SessionState;
 use oneshot::policy::{PolicyHost, PolicyOptions, ReloadMode};
+use oneshot::session::Outcome;
 use oneshot::store::Store;
 use std::path::Path;
 
@@ -60,19 +61,20 @@ pub fn run(store: &Store, args: RunArgs, quiet: bool) -> Result<i32> {
             workdir.display()
         )));
     }
-    let spec = SessionSpec {
-        task: prompt,
-        worker_cmd,
-        auditor_cmd,
-        workdir,
-        policy,
-    };
     let settings = Settings {
         quiet,
         reload: args.policy_opts.policy_reload,
         policy: opts,
     };
-    drive(settings, |opts| Engine::create(store, spec, opts))
+    drive(settings, |options| {
+        SessionBuilder::new(prompt)
+            .worker(worker_cmd)
+            .auditor(auditor_cmd)
+            .workdir(workdir)
+            .policy(policy)
+            .options(options)
+            .create(store)
+    })
 }
 
 /// Resumes a session; returns the exit code.
@@ -87,14 +89,11 @@ pub fn resume(store: &Store, args: ResumeArgs, quiet: bool) -> Result<i32> {
         reload: args.policy_opts.policy_reload,
         policy: opts,
     };
-    drive(settings, |opts| {
-        Engine::resume(store, &args.id, policy, opts)
+    drive(settings, |options| {
+        Engine::resume(store, &args.id, policy, options)
     })
 }
 
-/// Builds the engine with a terminal reporter and signal-fed interrupts, runs it on a
-/// current-thread runtime (agents are spawned from this thread, which matters for the
-/// parent-death signal), and reports the outcome.
 /// How the engine is wired for a terminal.
 struct Settings {
     quiet: bool,
@@ -115,61 +114,68 @@ impl PolicyArgs {
 
 fn drive(
     settings: Settings,
-    make: impl FnOnce(EngineOptions) -> Result<Engine, oneshot::engine::EngineError>,
+    make: impl FnOnce(Options) -> Result<Engine, oneshot::engine::EngineError>,
 ) -> Result<i32> {
     let quiet = settings.quiet;
+    let options = Options {
+        reload: settings.reload,
+        trust: None,
+        policy_options: settings.policy,
+    };
+    let mut engine = make(options).map_err(engine_err)?;
+    if !quiet {
+        eprintln!(
+            "oneshot: session {} ({})",
+            engine.id(),
+            engine.session().workdir.display()
+        );
+    }
+    // The loop runs on this thread: agents are spawned from it, and on Linux their
+    // parent-death signal is tied to it.
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    rt.block_on(async move {
-        let (tx, rx) = interrupt_channel();
-        let mut opts = EngineOptions::new(Box::new(TerminalReporter::new(quiet)), rx);
-        opts.reload = settings.reload;
-        opts.policy_options = settings.policy;
-        let mut engine = make(opts).map_err(engine_err)?;
-        if !quiet {
-            eprintln!(
-                "oneshot: session {} ({})",
-                engine.id(),
-                engine.file().workdir.display()
-            );
-        }
-        let signals = tokio::spawn(forward_signals(tx));
-        let outcome = engine.run().await.map_err(engine_err)?;
+    let interrupt = engine.interrupter();
+    let outcome = rt.block_on(async {
+        let signals = tokio::spawn(forward_signals(interrupt));
+        let mut reporter = TerminalReporter::new(quiet);
+        let outcome = engine.run(&mut reporter).await;
         signals.abort();
-        report(&outcome);
-        Ok(outcome.exit_code())
-    })
+        outcome
+    });
+    let outcome = outcome.map_err(engine_err)?;
+    report(&outcome);
+    Ok(outcome.exit_code())
 }
 
-/// Counts SIGINT/SIGTERM into the interrupt channel: the first stops gracefully, the second
-/// kills. The agents run in their own process groups, so the terminal's Ctrl-C reaches only
-/// us; we forward it.
-async fn forward_signals(tx: tokio::sync::watch::Sender<u32>) -> Result<()> {
+/// Forwards SIGINT/SIGTERM to the session: the first stops gracefully, the second kills. The
+/// agents run in their own process groups, so the terminal's Ctrl-C reaches only us.
+async fn forward_signals(interrupt: Interrupt) -> Result<()> {
     use tokio::signal::unix::{SignalKind, signal};
     let mut int = signal(SignalKind::interrupt())?;
     let mut term = signal(SignalKind::terminate())?;
+    let mut count = 0;
     loop {
         tokio::select! {
             _ = int.recv() => {}
             _ = term.recv() => {}
         }
-        tx.send_modify(|n| *n += 1);
-        if *tx.borrow() == 1 {
+        count += 1;
+        if count == 1 {
             eprintln!("\noneshot: stopping the agent (press Ctrl-C again to kill it now)");
         }
+        interrupt.stop();
     }
 }
 
 fn report(o: &Outcome) {
     let id = &o.session_id;
-    let why = match (&o.reason, &o.detail) {
-        (Some(r), Some(d)) => format!(": {r} — {d}"),
-        (Some(r), None) => format!(": {r}"),
-        (None, Some(d)) => format!(": {d}"),
-        (None, None) => String::new(),
-    };
+    let why = o
+        .reason
+        .as_ref()
+        .map(|r| format!(": {r}"))
+        .unwrap_or_default();
     match o.state {
         SessionState::Completed => eprintln!("oneshot: session {id} COMPLETED{why}"),
         SessionState::Failed => eprintln!("oneshot: session {id} FAILED{why}"),

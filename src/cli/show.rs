@@ -3,7 +3,12 @@
 use super::run::Exit;
 use super::term::short_id;
 use anyhow::Result;
-use oneshot::store::{SessionDir, SessionFile, Store, StoreError, read_from, read_log};
+use oneshot::policy::GuardOutcome;
+use oneshot::session::{Phase, Session};
+use oneshot::store::{
+    DecisionRecord, DecisionResult, Decoder, ProcessEvent, Record, SessionDir, Store, StoreError,
+    read_from, read_log,
+};
 use serde_json::Value;
 use std::time::Duration;
 
@@ -40,10 +45,10 @@ pub fn status(store: &Store, id: Option<&str>, json: bool) -> Result<i32> {
     Ok(0)
 }
 
-fn print_status(f: &SessionFile) {
-    println!("session   {}", f.oneshot_id);
-    println!("state     {}", f.state);
-    println!("iteration {}/{}", f.iteration_count, f.max_iterations);
+fn print_status(f: &Session) {
+    println!("session   {}", f.id);
+    println!("state     {}", f.state());
+    println!("iteration {}/{}", f.iteration, f.max_iterations);
     println!("task      {}", one_line(&f.task, 100));
     println!("workdir   {}", f.workdir.display());
     println!(
@@ -55,8 +60,8 @@ fn print_status(f: &SessionFile) {
             .unwrap_or_else(|| "built-in".into()),
         f.policy.hash
     );
-    println!("created   {}", f.created_at);
-    println!("updated   {}", f.updated_at);
+    println!("created   {}", rfc3339(f.created_ms));
+    println!("updated   {}", rfc3339(f.updated_ms));
     if let Some(v) = &f.last_verdict {
         println!(
             "verdict   {:?}{}",
@@ -67,8 +72,11 @@ fn print_status(f: &SessionFile) {
                 .unwrap_or_default()
         );
     }
-    if let Some(p) = &f.active_process {
-        println!("running   {} pid {} (group {})", p.role, p.pid, p.pgid);
+    if let (Some(role), Some(p)) = (f.phase.role(), f.phase.run().and_then(|r| r.process)) {
+        println!("running   {role} pid {} (group {})", p.pid, p.pgid);
+    }
+    if let Phase::Interrupted(p) = &f.phase {
+        println!("paused    during the {} ({})", p.during, p.cause);
     }
     println!("history");
     for h in &f.history {
@@ -82,10 +90,7 @@ fn print_status(f: &SessionFile) {
             line.push_str(&format!("  pid {pid}"));
         }
         if let Some(r) = &h.reason {
-            line.push_str(&format!("  {}", one_line(r, 80)));
-        }
-        if let Some(d) = &h.detail {
-            line.push_str(&format!(" — {}", one_line(d, 120)));
+            line.push_str(&format!("  {}", one_line(&r.to_string(), 160)));
         }
         println!("{line}");
     }
@@ -98,9 +103,9 @@ pub fn list(store: &Store, json: bool) -> Result<i32> {
         for (dir, file) in &sessions {
             let v = match file {
                 Ok(f) => serde_json::json!({
-                    "oneshot_id": f.oneshot_id, "state": f.state, "iteration_count": f.iteration_count,
-                    "max_iterations": f.max_iterations, "created_at": f.created_at,
-                    "updated_at": f.updated_at, "task": f.task,
+                    "oneshot_id": f.id, "state": f.state(), "iteration_count": f.iteration,
+                    "max_iterations": f.max_iterations, "created_at": rfc3339(f.created_ms),
+                    "updated_at": rfc3339(f.updated_ms), "task": f.task,
                 }),
                 Err(e) => serde_json::json!({"oneshot_id": dir.id(), "error": e.to_string()}),
             };
@@ -120,10 +125,10 @@ pub fn list(store: &Store, json: bool) -> Result<i32> {
         match file {
             Ok(f) => println!(
                 "{:<8}  {:<20}  {:>5}  {:<24}  {}",
-                short_id(&f.oneshot_id),
-                f.state.as_str(),
-                format!("{}/{}", f.iteration_count, f.max_iterations),
-                f.updated_at,
+                short_id(&f.id),
+                f.state().as_str(),
+                format!("{}/{}", f.iteration, f.max_iterations),
+                rfc3339(f.updated_ms),
                 one_line(&f.task, 60)
             ),
             Err(e) => println!("{:<8}  unreadable: {e}", short_id(dir.id())),
@@ -136,12 +141,24 @@ pub fn list(store: &Store, json: bool) -> Result<i32> {
 pub fn log(store: &Store, id: &str, follow: bool, json: bool) -> Result<i32> {
     let dir = store.open(id).map_err(store_err)?;
     let path = dir.log_path();
-    let print = |records: &[Value], warnings: &[String]| {
+    let mut decoder = Decoder::default();
+    let mut print = |records: &[Value], warnings: &[String]| {
         for w in warnings {
             eprintln!("oneshot: warning: {w}");
         }
         for r in records {
-            println!("{}", if json { r.to_string() } else { render(r) });
+            if json {
+                println!("{r}");
+                continue;
+            }
+            match decoder.decode(r.clone()) {
+                Ok((record, _)) => {
+                    if let Some(line) = render(&record) {
+                        println!("{line}");
+                    }
+                }
+                Err(e) => eprintln!("oneshot: warning: {e}"),
+            }
         }
     };
     if !follow {
@@ -176,41 +193,102 @@ fn finished(dir: &SessionDir) -> bool {
     dir.lock().is_ok()
 }
 
-fn render(r: &Value) -> String {
-    let ts = r
-        .get("ts")
-        .and_then(Value::as_u64)
-        .map(fmt_ts)
-        .unwrap_or_default();
-    let s = |k: &str| r.get(k).and_then(Value::as_str).unwrap_or("");
-    match s("type") {
-        "activity" => {
-            let data = match r.get("data") {
-                Some(Value::String(t)) => t.clone(),
-                Some(v) => v.to_string(),
-                None => String::new(),
+/// One record as a line for people; `None` for records only machines read (blobs).
+fn render(r: &Record) -> Option<String> {
+    let ts = r.ts().map(fmt_ts).unwrap_or_default();
+    Some(match r {
+        Record::Activity(a) => {
+            let data = match &a.data {
+                Value::String(t) => t.clone(),
+                v => v.to_string(),
             };
-            let iter = r.get("iteration").and_then(Value::as_u64).unwrap_or(0);
-            format!("{ts} [{}#{iter}] {data}", s("role"))
+            format!("{ts} [{}#{}] {data}", a.role, a.iteration)
         }
-        "state_change" => {
-            let mut line = format!("{ts} == {} -> {}", s("from"), s("to"));
-            if !s("reason").is_empty() {
-                line.push_str(&format!(" ({})", s("reason")));
-            }
-            if !s("detail").is_empty() {
-                line.push_str(&format!(" — {}", s("detail")));
+        Record::StateChange(c) => {
+            let mut line = format!("{ts} == {} -> {}", c.from, c.to);
+            if let Some(reason) = &c.reason {
+                line.push_str(&format!(" ({reason})"));
             }
             line
         }
-        "process" => format!(
-            "{ts} .. {} {} {}",
-            s("role"),
-            s("event"),
-            r.get("pid").map(|p| format!("pid {p}")).unwrap_or_default()
+        Record::Process(p) => {
+            let what = match &p.event {
+                ProcessEvent::Started { process, .. } => format!("started, pid {}", process.pid),
+                ProcessEvent::SpawnFailed { error } => format!("could not start: {error}"),
+                ProcessEvent::Stopping { reason } => format!("stopping ({reason})"),
+                ProcessEvent::Killed => "killed".to_string(),
+                ProcessEvent::Exited {
+                    exit_code, signal, ..
+                } => match (exit_code, signal) {
+                    (Some(c), _) => format!("exited with code {c}"),
+                    (None, Some(s)) => format!("killed by signal {s}"),
+                    _ => "ended".to_string(),
+                },
+                ProcessEvent::Fenced { outcome } => outcome.clone(),
+            };
+            format!("{ts} .. {}#{} {what}", p.role, p.iteration)
+        }
+        Record::Evidence(e) => format!(
+            "{ts} .. evidence: {} changed file(s) ({})",
+            e.evidence.changed_files.len(),
+            e.evidence.changes_source
         ),
-        other => format!("{ts} {other}: {}", s("message")),
-    }
+        Record::Interrupt(i) => {
+            format!("{ts} !! interrupt{}", if i.force { " (kill)" } else { "" })
+        }
+        Record::Decision(d) => format!("{ts} ?? {}", decision(d)),
+        Record::Blob(_) | Record::Unknown => return None,
+        Record::Session(s) => format!(
+            "{ts} session {}",
+            match &s.event {
+                oneshot::store::SessionEvent::Created { .. } => "created",
+                oneshot::store::SessionEvent::Resumed => "resumed",
+            }
+        ),
+        Record::Warning(m) => format!("{ts} warning: {}", m.message),
+        Record::Note(m) => format!("{ts} note: {}", m.message),
+        Record::PolicyReload(p) => format!(
+            "{ts} policy reloaded: generation {} ({})",
+            p.generation, p.policy_hash
+        ),
+        Record::PolicyReloadFailed(p) => format!(
+            "{ts} policy reload failed, generation {} keeps deciding: {}",
+            p.generation, p.message
+        ),
+        Record::PolicyUntrusted(p) => format!("{ts} policy change waits for trust: {}", p.message),
+        Record::PolicyLog(l) => format!("{ts} policy {} [{}]: {}", l.level, l.hook, l.message),
+    })
+}
+
+/// A decision in a few words: the hook and what it answered.
+fn decision(d: &DecisionRecord) -> String {
+    let key = d.key.clone().unwrap_or_else(|| d.hook.to_string());
+    let builtin = if d.builtin { " (built-in)" } else { "" };
+    let reason = |r: &Option<String>| {
+        r.as_ref()
+            .map(|r| format!(": {}", one_line(r, 100)))
+            .unwrap_or_default()
+    };
+    let answer = match &d.result {
+        DecisionResult::Verdict(v) => {
+            format!("{:?}{}", v.verdict, reason(&v.reason)).to_lowercase()
+        }
+        DecisionResult::Salvage(s) => {
+            format!("{:?}{}", s.salvage, reason(&s.reason)).to_lowercase()
+        }
+        DecisionResult::Guard(GuardOutcome::Allow) => "allow".into(),
+        DecisionResult::Guard(GuardOutcome::Veto(why)) => format!("VETO: {why}"),
+        DecisionResult::Prompt(p) => format!("prompt ({} bytes)", p.len()),
+        DecisionResult::Observed => "ok".into(),
+        DecisionResult::Error { message, kind } => format!("FAILED ({kind}): {message}"),
+    };
+    format!("{key}{builtin} -> {answer}")
+}
+
+/// RFC 3339 with milliseconds, UTC.
+fn rfc3339(ms: u64) -> String {
+    let t = std::time::UNIX_EPOCH + Duration::from_millis(ms);
+    humantime::format_rfc3339_millis(t).to_string()
 }
 
 fn fmt_ts(ms: u64) -> String {

@@ -1,11 +1,13 @@
 //! The terminal face of a running session: agent output prefixed by role, transitions, and on
 //! a TTY a live status line.
 
-use oneshot::engine::{Reporter, Status};
-use oneshot::executor::Role;
+use oneshot::engine::Line;
+use oneshot::engine::{Observer, Status, Update};
 use oneshot::machine::SessionState;
-use oneshot::pipeline::Line;
+use oneshot::session::Reason;
+use oneshot::session::Role;
 use std::io::{IsTerminal, Write};
+use std::time::Duration;
 
 /// Writes agent output to stdout and everything else to stderr.
 pub struct TerminalReporter {
@@ -68,15 +70,59 @@ pub fn short_id(id: &str) -> &str {
     id.get(..8).unwrap_or(id)
 }
 
-impl Reporter for TerminalReporter {
-    fn transition(
-        &mut self,
-        status: &Status,
-        from: SessionState,
-        to: SessionState,
-        reason: Option<&str>,
-    ) {
-        self.status = Some(status.clone());
+impl Observer for TerminalReporter {
+    fn update(&mut self, update: Update) {
+        match update {
+            Update::Transition {
+                session_id,
+                from,
+                to,
+                iteration,
+                max_iterations,
+                reason,
+            } => {
+                let status = self.status.get_or_insert(Status {
+                    session_id,
+                    state: to,
+                    iteration,
+                    max_iterations,
+                    elapsed: Duration::ZERO,
+                    idle: Duration::ZERO,
+                    policy: None,
+                });
+                status.state = to;
+                status.iteration = iteration;
+                status.max_iterations = max_iterations;
+                self.transition(from, to, reason.as_ref());
+            }
+            Update::Output { role, line } => self.line(role, &line),
+            Update::Status(status) => {
+                self.status = Some(status);
+                self.draw_status();
+            }
+            Update::Warning(message) => {
+                self.clear_status();
+                eprintln!("oneshot: warning: {message}");
+                self.draw_status();
+            }
+            Update::Note(message) => {
+                if self.quiet {
+                    return;
+                }
+                self.clear_status();
+                eprintln!("oneshot: {message}");
+                self.draw_status();
+            }
+        }
+    }
+
+    fn wants_status(&self) -> bool {
+        self.tty && !self.quiet
+    }
+}
+
+impl TerminalReporter {
+    fn transition(&mut self, from: SessionState, to: SessionState, reason: Option<&Reason>) {
         if self.quiet {
             return;
         }
@@ -100,26 +146,6 @@ impl Reporter for TerminalReporter {
         let _ = writeln!(out, "[{role}] {}", line.text);
         let _ = out.flush();
         drop(out);
-        self.draw_status();
-    }
-
-    fn tick(&mut self, status: &Status) {
-        self.status = Some(status.clone());
-        self.draw_status();
-    }
-
-    fn warn(&mut self, message: &str) {
-        self.clear_status();
-        eprintln!("oneshot: warning: {message}");
-        self.draw_status();
-    }
-
-    fn note(&mut self, message: &str) {
-        if self.quiet {
-            return;
-        }
-        self.clear_status();
-        eprintln!("oneshot: {message}");
         self.draw_status();
     }
 }

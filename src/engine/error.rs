@@ -1,12 +1,16 @@
-//! Errors that stop the engine before or outside a session's own outcome.
+//! Errors that stop the engine. A session's own failures (a crashed auditor, a policy veto)
+//! are not errors: they are outcomes, recorded in the state file. Problems a session survives
+//! (a reload that did not validate, a snapshot that could not be taken, a hook that failed
+//! open) are not errors either: they are [`Update::Warning`](super::Update::Warning)s and
+//! `warning` records. What is left here stops the session from being driven; the session
+//! itself stays on disk, resumable.
 
 use crate::store::StoreError;
 
-/// Why the engine could not start or go on. A session's own failures (a crashed auditor, a
-/// policy veto) are not errors: they are outcomes, recorded in the state file.
+/// Why the engine could not start or go on.
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
-    /// Reading or writing the session's files failed.
+    /// The session's files could not be read or written.
     #[error(transparent)]
     Store(#[from] StoreError),
     /// The policy could not be loaded.
@@ -18,6 +22,9 @@ pub enum EngineError {
     /// A command line is unusable.
     #[error(transparent)]
     Exec(#[from] crate::executor::ExecError),
+    /// The session is missing something it needs.
+    #[error("{0}")]
+    Usage(String),
     /// The redaction patterns do not compile.
     #[error("invalid redaction pattern: {0}")]
     Redact(String),
@@ -31,8 +38,10 @@ pub enum EngineError {
         /// Why, and what to do instead.
         why: String,
     },
-    /// Writing the activity log failed.
-    #[error("cannot write the activity log of session {id}")]
+    /// The activity log could not be written.
+    #[error(
+        "cannot write the activity log of session {id}; the session is resumable once the disk is fixed"
+    )]
     Log {
         /// The session id.
         id: String,
@@ -40,15 +49,18 @@ pub enum EngineError {
         #[source]
         source: std::io::Error,
     },
-    /// An event reached a state whose table has no row for it: a bug in the engine, reported
-    /// rather than ignored.
-    #[error("internal error in session {id}: {source}")]
-    Illegal {
+    /// The async runtime could not be started.
+    #[error("cannot start the async runtime: {0}")]
+    Runtime(String),
+    /// oneshot itself got something wrong: a bug, reported rather than ignored.
+    #[error(
+        "internal error in session {id}: {message} (the session is resumable; please report this)"
+    )]
+    Internal {
         /// The session id.
         id: String,
-        /// The refused transition.
-        #[source]
-        source: crate::machine::Illegal,
+        /// What went wrong.
+        message: String,
     },
 }
 
@@ -60,6 +72,7 @@ impl EngineError {
             EngineError::Refused { .. } | EngineError::Store(StoreError::Locked { .. }) => 4,
             EngineError::Policy(_)
             | EngineError::Exec(_)
+            | EngineError::Usage(_)
             | EngineError::Redact(_)
             | EngineError::Store(StoreError::NotFound { .. } | StoreError::Ambiguous { .. }) => 2,
             _ => 1,

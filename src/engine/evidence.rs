@@ -1,8 +1,9 @@
-//! Workdir snapshots and recovery evidence, persisted so a resume after a crash can use them.
+//! Workdir snapshots and recovery evidence. The snapshot is persisted so a resume after a
+//! crash can still compare against it.
 
-use super::Engine;
-use super::EngineError;
-use crate::executor::{DEFAULT_IGNORE_GLOBS, Evidence, Snapshot, Stopped, recover};
+use super::{Engine, EngineError, Observer, Update};
+use crate::executor::{DEFAULT_IGNORE_GLOBS, Evidence, Snapshot, StopReason, Stopped, recover};
+use crate::session::ExitStatus;
 use globset::{Glob, GlobSet, GlobSetBuilder};
 use std::path::Path;
 
@@ -29,9 +30,12 @@ pub(super) fn ignore_globs(workdir: &Path, state_dir: &Path) -> GlobSet {
 impl Engine {
     /// Takes and persists the before-snapshot of the workdir. Failing to take one is not fatal
     /// (recovery then reports no changes), but it is said.
-    pub(super) fn snapshot_workdir(&mut self) -> Result<(), EngineError> {
-        let path = self.dir().snapshot_path();
-        match Snapshot::take(&self.file.workdir, &self.ignore) {
+    pub(super) fn snapshot_workdir(
+        &mut self,
+        observer: &mut dyn Observer,
+    ) -> Result<(), EngineError> {
+        let path = self.dir.snapshot_path();
+        match Snapshot::take(&self.session.workdir, &self.ignore) {
             Ok(snap) => {
                 let bytes = serde_json::to_vec(&snap).unwrap_or_default();
                 crate::store::write_atomic(&path, &bytes).map_err(|source| {
@@ -45,30 +49,46 @@ impl Engine {
             }
             Err(e) => {
                 let _ = std::fs::remove_file(&path);
-                self.warn(&format!(
-                    "cannot snapshot the workdir, changes will not be detected: {e}"
-                ))
+                let message = format!(
+                    "cannot snapshot the workdir, so the worker's changes will not be detected: {e}"
+                );
+                self.warn_out_of_band(&message, observer)
             }
         }
     }
 
     /// What the stopped worker left: why it stopped, its codes, its output tail and the files
-    /// it changed since the persisted snapshot (none known when there is no snapshot).
-    pub(super) fn gather_evidence(&self, stopped: Stopped) -> Evidence {
-        let tail = self.file.worker_output_tail.clone();
-        let snapshot: Option<Snapshot> = std::fs::read(self.dir().snapshot_path())
+    /// it changed since the persisted snapshot.
+    pub(super) fn gather_evidence(&self, reason: Option<StopReason>, exit: ExitStatus) -> Evidence {
+        let snapshot: Option<Snapshot> = std::fs::read(self.dir.snapshot_path())
             .ok()
             .and_then(|b| serde_json::from_slice(&b).ok());
-        match snapshot {
-            Some(s) => recover(stopped, tail, &s, &self.file.workdir, &self.ignore),
-            None => Evidence {
-                reason: Some(stopped.reason),
-                exit_code: stopped.exit_code,
-                signal: stopped.signal,
-                output_tail: tail,
-                changed_files: Vec::new(),
-                changes_source: "unavailable".to_string(),
-            },
-        }
+        let stopped = Stopped {
+            reason,
+            exit_code: exit.code,
+            signal: exit.signal,
+        };
+        recover(
+            stopped,
+            self.session.worker_output.clone(),
+            snapshot.as_ref(),
+            &self.session.workdir,
+            &self.ignore,
+        )
+    }
+
+    /// A warning that does not come from the decision core: recorded and shown.
+    pub(super) fn warn_out_of_band(
+        &mut self,
+        message: &str,
+        observer: &mut dyn Observer,
+    ) -> Result<(), EngineError> {
+        let message = self.redactor.redact(message).into_owned();
+        self.write_record(crate::store::Record::Warning(crate::store::Message {
+            ts: crate::pipeline::now_ms(),
+            message: message.clone(),
+        }))?;
+        observer.update(Update::Warning(message));
+        Ok(())
     }
 }

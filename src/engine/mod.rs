@@ -1,39 +1,41 @@
-//! The session loop of seed 000 §1.4: load state → ask machine and policy → run the executor
-//! through the pipeline → record → repeat until a terminal state.
+//! The engine: one async loop around the session's decision core.
 //!
-//! The engine is the only place where the pure [`crate::machine`], the [`crate::policy`] host,
-//! the [`crate::executor`] and the [`crate::store`] meet. It journals before it acts: the state
-//! file names the state (and, once started, the process) before a process is started, so a
-//! crash at any point leaves a file that `resume` knows how to continue.
+//! # How it works
+//!
+//! The loop does I/O and nothing else. It turns what happens — a process's output and exit
+//! (from its supervising task, see [`crate::executor::Supervised`]), the inactivity and
+//! wall-clock timers, interrupts, a policy reload — into [`Event`](crate::session::Event)s,
+//! hands each to [`Session::step`](crate::session::Session::step) with the live policy
+//! deciding, and carries out the [`Effect`](crate::session::Effect)s it returns in order:
+//! write the state file (atomically, coalescing consecutive journals into one write before
+//! each act), append log records (redacted, long strings as blobs), start, stop or kill a
+//! process, inspect the workdir, fence a group left by a dead oneshot, tell the
+//! [`Observer`]. It is the nextest dispatcher's shape: decisions in a synchronous function,
+//! I/O in one `select!`.
+//!
+//! The engine holds a Lua state and is therefore not `Send`: drive it with
+//! [`Engine::run_blocking`] (which makes its own single-threaded runtime), or `.await`
+//! [`Engine::run`] on the task that owns it (a current-thread runtime or a `LocalSet`). Agents
+//! are spawned from the thread running the loop; on Linux they get a parent-death signal tied
+//! to that thread, so it must live as long as the session (any `block_on` thread does).
 
-mod ctx;
-mod decisions;
+mod carry;
 mod error;
 mod evidence;
-mod outcome;
+mod interrupt;
+mod open;
 mod process;
 mod records;
-mod reload;
-mod reporter;
-mod resume;
-mod session;
+mod run;
 mod slot;
 mod spec;
-mod steps;
-mod transition;
+mod update;
 
 pub use error::EngineError;
-pub use outcome::Outcome;
-pub use reporter::{NullReporter, Reporter, Status};
-pub use session::Engine;
-pub use spec::{EngineOptions, SessionSpec};
+pub use interrupt::Interrupt;
+pub use open::Engine;
+pub use spec::{Options, SessionBuilder};
+pub use update::{Observer, Silent, Status, Update, channel_observer};
 
-/// A channel to interrupt a running session: send 1 for a graceful stop (SIGTERM to the agent's
-/// group, grace period, SIGKILL, state INTERRUPTED), 2 to kill at once. The CLI feeds it from
-/// SIGINT/SIGTERM; an embedding program from wherever it likes.
-pub fn interrupt_channel() -> (
-    tokio::sync::watch::Sender<u32>,
-    tokio::sync::watch::Receiver<u32>,
-) {
-    tokio::sync::watch::channel(0)
-}
+// The pipeline's line type an observer receives, re-exported because the pipeline is internal.
+pub use crate::pipeline::{Line, Stream};

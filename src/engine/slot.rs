@@ -1,24 +1,26 @@
 //! Setting up the policy slot: hot reload, trust, and vetting a policy that changed while a
 //! session was paused.
 
-use super::{EngineError, EngineOptions};
+use super::{EngineError, Options};
 use crate::policy::{
     PolicyHost, ReloadMode, ReloadOptions, ReloadingPolicy, TrustStore, inside_workdir, sha256_hex,
     validate_for_reload,
 };
-use crate::store::{SessionFile, Store};
+use crate::session::Session;
+use crate::store::Store;
 
 /// Wraps the policy in its reloading slot. A watcher that cannot start (e.g. the system's
 /// inotify limit) must not stop the session: it runs without reload, and says so.
 pub(super) fn reloading(
     policy: PolicyHost,
-    file: &SessionFile,
+    generation: u32,
+    session: &Session,
     store: &Store,
-    opts: &EngineOptions,
+    opts: &Options,
 ) -> Result<(ReloadingPolicy, Option<String>), EngineError> {
     let trust = trust_store(opts, store);
     let make = |mode: ReloadMode| {
-        let mut ro = ReloadOptions::new(file.workdir.clone(), trust.clone());
+        let mut ro = ReloadOptions::new(session.workdir.clone(), trust.clone());
         ro.mode = mode;
         ro.policy = opts.policy_options.clone();
         // A reload must pass the policy's own tests before it may decide anything.
@@ -27,7 +29,6 @@ pub(super) fn reloading(
         ro
     };
     let path = policy.path().map(|p| p.to_path_buf());
-    let generation = file.policy.generation;
     match ReloadingPolicy::new(policy, generation, make(opts.reload)) {
         Ok(slot) => Ok((slot, None)),
         Err(e) => {
@@ -46,7 +47,7 @@ pub(super) fn reloading(
 
 /// The trust store in force: the embedder's, else the user's, else one in the state dir (a
 /// machine without a home directory still gets trust checks, scoped to these sessions).
-pub(super) fn trust_store(opts: &EngineOptions, store: &Store) -> TrustStore {
+pub(super) fn trust_store(opts: &Options, store: &Store) -> TrustStore {
     opts.trust.clone().unwrap_or_else(|| {
         TrustStore::from_env().unwrap_or_else(|_| TrustStore::at(store.root().join("trust.json")))
     })
@@ -56,7 +57,7 @@ pub(super) fn trust_store(opts: &EngineOptions, store: &Store) -> TrustStore {
 /// the reload's trust rules: otherwise a worker could edit the policy inside its workdir, wait
 /// for a Ctrl-C, and have its own rules loaded on resume.
 pub(super) fn vet_changed_policy(
-    file: &SessionFile,
+    session: &Session,
     path: &std::path::Path,
     trust: &TrustStore,
     mode: ReloadMode,
@@ -68,7 +69,7 @@ pub(super) fn vet_changed_policy(
             source,
         })
     })?;
-    let inside = inside_workdir(path, &file.workdir);
+    let inside = inside_workdir(path, &session.workdir);
     let needs_trust = match mode {
         ReloadMode::Trusted => true,
         ReloadMode::Auto | ReloadMode::Off => inside,
@@ -76,8 +77,8 @@ pub(super) fn vet_changed_policy(
     if needs_trust && !trust.is_trusted(path, &sha256_hex(&bytes)) {
         let quoted = shell_words::quote(&path.to_string_lossy()).into_owned();
         return Err(EngineError::Refused {
-            id: file.oneshot_id.clone(),
-            state: file.state,
+            id: session.id.clone(),
+            state: session.state(),
             why: format!(
                 "its policy {} changed since it last ran{}; if the change is yours, run \
                  `oneshot policy trust {quoted}` and resume again, or resume with --policy FILE",

@@ -1,62 +1,93 @@
-//! What a new session is made of, and how the engine is wired to its surroundings.
+//! How a session is made and how the engine is wired to its surroundings: the front door an
+//! embedding program uses.
 
-use super::{NullReporter, Reporter};
+use super::{Engine, EngineError};
 use crate::policy::{PolicyHost, PolicyOptions, ReloadMode, TrustStore};
+use crate::store::Store;
 use std::path::PathBuf;
-use tokio::sync::watch;
 
-/// A new session: the task, the two commands, where they run, and the policy.
-pub struct SessionSpec {
-    /// The task (the worker's first prompt).
-    pub task: String,
-    /// The worker command line (`--worker-cmd`), split with shell-word rules, no shell.
-    pub worker_cmd: String,
-    /// The auditor command line (`--auditor-cmd`).
-    pub auditor_cmd: String,
-    /// The directory the agents run in.
-    pub workdir: PathBuf,
-    /// The policy that makes the judgement calls.
-    pub policy: PolicyHost,
-}
-
-/// The engine's connections to the outside world.
-pub struct EngineOptions {
-    /// Where progress goes.
-    pub reporter: Box<dyn Reporter>,
-    /// Interrupt requests (see [`super::interrupt_channel`]).
-    pub interrupts: watch::Receiver<u32>,
+/// How the engine treats the policy while a session runs.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
     /// When an edited policy file is loaded into the running session.
     pub reload: ReloadMode,
     /// Where trusted policy hashes are kept; `None` uses `$ONESHOT_TRUST_FILE` or the user's
     /// data directory.
     pub trust: Option<TrustStore>,
-    /// Budgets for reloaded policies (the first one is loaded by the caller).
+    /// Budgets and module paths for policies the engine loads itself (a reload, the recorded
+    /// policy on resume).
     pub policy_options: PolicyOptions,
-    /// Keeps the channel open when nobody else holds a sender, so the receiver waits instead
-    /// of reporting a closed channel.
-    pub(crate) _keepalive: Option<watch::Sender<u32>>,
 }
 
-impl EngineOptions {
-    /// Options with this reporter and interrupt receiver.
-    pub fn new(reporter: Box<dyn Reporter>, interrupts: watch::Receiver<u32>) -> Self {
-        EngineOptions {
-            reporter,
-            interrupts,
-            reload: ReloadMode::default(),
-            trust: None,
-            policy_options: PolicyOptions::default(),
-            _keepalive: None,
+/// A new session: the task, the two commands, where they run, and the policy.
+///
+/// ```no_run
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let store = oneshot::Store::new(".oneshot");
+/// let mut engine = oneshot::SessionBuilder::new("make the tests pass")
+///     .worker("sh fix.sh")
+///     .auditor("sh check.sh")
+///     .create(&store)?;
+/// let outcome = engine.run_blocking(|u| println!("{u:?}"))?;
+/// println!("{}", outcome.state);
+/// # Ok(()) }
+/// ```
+#[derive(Debug)]
+pub struct SessionBuilder {
+    pub(super) task: String,
+    pub(super) worker: Option<String>,
+    pub(super) auditor: Option<String>,
+    pub(super) workdir: Option<PathBuf>,
+    pub(super) policy: Option<PolicyHost>,
+    pub(super) options: Options,
+}
+
+impl SessionBuilder {
+    /// A session for `task` (the worker's first prompt).
+    pub fn new(task: impl Into<String>) -> SessionBuilder {
+        SessionBuilder {
+            task: task.into(),
+            worker: None,
+            auditor: None,
+            workdir: None,
+            policy: None,
+            options: Options::default(),
         }
     }
-}
 
-impl Default for EngineOptions {
-    fn default() -> Self {
-        let (tx, rx) = super::interrupt_channel();
-        EngineOptions {
-            _keepalive: Some(tx),
-            ..EngineOptions::new(Box::new(NullReporter), rx)
-        }
+    /// The worker command line, split with shell-word rules and run without a shell.
+    pub fn worker(mut self, command: impl Into<String>) -> SessionBuilder {
+        self.worker = Some(command.into());
+        self
+    }
+
+    /// The auditor command line.
+    pub fn auditor(mut self, command: impl Into<String>) -> SessionBuilder {
+        self.auditor = Some(command.into());
+        self
+    }
+
+    /// Where the agents run (default: the current directory).
+    pub fn workdir(mut self, dir: impl Into<PathBuf>) -> SessionBuilder {
+        self.workdir = Some(dir.into());
+        self
+    }
+
+    /// The policy that makes the judgement calls (default: the built-in one).
+    pub fn policy(mut self, policy: PolicyHost) -> SessionBuilder {
+        self.policy = Some(policy);
+        self
+    }
+
+    /// How the policy is reloaded and trusted while the session runs.
+    pub fn options(mut self, options: Options) -> SessionBuilder {
+        self.options = options;
+        self
+    }
+
+    /// Creates the session in `store` (state CREATED, written to disk) and returns the engine
+    /// that drives it. Fails before anything is written if a command is missing or unusable.
+    pub fn create(self, store: &Store) -> Result<Engine, EngineError> {
+        Engine::create(store, self)
     }
 }

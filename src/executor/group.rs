@@ -6,7 +6,7 @@ use nix::errno::Errno;
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 
-/// How often [`terminate_group`] looks whether the group has gone during the grace period.
+/// How often [`kill_after_grace`] looks whether the group has gone during the grace period.
 const POLL: Duration = Duration::from_millis(20);
 
 /// Sends SIGKILL to every process in group `pgid`. A group that is already gone is not an error.
@@ -26,16 +26,6 @@ pub(crate) fn signal_group(pgid: i32, signal: Signal) {
         Ok(()) | Err(Errno::ESRCH) => {}
         Err(e) => tracing::warn!(pgid, %signal, error = %e, "could not signal process group"),
     }
-}
-
-/// Stops group `pgid`: SIGTERM, up to `grace` for it to go, then SIGKILL. Returns once the
-/// group is gone or has been sent SIGKILL.
-///
-/// A zombie that its parent has not reaped still counts as a member for `killpg`; on Linux
-/// zombies are ignored, elsewhere an unreaped child of ours makes this wait the full grace.
-pub async fn terminate_group(pgid: i32, grace: Duration) {
-    signal_group(pgid, Signal::SIGTERM);
-    kill_after_grace(pgid, grace).await;
 }
 
 /// The second half of a stop: waits up to `grace` for group `pgid` to go, then SIGKILLs it.

@@ -1,8 +1,7 @@
-//! One run of one command: what to start, with which prompt, and under which limits.
+//! One run of one command: what to start, with which prompt, and where.
 
 use std::path::PathBuf;
 use std::process::Stdio;
-use std::time::Duration;
 
 use process_wrap::tokio::{CommandWrap, KillOnDrop, ProcessGroup};
 use tokio::io::AsyncWriteExt;
@@ -27,33 +26,18 @@ pub struct Invocation {
     pub workdir: PathBuf,
     /// Extra environment, applied before the `ONESHOT_*` variables (which therefore win).
     pub env: Vec<(String, String)>,
-    /// Kill the group after this long without a byte on stdout or stderr.
-    pub inactivity_timeout: Duration,
-    /// Kill the group after this long in total (`None`: no limit).
-    pub wall_timeout: Option<Duration>,
-    /// Time between SIGTERM and SIGKILL when stopping.
-    pub grace: Duration,
 }
 
 impl Invocation {
-    /// Checks that the workdir exists and the program can be executed, naming the role.
-    pub fn check(&self) -> Result<(), ExecError> {
-        if !self.workdir.is_dir() {
-            return Err(ExecError::Workdir {
-                path: self.workdir.clone(),
-            });
-        }
-        self.command.check_for(self.role, &self.workdir)
-    }
-
     /// Starts the process in its own process group, with stdout and stderr piped and the prompt
     /// being written to its stdin by a background task. Must be called inside a tokio runtime.
     ///
     /// On Linux the child also gets `PR_SET_PDEATHSIG = SIGKILL`, so it dies if oneshot dies
     /// without running any destructor (kill -9). The kernel fires it when the *thread* that
-    /// spawned the child exits, not the process: the engine runs a current-thread runtime on the
-    /// main thread, so that is oneshot's lifetime. Do not spawn from a short-lived thread (such
-    /// as tokio's blocking pool, whose idle threads exit), or the child is killed with it.
+    /// spawned the child exits, not the process: spawn from a thread that lives as long as the
+    /// session (the engine spawns from its own loop: the thread that runs `block_on`, or a
+    /// runtime worker thread, which lives as long as the runtime), never from a short-lived
+    /// thread such as tokio's blocking pool, whose idle threads exit and take the child along.
     pub fn spawn(&self) -> Result<Running, ExecError> {
         if !self.workdir.is_dir() {
             return Err(ExecError::Workdir {
@@ -113,11 +97,7 @@ impl Invocation {
             stdout,
             stderr,
             stdin_task,
-            started: tokio::time::Instant::now(),
-            inactivity_timeout: self.inactivity_timeout,
-            wall_timeout: self.wall_timeout,
-            grace: self.grace,
-            outcome: None,
+            reaped: false,
         })
     }
 }

@@ -5,36 +5,37 @@
 //! A [`CommandTemplate`] is split once with shell-word rules and never run through a shell.
 //! [`Invocation::spawn`] starts it as the leader of a new process group, with the prompt on
 //! stdin, in `ONESHOT_PROMPT` and in argv, and returns a [`Running`] handle whose drop kills the
-//! whole group. [`Running::drive`] reads both pipes in one `select!` with the inactivity and
-//! wall-clock timers and the interrupt counter, and stops the group with SIGTERM, a grace
-//! period, then SIGKILL. Before a run the engine takes a [`Snapshot`] of the workdir; after a
-//! crash, a hang or an interrupt, [`recover`] compares against it and gathers [`Evidence`] for
-//! the salvage decision. On resume, [`fence`] makes sure an agent left over from a dead oneshot
-//! is stopped, without ever touching a process that merely inherited its pid.
+//! whole group. [`Running::supervise`] hands it to a task that reads both pipes and reaps the
+//! child, reporting over a channel, and carries out the engine's control messages: a graceful
+//! stop (SIGTERM to the group, a grace period, SIGKILL) or a kill. The task decides nothing;
+//! timers and interrupts are the session's decision core's business. Before a run the engine
+//! takes a [`Snapshot`] of the workdir; after a crash, a hang or an interrupt, [`recover`]
+//! compares against it and gathers [`Evidence`] for the salvage decision. On resume, [`fence`]
+//! makes sure an agent left over from a dead oneshot is stopped, without ever touching a
+//! process that merely inherited its pid.
 
-mod drive;
 mod error;
 mod evidence;
 mod fence;
 mod group;
 mod identity;
 mod invocation;
-mod outcome;
 mod recover;
 mod role;
 mod running;
 mod snapshot;
+mod supervise;
 mod template;
 
 pub use error::ExecError;
 pub use evidence::{Evidence, StopReason};
 pub use fence::{FenceOutcome, fence};
-pub use group::{group_alive, kill_group, terminate_group};
+pub use group::{group_alive, kill_group};
 pub use identity::ProcessIdentity;
 pub use invocation::Invocation;
-pub use outcome::{OutputSink, RunOutcome};
 pub use recover::{Stopped, recover};
 pub use role::Role;
 pub use running::Running;
 pub use snapshot::{DEFAULT_IGNORE_GLOBS, Snapshot, default_ignore};
+pub use supervise::{Control, ProcessEvent, Supervised};
 pub use template::{CommandTemplate, PROMPT_PLACEHOLDER};

@@ -1,18 +1,16 @@
 //! A started agent process: its identity, its pipes, and the guarantee that its whole group
 //! dies with the handle.
 
-use std::time::Duration;
-
 use process_wrap::tokio::ChildWrapper;
 use tokio::process::{ChildStderr, ChildStdout};
 use tokio::task::JoinHandle;
-use tokio::time::Instant;
 
 use super::group::kill_group;
-use super::{ProcessIdentity, RunOutcome};
+use super::ProcessIdentity;
 
 /// A running agent process group, returned by [`Invocation::spawn`](super::Invocation::spawn).
-/// Call [`drive`](Running::drive) to run it to the end; dropping it first SIGKILLs the group.
+/// Hand it to [`supervise`](Running::supervise) to run it to the end; dropping it first
+/// SIGKILLs the group.
 #[derive(Debug)]
 pub struct Running {
     pub(super) child: Box<dyn ChildWrapper>,
@@ -20,14 +18,9 @@ pub struct Running {
     pub(super) stdout: Option<ChildStdout>,
     pub(super) stderr: Option<ChildStderr>,
     pub(super) stdin_task: Option<JoinHandle<()>>,
-    pub(super) started: Instant,
-    pub(super) inactivity_timeout: Duration,
-    pub(super) wall_timeout: Option<Duration>,
-    pub(super) grace: Duration,
-    /// Set once `drive` has reaped the child and cleared its group. Drop then has nothing to
-    /// kill, and a second `drive` returns this instead of signalling a pgid that may since
-    /// have been reused.
-    pub(super) outcome: Option<RunOutcome>,
+    /// Set once the child was reaped and its group cleared: drop then has nothing to kill, and
+    /// must not signal a pgid that may since have been reused.
+    pub(super) reaped: bool,
 }
 
 impl Running {
@@ -35,11 +28,6 @@ impl Running {
     /// oneshot can [`fence`](super::fence) it.
     pub fn identity(&self) -> ProcessIdentity {
         self.identity
-    }
-
-    /// When the process was started.
-    pub fn started(&self) -> Instant {
-        self.started
     }
 }
 
@@ -50,7 +38,7 @@ impl Drop for Running {
         if let Some(task) = self.stdin_task.take() {
             task.abort();
         }
-        if self.outcome.is_none() {
+        if !self.reaped {
             kill_group(self.identity.pgid);
         }
     }

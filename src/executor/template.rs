@@ -42,11 +42,6 @@ impl CommandTemplate {
         &self.argv[0]
     }
 
-    /// The template words, `{prompt}` not yet replaced.
-    pub fn argv(&self) -> &[String] {
-        &self.argv
-    }
-
     /// argv with every `{prompt}` replaced by `prompt`, also inside longer words such as
     /// `--message={prompt}`.
     pub fn render(&self, prompt: &str) -> Vec<String> {

@@ -1,16 +1,16 @@
 //! The session state machine of seed 000 §2, as pure data and one function.
 //!
-//! No I/O, no clock, no Lua: [`next`] maps a state and an [`Event`] to the next state or a typed
+//! No I/O, no clock, no Lua: [`next`] maps a state and a [`Trigger`] to the next state or a typed
 //! [`Illegal`] error. The engine asks the policy for *decisions* (a verdict, a salvage result,
-//! a guard veto) and hands them in as events; this table decides whether the resulting move is
+//! a guard veto) and hands them in as triggers; this table decides whether the resulting move is
 //! possible at all. "Rust decides what is possible; Lua decides what is wise."
 
-mod event;
 mod session;
 mod state;
 #[cfg(test)]
 mod tests;
+mod trigger;
 
-pub use event::{Event, Salvage, Verdict};
 pub use session::{Illegal, edges, next};
 pub use state::{SessionState, UnknownState};
+pub use trigger::{Salvage, Trigger, Verdict};

@@ -1,21 +1,21 @@
 //! The transition table of seed 000 §2.2, plus the resume rows of §3.2 and the policy
 //! fallback row of ARCHITECTURE.md.
 
-use super::{Event, Salvage, SessionState, Verdict};
+use super::{Salvage, SessionState, Trigger, Verdict};
 
-/// An event the table does not allow in that state. Never a silent no-op.
+/// A trigger the table does not allow in that state. Never a silent no-op.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-#[error("event {event:?} is not allowed in state {state}")]
+#[error("trigger {trigger:?} is not allowed in state {state}")]
 pub struct Illegal {
     /// The state the session was in.
     pub state: SessionState,
-    /// The event that has no row there.
-    pub event: Event,
+    /// The trigger that has no row there.
+    pub trigger: Trigger,
 }
 
-/// The next state for `event` in `state`, or [`Illegal`].
+/// The next state for `trigger` in `state`, or [`Illegal`].
 ///
-/// | from | event | to |
+/// | from | trigger | to |
 /// | --- | --- | --- |
 /// | CREATED | run | WORKER_EXECUTING |
 /// | WORKER_EXECUTING | exit 0 | AUDIT_PENDING |
@@ -28,69 +28,69 @@ pub struct Illegal {
 /// | REITERATION_PENDING | next / max iterations | WORKER_EXECUTING / FAILED |
 /// | INTERRUPTED | resume (last active WORKER_EXECUTING / AUDITOR_EXECUTING) | RECOVERY_PENDING / AUDIT_PENDING |
 /// | any non-terminal | abort (guard veto, policy error) | FAILED |
-pub fn next(state: SessionState, event: Event) -> Result<SessionState, Illegal> {
-    use Event as E;
+pub fn next(state: SessionState, trigger: Trigger) -> Result<SessionState, Illegal> {
     use SessionState as S;
-    let to = match (state, event) {
-        (S::Created, E::Run) => S::WorkerExecuting,
+    use Trigger as T;
+    let to = match (state, trigger) {
+        (S::Created, T::Run) => S::WorkerExecuting,
 
-        (S::WorkerExecuting, E::ExitedOk) => S::AuditPending,
-        (S::WorkerExecuting, E::Timeout | E::ExitedErr) => S::RecoveryPending,
-        (S::WorkerExecuting | S::AuditorExecuting, E::Interrupt) => S::Interrupted,
+        (S::WorkerExecuting, T::ExitedOk) => S::AuditPending,
+        (S::WorkerExecuting, T::Timeout | T::ExitedErr) => S::RecoveryPending,
+        (S::WorkerExecuting | S::AuditorExecuting, T::Interrupt) => S::Interrupted,
 
-        (S::RecoveryPending, E::Salvaged(Salvage::Success)) => S::AuditPending,
-        (S::RecoveryPending, E::Salvaged(Salvage::Partial)) => S::ReiterationPending,
-        (S::RecoveryPending, E::Salvaged(Salvage::Nothing)) => S::Failed,
+        (S::RecoveryPending, T::Salvaged(Salvage::Success)) => S::AuditPending,
+        (S::RecoveryPending, T::Salvaged(Salvage::Partial)) => S::ReiterationPending,
+        (S::RecoveryPending, T::Salvaged(Salvage::Nothing)) => S::Failed,
 
-        (S::AuditPending, E::Next) => S::AuditorExecuting,
+        (S::AuditPending, T::Next) => S::AuditorExecuting,
 
-        (S::AuditorExecuting, E::Verdict(Verdict::Done)) => S::Completed,
-        (S::AuditorExecuting, E::Verdict(Verdict::Retry)) => S::ReiterationPending,
-        (S::AuditorExecuting, E::Verdict(Verdict::Impossible)) => S::Rejected,
-        (S::AuditorExecuting, E::ExitedErr | E::Timeout) => S::Failed,
+        (S::AuditorExecuting, T::Verdict(Verdict::Done)) => S::Completed,
+        (S::AuditorExecuting, T::Verdict(Verdict::Retry)) => S::ReiterationPending,
+        (S::AuditorExecuting, T::Verdict(Verdict::Impossible)) => S::Rejected,
+        (S::AuditorExecuting, T::ExitedErr | T::Timeout) => S::Failed,
 
-        (S::ReiterationPending, E::Next) => S::WorkerExecuting,
-        (S::ReiterationPending, E::MaxIterations) => S::Failed,
+        (S::ReiterationPending, T::Next) => S::WorkerExecuting,
+        (S::ReiterationPending, T::MaxIterations) => S::Failed,
 
         // Seed 000 §3.2: the interrupted worker might have finished its work, so inspect it;
         // an interrupted auditor is simply run again.
         (
             S::Interrupted,
-            E::Resume {
+            T::Resume {
                 last_active: S::WorkerExecuting,
             },
         ) => S::RecoveryPending,
         (
             S::Interrupted,
-            E::Resume {
+            T::Resume {
                 last_active: S::AuditorExecuting | S::AuditPending,
             },
         ) => S::AuditPending,
 
-        (s, E::Abort) if !s.is_terminal() => S::Failed,
+        (s, T::Abort) if !s.is_terminal() => S::Failed,
 
-        _ => return Err(Illegal { state, event }),
+        _ => return Err(Illegal { state, trigger }),
     };
     Ok(to)
 }
 
-/// Every (from, to) pair some event can produce, for validating guard keys such as
+/// Every (from, to) pair some trigger can produce, for validating guard keys such as
 /// `"AUDIT_PENDING -> AUDITOR_EXECUTING"`: a guard on a transition that never happens is a typo.
 pub fn edges() -> Vec<(SessionState, SessionState)> {
     use crate::machine::{Salvage as Sv, Verdict as V};
     let mut events = vec![
-        Event::Run,
-        Event::ExitedOk,
-        Event::ExitedErr,
-        Event::Timeout,
-        Event::Interrupt,
-        Event::Next,
-        Event::MaxIterations,
-        Event::Abort,
+        Trigger::Run,
+        Trigger::ExitedOk,
+        Trigger::ExitedErr,
+        Trigger::Timeout,
+        Trigger::Interrupt,
+        Trigger::Next,
+        Trigger::MaxIterations,
+        Trigger::Abort,
     ];
-    events.extend([Sv::Success, Sv::Partial, Sv::Nothing].map(Event::Salvaged));
-    events.extend([V::Done, V::Retry, V::Impossible].map(Event::Verdict));
-    events.extend(SessionState::ALL.map(|last_active| Event::Resume { last_active }));
+    events.extend([Sv::Success, Sv::Partial, Sv::Nothing].map(Trigger::Salvaged));
+    events.extend([V::Done, V::Retry, V::Impossible].map(Trigger::Verdict));
+    events.extend(SessionState::ALL.map(|last_active| Trigger::Resume { last_active }));
     let mut out = Vec::new();
     for from in SessionState::ALL {
         for &ev in &events {

@@ -1,44 +1,44 @@
-//! Every row of the table is a test; a property test checks that no event sequence escapes it.
+//! Every row of the table is a test; a property test checks that no trigger sequence escapes it.
 
 use super::*;
-use Event as E;
 use SessionState as S;
+use Trigger as T;
 use proptest::prelude::*;
 
-fn ok(from: S, ev: E, to: S) {
+fn ok(from: S, ev: T, to: S) {
     assert_eq!(next(from, ev), Ok(to), "{from} --{ev:?}--> {to}");
 }
 
 #[test]
 fn created_run_starts_worker() {
-    ok(S::Created, E::Run, S::WorkerExecuting);
+    ok(S::Created, T::Run, S::WorkerExecuting);
 }
 
 #[test]
 fn worker_exit_zero_goes_to_audit() {
-    ok(S::WorkerExecuting, E::ExitedOk, S::AuditPending);
+    ok(S::WorkerExecuting, T::ExitedOk, S::AuditPending);
 }
 
 #[test]
 fn worker_inactivity_goes_to_recovery() {
-    ok(S::WorkerExecuting, E::Timeout, S::RecoveryPending);
+    ok(S::WorkerExecuting, T::Timeout, S::RecoveryPending);
 }
 
 #[test]
 fn worker_crash_goes_to_recovery() {
-    ok(S::WorkerExecuting, E::ExitedErr, S::RecoveryPending);
+    ok(S::WorkerExecuting, T::ExitedErr, S::RecoveryPending);
 }
 
 #[test]
 fn worker_interrupt_pauses() {
-    ok(S::WorkerExecuting, E::Interrupt, S::Interrupted);
+    ok(S::WorkerExecuting, T::Interrupt, S::Interrupted);
 }
 
 #[test]
 fn recovery_success_goes_to_audit() {
     ok(
         S::RecoveryPending,
-        E::Salvaged(Salvage::Success),
+        T::Salvaged(Salvage::Success),
         S::AuditPending,
     );
 }
@@ -47,31 +47,31 @@ fn recovery_success_goes_to_audit() {
 fn recovery_partial_goes_to_reiteration() {
     ok(
         S::RecoveryPending,
-        E::Salvaged(Salvage::Partial),
+        T::Salvaged(Salvage::Partial),
         S::ReiterationPending,
     );
 }
 
 #[test]
 fn recovery_nothing_fails() {
-    ok(S::RecoveryPending, E::Salvaged(Salvage::Nothing), S::Failed);
+    ok(S::RecoveryPending, T::Salvaged(Salvage::Nothing), S::Failed);
 }
 
 #[test]
 fn audit_pending_next_starts_auditor() {
-    ok(S::AuditPending, E::Next, S::AuditorExecuting);
+    ok(S::AuditPending, T::Next, S::AuditorExecuting);
 }
 
 #[test]
 fn auditor_done_completes() {
-    ok(S::AuditorExecuting, E::Verdict(Verdict::Done), S::Completed);
+    ok(S::AuditorExecuting, T::Verdict(Verdict::Done), S::Completed);
 }
 
 #[test]
 fn auditor_retry_reiterates() {
     ok(
         S::AuditorExecuting,
-        E::Verdict(Verdict::Retry),
+        T::Verdict(Verdict::Retry),
         S::ReiterationPending,
     );
 }
@@ -80,41 +80,41 @@ fn auditor_retry_reiterates() {
 fn auditor_impossible_rejects() {
     ok(
         S::AuditorExecuting,
-        E::Verdict(Verdict::Impossible),
+        T::Verdict(Verdict::Impossible),
         S::Rejected,
     );
 }
 
 #[test]
 fn auditor_crash_fails() {
-    ok(S::AuditorExecuting, E::ExitedErr, S::Failed);
+    ok(S::AuditorExecuting, T::ExitedErr, S::Failed);
 }
 
 #[test]
 fn auditor_interrupt_pauses() {
-    ok(S::AuditorExecuting, E::Interrupt, S::Interrupted);
+    ok(S::AuditorExecuting, T::Interrupt, S::Interrupted);
 }
 
 #[test]
 fn auditor_inactivity_is_fatal() {
-    ok(S::AuditorExecuting, E::Timeout, S::Failed);
+    ok(S::AuditorExecuting, T::Timeout, S::Failed);
 }
 
 #[test]
 fn reiteration_next_starts_worker() {
-    ok(S::ReiterationPending, E::Next, S::WorkerExecuting);
+    ok(S::ReiterationPending, T::Next, S::WorkerExecuting);
 }
 
 #[test]
 fn reiteration_max_iterations_fails() {
-    ok(S::ReiterationPending, E::MaxIterations, S::Failed);
+    ok(S::ReiterationPending, T::MaxIterations, S::Failed);
 }
 
 #[test]
 fn resume_interrupted_worker_recovers() {
     ok(
         S::Interrupted,
-        E::Resume {
+        T::Resume {
             last_active: S::WorkerExecuting,
         },
         S::RecoveryPending,
@@ -125,14 +125,14 @@ fn resume_interrupted_worker_recovers() {
 fn resume_interrupted_auditor_reaudits() {
     ok(
         S::Interrupted,
-        E::Resume {
+        T::Resume {
             last_active: S::AuditorExecuting,
         },
         S::AuditPending,
     );
     ok(
         S::Interrupted,
-        E::Resume {
+        T::Resume {
             last_active: S::AuditPending,
         },
         S::AuditPending,
@@ -143,9 +143,9 @@ fn resume_interrupted_auditor_reaudits() {
 fn abort_fails_every_live_state_and_no_terminal_one() {
     for s in S::ALL {
         if s.is_terminal() {
-            assert!(next(s, E::Abort).is_err(), "{s} must not be left");
+            assert!(next(s, T::Abort).is_err(), "{s} must not be left");
         } else {
-            ok(s, E::Abort, S::Failed);
+            ok(s, T::Abort, S::Failed);
         }
     }
 }
@@ -153,10 +153,10 @@ fn abort_fails_every_live_state_and_no_terminal_one() {
 #[test]
 fn exit_zero_of_the_auditor_needs_a_verdict() {
     assert_eq!(
-        next(S::AuditorExecuting, E::ExitedOk),
+        next(S::AuditorExecuting, T::ExitedOk),
         Err(Illegal {
             state: S::AuditorExecuting,
-            event: E::ExitedOk
+            trigger: T::ExitedOk
         })
     );
 }
@@ -165,7 +165,7 @@ fn exit_zero_of_the_auditor_needs_a_verdict() {
 fn rejected_cannot_be_resumed() {
     for last in S::ALL {
         assert!(
-            next(S::Rejected, E::Resume { last_active: last }).is_err(),
+            next(S::Rejected, T::Resume { last_active: last }).is_err(),
             "{last}"
         );
     }
@@ -181,22 +181,22 @@ fn state_names_round_trip() {
     assert!("WORKER_RUNNING".parse::<S>().is_err());
 }
 
-fn any_event() -> impl Strategy<Value = Event> {
+fn any_event() -> impl Strategy<Value = Trigger> {
     let state = proptest::sample::select(S::ALL.to_vec());
     prop_oneof![
-        Just(E::Run),
-        Just(E::ExitedOk),
-        Just(E::ExitedErr),
-        Just(E::Timeout),
-        Just(E::Interrupt),
-        Just(E::Next),
-        Just(E::MaxIterations),
-        Just(E::Abort),
+        Just(T::Run),
+        Just(T::ExitedOk),
+        Just(T::ExitedErr),
+        Just(T::Timeout),
+        Just(T::Interrupt),
+        Just(T::Next),
+        Just(T::MaxIterations),
+        Just(T::Abort),
         proptest::sample::select(vec![Salvage::Success, Salvage::Partial, Salvage::Nothing])
-            .prop_map(E::Salvaged),
+            .prop_map(T::Salvaged),
         proptest::sample::select(vec![Verdict::Done, Verdict::Retry, Verdict::Impossible])
-            .prop_map(E::Verdict),
-        state.prop_map(|last_active| E::Resume { last_active }),
+            .prop_map(T::Verdict),
+        state.prop_map(|last_active| T::Resume { last_active }),
     ]
 }
 
@@ -238,7 +238,7 @@ proptest! {
                 }
                 Err(e) => {
                     prop_assert_eq!(e.state, state);
-                    prop_assert_eq!(e.event, ev);
+                    prop_assert_eq!(e.trigger, ev);
                 }
             }
         }

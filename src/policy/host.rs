@@ -273,6 +273,24 @@ impl PolicyHost {
         out
     }
 
+    /// Whether the policy defines `key` (a name from [`Self::hooks`], e.g. `verdict` or
+    /// `guards[A -> B]`); cheaper than searching [`Self::hooks`] on every call.
+    pub fn has_hook(&self, key: &str) -> bool {
+        let Some(policy) = &self.lua else {
+            return false;
+        };
+        let p = &policy.parsed;
+        match key {
+            "verdict" => p.verdict.is_some(),
+            "salvage" => p.salvage.is_some(),
+            "next_prompt" => p.next_prompt.is_some(),
+            "audit_prompt" => p.audit_prompt.is_some(),
+            "on_transition" => p.on_transition.is_some(),
+            "approve" => p.approve.is_some(),
+            guard => p.guards.iter().flatten().any(|g| g.name == guard),
+        }
+    }
+
     /// The guard registered for `from -> to`, if any.
     pub(super) fn guard_fn(
         &self,

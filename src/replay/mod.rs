@@ -2,31 +2,36 @@
 //!
 //! # How it works
 //!
-//! [`load_decisions`] reads the `decision`, `blob` and `state_change` records of a session's
-//! log (`docs/log-format.md`) into a [`Recorded`]: typed hook inputs with blob references
-//! resolved and equal contexts shared. [`replay`] then asks the new policy every recorded
-//! question through the same [`PolicyHost`] methods the engine uses (so built-in defaults stand
-//! in for missing hooks), lists the answers that differ, and walks the session forward with the
-//! machine table: on the recorded path while the answers agree, then on its own as far as the
-//! recorded facts allow, saying where and why it had to stop.
+//! [`Recording::from_log`] sorts a session's typed log ([`crate::store::Log`]): the facts the
+//! decision core was given, the decisions it recorded, the transitions it made. [`replay`]
+//! then does two things with another policy:
+//!
+//! - it asks every recorded question again, with its recorded input, through the same
+//!   [`Decide`](crate::session::Decide) calls the engine makes, and lists the answers that
+//!   differ or fail;
+//! - it gives the recorded facts to a fresh session's decision core
+//!   ([`Session::step`](crate::session::Session::step)) with the new policy deciding, in
+//!   their recorded order and at their recorded times. Because the core is the engine's own,
+//!   the simulated path is the path a real run under that policy takes — failure modes, guard
+//!   vetoes, limits and all — for as long as the facts allow; where the new policy would need
+//!   a fact never recorded (a run that never happened), it stops and says so.
 
-mod compare;
+mod describe;
+mod diff;
 mod error;
-mod load;
-mod record;
+mod facts;
 mod report;
 mod simulate;
 
+#[cfg(test)]
+mod tests;
+
 pub use error::ReplayError;
-pub use load::load_decisions;
-pub use record::{
-    DecisionInput, DecisionResult, Hook, Recorded, RecordedDecision, RecordedTransition,
-};
+pub use facts::{RecordedDecision, Recording};
 pub use report::{Difference, IncompleteDecision, ReplayFailure, ReplayReport};
 
 use crate::policy::PolicyHost;
-use compare::{ask, describe_pair, same};
-use simulate::Simulation;
+use crate::store::Log;
 
 /// How [`replay_with`] compares answers.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -36,79 +41,37 @@ pub struct ReplayOptions {
     pub include_reasons: bool,
 }
 
-/// Re-runs every recorded decision through `policy` and simulates the session under it, with
-/// the default [`ReplayOptions`].
-pub fn replay(recorded: &Recorded, policy: &PolicyHost) -> ReplayReport {
-    replay_with(recorded, policy, ReplayOptions::default())
+/// Replays the session recorded in `log` under `policy`, with the default [`ReplayOptions`].
+pub fn replay(log: &Log, policy: &PolicyHost) -> Result<ReplayReport, ReplayError> {
+    replay_with(log, policy, ReplayOptions::default())
 }
 
 /// [`replay`] with options.
-pub fn replay_with(recorded: &Recorded, policy: &PolicyHost, opts: ReplayOptions) -> ReplayReport {
-    let transitions = &recorded.transitions;
-    let mut sim = Simulation::new(policy, transitions);
-    let mut report = ReplayReport {
+pub fn replay_with(
+    log: &Log,
+    policy: &PolicyHost,
+    opts: ReplayOptions,
+) -> Result<ReplayReport, ReplayError> {
+    let rec = Recording::from_log(log)?;
+    Ok(replay_recording(&rec, policy, opts))
+}
+
+/// Replays an already sorted recording.
+pub fn replay_recording(rec: &Recording, policy: &PolicyHost, opts: ReplayOptions) -> ReplayReport {
+    let diff = diff::diff(rec, policy, opts.include_reasons);
+    let sim = simulate::simulate(rec, policy);
+    ReplayReport {
         policy_hash: policy.hash().to_string(),
-        decisions: recorded.decisions.len(),
-        replayed: 0,
-        differences: Vec::new(),
-        errors: Vec::new(),
-        incomplete: Vec::new(),
-        recorded_path: recorded.path(),
-        simulated_path: Vec::new(),
-        divergence: None,
-        notes: Vec::new(),
-        stopped: None,
-        complete: recorded.final_state.is_some_and(|s| s.is_terminal()),
-    };
-    let mut t = 0;
-    for d in &recorded.decisions {
-        while t < transitions.len() && transitions[t].record < d.record {
-            sim.transition(t);
-            t += 1;
-        }
-        if !d.is_complete() {
-            report.incomplete.push(IncompleteDecision {
-                index: d.index,
-                hook: d.hook,
-                iteration: d.iteration,
-                state: d.state,
-                missing_blobs: d.missing_blobs.clone(),
-            });
-            sim.unknown(d);
-            continue;
-        }
-        report.replayed += 1;
-        let new = ask(policy, &d.input);
-        match &new {
-            Ok(result) if !same(&d.result, result, opts.include_reasons) => {
-                let (old, new) = describe_pair(&d.result, result, opts.include_reasons);
-                report.differences.push(Difference {
-                    index: d.index,
-                    hook: d.hook,
-                    iteration: d.iteration,
-                    state: d.state,
-                    old,
-                    new,
-                });
-            }
-            Ok(_) => {}
-            Err(e) => report.errors.push(ReplayFailure {
-                index: d.index,
-                hook: d.hook,
-                iteration: d.iteration,
-                state: d.state,
-                error: e.to_string(),
-                kind: e.kind().to_string(),
-            }),
-        }
-        sim.decision(d, &new);
+        decisions: rec.decisions.len(),
+        replayed: diff.replayed,
+        differences: diff.differences,
+        errors: diff.errors,
+        incomplete: diff.incomplete,
+        recorded_path: rec.path(),
+        simulated_path: sim.path,
+        divergence: sim.divergence,
+        notes: sim.notes,
+        stopped: sim.stopped,
+        complete: rec.final_state().is_some_and(|s| s.is_terminal()),
     }
-    for i in t..transitions.len() {
-        sim.transition(i);
-    }
-    report.simulated_path = sim.path;
-    report.divergence = sim.divergence;
-    report.notes = sim.notes;
-    report.stopped = sim.stopped;
-    report
 }

@@ -1,7 +1,7 @@
 //! What a replay found, as data (`--json`) and as a table.
 
-use super::record::Hook;
 use crate::machine::SessionState;
+use crate::store::Hook;
 use serde::Serialize;
 use std::fmt::Write;
 
@@ -69,6 +69,9 @@ pub struct ReplayFailure {
     pub error: String,
     /// Its kind as the log spells it (`runtime`, `budget`, …).
     pub kind: String,
+    /// How the hook fails under the new policy: `open` (a warning, the session goes on) or
+    /// `closed` (the session goes to FAILED).
+    pub fails: &'static str,
 }
 
 /// A decision that was not re-run: the log lacks a blob it references.
@@ -87,6 +90,14 @@ pub struct IncompleteDecision {
 }
 
 impl ReplayReport {
+    /// Something differs: an answer, a failure, or the path. What `--exit-code` tests.
+    pub fn differs(&self) -> bool {
+        !self.differences.is_empty()
+            || !self.errors.is_empty()
+            || self.divergence.is_some()
+            || self.simulated_path != self.recorded_path
+    }
+
     /// A plain-text report: the decisions that differ as a table (hook, iteration, old → new),
     /// then failures, then the recorded and simulated paths.
     pub fn render_table(&self) -> String {
@@ -101,8 +112,14 @@ impl ReplayReport {
             "replayed {} of {} decisions through {} ({status})",
             self.replayed, self.decisions, self.policy_hash
         );
-        if self.differences.is_empty() {
+        if self.differences.is_empty() && self.errors.is_empty() {
             out.push_str("no decision differs\n");
+        } else if self.differences.is_empty() {
+            let _ = writeln!(
+                out,
+                "no answer differs, but {} decision(s) fail under this policy:",
+                self.errors.len()
+            );
         } else {
             let _ = writeln!(out, "{} decision(s) differ:", self.differences.len());
             let rows: Vec<[String; 6]> = self
@@ -126,9 +143,13 @@ impl ReplayReport {
             );
         }
         for e in &self.errors {
+            let effect = match e.fails {
+                "open" => "fails open: a warning, the session goes on",
+                _ => "fails closed: the session fails",
+            };
             let _ = writeln!(
                 out,
-                "error: decision {} ({}, iteration {}): {}",
+                "error: decision {} ({}, iteration {}): {} ({effect})",
                 e.index, e.hook, e.iteration, e.error
             );
         }

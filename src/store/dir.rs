@@ -1,8 +1,8 @@
 //! Where sessions live: `<state-dir>/sessions/<id>/`.
 
 use super::lock::{LockError, SessionLock};
-use super::session_file::{SCHEMA_VERSION, SessionFile};
 use super::write_atomic;
+use crate::session::{SCHEMA_VERSION, Session};
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -47,6 +47,17 @@ pub enum StoreError {
         /// Its schema version.
         found: u32,
     },
+    /// Written by an older oneshot, in a format this one does not read.
+    #[error(
+        "state file {path} has schema {found}, written by an older oneshot; this one reads schema \
+         {SCHEMA_VERSION} — finish the session with the oneshot that started it"
+    )]
+    OlderSchema {
+        /// The state file.
+        path: String,
+        /// Its schema version.
+        found: u32,
+    },
     /// Another process drives this session.
     #[error("session {id} is {source}; wait for it to finish or stop that process")]
     Locked {
@@ -77,7 +88,7 @@ fn io_err<'a>(what: &'static str, path: &'a Path) -> impl FnOnce(io::Error) -> S
 }
 
 /// A session found by [`Store::list`], with its state file or the error reading it.
-pub type Listed = (SessionDir, Result<SessionFile, StoreError>);
+pub type Listed = (SessionDir, Result<Session, StoreError>);
 
 /// The state directory (`--state-dir`, default `.oneshot`).
 #[derive(Debug, Clone)]
@@ -218,7 +229,7 @@ impl SessionDir {
     }
 
     /// Reads and validates `oneshot.json`.
-    pub fn read_state(&self) -> Result<SessionFile, StoreError> {
+    pub fn read_state(&self) -> Result<Session, StoreError> {
         let path = self.state_path();
         let bytes = fs::read(&path).map_err(io_err("cannot read", &path))?;
         let corrupt = |message: String| StoreError::Corrupt {
@@ -234,11 +245,17 @@ impl SessionDir {
                 found: schema,
             });
         }
+        if schema < SCHEMA_VERSION {
+            return Err(StoreError::OlderSchema {
+                path: path.display().to_string(),
+                found: schema,
+            });
+        }
         serde_json::from_value(value).map_err(|e| corrupt(e.to_string()))
     }
 
     /// Writes `oneshot.json` atomically (temp file, fsync, rename).
-    pub fn write_state(&self, file: &SessionFile) -> Result<(), StoreError> {
+    pub fn write_state(&self, file: &Session) -> Result<(), StoreError> {
         let path = self.state_path();
         let mut bytes = serde_json::to_vec_pretty(file).map_err(|e| StoreError::Io {
             what: "cannot serialize",
@@ -295,7 +312,7 @@ mod tests {
     fn a_corrupt_state_file_is_a_clear_error_and_is_left_alone() {
         let (_tmp, store) = store();
         let dir = store.create_session().unwrap();
-        std::fs::write(dir.state_path(), "{\"schema\": 1, \"state\": ").unwrap();
+        std::fs::write(dir.state_path(), "{\"schema\": 2, \"state\": ").unwrap();
         let err = dir.read_state().unwrap_err();
         let msg = err.to_string();
         assert!(
@@ -305,7 +322,7 @@ mod tests {
         assert!(msg.contains("line 1"), "{msg}");
         assert_eq!(
             std::fs::read_to_string(dir.state_path()).unwrap(),
-            "{\"schema\": 1, \"state\": "
+            "{\"schema\": 2, \"state\": "
         );
     }
 

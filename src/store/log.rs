@@ -5,9 +5,17 @@
 //! the next record on a fresh line and the reader skips the torn one with a warning.
 
 mod reader;
+pub mod record;
+mod typed;
 mod writer;
 
 pub use reader::{LogChunk, LogError, LogRead, read_from, read_log};
+pub use record::{
+    Activity, Blob, DecisionInput, DecisionRecord, DecisionResult, EvidenceRecord, Hook,
+    InterruptRecord, Message, PolicyLog, PolicyReload, PolicyReloadFailed, PolicyUntrusted,
+    ProcessEvent, ProcessRecord, Record, SessionEvent, SessionRecord, StateChange,
+};
+pub use typed::{Decoder, Log};
 pub use writer::LogWriter;
 
 /// The log's file name inside a session directory.

@@ -6,12 +6,8 @@ mod atomic;
 mod dir;
 mod lock;
 mod log;
-mod session_file;
 
 pub use atomic::write_atomic;
 pub use dir::{Listed, SessionDir, Store, StoreError};
 pub use lock::{LockError, SessionLock};
 pub use log::*;
-pub use session_file::{
-    ActiveProcess, HistoryEntry, PolicyRef, SCHEMA_VERSION, SessionFile, VerdictRecord,
-};

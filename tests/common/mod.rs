@@ -122,6 +122,56 @@ impl World {
             .collect()
     }
 
+    /// The state file, typed.
+    pub fn session(&self, id: &str) -> oneshot::session::Session {
+        let text = std::fs::read_to_string(self.session_dir(id).join("oneshot.json")).unwrap();
+        serde_json::from_str(&text).unwrap()
+    }
+
+    /// The `ctx.reason` word of the last history entry that entered `state`.
+    pub fn reason_code(&self, id: &str, state: &str) -> String {
+        let s = self.session(id);
+        let entry = s
+            .history
+            .iter()
+            .rev()
+            .find(|h| h.state.as_str() == state)
+            .unwrap_or_else(|| panic!("no {state} in the history"));
+        entry
+            .reason
+            .as_ref()
+            .map(|r| r.code().to_string())
+            .unwrap_or_default()
+    }
+
+    /// The reason of the last history entry that entered `state`, as a person reads it.
+    pub fn reason_text(&self, id: &str, state: &str) -> String {
+        let s = self.session(id);
+        let entry = s
+            .history
+            .iter()
+            .rev()
+            .find(|h| h.state.as_str() == state)
+            .unwrap_or_else(|| panic!("no {state} in the history"));
+        entry
+            .reason
+            .as_ref()
+            .map(|r| r.to_string())
+            .unwrap_or_default()
+    }
+
+    /// The evidence records of the log, in order.
+    pub fn evidence(&self, id: &str) -> Vec<oneshot::session::Evidence> {
+        let log = oneshot::store::Log::read(self.session_dir(id).join("oneshot-log.json")).unwrap();
+        log.records
+            .into_iter()
+            .filter_map(|r| match r {
+                oneshot::store::Record::Evidence(e) => Some(e.evidence),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// The last history entry of the state file.
     pub fn last_history(&self, id: &str) -> Value {
         self.state(id)["history"]

@@ -28,15 +28,15 @@ pub enum Salvage {
     Nothing,
 }
 
-/// An input to the session machine. Each variant names a row (or a family of rows) of the seed's
+/// What moves the session machine. Each variant names a row (or a family of rows) of the seed's
 /// transition table; the state it applies in is checked by [`super::next`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(tag = "event", rename_all = "snake_case")]
-pub enum Event {
+#[serde(tag = "trigger", rename_all = "snake_case")]
+pub enum Trigger {
     /// `run()` called on a new session.
     Run,
     /// The running process exited with code 0. For the auditor this always comes with a
-    /// verdict, so the auditor uses [`Event::Verdict`] instead.
+    /// verdict, so the auditor uses [`Trigger::Verdict`] instead.
     ExitedOk,
     /// The running process exited non-zero, was killed by a signal, or could not be started.
     ExitedErr,

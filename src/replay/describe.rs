@@ -1,35 +1,10 @@
-//! Asking the new policy a recorded question, and comparing its answer with the recorded one.
+//! Comparing a new answer with the recorded one, and saying both in a few words.
 
-use super::record::{DecisionInput, DecisionResult};
-use crate::policy::{GuardOutcome, PolicyError, PolicyHost};
+use crate::policy::GuardOutcome;
+use crate::store::DecisionResult;
 
 /// How wide an old or new value is shown in a difference.
 const SHOWN: usize = 60;
-
-/// Calls the same [`PolicyHost`] method the engine called, so built-in defaults apply where
-/// `policy` lacks the hook.
-pub(crate) fn ask(
-    policy: &PolicyHost,
-    input: &DecisionInput,
-) -> Result<DecisionResult, PolicyError> {
-    Ok(match input {
-        DecisionInput::Verdict { output, ctx } => {
-            DecisionResult::Verdict(policy.verdict(output, ctx)?)
-        }
-        DecisionInput::Salvage { evidence, ctx } => {
-            DecisionResult::Salvage(policy.salvage(evidence, ctx)?)
-        }
-        DecisionInput::Guard { from, to, ctx } => {
-            DecisionResult::Guard(policy.guard(*from, *to, ctx)?)
-        }
-        DecisionInput::NextPrompt { ctx } => DecisionResult::Prompt(policy.next_prompt(ctx)?),
-        DecisionInput::AuditPrompt { ctx } => DecisionResult::Prompt(policy.audit_prompt(ctx)?),
-        DecisionInput::OnTransition { from, to, ctx } => {
-            policy.on_transition(*from, *to, ctx)?;
-            DecisionResult::Observed
-        }
-    })
-}
 
 /// Whether two answers are the same decision: the same verdict, salvage or guard word, the
 /// same prompt text, both failures. With `reasons`, reasons, confidences and error messages
@@ -50,23 +25,6 @@ pub(crate) fn same(old: &DecisionResult, new: &DecisionResult, reasons: bool) ->
         (R::Observed, R::Observed) => true,
         (R::Error { message: a, .. }, R::Error { message: b, .. }) => !reasons || a == b,
         _ => false,
-    }
-}
-
-/// Whether the new answer moves the session where the recorded one did. An observer failing
-/// on a terminal state only warns, so it moves nothing.
-pub(crate) fn same_path(
-    input: &DecisionInput,
-    old: &DecisionResult,
-    new: &Result<DecisionResult, PolicyError>,
-) -> bool {
-    if let DecisionInput::OnTransition { to, .. } = input {
-        let fatal = |failed: bool| failed && !to.is_terminal();
-        return fatal(old.is_error()) == fatal(new.is_err());
-    }
-    match new {
-        Ok(new) => same(old, new, false),
-        Err(_) => old.is_error(),
     }
 }
 

@@ -1,5 +1,6 @@
-//! How a `run` ended.
+//! How driving a session ended.
 
+use super::Reason;
 use crate::machine::SessionState;
 
 /// The state a session stopped in, with the reason recorded for it.
@@ -7,15 +8,13 @@ use crate::machine::SessionState;
 pub struct Outcome {
     /// The session id.
     pub session_id: String,
-    /// Where it stopped: a terminal state, INTERRUPTED, or a checkpoint state when a Ctrl-C
-    /// arrived between two processes.
+    /// Where it stopped: a terminal state, INTERRUPTED, or a checkpoint state when an
+    /// interrupt arrived between two processes.
     pub state: SessionState,
     /// The last history entry's reason.
-    pub reason: Option<String>,
-    /// The last history entry's detail (e.g. a policy error with file:line).
-    pub detail: Option<String>,
-    /// True when the run stopped because of an interrupt.
-    pub interrupted: bool,
+    pub reason: Option<Reason>,
+    /// It stopped short of a terminal state because of an interrupt.
+    pub paused: bool,
 }
 
 impl Outcome {

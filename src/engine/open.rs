@@ -1,0 +1,195 @@
+//! Opening a session for driving: a new one, or an existing one to resume.
+
+use super::interrupt::{Ask, Interrupt};
+use super::process::Proc;
+use super::slot::{reloading, trust_store, vet_changed_policy};
+use super::{EngineError, Options, SessionBuilder};
+use crate::executor::CommandTemplate;
+use crate::machine::SessionState;
+use crate::pipeline::{Redactor, now_ms};
+use crate::policy::{PolicyHost, ReloadingPolicy};
+use crate::session::{NewSession, PolicyRef, Session};
+use crate::store::record::blob::Blobber;
+use crate::store::{LogWriter, SessionDir, SessionLock, Store};
+use globset::GlobSet;
+use std::sync::Arc;
+use tokio::sync::mpsc;
+
+/// Drives one session. Holds the session's lock for as long as it lives.
+pub struct Engine {
+    pub(super) dir: SessionDir,
+    _lock: SessionLock,
+    pub(super) session: Session,
+    /// The policy, hot-reloaded between steps.
+    pub(super) slot: ReloadingPolicy,
+    pub(super) redactor: Arc<Redactor>,
+    pub(super) log: LogWriter,
+    pub(super) blobber: Blobber,
+    pub(super) interrupts: mpsc::UnboundedReceiver<Ask>,
+    pub(super) interrupt: Interrupt,
+    pub(super) ignore: GlobSet,
+    pub(super) worker_cmd: CommandTemplate,
+    pub(super) auditor_cmd: CommandTemplate,
+    /// The process running now, if any.
+    pub(super) process: Option<Proc>,
+    /// The session changed since `oneshot.json` was last written.
+    pub(super) dirty: bool,
+    /// Warnings found while opening, told to the observer when the run starts.
+    pub(super) warnings: Vec<String>,
+}
+
+impl Engine {
+    /// Creates a new session in `store` (state CREATED, written to disk) from `spec`. Fails
+    /// before anything is written if a command line does not parse or its program is missing.
+    pub(super) fn create(store: &Store, spec: SessionBuilder) -> Result<Engine, EngineError> {
+        let usage = |what: &str| EngineError::Usage(format!("a session needs {what}"));
+        let worker = spec.worker.ok_or_else(|| usage("a worker command"))?;
+        let auditor = spec.auditor.ok_or_else(|| usage("an auditor command"))?;
+        let workdir = match spec.workdir {
+            Some(d) => d,
+            None => std::env::current_dir().map_err(|e| {
+                EngineError::Usage(format!("the current directory cannot be read: {e}"))
+            })?,
+        };
+        let worker_cmd = CommandTemplate::parse(&worker)?;
+        let auditor_cmd = CommandTemplate::parse(&auditor)?;
+        worker_cmd.check(&workdir)?;
+        auditor_cmd.check(&workdir)?;
+        let workdir = workdir.canonicalize().unwrap_or(workdir);
+        let policy = spec.policy.unwrap_or_else(PolicyHost::builtin);
+        let dir = store.create_session()?;
+        let lock = dir.lock()?;
+        let session = Session::new(
+            NewSession {
+                id: dir.id().to_string(),
+                task: spec.task,
+                workdir,
+                worker_cmd: worker,
+                auditor_cmd: auditor,
+            },
+            PolicyRef {
+                path: policy.path().map(|p| p.to_path_buf()),
+                hash: policy.hash().to_string(),
+                generation: 1,
+            },
+            policy.limits().max_iterations,
+            now_ms(),
+        );
+        dir.write_state(&session)?;
+        Engine::assemble(store, dir, lock, session, policy, spec.options)
+    }
+
+    /// Opens an existing session to continue it (seed 000 §3). `policy` replaces the recorded
+    /// one; `None` reloads the recorded policy file (refused when it changed inside the
+    /// workdir and nobody trusted the change). Refuses terminal sessions: COMPLETED and FAILED
+    /// have nothing left to do, REJECTED must not loop on its refusal (§3.3).
+    pub fn resume(
+        store: &Store,
+        id: &str,
+        policy: Option<PolicyHost>,
+        options: Options,
+    ) -> Result<Engine, EngineError> {
+        let dir = store.open(id)?;
+        let lock = dir.lock()?;
+        let session = dir.read_state()?;
+        if let Some(why) = refusal(&session) {
+            return Err(EngineError::Refused {
+                id: session.id.clone(),
+                state: session.state(),
+                why,
+            });
+        }
+        let policy = match policy {
+            Some(p) => p,
+            None => match &session.policy.path {
+                Some(path) => {
+                    let host = PolicyHost::load(path, options.policy_options.clone())?;
+                    if host.hash() != session.policy.hash {
+                        let trust = trust_store(&options, store);
+                        vet_changed_policy(&session, path, &trust, options.reload)?;
+                    }
+                    host
+                }
+                None => PolicyHost::builtin(),
+            },
+        };
+        Engine::assemble(store, dir, lock, session, policy, options)
+    }
+
+    fn assemble(
+        store: &Store,
+        dir: SessionDir,
+        lock: SessionLock,
+        session: Session,
+        policy: PolicyHost,
+        options: Options,
+    ) -> Result<Engine, EngineError> {
+        let worker_cmd = CommandTemplate::parse(&session.worker_cmd)?;
+        let auditor_cmd = CommandTemplate::parse(&session.auditor_cmd)?;
+        let redactor = Redactor::from_env(policy.redact_patterns())
+            .map_err(|e| EngineError::Redact(e.to_string()))?;
+        let log = LogWriter::open(dir.log_path()).map_err(|source| EngineError::Log {
+            id: dir.id().to_string(),
+            source,
+        })?;
+        let ignore = super::evidence::ignore_globs(&session.workdir, store.root());
+        // A different policy than last time is a new generation, as a hot reload would be.
+        let generation =
+            session.policy.generation + u32::from(policy.hash() != session.policy.hash);
+        let (slot, reload_warning) = reloading(policy, generation, &session, store, &options)?;
+        let (interrupt, interrupts) = Interrupt::channel();
+        let engine = Engine {
+            dir,
+            _lock: lock,
+            session,
+            slot,
+            redactor: Arc::new(redactor),
+            log,
+            blobber: Blobber::default(),
+            interrupts,
+            interrupt,
+            ignore,
+            worker_cmd,
+            auditor_cmd,
+            process: None,
+            dirty: false,
+            warnings: reload_warning.into_iter().collect(),
+        };
+        Ok(engine)
+    }
+
+    /// The session id.
+    pub fn id(&self) -> &str {
+        &self.session.id
+    }
+
+    /// The session as it stands.
+    pub fn session(&self) -> &Session {
+        &self.session
+    }
+
+    /// A handle to interrupt the session while it runs (from another thread, a signal
+    /// handler, a UI). Take it before calling [`Engine::run`].
+    pub fn interrupter(&self) -> Interrupt {
+        self.interrupt.clone()
+    }
+}
+
+/// Why a session in this state cannot be resumed, if it cannot.
+fn refusal(s: &Session) -> Option<String> {
+    let reason = s
+        .last_reason()
+        .map(|r| format!(" ({r})"))
+        .unwrap_or_default();
+    match s.state() {
+        SessionState::Completed => Some("it already finished; there is nothing to resume".into()),
+        SessionState::Failed => Some(format!(
+            "it failed{reason}; start a new session, e.g. with a different policy or task"
+        )),
+        SessionState::Rejected => Some(format!(
+            "the auditor judged the task impossible{reason}; resuming would only repeat the \
+             refusal — start a new session with a changed task"
+        )),
+        _ => None,
+    }
+}

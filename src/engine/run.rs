@@ -1,0 +1,132 @@
+//! The loop: wait for something to happen, turn it into an event, step, carry out.
+
+use super::interrupt::Ask;
+use super::{Engine, EngineError, Observer, Status, Update};
+use crate::executor::StopReason;
+use crate::pipeline::now_ms;
+use crate::session::{Effect, Event, Outcome, PolicyJudge};
+use std::collections::VecDeque;
+use std::time::Duration;
+use tokio::time::{Instant, sleep_until};
+
+/// How often the status line refreshes, and how soon output reaches the log file for
+/// `oneshot log --follow`.
+const TICK: Duration = Duration::from_secs(1);
+
+impl Engine {
+    /// Runs the session until it reaches a terminal state or is interrupted, telling
+    /// `observer` what happens.
+    pub async fn run(&mut self, observer: &mut dyn Observer) -> Result<Outcome, EngineError> {
+        for w in std::mem::take(&mut self.warnings) {
+            self.warn_out_of_band(&w, observer)?;
+        }
+        let mut queue = VecDeque::from([Event::Start]);
+        let mut flush_at: Option<Instant> = None;
+        let mut tick_at = Instant::now() + TICK;
+        loop {
+            while let Some(event) = queue.pop_front() {
+                if self.poll_policy(observer)? {
+                    let effects = self.step(Event::PolicyChanged);
+                    self.carry_out(effects, &mut queue, observer).await?;
+                }
+                let effects = self.step(event);
+                if let Some(outcome) = self.carry_out(effects, &mut queue, observer).await? {
+                    self.durable()?;
+                    return Ok(outcome);
+                }
+            }
+            let Some(p) = self.process.as_mut() else {
+                // The core always asks for something or finishes; waiting here would hang.
+                return Err(EngineError::Internal {
+                    id: self.session.id.clone(),
+                    message: format!(
+                        "the session waits for nothing in state {}",
+                        self.session.state()
+                    ),
+                });
+            };
+            let idle = p.idle_deadline();
+            let wall = p.wall_deadline();
+            let ticking = observer.wants_status() || self.slot.pending_untrusted().is_some();
+            let reload = self.slot.signal();
+            let far = Instant::now() + Duration::from_secs(365 * 24 * 3600);
+            tokio::select! {
+                ev = p.supervised.events.recv() => {
+                    if let Some(event) = self.on_process(ev, observer)? {
+                        queue.push_back(event);
+                    } else if flush_at.is_none() {
+                        flush_at = Some(Instant::now() + TICK);
+                    }
+                }
+                ask = self.interrupts.recv() => match ask {
+                    Some(Ask::Stop) => queue.push_back(Event::Interrupt),
+                    Some(Ask::Kill) => queue.push_back(Event::Kill),
+                    // The engine holds a sender itself, so the channel never closes.
+                    None => {}
+                },
+                _ = sleep_until(idle.unwrap_or(far)), if idle.is_some() => {
+                    queue.push_back(Event::TimedOut(StopReason::InactivityTimeout));
+                }
+                _ = sleep_until(wall.unwrap_or(far)), if wall.is_some() => {
+                    queue.push_back(Event::TimedOut(StopReason::WorkerTimeout));
+                }
+                _ = sleep_until(flush_at.unwrap_or(far)), if flush_at.is_some() => {
+                    flush_at = None;
+                    self.log.flush().map_err(|e| self.log_error(e))?;
+                }
+                _ = sleep_until(tick_at), if ticking => {
+                    tick_at = Instant::now() + TICK;
+                    self.tick(observer)?;
+                }
+                _ = reload.changed() => {
+                    if self.poll_policy(observer)? {
+                        let effects = self.step(Event::PolicyChanged);
+                        self.carry_out(effects, &mut queue, observer).await?;
+                    }
+                }
+            }
+        }
+    }
+
+    /// [`Engine::run`] on a runtime of its own, for programs that have none: spawns happen on
+    /// the calling thread, which lives as long as the session.
+    pub fn run_blocking(&mut self, mut observer: impl Observer) -> Result<Outcome, EngineError> {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| EngineError::Runtime(e.to_string()))?;
+        rt.block_on(self.run(&mut observer))
+    }
+
+    /// One step of the decision core, with the live policy deciding.
+    fn step(&mut self, event: Event) -> Vec<Effect> {
+        let mut judge =
+            PolicyJudge::new(self.slot.current(), self.slot.generation(), &self.redactor);
+        self.session.step(now_ms(), event, &mut judge)
+    }
+
+    /// The status line's refresh: also the moment a change waiting for trust is looked at again.
+    fn tick(&mut self, observer: &mut dyn Observer) -> Result<(), EngineError> {
+        if self.slot.pending_untrusted().is_some() {
+            self.poll_policy(observer)?;
+        }
+        if !observer.wants_status() {
+            return Ok(());
+        }
+        let idle = self
+            .process
+            .as_ref()
+            .map_or(Duration::ZERO, |p| p.last_output.elapsed());
+        let s = &self.session;
+        observer.update(Update::Status(Status {
+            session_id: s.id.clone(),
+            state: s.state(),
+            iteration: s.iteration,
+            max_iterations: s.max_iterations,
+            elapsed: Duration::from_millis(now_ms().saturating_sub(s.created_ms)),
+            idle,
+            policy: self.slot.outstanding().first().map(|e| e.to_string()),
+        }));
+        Ok(())
+    }
+}

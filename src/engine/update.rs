@@ -1,0 +1,101 @@
+//! What a running session tells the program that drives it: the event stream.
+
+use crate::executor::Role;
+use crate::machine::SessionState;
+use crate::pipeline::Line;
+use crate::session::Reason;
+use std::time::Duration;
+
+/// One thing that happened, in order. The CLI draws these on a terminal; an embedding program
+/// receives them through its [`Observer`] (or the channel of [`channel_observer`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Update {
+    /// The session moved from one state to another.
+    Transition {
+        /// The session id.
+        session_id: String,
+        /// The state left.
+        from: SessionState,
+        /// The state entered.
+        to: SessionState,
+        /// The worker iteration.
+        iteration: u32,
+        /// The iteration budget.
+        max_iterations: u32,
+        /// Why.
+        reason: Option<Reason>,
+    },
+    /// A process printed a (redacted) line.
+    Output {
+        /// Who printed it.
+        role: Role,
+        /// The line.
+        line: Line,
+    },
+    /// About once a second while a process runs (only when the observer asks for ticks).
+    Status(Status),
+    /// Something the user should know that does not change the outcome: a hook that failed
+    /// open, a reload that was refused, a snapshot that could not be taken.
+    Warning(String),
+    /// Good news worth a line (a policy reload).
+    Note(String),
+}
+
+/// A snapshot for a status line.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Status {
+    /// The session id.
+    pub session_id: String,
+    /// The current state.
+    pub state: SessionState,
+    /// The iteration in progress.
+    pub iteration: u32,
+    /// The iteration budget.
+    pub max_iterations: u32,
+    /// Time since the session was created.
+    pub elapsed: Duration,
+    /// Time since the running process last printed anything.
+    pub idle: Duration,
+    /// A policy problem in effect (a broken or untrusted edit), for the status line.
+    pub policy: Option<String>,
+}
+
+/// Receives a session's [`Update`]s as they happen.
+pub trait Observer {
+    /// One update.
+    fn update(&mut self, update: Update);
+
+    /// Whether [`Update::Status`] is wanted; without it the loop never wakes up just to tick.
+    fn wants_status(&self) -> bool {
+        false
+    }
+}
+
+impl<F: FnMut(Update)> Observer for F {
+    fn update(&mut self, update: Update) {
+        self(update)
+    }
+}
+
+/// Wants nothing.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Silent;
+
+impl Observer for Silent {
+    fn update(&mut self, _: Update) {}
+}
+
+/// An observer that forwards every update to a channel, and the receiving end: the stream a
+/// dashboard or another thread reads. Updates sent after the receiver is gone are dropped.
+pub fn channel_observer() -> (
+    impl Observer + Send + 'static,
+    std::sync::mpsc::Receiver<Update>,
+) {
+    let (tx, rx) = std::sync::mpsc::channel();
+    (
+        move |u: Update| {
+            let _ = tx.send(u);
+        },
+        rx,
+    )
+}

@@ -1,0 +1,259 @@
+//! A running process as a task: it reads the pipes and reaps the child, sends what happens
+//! over a channel, and takes control messages (graceful stop, kill). It decides nothing — the
+//! session's decision core does, from the events; the task only carries out stops.
+//!
+//! The split follows watchexec's job/task: the engine holds a [`Supervised`] handle, the task
+//! owns the [`Running`] child, and dropping the handle aborts the task, whose drop kills the
+//! whole process group.
+
+use std::os::unix::process::ExitStatusExt;
+use std::time::Duration;
+
+use nix::sys::signal::Signal;
+use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+use tokio::time::{Instant, sleep_until};
+
+use super::Running;
+use super::group::{group_alive, kill_group, signal_group};
+use crate::pipeline::Stream;
+
+/// Largest chunk read at once; bounds memory per pipe.
+const CHUNK: usize = 64 * 1024;
+/// Chunks in flight between the task and the engine: enough to keep both busy, few enough that
+/// a slow engine slows the agent (its pipe fills) instead of growing memory.
+const IN_FLIGHT: usize = 16;
+/// After the direct child exits, how long grandchildren may keep the pipes open before the
+/// rest of the group is killed (nextest's `detect_fd_leaks` idea).
+const LEAK_WAIT: Duration = Duration::from_millis(300);
+/// After the final SIGKILL, how long to read what is still buffered in the pipes.
+const FINAL_DRAIN: Duration = Duration::from_millis(100);
+
+/// What the task reports.
+#[derive(Debug)]
+pub enum ProcessEvent {
+    /// A chunk of output (chunk boundaries are arbitrary).
+    Output(Stream, Vec<u8>),
+    /// The child was reaped and nothing of its group is left; no event follows.
+    Exited {
+        /// The exit code, when it exited normally.
+        code: Option<i32>,
+        /// The signal that ended it, when one did.
+        signal: Option<i32>,
+    },
+}
+
+/// What the task can be told.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Control {
+    /// SIGTERM to the group now, SIGKILL after the grace period if it is still there.
+    Stop(Duration),
+    /// SIGKILL to the group now.
+    Kill,
+}
+
+/// The engine's side of a supervised process.
+#[derive(Debug)]
+pub struct Supervised {
+    /// What happened, in order; closes after [`ProcessEvent::Exited`].
+    pub events: mpsc::Receiver<ProcessEvent>,
+    control: mpsc::UnboundedSender<Control>,
+    task: JoinHandle<()>,
+}
+
+impl Supervised {
+    /// Sends a control message; a task that already finished ignores it.
+    pub fn control(&self, c: Control) {
+        let _ = self.control.send(c);
+    }
+}
+
+impl Drop for Supervised {
+    /// The task owns the child; aborting it drops the [`Running`] handle, which kills the
+    /// whole group. Nothing outlives the handle.
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl Running {
+    /// Hands the process to a task of the current tokio runtime and returns its handle.
+    pub fn supervise(self) -> Supervised {
+        let (tx, events) = mpsc::channel(IN_FLIGHT);
+        let (control, rx) = mpsc::unbounded_channel();
+        let task = tokio::spawn(supervise(self, tx, rx));
+        Supervised {
+            events,
+            control,
+            task,
+        }
+    }
+}
+
+async fn supervise(
+    mut running: Running,
+    tx: mpsc::Sender<ProcessEvent>,
+    mut control: mpsc::UnboundedReceiver<Control>,
+) {
+    let pgid = running.identity.pgid;
+    let mut pipes = Pipes::new(running.stdout.take(), running.stderr.take());
+    let mut kill_at: Option<Instant> = None;
+    let mut control_open = true;
+    let status = loop {
+        tokio::select! {
+            status = running.child.wait() => break status,
+            read = read_chunk(&mut pipes.stdout, &mut pipes.out_buf), if pipes.stdout.is_some() => {
+                pipes.handle(Stream::Stdout, read, &tx).await;
+            }
+            read = read_chunk(&mut pipes.stderr, &mut pipes.err_buf), if pipes.stderr.is_some() => {
+                pipes.handle(Stream::Stderr, read, &tx).await;
+            }
+            c = control.recv(), if control_open => match c {
+                Some(c) => apply(c, pgid, &mut kill_at),
+                None => control_open = false,
+            },
+            _ = sleep_until(kill_at.unwrap_or_else(Instant::now)), if kill_at.is_some() => {
+                kill_group(pgid);
+                kill_at = None;
+            }
+        }
+    };
+    let status = status
+        .inspect_err(|e| tracing::warn!(pgid, error = %e, "could not wait for the agent"))
+        .ok();
+    // Grandchildren that still hold the pipes get a moment (or the rest of a graceful stop's
+    // grace period) to finish writing; then the group goes.
+    let mut until = Instant::now() + LEAK_WAIT;
+    if let Some(k) = kill_at {
+        until = until.max(k);
+    }
+    pipes.drain(until, &tx, Some(&mut control)).await;
+    if group_alive(pgid) {
+        tracing::debug!(
+            pgid,
+            "killing processes left in the group after the agent exited"
+        );
+        kill_group(pgid);
+    }
+    pipes
+        .drain(Instant::now() + FINAL_DRAIN, &tx, None)
+        .await;
+    running.reaped = true;
+    let _ = tx
+        .send(ProcessEvent::Exited {
+            code: status.and_then(|s| s.code()),
+            signal: status.and_then(|s| s.signal()),
+        })
+        .await;
+}
+
+/// Carries out a control message on group `pgid`.
+fn apply(c: Control, pgid: i32, kill_at: &mut Option<Instant>) {
+    match c {
+        Control::Stop(grace) => {
+            signal_group(pgid, Signal::SIGTERM);
+            let at = Instant::now() + grace;
+            *kill_at = Some(kill_at.map_or(at, |k| k.min(at)));
+        }
+        Control::Kill => {
+            signal_group(pgid, Signal::SIGKILL);
+            *kill_at = None;
+        }
+    }
+}
+
+/// The two output pipes with their read buffers.
+struct Pipes {
+    stdout: Option<tokio::process::ChildStdout>,
+    stderr: Option<tokio::process::ChildStderr>,
+    out_buf: Vec<u8>,
+    err_buf: Vec<u8>,
+}
+
+impl Pipes {
+    fn new(
+        stdout: Option<tokio::process::ChildStdout>,
+        stderr: Option<tokio::process::ChildStderr>,
+    ) -> Self {
+        Self {
+            stdout,
+            stderr,
+            out_buf: vec![0; CHUNK],
+            err_buf: vec![0; CHUNK],
+        }
+    }
+
+    /// Passes a chunk on, or closes the pipe at EOF or on a read error.
+    async fn handle(
+        &mut self,
+        stream: Stream,
+        read: std::io::Result<usize>,
+        tx: &mpsc::Sender<ProcessEvent>,
+    ) {
+        let buf = match stream {
+            Stream::Stdout => &self.out_buf,
+            Stream::Stderr => &self.err_buf,
+        };
+        match read {
+            Ok(n) if n > 0 => {
+                // A closed receiver means the engine is gone; the task ends when it is aborted.
+                let _ = tx.send(ProcessEvent::Output(stream, buf[..n].to_vec())).await;
+            }
+            result => {
+                if let Err(e) = result {
+                    tracing::warn!(stream = stream.as_str(), error = %e, "could not read agent output");
+                }
+                match stream {
+                    Stream::Stdout => self.stdout = None,
+                    Stream::Stderr => self.stderr = None,
+                }
+            }
+        }
+    }
+
+    /// Reads until both pipes close or `until`; control messages still apply (a kill cuts the
+    /// wait short).
+    async fn drain(
+        &mut self,
+        until: Instant,
+        tx: &mpsc::Sender<ProcessEvent>,
+        mut control: Option<&mut mpsc::UnboundedReceiver<Control>>,
+    ) {
+        while self.stdout.is_some() || self.stderr.is_some() {
+            tokio::select! {
+                read = read_chunk(&mut self.stdout, &mut self.out_buf), if self.stdout.is_some() => {
+                    self.handle(Stream::Stdout, read, tx).await;
+                }
+                read = read_chunk(&mut self.stderr, &mut self.err_buf), if self.stderr.is_some() => {
+                    self.handle(Stream::Stderr, read, tx).await;
+                }
+                _ = sleep_until(until) => return,
+                c = recv(&mut control) => match c {
+                    Some(Control::Kill) => return,
+                    Some(Control::Stop(_)) => {}
+                    None => control = None,
+                },
+            }
+        }
+    }
+}
+
+/// The next control message; `None` once closed; pending forever without a receiver.
+async fn recv(rx: &mut Option<&mut mpsc::UnboundedReceiver<Control>>) -> Option<Control> {
+    match rx {
+        Some(rx) => rx.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// One cancel-safe read; pending forever on a closed pipe (its branch is disabled anyway).
+async fn read_chunk<R: AsyncRead + Unpin>(
+    pipe: &mut Option<R>,
+    buf: &mut [u8],
+) -> std::io::Result<usize> {
+    match pipe {
+        Some(pipe) => pipe.read(buf).await,
+        None => std::future::pending().await,
+    }
+}

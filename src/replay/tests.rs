@@ -1,0 +1,525 @@
+//! Replay on logs the decision core itself wrote (driven by scripted runs, encoded and decoded
+//! through the log's own types): differences, the simulated path, failure modes, blobs,
+//! partial logs and malformed records.
+
+use super::*;
+use crate::machine::SessionState::{self as S, *};
+use crate::policy::PolicyHost;
+use crate::session::tests::script::{Driver, Run, policy};
+use crate::store::record::blob::Blobber;
+use crate::store::{Hook, Log};
+use serde_json::{Value, json};
+
+const DONE: &str = "looks good\nVERDICT: DONE\nREASON: all tests pass";
+const RETRY: &str = "VERDICT: RETRY\nREASON: the tests fail";
+const ALWAYS_RETRY: &str =
+    r#"return { verdict = function(output, ctx) return "retry", "strict" end }"#;
+
+/// The raw lines the engine would write for these records.
+fn lines(d: &Driver) -> Vec<Value> {
+    let mut blobber = Blobber::default();
+    d.records
+        .iter()
+        .flat_map(|r| blobber.encode(r, &|s| s.into()).unwrap())
+        .collect()
+}
+
+/// Runs a session under `policy` through scripted runs and returns its raw log.
+fn record(policy: PolicyHost, runs: impl IntoIterator<Item = Run>) -> Vec<Value> {
+    let mut d = Driver::new(policy, "fix the parser", runs);
+    d.run();
+    lines(&d)
+}
+
+fn run(values: Vec<Value>, policy: &PolicyHost) -> ReplayReport {
+    replay(&Log::decode(values), policy).unwrap()
+}
+
+/// A builtin-policy session: retry once, then done.
+fn retry_then_done() -> Vec<Value> {
+    record(
+        PolicyHost::builtin(),
+        [
+            Run::Exit(0, "tried"),
+            Run::Exit(0, RETRY),
+            Run::Exit(0, "fixed"),
+            Run::Exit(0, DONE),
+        ],
+    )
+}
+
+#[test]
+fn identical_policy_changes_nothing() {
+    let report = run(retry_then_done(), &PolicyHost::builtin());
+    assert!(report.differences.is_empty(), "{report:#?}");
+    assert!(report.errors.is_empty() && report.incomplete.is_empty());
+    assert_eq!(report.simulated_path, report.recorded_path);
+    assert_eq!(
+        report.recorded_path,
+        [
+            Created,
+            WorkerExecuting,
+            AuditPending,
+            AuditorExecuting,
+            ReiterationPending,
+            WorkerExecuting,
+            AuditPending,
+            AuditorExecuting,
+            Completed
+        ]
+    );
+    assert!(report.complete && report.divergence.is_none() && report.stopped.is_none());
+    assert_eq!(report.replayed, report.decisions);
+    assert!(!report.differs());
+}
+
+#[test]
+fn a_policy_file_identical_to_the_recorded_one_changes_nothing() {
+    let strict = policy(include_str!("../../policies/strict.lua"));
+    let values = record(
+        strict,
+        [
+            Run::Exit(0, "a"),
+            Run::Exit(0, RETRY),
+            Run::Exit(0, "b"),
+            Run::Exit(0, RETRY),
+            Run::Exit(0, "c"),
+            Run::Exit(0, DONE),
+        ],
+    );
+    let report = run(values, &policy(include_str!("../../policies/strict.lua")));
+    assert!(report.differences.is_empty(), "{report:#?}");
+    assert_eq!(report.simulated_path, report.recorded_path);
+}
+
+#[test]
+fn stricter_verdict_stops_at_the_worker_run_that_never_happened() {
+    let values = record(
+        PolicyHost::builtin(),
+        [Run::Exit(0, "done it"), Run::Exit(0, DONE)],
+    );
+    let report = run(values, &policy(ALWAYS_RETRY));
+    assert_eq!(report.differences.len(), 1, "{report:#?}");
+    let d = &report.differences[0];
+    assert_eq!(
+        (d.hook, d.iteration, d.state),
+        (Hook::Verdict, 1, AuditorExecuting)
+    );
+    assert_eq!((d.old.as_str(), d.new.as_str()), ("done", "retry"));
+    assert_eq!(
+        report.simulated_path,
+        [
+            Created,
+            WorkerExecuting,
+            AuditPending,
+            AuditorExecuting,
+            ReiterationPending,
+            WorkerExecuting
+        ]
+    );
+    let divergence = report.divergence.as_deref().unwrap();
+    assert!(
+        divergence.contains("verdict") && divergence.contains("done → retry"),
+        "{divergence}"
+    );
+    let stopped = report.stopped.as_deref().unwrap();
+    assert!(
+        stopped.contains("iteration 2 of the worker never ran"),
+        "{stopped}"
+    );
+    assert!(report.differs());
+}
+
+#[test]
+fn lenient_verdict_completes_earlier() {
+    let report = run(
+        retry_then_done(),
+        &policy(r#"return { verdict = function() return "done" end }"#),
+    );
+    assert_eq!(
+        report.simulated_path,
+        [
+            Created,
+            WorkerExecuting,
+            AuditPending,
+            AuditorExecuting,
+            Completed
+        ]
+    );
+    assert!(report.stopped.is_none());
+}
+
+#[test]
+fn a_new_guard_veto_fails_the_session() {
+    let vetoing = policy(
+        r#"return { guards = { ["AUDIT_PENDING -> AUDITOR_EXECUTING"] = function(ctx)
+             return false, "no audits" end } }"#,
+    );
+    let report = run(retry_then_done(), &vetoing);
+    assert_eq!(
+        report.simulated_path,
+        [Created, WorkerExecuting, AuditPending, Failed]
+    );
+    assert!(report.stopped.is_none());
+    assert!(
+        report.notes.iter().any(|n| n.contains("no audits")),
+        "{:?}",
+        report.notes
+    );
+}
+
+#[test]
+fn a_guard_that_now_allows_stops_where_facts_run_out() {
+    let vetoing = policy(
+        r#"return { guards = { ["AUDIT_PENDING -> AUDITOR_EXECUTING"] = function(ctx)
+             return false, "no" end } }"#,
+    );
+    let values = record(vetoing, [Run::Exit(0, "w")]);
+    let report = run(values, &PolicyHost::builtin());
+    assert_eq!(report.recorded_path.last(), Some(&Failed));
+    assert_eq!(
+        report.simulated_path,
+        [Created, WorkerExecuting, AuditPending, AuditorExecuting]
+    );
+    assert!(
+        report
+            .stopped
+            .as_deref()
+            .unwrap()
+            .contains("auditor of iteration 1 never ran")
+    );
+}
+
+#[test]
+fn a_lower_iteration_limit_fails_the_session() {
+    let values = record(
+        PolicyHost::builtin(),
+        [
+            Run::Exit(0, "a"),
+            Run::Exit(0, RETRY),
+            Run::Exit(0, "b"),
+            Run::Exit(0, RETRY),
+            Run::Exit(0, "c"),
+            Run::Exit(0, DONE),
+        ],
+    );
+    let report = run(
+        values,
+        &policy("return { limits = { max_iterations = 2 } }"),
+    );
+    assert_eq!(
+        report.simulated_path,
+        [
+            Created,
+            WorkerExecuting,
+            AuditPending,
+            AuditorExecuting,
+            ReiterationPending,
+            WorkerExecuting,
+            AuditPending,
+            AuditorExecuting,
+            ReiterationPending,
+            Failed
+        ]
+    );
+    assert!(
+        report.differences.is_empty(),
+        "no hook answers differently: {report:#?}"
+    );
+    let divergence = report.divergence.as_deref().unwrap();
+    assert!(divergence.contains("2 of 2 iterations"), "{divergence}");
+}
+
+#[test]
+fn a_higher_iteration_limit_goes_on_to_the_run_never_recorded() {
+    let one = policy("return { limits = { max_iterations = 1 } }");
+    let values = record(one, [Run::Exit(0, "a"), Run::Exit(0, RETRY)]);
+    let report = run(values, &PolicyHost::builtin());
+    assert_eq!(report.recorded_path.last(), Some(&Failed));
+    assert_eq!(report.simulated_path.last(), Some(&WorkerExecuting));
+    assert!(
+        report
+            .stopped
+            .as_deref()
+            .unwrap()
+            .contains("iteration 2 of the worker")
+    );
+}
+
+#[test]
+fn long_strings_are_read_back_from_blobs() {
+    let long: &'static str =
+        Box::leak(format!("{}\nVERDICT: DONE", "x".repeat(1000)).into_boxed_str());
+    let worker: &'static str = Box::leak("w".repeat(600).into_boxed_str());
+    let values = record(
+        PolicyHost::builtin(),
+        [Run::Exit(0, worker), Run::Exit(0, long)],
+    );
+    assert!(values.iter().any(|r| r["type"] == "blob"));
+    let rec = Recording::from_log(&Log::decode(values.clone())).unwrap();
+    let verdict = rec
+        .decisions
+        .iter()
+        .find(|d| d.hook == Hook::Verdict)
+        .unwrap();
+    let crate::store::DecisionInput::Verdict { output, ctx } = &verdict.input else {
+        panic!("a verdict input");
+    };
+    assert_eq!(output, long);
+    assert_eq!(ctx.auditor_output, long);
+    assert_eq!(ctx.worker_output, worker);
+    assert!(rec.decisions.iter().all(|d| d.missing_blobs.is_empty()));
+    let report = run(values, &PolicyHost::builtin());
+    assert!(report.differences.is_empty());
+    assert_eq!(report.simulated_path, report.recorded_path);
+}
+
+#[test]
+fn a_missing_blob_marks_the_decision_incomplete_and_stops_the_path() {
+    let long: &'static str =
+        Box::leak(format!("{}\nVERDICT: DONE", "x".repeat(1000)).into_boxed_str());
+    let values: Vec<Value> = record(
+        PolicyHost::builtin(),
+        [Run::Exit(0, "w"), Run::Exit(0, long)],
+    )
+    .into_iter()
+    .filter(|r| r["type"] != "blob")
+    .collect();
+    let report = run(values, &PolicyHost::builtin());
+    assert!(!report.incomplete.is_empty());
+    assert!(report.replayed < report.decisions);
+    let stopped = report.stopped.as_deref().unwrap();
+    assert!(stopped.contains("missing from the log"), "{stopped}");
+    assert!(report.render_table().contains("not replayed"));
+}
+
+#[test]
+fn a_running_session_replays_as_far_as_it_goes() {
+    // The worker of iteration 2 is still running.
+    let mut d = Driver::new(
+        PolicyHost::builtin(),
+        "t",
+        [Run::Exit(0, "a"), Run::Exit(0, RETRY), Run::OneshotDies],
+    );
+    d.run();
+    let values = lines(&d);
+    let report = run(values.clone(), &PolicyHost::builtin());
+    assert!(!report.complete);
+    assert_eq!(report.recorded_path.last(), Some(&WorkerExecuting));
+    assert_eq!(report.simulated_path, report.recorded_path);
+    assert!(
+        report.stopped.is_none() && report.differences.is_empty(),
+        "{report:#?}"
+    );
+    // A stricter verdict on a running session still works.
+    let strict = run(values, &policy(ALWAYS_RETRY));
+    assert!(!strict.complete && strict.differences.is_empty());
+}
+
+#[test]
+fn a_failing_new_verdict_hook_is_an_error_and_fails_the_path() {
+    let broken = policy("return { verdict = function(output, ctx) error('boom') end }");
+    let report = run(retry_then_done(), &broken);
+    assert_eq!(report.errors.len(), 2);
+    assert_eq!(report.errors[0].kind, "runtime");
+    assert_eq!(report.errors[0].fails, "closed");
+    assert!(report.errors[0].error.contains("boom"));
+    assert_eq!(report.simulated_path.last(), Some(&Failed));
+    assert_eq!(report.simulated_path.len(), 5);
+    assert!(!report.render_table().contains("no decision differs"));
+}
+
+/// The issue's own case: an observer that errors fails open, so a real run under it completes —
+/// and so does its replay, which lists the errors without claiming nothing differs.
+#[test]
+fn a_failing_observer_fails_open_in_replay_as_in_a_real_run() {
+    let source = r#"return { on_transition = function(from, to, ctx) error("boom") end }"#;
+    // Recorded under the builtin policy, replayed under the failing observer…
+    let report = run(retry_then_done(), &policy(source));
+    assert_eq!(report.simulated_path, report.recorded_path);
+    assert_eq!(report.simulated_path.last(), Some(&Completed));
+    assert!(!report.errors.is_empty() && report.errors.iter().all(|e| e.fails == "open"));
+    let table = report.render_table();
+    assert!(!table.contains("no decision differs"), "{table}");
+    assert!(table.contains("fails open"), "{table}");
+    // …and recorded under it: a real run under that policy ends where the replay ends.
+    let mut real = Driver::new(
+        policy(source),
+        "fix the parser",
+        [Run::Exit(0, "w"), Run::Exit(0, DONE)],
+    );
+    assert_eq!(real.run().unwrap().state, Completed);
+    let replayed = run(lines(&real), &policy(source));
+    assert_eq!(replayed.simulated_path.last(), Some(&Completed));
+    assert_eq!(replayed.simulated_path, replayed.recorded_path);
+}
+
+#[test]
+fn an_observer_declared_closed_fails_the_replayed_path_as_a_run_would() {
+    let source = r#"return { on_error = { on_transition = "closed" },
+                             on_transition = function() error("boom") end }"#;
+    let report = run(retry_then_done(), &policy(source));
+    assert_eq!(report.simulated_path, [Created, WorkerExecuting, Failed]);
+    assert_eq!(report.errors[0].fails, "closed");
+    let mut real = Driver::new(policy(source), "fix the parser", [Run::Exit(0, "w")]);
+    assert_eq!(real.run().unwrap().state, Failed);
+    assert_eq!(real.trace(), report.simulated_path);
+}
+
+#[test]
+fn reasons_count_only_when_asked() {
+    let reworded = policy(
+        r#"return { verdict = function(output, ctx)
+             if output:find("DONE") then return "done", "fine" end
+             return "retry", "other words" end }"#,
+    );
+    let log = Log::decode(retry_then_done());
+    assert!(replay(&log, &reworded).unwrap().differences.is_empty());
+    let opts = ReplayOptions {
+        include_reasons: true,
+    };
+    let report = replay_with(&log, &reworded, opts).unwrap();
+    assert_eq!(report.differences.len(), 2);
+    assert_eq!(report.differences[0].new, "retry: other words");
+}
+
+#[test]
+fn a_different_worker_prompt_stops_at_the_run_that_answered_the_old_one() {
+    let prompts =
+        policy(r#"return { next_prompt = function(ctx) return "try harder: " .. ctx.task end }"#);
+    let report = run(retry_then_done(), &prompts);
+    let d = &report.differences[0];
+    assert_eq!(d.hook, Hook::NextPrompt);
+    assert!(d.new.starts_with("try harder"), "{}", d.new);
+    assert!(d.old.chars().count() <= 61, "{}", d.old);
+    assert!(
+        report
+            .stopped
+            .as_deref()
+            .unwrap()
+            .contains("different prompt")
+    );
+    assert!(
+        report
+            .divergence
+            .as_deref()
+            .unwrap()
+            .contains("next_prompt")
+    );
+    assert_eq!(report.simulated_path.last(), Some(&WorkerExecuting));
+}
+
+#[test]
+fn an_interrupted_and_resumed_session_replays_through_the_resume() {
+    let mut d = Driver::new(
+        PolicyHost::builtin(),
+        "t",
+        [
+            Run::Interrupted("half"),
+            Run::Exit(0, "done"),
+            Run::Exit(0, DONE),
+        ],
+    );
+    assert_eq!(d.run().unwrap().state, Interrupted);
+    d.reload_from_disk();
+    assert_eq!(d.run().unwrap().state, Completed);
+    let report = run(lines(&d), &PolicyHost::builtin());
+    assert_eq!(report.simulated_path, report.recorded_path);
+    assert!(report.recorded_path.contains(&S::Interrupted));
+    assert!(!report.differs(), "{report:#?}");
+}
+
+#[test]
+fn a_crash_and_its_fencing_replay_too() {
+    let mut d = Driver::new(
+        PolicyHost::builtin(),
+        "t",
+        [Run::OneshotDies, Run::Exit(0, "fine"), Run::Exit(0, DONE)],
+    );
+    d.run();
+    d.reload_from_disk();
+    d.step(crate::session::Event::Start);
+    d.drive(crate::session::Event::Fenced("gone".into()))
+        .unwrap();
+    let report = run(lines(&d), &PolicyHost::builtin());
+    assert_eq!(report.simulated_path, report.recorded_path, "{report:#?}");
+    assert_eq!(report.simulated_path.last(), Some(&Completed));
+}
+
+#[test]
+fn malformed_records_name_their_position() {
+    let mut values = retry_then_done();
+    let at = values.iter().position(|r| r["type"] == "decision").unwrap();
+    values[at]["input"]["ctx"] = json!("not a ctx");
+    let err = replay(&Log::decode(values), &PolicyHost::builtin()).unwrap_err();
+    assert!(
+        matches!(err, ReplayError::Malformed { record, .. } if record == at + 1),
+        "{err}"
+    );
+    assert!(
+        err.to_string().contains(&format!("record {}", at + 1)),
+        "{err}"
+    );
+
+    let bad_state =
+        vec![json!({"ts": 1, "type": "state_change", "from": "NOWHERE", "to": "FAILED"})];
+    assert!(matches!(
+        replay(&Log::decode(bad_state), &PolicyHost::builtin()),
+        Err(ReplayError::Malformed { record: 1, .. })
+    ));
+}
+
+#[test]
+fn unknown_records_and_fields_are_ignored() {
+    let mut values = retry_then_done();
+    values.insert(2, json!({"ts": 1, "type": "something_new", "x": 1}));
+    for r in values.iter_mut() {
+        r["extra_field"] = json!(true);
+    }
+    let report = run(values, &PolicyHost::builtin());
+    assert!(
+        report.differences.is_empty() && report.stopped.is_none(),
+        "{report:#?}"
+    );
+    assert_eq!(report.simulated_path, report.recorded_path);
+}
+
+#[test]
+fn render_table_snapshot() {
+    let other = policy(
+        r#"return {
+             verdict = function(output, ctx) return "retry", "never good enough" end,
+             next_prompt = function(ctx) return ctx.task .. "\n\nThe auditor said: " .. (ctx.critique or "") end,
+           }"#,
+    );
+    let report = run(retry_then_done(), &other);
+    insta::assert_snapshot!(report.render_table());
+    let json = serde_json::to_value(&report).unwrap();
+    for field in [
+        "policy_hash",
+        "decisions",
+        "replayed",
+        "differences",
+        "errors",
+        "incomplete",
+        "recorded_path",
+        "simulated_path",
+        "divergence",
+        "notes",
+        "stopped",
+        "complete",
+    ] {
+        assert!(json.get(field).is_some(), "--json keeps `{field}`");
+    }
+}
+
+/// While the paths agree, the core asks the recorded questions in the recorded order.
+#[test]
+fn the_simulation_asks_what_the_recording_asked() {
+    let values = retry_then_done();
+    let rec = Recording::from_log(&Log::decode(values)).unwrap();
+    let asked = super::simulate::decisions_of(&rec, &PolicyHost::builtin());
+    let hooks: Vec<Hook> = asked.iter().map(|d| d.hook).collect();
+    let recorded: Vec<Hook> = rec.decisions.iter().map(|d| d.hook).collect();
+    assert_eq!(hooks, recorded);
+}

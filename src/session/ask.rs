@@ -1,0 +1,133 @@
+//! Every hook call goes through here: the [`Decide`](super::Decide) answers, and the core
+//! records a `decision` record (docs/log-format.md) — the input of `oneshot policy replay`.
+
+use super::step::Step;
+use super::{Answer, HookError};
+use crate::executor::Evidence;
+use crate::machine::SessionState;
+use crate::policy::{GuardOutcome, SalvageDecision, VerdictDecision};
+use crate::store::{DecisionInput, DecisionRecord, DecisionResult, Hook, PolicyLog, Record};
+use std::sync::Arc;
+
+impl Step<'_> {
+    pub(super) fn ask_verdict(&mut self, output: &str) -> Result<VerdictDecision, HookError> {
+        let ctx = self.s.hook_ctx(self.now);
+        let answer = self.d.verdict(output, &ctx);
+        let input = DecisionInput::Verdict {
+            output: output.to_string(),
+            ctx: Arc::new(ctx),
+        };
+        self.decided("verdict", input, answer, |v| {
+            DecisionResult::Verdict(v.clone())
+        })
+    }
+
+    pub(super) fn ask_salvage(
+        &mut self,
+        evidence: &Evidence,
+    ) -> Result<SalvageDecision, HookError> {
+        let ctx = self.s.hook_ctx(self.now);
+        let answer = self.d.salvage(evidence, &ctx);
+        let input = DecisionInput::Salvage {
+            evidence: evidence.clone(),
+            ctx: Arc::new(ctx),
+        };
+        self.decided("salvage", input, answer, |s| {
+            DecisionResult::Salvage(s.clone())
+        })
+    }
+
+    pub(super) fn ask_guard(
+        &mut self,
+        from: SessionState,
+        to: SessionState,
+    ) -> Result<GuardOutcome, HookError> {
+        let ctx = self.s.hook_ctx(self.now);
+        let answer = self.d.guard(from, to, &ctx);
+        let input = DecisionInput::Guard {
+            from,
+            to,
+            ctx: Arc::new(ctx),
+        };
+        let key = format!("guards[{from} -> {to}]");
+        self.decided(&key, input, answer, |g| DecisionResult::Guard(g.clone()))
+    }
+
+    pub(super) fn ask_next_prompt(&mut self) -> Result<String, HookError> {
+        let ctx = self.s.hook_ctx(self.now);
+        let answer = self.d.next_prompt(&ctx);
+        let input = DecisionInput::NextPrompt { ctx: Arc::new(ctx) };
+        self.decided("next_prompt", input, answer, |p| {
+            DecisionResult::Prompt(p.clone())
+        })
+    }
+
+    pub(super) fn ask_audit_prompt(&mut self) -> Result<String, HookError> {
+        let ctx = self.s.hook_ctx(self.now);
+        let answer = self.d.audit_prompt(&ctx);
+        let input = DecisionInput::AuditPrompt { ctx: Arc::new(ctx) };
+        self.decided("audit_prompt", input, answer, |p| {
+            DecisionResult::Prompt(p.clone())
+        })
+    }
+
+    pub(super) fn ask_on_transition(
+        &mut self,
+        from: SessionState,
+        to: SessionState,
+    ) -> Result<(), HookError> {
+        let ctx = self.s.hook_ctx(self.now);
+        let answer = self.d.on_transition(from, to, &ctx);
+        let input = DecisionInput::OnTransition {
+            from,
+            to,
+            ctx: Arc::new(ctx),
+        };
+        self.decided("on_transition", input, answer, |()| {
+            DecisionResult::Observed
+        })
+    }
+
+    /// Records the decision (and what the hook logged), then hands back its answer.
+    fn decided<T>(
+        &mut self,
+        key: &str,
+        input: DecisionInput,
+        answer: Answer<T>,
+        result: impl FnOnce(&T) -> DecisionResult,
+    ) -> Result<T, HookError> {
+        let policy = self.d.policy();
+        let hook = input.hook();
+        let recorded = match &answer.result {
+            Ok(t) => result(t),
+            Err(e) => DecisionResult::Error {
+                message: e.message.clone(),
+                kind: e.kind.clone(),
+            },
+        };
+        let record = Record::Decision(DecisionRecord {
+            ts: self.now,
+            hook,
+            key: (hook == Hook::Guard).then(|| key.to_string()),
+            state: self.s.state(),
+            iteration: self.s.iteration,
+            generation: policy.generation,
+            policy_hash: policy.hash,
+            builtin: answer.builtin,
+            duration_us: answer.duration_us,
+            input,
+            result: recorded,
+        });
+        self.record(record);
+        for (level, message) in answer.logs {
+            let record = Record::PolicyLog(PolicyLog {
+                ts: self.now,
+                hook: key.to_string(),
+                level,
+                message,
+            });
+            self.record(record);
+        }
+        answer.result
+    }
+}

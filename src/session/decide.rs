@@ -1,0 +1,167 @@
+//! Who answers the judgement calls: the [`Decide`] trait the core asks, and [`PolicyJudge`],
+//! which answers from a loaded policy.
+//!
+//! The engine asks the live (hot-reloaded) policy; `policy replay` asks another policy; the
+//! tests ask whatever they load. The core neither knows nor cares which.
+
+use super::PolicyRef;
+use crate::executor::Evidence;
+use crate::machine::SessionState;
+use crate::pipeline::Redactor;
+use crate::policy::{
+    FailMode, GuardOutcome, HookCtx, Limits, PolicyError, PolicyHost, SalvageDecision,
+    VerdictDecision,
+};
+use std::borrow::Cow;
+use std::time::Instant;
+
+/// A hook that failed: what the decision record, the history and the user see.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HookError {
+    /// The hook (`verdict`, `guards[A -> B]`, …).
+    pub hook: String,
+    /// `runtime`, `budget`, `memory`, `sandbox`, `bad_return`, …
+    pub kind: String,
+    /// The message, with `file:line` where Lua knew it.
+    pub message: String,
+}
+
+impl HookError {
+    /// From a policy error raised by `hook`.
+    pub fn new(hook: &str, e: &PolicyError) -> HookError {
+        HookError {
+            hook: e.hook().unwrap_or(hook).to_string(),
+            kind: e.kind().to_string(),
+            message: e.to_string(),
+        }
+    }
+}
+
+/// A hook's answer with what the decision record needs to say about the call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Answer<T> {
+    /// The answer, or how the hook failed.
+    pub result: Result<T, HookError>,
+    /// The policy has no such hook: the built-in behaviour answered.
+    pub builtin: bool,
+    /// How long the call took.
+    pub duration_us: u64,
+    /// What the hook said through `oneshot.log(level, message)`, in order.
+    pub logs: Vec<(String, String)>,
+}
+
+/// The judgement calls the core asks for. Every method answers from one policy generation;
+/// swapping generations happens between steps ([`Event::PolicyChanged`](super::Event)).
+pub trait Decide {
+    /// The policy answering: its path, hash and generation.
+    fn policy(&self) -> PolicyRef;
+    /// Its limits.
+    fn limits(&self) -> Limits;
+    /// How a failure of `hook` is handled.
+    fn fail_mode(&self, hook: &str) -> FailMode;
+    /// `text` with secrets removed (the environment's and the policy's patterns), for the
+    /// free text the core stores (reasons, warnings).
+    fn redact<'a>(&self, text: &'a str) -> Cow<'a, str>;
+    /// The auditor's verdict from its output.
+    fn verdict(&mut self, output: &str, ctx: &HookCtx) -> Answer<VerdictDecision>;
+    /// What a stopped worker's leftovers are worth.
+    fn salvage(&mut self, evidence: &Evidence, ctx: &HookCtx) -> Answer<SalvageDecision>;
+    /// Whether `from -> to` may happen.
+    fn guard(
+        &mut self,
+        from: SessionState,
+        to: SessionState,
+        ctx: &HookCtx,
+    ) -> Answer<GuardOutcome>;
+    /// The worker's prompt for the next iteration.
+    fn next_prompt(&mut self, ctx: &HookCtx) -> Answer<String>;
+    /// The auditor's prompt.
+    fn audit_prompt(&mut self, ctx: &HookCtx) -> Answer<String>;
+    /// Tells the observer about a transition that happened.
+    fn on_transition(&mut self, from: SessionState, to: SessionState, ctx: &HookCtx) -> Answer<()>;
+}
+
+/// Answers from one loaded policy generation, redacting with `redactor`.
+pub struct PolicyJudge<'a> {
+    host: &'a PolicyHost,
+    generation: u32,
+    redactor: &'a Redactor,
+}
+
+impl<'a> PolicyJudge<'a> {
+    /// A judge for `host`, which is generation `generation` of the session's policy.
+    pub fn new(host: &'a PolicyHost, generation: u32, redactor: &'a Redactor) -> Self {
+        PolicyJudge {
+            host,
+            generation,
+            redactor,
+        }
+    }
+
+    fn ask<T>(
+        &self,
+        key: &str,
+        call: impl FnOnce(&PolicyHost) -> Result<T, PolicyError>,
+    ) -> Answer<T> {
+        let start = Instant::now();
+        let result = call(self.host).map_err(|e| HookError::new(key, &e));
+        Answer {
+            result,
+            builtin: !self.host.has_hook(key),
+            duration_us: start.elapsed().as_micros() as u64,
+            logs: self.host.take_logs(),
+        }
+    }
+}
+
+impl Decide for PolicyJudge<'_> {
+    fn policy(&self) -> PolicyRef {
+        PolicyRef {
+            path: self.host.path().map(|p| p.to_path_buf()),
+            hash: self.host.hash().to_string(),
+            generation: self.generation,
+        }
+    }
+
+    fn limits(&self) -> Limits {
+        *self.host.limits()
+    }
+
+    fn fail_mode(&self, hook: &str) -> FailMode {
+        self.host.fail_mode(hook)
+    }
+
+    fn redact<'t>(&self, text: &'t str) -> Cow<'t, str> {
+        self.redactor.redact(text)
+    }
+
+    fn verdict(&mut self, output: &str, ctx: &HookCtx) -> Answer<VerdictDecision> {
+        self.ask("verdict", |h| h.verdict(output, ctx))
+    }
+
+    fn salvage(&mut self, evidence: &Evidence, ctx: &HookCtx) -> Answer<SalvageDecision> {
+        self.ask("salvage", |h| h.salvage(evidence, ctx))
+    }
+
+    fn guard(
+        &mut self,
+        from: SessionState,
+        to: SessionState,
+        ctx: &HookCtx,
+    ) -> Answer<GuardOutcome> {
+        let key = format!("guards[{from} -> {to}]");
+        self.ask(&key, |h| h.guard(from, to, ctx))
+    }
+
+    fn next_prompt(&mut self, ctx: &HookCtx) -> Answer<String> {
+        self.ask("next_prompt", |h| h.next_prompt(ctx))
+    }
+
+    fn audit_prompt(&mut self, ctx: &HookCtx) -> Answer<String> {
+        self.ask("audit_prompt", |h| h.audit_prompt(ctx))
+    }
+
+    fn on_transition(&mut self, from: SessionState, to: SessionState, ctx: &HookCtx) -> Answer<()> {
+        self.ask("on_transition", |h| h.on_transition(from, to, ctx))
+    }
+}

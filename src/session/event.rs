@@ -1,0 +1,42 @@
+//! What can happen to a session: the inputs of [`Session::step`](super::Session::step).
+//!
+//! The async loop turns I/O into these (a process started or ended, a timer fired, a signal
+//! arrived, a reload happened, an effect it carried out came back with its result); the
+//! replay and the tests make them up from a recorded log or a script.
+
+use super::ExitStatus;
+use crate::executor::{Evidence, ProcessIdentity, StopReason};
+
+/// One input to the decision core.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Event {
+    /// Begin driving the session: a new one runs its first worker; a resumed one continues
+    /// where it stopped (seed 000 §3).
+    Start,
+    /// The process asked for by [`Effect::Spawn`](super::Effect::Spawn) is running.
+    Spawned(ProcessIdentity),
+    /// It could not be started.
+    SpawnFailed(String),
+    /// It ended; `tail` is the end of its output, redacted.
+    Exited {
+        /// How it ended.
+        exit: ExitStatus,
+        /// The end of its output.
+        tail: String,
+    },
+    /// A clock ran out while it ran: [`StopReason::InactivityTimeout`] or
+    /// [`StopReason::WorkerTimeout`] (the role's wall-clock timeout).
+    TimedOut(StopReason),
+    /// The user asked to stop (Ctrl-C, SIGTERM, an interrupt handle): the first one stops the
+    /// running process gracefully, any later one kills it.
+    Interrupt,
+    /// Kill the running process at once.
+    Kill,
+    /// What [`Effect::Inspect`](super::Effect::Inspect) found.
+    Inspected(Evidence),
+    /// What [`Effect::Fence`](super::Effect::Fence) did with a process group left by a dead
+    /// oneshot.
+    Fenced(String),
+    /// A new policy generation was swapped in: the core records it and applies its limits.
+    PolicyChanged,
+}

@@ -1,0 +1,45 @@
+//! The decision core of a session.
+//!
+//! # How it works
+//!
+//! A [`Session`] is a value: its facts, its [`Phase`] (the state of seed 000 §2 plus the data
+//! that only exists in that state) and its history. [`Session::step`] takes one [`Event`] —
+//! a process started or ended, a timer fired, the user interrupted, an inspection came back —
+//! asks a [`Decide`] for the judgement calls (verdict, salvage, guards, prompts, observer),
+//! moves the session through the table in [`crate::machine`], and returns the [`Effect`]s to
+//! carry out, in order: journal the state file, append log records, start or stop a process,
+//! inspect the workdir, tell the user, finish.
+//!
+//! It is synchronous and does no I/O. The engine's async loop turns I/O into events and
+//! carries out the effects; `oneshot policy replay` feeds the recorded events back in with
+//! another policy deciding; the tests feed scripted events. All of them run these rules —
+//! there is no second copy.
+
+mod ask;
+mod ctx;
+mod decide;
+mod effect;
+mod event;
+mod history;
+mod outcome;
+mod phase;
+mod reason;
+mod step;
+mod transition;
+mod value;
+
+#[cfg(test)]
+pub(crate) mod tests;
+
+pub use decide::{Answer, Decide, HookError, PolicyJudge};
+pub use effect::{Effect, Report, Spawn};
+pub use event::Event;
+pub use history::{HistoryEntry, PolicyRef, VerdictRecord};
+pub use outcome::Outcome;
+pub use phase::{AuditRun, ExitStatus, Next, Pause, Phase, Run};
+pub use reason::Reason;
+pub use value::{NewSession, SCHEMA_VERSION, Session};
+
+// The executor's data types the session is made of, re-exported because the executor itself is
+// internal.
+pub use crate::executor::{Evidence, ProcessIdentity, Role, StopReason};

@@ -1,0 +1,228 @@
+//! Where a session is, with the data that only exists there: a running worker has its process
+//! and any stop under way; an audit has its prompt; a recovery has its evidence; a pause knows
+//! what it interrupted and why. Nothing here is an `Option` that "should be set by now".
+
+use crate::executor::{Evidence, ProcessIdentity, Role, StopReason};
+use crate::machine::SessionState;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The session's phase: its [`SessionState`] plus that state's own data.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Phase {
+    /// New; nothing ran yet.
+    Created,
+    /// The worker runs (or is about to: `process` is `None` until it started).
+    WorkerExecuting(Run),
+    /// The worker exited 0; the auditor is due.
+    AuditPending,
+    /// The auditor runs with this prompt.
+    AuditorExecuting(AuditRun),
+    /// The worker is due again.
+    ReiterationPending(Next),
+    /// The worker stopped without a clean exit; this is what it left.
+    RecoveryPending(Box<Evidence>),
+    /// Terminal: done.
+    Completed,
+    /// Terminal: failed.
+    Failed,
+    /// Terminal: the auditor judged the task impossible.
+    Rejected,
+    /// Paused; resumable.
+    Interrupted(Pause),
+}
+
+/// A process of the session, from the moment oneshot decided to start it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Run {
+    /// The process once it started; journaled so a later oneshot can fence it after a crash.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub process: Option<ProcessIdentity>,
+    /// Why oneshot is stopping it; journaled before the first signal, so a crash in the middle
+    /// of a stop resumes as the stop it was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopping: Option<StopReason>,
+    /// How it ended, once it did (a worker waits here while its leftovers are inspected).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exited: Option<ExitStatus>,
+}
+
+/// How a process ended, as far as the operating system says.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExitStatus {
+    /// The exit code, when it exited normally.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<i32>,
+    /// The signal that ended it, when one did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signal: Option<i32>,
+}
+
+impl ExitStatus {
+    /// Exited normally with code 0.
+    pub fn success(&self) -> bool {
+        self.code == Some(0)
+    }
+}
+
+/// The auditor's run and the prompt it was given.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct AuditRun {
+    /// The prompt (`audit_prompt` hook or the built-in).
+    pub prompt: String,
+    /// The process.
+    #[serde(flatten)]
+    pub run: Run,
+}
+
+/// Which worker run REITERATION_PENDING leads to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Next {
+    /// A new iteration, with the `next_prompt` hook's prompt, if the budget allows.
+    Iteration,
+    /// The same iteration again with the same prompt: the worker was paused, not failed, and a
+    /// pause must not cost an iteration.
+    Rerun,
+}
+
+/// What an INTERRUPTED session was doing, and why it stopped (seed 000 §3.2 resumes from it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Pause {
+    /// The process that was running.
+    pub during: Role,
+    /// [`StopReason::Interrupted`] (the user) or [`StopReason::OneshotDied`] (found on resume).
+    pub cause: StopReason,
+}
+
+impl Phase {
+    /// The state of the seed's table this phase is.
+    pub fn state(&self) -> SessionState {
+        use SessionState as S;
+        match self {
+            Phase::Created => S::Created,
+            Phase::WorkerExecuting(_) => S::WorkerExecuting,
+            Phase::AuditPending => S::AuditPending,
+            Phase::AuditorExecuting(_) => S::AuditorExecuting,
+            Phase::ReiterationPending(_) => S::ReiterationPending,
+            Phase::RecoveryPending(_) => S::RecoveryPending,
+            Phase::Completed => S::Completed,
+            Phase::Failed => S::Failed,
+            Phase::Rejected => S::Rejected,
+            Phase::Interrupted(_) => S::Interrupted,
+        }
+    }
+
+    /// The process of an executing phase.
+    pub fn run(&self) -> Option<&Run> {
+        match self {
+            Phase::WorkerExecuting(run) => Some(run),
+            Phase::AuditorExecuting(a) => Some(&a.run),
+            _ => None,
+        }
+    }
+
+    /// The process of an executing phase, to change.
+    pub fn run_mut(&mut self) -> Option<&mut Run> {
+        match self {
+            Phase::WorkerExecuting(run) => Some(run),
+            Phase::AuditorExecuting(a) => Some(&mut a.run),
+            _ => None,
+        }
+    }
+
+    /// The role running in an executing phase.
+    pub fn role(&self) -> Option<Role> {
+        match self {
+            Phase::WorkerExecuting(_) => Some(Role::Worker),
+            Phase::AuditorExecuting(_) => Some(Role::Auditor),
+            _ => None,
+        }
+    }
+
+    /// The phase's own data as JSON (`null` for states without any), for the state file.
+    pub(crate) fn data(&self) -> Value {
+        let v = match self {
+            Phase::WorkerExecuting(run) => serde_json::to_value(run),
+            Phase::AuditorExecuting(a) => serde_json::to_value(a),
+            Phase::ReiterationPending(next) => serde_json::to_value(next),
+            Phase::RecoveryPending(e) => serde_json::to_value(e),
+            Phase::Interrupted(p) => serde_json::to_value(p),
+            _ => Ok(Value::Null),
+        };
+        // Plain structs of strings and numbers always serialize.
+        v.unwrap_or(Value::Null)
+    }
+
+    /// The phase of `state` with its `data` as read from a state file.
+    pub(crate) fn from_parts(state: SessionState, data: Value) -> Result<Phase, String> {
+        use SessionState as S;
+        fn decode<T: serde::de::DeserializeOwned>(
+            state: SessionState,
+            data: Value,
+        ) -> Result<T, String> {
+            serde_json::from_value(data).map_err(|e| format!("`phase` of a {state} session: {e}"))
+        }
+        Ok(match state {
+            S::Created => Phase::Created,
+            S::WorkerExecuting => Phase::WorkerExecuting(decode(state, data)?),
+            S::AuditPending => Phase::AuditPending,
+            S::AuditorExecuting => Phase::AuditorExecuting(decode(state, data)?),
+            S::ReiterationPending => Phase::ReiterationPending(decode(state, data)?),
+            S::RecoveryPending => Phase::RecoveryPending(Box::new(decode(state, data)?)),
+            S::Completed => Phase::Completed,
+            S::Failed => Phase::Failed,
+            S::Rejected => Phase::Rejected,
+            S::Interrupted => Phase::Interrupted(decode(state, data)?),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_phase_round_trips_through_its_parts() {
+        let phases = [
+            Phase::Created,
+            Phase::WorkerExecuting(Run {
+                process: Some(ProcessIdentity {
+                    pid: 7,
+                    pgid: 7,
+                    start_time: Some(99),
+                }),
+                stopping: Some(StopReason::InactivityTimeout),
+                exited: None,
+            }),
+            Phase::AuditPending,
+            Phase::AuditorExecuting(AuditRun {
+                prompt: "judge".into(),
+                run: Run::default(),
+            }),
+            Phase::ReiterationPending(Next::Rerun),
+            Phase::RecoveryPending(Box::new(Evidence {
+                reason: Some(StopReason::ExitCode),
+                exit_code: Some(2),
+                ..Evidence::default()
+            })),
+            Phase::Completed,
+            Phase::Failed,
+            Phase::Rejected,
+            Phase::Interrupted(Pause {
+                during: Role::Auditor,
+                cause: StopReason::OneshotDied,
+            }),
+        ];
+        for p in phases {
+            let back = Phase::from_parts(p.state(), p.data()).unwrap();
+            assert_eq!(back, p);
+        }
+    }
+
+    #[test]
+    fn missing_phase_data_is_named() {
+        let e = Phase::from_parts(SessionState::Interrupted, Value::Null).unwrap_err();
+        assert!(e.contains("INTERRUPTED"), "{e}");
+    }
+}

@@ -1,0 +1,637 @@
+//! The decision core: [`Session::step`] takes one [`Event`], decides, and returns the
+//! [`Effect`]s that carry the decision out. Synchronous, no I/O, no clock (time comes in as
+//! `now`), no knowledge of who answers the judgement calls ([`Decide`]).
+
+use super::phase::{ExitStatus, Next, Pause, Phase, Run};
+use super::{Decide, Effect, Event, Outcome, Reason, Report, Session};
+use crate::executor::{Evidence, ProcessIdentity, Role, StopReason};
+use crate::machine::{SessionState, Trigger};
+use crate::store::{
+    EvidenceRecord, InterruptRecord, Message, ProcessEvent, ProcessRecord, Record, SessionEvent,
+    SessionRecord,
+};
+
+/// What the core waits for after asking the outside world for something; kept in memory
+/// only (a resume starts waiting for nothing).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Awaiting {
+    /// [`Effect::Spawn`] → [`Event::Spawned`] or [`Event::SpawnFailed`].
+    Spawn,
+    /// [`Effect::Inspect`] → [`Event::Inspected`].
+    Inspect,
+    /// [`Effect::Fence`] → [`Event::Fenced`].
+    Fence,
+}
+
+/// One step in progress: the session, who decides, the time, and the effects so far.
+pub(super) struct Step<'a> {
+    pub(super) s: &'a mut Session,
+    pub(super) d: &'a mut dyn Decide,
+    pub(super) now: u64,
+    pub(super) out: Vec<Effect>,
+}
+
+impl Session {
+    /// Decides what `event` means for the session at time `now` (unix milliseconds), asking
+    /// `decide` for the judgement calls, and returns what to do, in order.
+    ///
+    /// Every decision the seed's tables leave to judgement goes through `decide` and is
+    /// recorded as a `decision` record; every transition goes through the table in
+    /// [`crate::machine`], the policy's guard and observer, and is journaled before anything
+    /// acts on it. An event that makes no sense in the current phase (a timer that fired
+    /// after the process ended, say) changes nothing.
+    pub fn step(&mut self, now: u64, event: Event, decide: &mut dyn Decide) -> Vec<Effect> {
+        let mut step = Step {
+            s: self,
+            d: decide,
+            now,
+            out: Vec::new(),
+        };
+        step.on(event);
+        step.out
+    }
+}
+
+impl Step<'_> {
+    fn on(&mut self, event: Event) {
+        match event {
+            Event::Start => self.start(),
+            Event::Spawned(process) => self.spawned(process),
+            Event::SpawnFailed(error) => self.spawn_failed(error),
+            Event::Exited { exit, tail } => self.exited(exit, tail),
+            Event::TimedOut(why) => self.timed_out(why),
+            Event::Interrupt => self.interrupt(false),
+            Event::Kill => self.interrupt(true),
+            Event::Inspected(evidence) => self.inspected(evidence),
+            Event::Fenced(outcome) => self.fenced(outcome),
+            Event::PolicyChanged => {
+                self.sync_policy();
+                self.journal();
+            }
+        }
+    }
+
+    /// A oneshot process begins driving the session: run a new one, or continue a resumed
+    /// one where it stopped.
+    fn start(&mut self) {
+        let created = matches!(self.s.phase, Phase::Created);
+        let event = if created {
+            SessionEvent::Created {
+                session_id: self.s.id.clone(),
+                task: self.s.task.clone(),
+                workdir: self.s.workdir.clone(),
+                worker_cmd: self.s.worker_cmd.clone(),
+                auditor_cmd: self.s.auditor_cmd.clone(),
+            }
+        } else {
+            SessionEvent::Resumed
+        };
+        let changed = self.sync_policy();
+        let record = Record::Session(SessionRecord {
+            ts: self.now,
+            pid: None,
+            policy_hash: self.s.policy.hash.clone(),
+            event,
+        });
+        self.record(record);
+        if changed && !created {
+            self.note(
+                "the policy changed since this session last ran; decisions from now on use \
+                 the new one",
+            );
+        }
+        match &self.s.phase {
+            Phase::Created => {
+                self.s.iteration = 1;
+                self.s.worker_prompt = self.s.task.clone();
+                self.transition(Trigger::Run, Phase::WorkerExecuting(Run::default()), None);
+                self.advance();
+            }
+            Phase::WorkerExecuting(run) | Phase::AuditorExecuting(super::AuditRun { run, .. }) => {
+                // Executing before this oneshot started anything: the one that ran it died.
+                match run.process.filter(|_| run.exited.is_none()) {
+                    Some(process) => {
+                        self.s.awaiting = Some(Awaiting::Fence);
+                        self.journal();
+                        let grace = self.d.limits().grace_period;
+                        self.out.push(Effect::Fence { process, grace });
+                    }
+                    None => self.took_over(),
+                }
+            }
+            Phase::Interrupted(_) => self.resume(),
+            _ => {
+                self.journal();
+                self.advance();
+            }
+        }
+    }
+
+    /// Adopts the answering policy (a reload, or a different policy on resume) and its
+    /// iteration budget.
+    /// Returns whether its content differs from the one recorded.
+    fn sync_policy(&mut self) -> bool {
+        let policy = self.d.policy();
+        if policy == self.s.policy {
+            return false;
+        }
+        let changed = policy.hash != self.s.policy.hash;
+        self.s.policy = policy;
+        self.s.max_iterations = self.d.limits().max_iterations;
+        changed
+    }
+
+    fn spawned(&mut self, process: ProcessIdentity) {
+        if self.s.awaiting != Some(Awaiting::Spawn) {
+            return self.unexpected("a process start");
+        }
+        self.s.awaiting = None;
+        let Some(role) = self.s.phase.role() else {
+            return self.unexpected("a process start");
+        };
+        if let Some(run) = self.s.phase.run_mut() {
+            run.process = Some(process);
+        }
+        if let Some(h) = self.s.history.last_mut() {
+            h.pid = Some(process.pid);
+        }
+        let prompt = match &self.s.phase {
+            Phase::AuditorExecuting(a) => a.prompt.clone(),
+            _ => self.s.worker_prompt.clone(),
+        };
+        self.journal();
+        self.process(role, ProcessEvent::Started { process, prompt });
+    }
+
+    fn spawn_failed(&mut self, error: String) {
+        if self.s.awaiting != Some(Awaiting::Spawn) {
+            return self.unexpected("a failed process start");
+        }
+        self.s.awaiting = None;
+        let Some(role) = self.s.phase.role() else {
+            return self.unexpected("a failed process start");
+        };
+        let error = self.d.redact(&error).into_owned();
+        self.process(
+            role,
+            ProcessEvent::SpawnFailed {
+                error: error.clone(),
+            },
+        );
+        self.s.exit_code = None;
+        let reason = Some(Reason::SpawnFailed { role, error });
+        match role {
+            Role::Worker => {
+                // Nothing ran, so nothing changed: no inspection needed.
+                self.s.changed_files.clear();
+                let evidence = Evidence {
+                    reason: Some(StopReason::ExitCode),
+                    changes_source: "unavailable".into(),
+                    ..Evidence::default()
+                };
+                let next = Phase::RecoveryPending(Box::new(evidence));
+                self.transition(Trigger::ExitedErr, next, reason);
+            }
+            Role::Auditor => self.transition(Trigger::ExitedErr, Phase::Failed, reason),
+        }
+        self.advance();
+    }
+
+    fn exited(&mut self, exit: ExitStatus, tail: String) {
+        let Some(role) = self.s.phase.role() else {
+            return self.unexpected("a process exit");
+        };
+        let Some(run) = self.s.phase.run_mut() else {
+            return self.unexpected("a process exit");
+        };
+        if run.process.is_none() || run.exited.is_some() {
+            return self.unexpected("a process exit");
+        }
+        run.exited = Some(exit);
+        let stopping = run.stopping;
+        self.s.exit_code = exit.code;
+        match role {
+            Role::Worker => self.s.worker_output.clone_from(&tail),
+            Role::Auditor => self.s.auditor_output.clone_from(&tail),
+        }
+        self.process(
+            role,
+            ProcessEvent::Exited {
+                exit_code: exit.code,
+                signal: exit.signal,
+                tail,
+            },
+        );
+        match (role, stopping) {
+            (_, Some(StopReason::Interrupted)) => {
+                let pause = Pause {
+                    during: role,
+                    cause: StopReason::Interrupted,
+                };
+                let reason = Some(Reason::Interrupted { role });
+                self.transition(Trigger::Interrupt, Phase::Interrupted(pause), reason);
+                self.advance();
+            }
+            (Role::Worker, stopping) => {
+                let reason = stopping.or((!exit.success()).then_some(StopReason::ExitCode));
+                self.inspect(reason, exit);
+            }
+            (Role::Auditor, Some(why)) => {
+                let reason = Some(Reason::TimedOut { role, why });
+                self.transition(Trigger::Timeout, Phase::Failed, reason);
+                self.advance();
+            }
+            (Role::Auditor, None) if exit.success() => self.judge(),
+            (Role::Auditor, None) => {
+                let reason = Some(Reason::Exited {
+                    role,
+                    code: exit.code,
+                    signal: exit.signal,
+                });
+                self.transition(Trigger::ExitedErr, Phase::Failed, reason);
+                self.advance();
+            }
+        }
+    }
+
+    /// Asks for the evidence a stopped worker left.
+    fn inspect(&mut self, reason: Option<StopReason>, exit: ExitStatus) {
+        self.s.awaiting = Some(Awaiting::Inspect);
+        self.out.push(Effect::Inspect { reason, exit });
+    }
+
+    fn inspected(&mut self, evidence: Evidence) {
+        if self.s.awaiting != Some(Awaiting::Inspect) {
+            return self.unexpected("an inspection");
+        }
+        self.s.awaiting = None;
+        let record = Record::Evidence(EvidenceRecord {
+            ts: self.now,
+            iteration: self.s.iteration,
+            evidence: evidence.clone(),
+        });
+        self.record(record);
+        self.s.changed_files.clone_from(&evidence.changed_files);
+        if let Phase::Interrupted(pause) = &self.s.phase {
+            // Seed 000 §3.2: an interrupted worker might have finished its work; inspect it.
+            let reason = Some(Reason::Resumed { after: pause.cause });
+            let trigger = Trigger::Resume {
+                last_active: SessionState::WorkerExecuting,
+            };
+            self.transition(trigger, Phase::RecoveryPending(Box::new(evidence)), reason);
+            return self.advance();
+        }
+        let role = Role::Worker;
+        match evidence.reason {
+            None => self.transition(Trigger::ExitedOk, Phase::AuditPending, None),
+            Some(why @ (StopReason::InactivityTimeout | StopReason::WorkerTimeout)) => {
+                let reason = Some(Reason::TimedOut { role, why });
+                let next = Phase::RecoveryPending(Box::new(evidence));
+                self.transition(Trigger::Timeout, next, reason);
+            }
+            Some(_) => {
+                let reason = Some(Reason::Exited {
+                    role,
+                    code: evidence.exit_code,
+                    signal: evidence.signal,
+                });
+                let next = Phase::RecoveryPending(Box::new(evidence));
+                self.transition(Trigger::ExitedErr, next, reason);
+            }
+        }
+        self.advance();
+    }
+
+    fn timed_out(&mut self, why: StopReason) {
+        let Some(role) = self.s.phase.role() else {
+            return;
+        };
+        let Some(run) = self.s.phase.run_mut() else {
+            return;
+        };
+        // A timer that fires after the process ended or while a stop is under way is stale.
+        if run.process.is_none() || run.exited.is_some() || run.stopping.is_some() {
+            return;
+        }
+        run.stopping = Some(why);
+        self.stop(role, why);
+    }
+
+    /// Journals the stop, then asks for it.
+    fn stop(&mut self, role: Role, why: StopReason) {
+        self.journal();
+        self.process(role, ProcessEvent::Stopping { reason: why });
+        let grace = self.d.limits().grace_period;
+        self.out.push(Effect::Stop { grace });
+    }
+
+    fn interrupt(&mut self, force: bool) {
+        self.s.interrupts += 1;
+        let record = Record::Interrupt(InterruptRecord {
+            ts: self.now,
+            force,
+        });
+        self.record(record);
+        let kill = force || self.s.interrupts > 1;
+        let Some(role) = self.s.phase.role() else {
+            // Nothing runs: advance() stops at the next checkpoint.
+            return;
+        };
+        let Some(run) = self.s.phase.run_mut() else {
+            return;
+        };
+        if run.process.is_none() || run.exited.is_some() {
+            return;
+        }
+        if run.stopping.is_none() {
+            run.stopping = Some(StopReason::Interrupted);
+            if !kill {
+                return self.stop(role, StopReason::Interrupted);
+            }
+            self.journal();
+        } else if !kill {
+            // A stop is under way already (a timeout): let it finish; the session pauses at
+            // the next checkpoint.
+            return;
+        }
+        self.process(role, ProcessEvent::Killed);
+        self.out.push(Effect::Kill);
+    }
+
+    fn fenced(&mut self, outcome: String) {
+        if self.s.awaiting != Some(Awaiting::Fence) {
+            return self.unexpected("a fence result");
+        }
+        self.s.awaiting = None;
+        let Some(role) = self.s.phase.role() else {
+            return self.unexpected("a fence result");
+        };
+        self.process(role, ProcessEvent::Fenced { outcome });
+        if let Some(run) = self.s.phase.run_mut() {
+            run.process = None;
+        }
+        self.took_over();
+    }
+
+    /// The session was executing when this oneshot found it, and nothing of that run is left:
+    /// record what it really was — a stop finishes as the stop it was, anything else was an
+    /// interruption by oneshot's death — then resume as the seed says.
+    fn took_over(&mut self) {
+        let Some(role) = self.s.phase.role() else {
+            return;
+        };
+        let run = self.s.phase.run().cloned().unwrap_or_default();
+        match (role, run.stopping) {
+            (
+                Role::Worker,
+                Some(why @ (StopReason::InactivityTimeout | StopReason::WorkerTimeout)),
+            ) => {
+                self.inspect(Some(why), run.exited.unwrap_or_default());
+            }
+            (
+                Role::Auditor,
+                Some(why @ (StopReason::InactivityTimeout | StopReason::WorkerTimeout)),
+            ) => {
+                let reason = Some(Reason::TimedOut { role, why });
+                self.transition(Trigger::Timeout, Phase::Failed, reason);
+                self.advance();
+            }
+            (_, stopping) => {
+                let (cause, reason) = match stopping {
+                    Some(StopReason::Interrupted) => {
+                        (StopReason::Interrupted, Reason::Interrupted { role })
+                    }
+                    _ => (StopReason::OneshotDied, Reason::OneshotDied { role }),
+                };
+                let pause = Pause {
+                    during: role,
+                    cause,
+                };
+                self.transition(Trigger::Interrupt, Phase::Interrupted(pause), Some(reason));
+                if matches!(self.s.phase, Phase::Interrupted(_)) {
+                    self.resume();
+                } else {
+                    self.advance();
+                }
+            }
+        }
+    }
+
+    /// INTERRUPTED → seed 000 §3.2: an interrupted worker's leftovers are inspected; an
+    /// interrupted auditor simply runs again.
+    fn resume(&mut self) {
+        let Phase::Interrupted(pause) = self.s.phase.clone() else {
+            return;
+        };
+        match pause.during {
+            Role::Worker => self.inspect(Some(pause.cause), ExitStatus::default()),
+            Role::Auditor => {
+                let reason = Some(Reason::Resumed { after: pause.cause });
+                let trigger = Trigger::Resume {
+                    last_active: SessionState::AuditorExecuting,
+                };
+                self.transition(trigger, Phase::AuditPending, reason);
+                self.advance();
+            }
+        }
+    }
+
+    /// Does what the current phase calls for: start its process, make its checkpoint's
+    /// decision, or finish.
+    pub(super) fn advance(&mut self) {
+        let paused = self.s.interrupts > 0;
+        match self.s.phase.clone() {
+            Phase::Created => {}
+            Phase::WorkerExecuting(run) | Phase::AuditorExecuting(super::AuditRun { run, .. }) => {
+                if run.process.is_none() && run.exited.is_none() && self.s.awaiting.is_none() {
+                    self.spawn();
+                }
+            }
+            Phase::AuditPending | Phase::ReiterationPending(_) | Phase::RecoveryPending(_)
+                if paused =>
+            {
+                self.finish();
+            }
+            Phase::AuditPending => self.prepare_audit(),
+            Phase::ReiterationPending(next) => self.reiterate(next),
+            Phase::RecoveryPending(evidence) => self.salvage(*evidence),
+            Phase::Interrupted(_) | Phase::Completed | Phase::Failed | Phase::Rejected => {
+                self.finish()
+            }
+        }
+    }
+
+    /// Asks for the executing phase's process (after the transition that entered it was
+    /// journaled).
+    fn spawn(&mut self) {
+        let Some(role) = self.s.phase.role() else {
+            return;
+        };
+        let limits = self.d.limits();
+        let (prompt, wall_timeout) = match &self.s.phase {
+            Phase::AuditorExecuting(a) => (a.prompt.clone(), limits.auditor_timeout),
+            _ => {
+                self.out.push(Effect::Snapshot);
+                (self.s.worker_prompt.clone(), limits.worker_timeout)
+            }
+        };
+        self.s.awaiting = Some(Awaiting::Spawn);
+        self.out.push(Effect::Spawn(super::Spawn {
+            role,
+            iteration: self.s.iteration,
+            prompt,
+            inactivity_timeout: limits.inactivity_timeout,
+            wall_timeout,
+        }));
+    }
+
+    /// AUDIT_PENDING: the auditor's prompt, then the auditor.
+    fn prepare_audit(&mut self) {
+        match self.ask_audit_prompt() {
+            Ok(prompt) => {
+                let next = Phase::AuditorExecuting(super::AuditRun {
+                    prompt,
+                    run: Run::default(),
+                });
+                self.transition(Trigger::Next, next, None);
+            }
+            Err(e) => self.policy_failed(e),
+        }
+        self.advance();
+    }
+
+    /// REITERATION_PENDING: the same iteration again after a pause; else the budget, the
+    /// next prompt (feedback injection), the next iteration.
+    fn reiterate(&mut self, next: Next) {
+        let worker = Phase::WorkerExecuting(Run::default());
+        match next {
+            Next::Rerun => self.transition(Trigger::Next, worker, Some(Reason::Rerun)),
+            Next::Iteration if self.s.iteration >= self.s.max_iterations => {
+                let reason = Some(Reason::MaxIterations {
+                    max: self.s.max_iterations,
+                });
+                self.transition(Trigger::MaxIterations, Phase::Failed, reason);
+            }
+            Next::Iteration => match self.ask_next_prompt() {
+                Ok(prompt) => {
+                    self.s.iteration += 1;
+                    self.s.worker_prompt = prompt;
+                    self.transition(Trigger::Next, worker, None);
+                }
+                Err(e) => self.policy_failed(e),
+            },
+        }
+        self.advance();
+    }
+
+    /// RECOVERY_PENDING: what the evidence is worth.
+    fn salvage(&mut self, evidence: Evidence) {
+        use crate::machine::Salvage;
+        match self.ask_salvage(&evidence) {
+            Ok(d) => {
+                let paused = evidence.reason.is_some_and(|r| r.is_pause());
+                let next = match d.salvage {
+                    Salvage::Success => Phase::AuditPending,
+                    Salvage::Partial if paused => Phase::ReiterationPending(Next::Rerun),
+                    Salvage::Partial => Phase::ReiterationPending(Next::Iteration),
+                    Salvage::Nothing => Phase::Failed,
+                };
+                let reason = Some(Reason::Salvaged {
+                    salvage: d.salvage,
+                    reason: d.reason.map(|r| self.d.redact(&r).into_owned()),
+                });
+                self.transition(Trigger::Salvaged(d.salvage), next, reason);
+            }
+            Err(e) => self.policy_failed(e),
+        }
+        self.advance();
+    }
+
+    /// AUDITOR_EXECUTING after a clean exit: the verdict.
+    fn judge(&mut self) {
+        use crate::machine::Verdict;
+        let output = self.s.auditor_output.clone();
+        match self.ask_verdict(&output) {
+            Ok(v) => {
+                let reason = v.reason.map(|r| self.d.redact(&r).into_owned());
+                self.s.last_verdict = Some(super::VerdictRecord {
+                    verdict: v.verdict,
+                    reason: reason.clone(),
+                    confidence: v.confidence,
+                });
+                let next = match v.verdict {
+                    Verdict::Done => Phase::Completed,
+                    Verdict::Retry => Phase::ReiterationPending(Next::Iteration),
+                    Verdict::Impossible => Phase::Rejected,
+                };
+                let reason = Some(Reason::Verdict {
+                    verdict: v.verdict,
+                    reason,
+                });
+                self.transition(Trigger::Verdict(v.verdict), next, reason);
+            }
+            Err(e) => self.policy_failed(e),
+        }
+        self.advance();
+    }
+
+    /// Driving is over for now.
+    fn finish(&mut self) {
+        if self.out.iter().any(|e| matches!(e, Effect::Finish(_))) {
+            return;
+        }
+        let state = self.s.state();
+        self.out.push(Effect::Finish(Outcome {
+            session_id: self.s.id.clone(),
+            state,
+            reason: self.s.last_reason().cloned(),
+            paused: !state.is_terminal(),
+        }));
+    }
+
+    pub(super) fn journal(&mut self) {
+        self.out.push(Effect::Journal);
+    }
+
+    pub(super) fn record(&mut self, record: Record) {
+        self.out.push(Effect::Record(record));
+    }
+
+    fn process(&mut self, role: Role, event: ProcessEvent) {
+        let record = Record::Process(ProcessRecord {
+            ts: self.now,
+            role,
+            iteration: self.s.iteration,
+            event,
+        });
+        self.record(record);
+    }
+
+    pub(super) fn warn(&mut self, message: &str) {
+        let message = self.d.redact(message).into_owned();
+        let record = Record::Warning(Message {
+            ts: self.now,
+            message: message.clone(),
+        });
+        self.record(record);
+        self.out.push(Effect::Report(Report::Warning(message)));
+    }
+
+    fn note(&mut self, message: &str) {
+        let record = Record::Note(Message {
+            ts: self.now,
+            message: message.to_string(),
+        });
+        self.record(record);
+        self.out
+            .push(Effect::Report(Report::Note(message.to_string())));
+    }
+
+    /// An event that does not belong to the current phase: said, and otherwise ignored.
+    fn unexpected(&mut self, what: &str) {
+        let state = self.s.state();
+        self.warn(&format!(
+            "ignored {what} that does not belong to state {state}"
+        ));
+    }
+}

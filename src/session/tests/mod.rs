@@ -1,0 +1,6 @@
+//! The decision core under test: every seed path, and a property test over random events and
+//! policy answers.
+
+mod paths;
+mod props;
+pub(crate) mod script;

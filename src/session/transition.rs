@@ -1,0 +1,122 @@
+//! One transition: the table says whether it exists, the policy's guard whether it is wise,
+//! then it is journaled and the observer told. Failures go to the fallback (FAILED) with the
+//! reason recorded, as ARCHITECTURE.md's one rule says.
+
+use super::step::Step;
+use super::{Effect, HookError, Phase, Reason, Report};
+use crate::machine::{SessionState, Trigger, next};
+use crate::policy::{FailMode, GuardOutcome};
+use crate::store::{Record, StateChange};
+
+impl Step<'_> {
+    /// Moves the session by `trigger` into `phase`. A guard veto, a failing guard or observer
+    /// (when it fails closed), or a move the table does not have ends in FAILED instead.
+    /// Moves to FAILED (the fallback) and INTERRUPTED (the user's pause) are never asked about:
+    /// a guard can stop progress, but not a stop.
+    pub(super) fn transition(&mut self, trigger: Trigger, phase: Phase, reason: Option<Reason>) {
+        let from = self.s.state();
+        let to = match next(from, trigger) {
+            Ok(to) if to == phase.state() => to,
+            Ok(to) => {
+                return self.internal(format!(
+                    "{trigger:?} leads from {from} to {to}, not to {}",
+                    phase.state()
+                ));
+            }
+            Err(e) => return self.internal(e.to_string()),
+        };
+        if to != SessionState::Failed && to != SessionState::Interrupted {
+            match self.ask_guard(from, to) {
+                Ok(GuardOutcome::Allow) => {}
+                Ok(GuardOutcome::Veto(why)) => {
+                    let why = self.d.redact(&why).into_owned();
+                    return self.enter(Phase::Failed, Some(Reason::GuardVeto { from, to, why }));
+                }
+                Err(e) if self.d.fail_mode(&e.hook) == FailMode::Open => {
+                    self.warn(&format!(
+                        "guard {from} -> {to} failed and fails open (on_error): {}",
+                        e.message
+                    ));
+                }
+                Err(e) => return self.policy_failed(e),
+            }
+        }
+        self.enter(phase, reason);
+    }
+
+    /// Commits `phase` and tells the observer. An observer fails open by default: it cannot
+    /// undo a transition that happened, and its failure must not end a healthy session; a
+    /// policy that declares `on_error = { on_transition = "closed" }` wants it to.
+    fn enter(&mut self, phase: Phase, reason: Option<Reason>) {
+        let from = self.s.state();
+        self.commit(phase, reason);
+        let to = self.s.state();
+        if let Err(e) = self.ask_on_transition(from, to) {
+            if self.d.fail_mode("on_transition") == FailMode::Closed && !to.is_terminal() {
+                self.policy_failed(e);
+            } else {
+                self.warn(&format!(
+                    "on_transition failed after {from} -> {to}: {}",
+                    e.message
+                ));
+            }
+        }
+    }
+
+    /// A hook broke its contract: FAILED with reason `policy_error`.
+    pub(super) fn policy_failed(&mut self, e: HookError) {
+        if self.s.state().is_terminal() {
+            return self.warn(&format!("{} (after the session ended)", e.message));
+        }
+        let reason = Reason::PolicyError {
+            hook: e.hook,
+            error_kind: e.kind,
+            message: self.d.redact(&e.message).into_owned(),
+        };
+        self.enter(Phase::Failed, Some(reason));
+    }
+
+    /// A move the core itself got wrong: reported, and the session fails rather than going on
+    /// in a state nobody designed.
+    fn internal(&mut self, message: String) {
+        self.warn(&format!("internal error: {message}"));
+        if !self.s.state().is_terminal() {
+            self.commit(Phase::Failed, Some(Reason::Internal { message }));
+        }
+    }
+
+    /// Journals `phase`: history entry, state file, `state_change` record, report.
+    fn commit(&mut self, phase: Phase, reason: Option<Reason>) {
+        let from = self.s.state();
+        let to = phase.state();
+        let policy = self.d.policy();
+        self.s.phase = phase;
+        self.s.updated_ms = self.now;
+        self.s.history.push(super::HistoryEntry {
+            state: to,
+            ts: self.now,
+            reason: reason.clone(),
+            pid: None,
+            iteration: self.s.iteration,
+            policy_hash: policy.hash.clone(),
+            generation: policy.generation,
+        });
+        self.journal();
+        self.record(Record::StateChange(StateChange {
+            ts: self.now,
+            from,
+            to,
+            iteration: self.s.iteration,
+            reason: reason.clone(),
+            policy_hash: policy.hash,
+            generation: policy.generation,
+        }));
+        self.out.push(Effect::Report(Report::Transition {
+            from,
+            to,
+            iteration: self.s.iteration,
+            max_iterations: self.s.max_iterations,
+            reason,
+        }));
+    }
+}

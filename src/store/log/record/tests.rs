@@ -1,0 +1,2 @@
+//! Every record kind round-trips through [`Record`]; the pipeline's hand-encoded activity
+//! records read back as [`Record::Activity`].
