@@ -9,8 +9,11 @@ impl Engine {
     /// Carries out one step's effects. Events they produce (a process started, an inspection
     /// came back) join `queue`; the outcome is returned when the core finished.
     ///
-    /// Consecutive journals are written once, before the next act or at the end of the step:
-    /// only the state as of the act matters for a crash, and each write costs two fsyncs.
+    /// Journals are written (atomically: temp file and rename) before the act that follows
+    /// them, so a crash of oneshot at any instant leaves a state file naming what was under
+    /// way; consecutive journals become one write. The fsyncs that make them survive a power
+    /// loss come after the act, at the end of the step, so they never delay an agent's start
+    /// or stop (a power loss ends the agents too).
     pub(super) async fn carry_out(
         &mut self,
         effects: Vec<Effect>,
@@ -18,36 +21,28 @@ impl Engine {
         observer: &mut dyn Observer,
     ) -> Result<Option<Outcome>, EngineError> {
         let mut outcome = None;
-        let mut sync = false;
         for effect in effects {
             match effect {
-                Effect::Journal => {
-                    self.dirty = true;
-                    sync = true;
-                }
+                Effect::Journal => self.dirty = true,
                 Effect::Record(record) => self.write_record(record)?,
                 Effect::Snapshot => self.snapshot_workdir(observer)?,
                 Effect::Spawn(spawn) => {
-                    self.durable()?;
-                    sync = false;
+                    self.persist()?;
                     queue.push_back(self.spawn(spawn));
                 }
                 Effect::Stop { grace } => {
-                    self.durable()?;
-                    sync = false;
+                    self.persist()?;
                     self.control(Control::Stop(grace));
                 }
                 Effect::Kill => {
-                    self.durable()?;
-                    sync = false;
+                    self.persist()?;
                     self.control(Control::Kill);
                 }
                 Effect::Inspect { reason, exit } => {
                     queue.push_back(Event::Inspected(self.gather_evidence(reason, exit)));
                 }
                 Effect::Fence { process, grace } => {
-                    self.durable()?;
-                    sync = false;
+                    self.persist()?;
                     let what = match fence(&process, grace).await {
                         Ok(FenceOutcome::AlreadyGone) => format!(
                             "the process group {} left by the previous oneshot was already gone",
@@ -72,19 +67,31 @@ impl Engine {
                 Effect::Finish(o) => outcome = Some(o),
             }
         }
-        if sync {
-            self.durable()?;
-        }
+        self.durable()?;
         Ok(outcome)
     }
 
-    /// Writes the state file if the session changed, and syncs the log: everything decided
-    /// so far survives a crash.
-    pub(super) fn durable(&mut self) -> Result<(), EngineError> {
+    /// Before an act: the state file (if the session changed) and the log records so far
+    /// reach the file system, so a crash of oneshot from here on leaves them behind.
+    pub(super) fn persist(&mut self) -> Result<(), EngineError> {
         if std::mem::take(&mut self.dirty) {
-            self.dir.write_state(&self.session)?;
+            self.dir.replace_state(&self.session)?;
+            self.unsynced = true;
         }
-        self.log.sync().map_err(|e| self.log_error(e))
+        self.log.flush().map_err(|e| self.log_error(e))
+    }
+
+    /// At the end of a step: everything decided so far also survives a power loss.
+    pub(super) fn durable(&mut self) -> Result<(), EngineError> {
+        let wrote = self.dirty || self.unsynced;
+        self.persist()?;
+        if std::mem::take(&mut self.unsynced) {
+            self.dir.sync_state()?;
+        }
+        if wrote {
+            self.log.sync().map_err(|e| self.log_error(e))?;
+        }
+        Ok(())
     }
 
     fn control(&mut self, c: Control) {

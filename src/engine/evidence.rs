@@ -38,7 +38,8 @@ impl Engine {
         match Snapshot::take(&self.session.workdir, &self.ignore) {
             Ok(snap) => {
                 let bytes = serde_json::to_vec(&snap).unwrap_or_default();
-                crate::store::write_atomic(&path, &bytes).map_err(|source| {
+                // Like the state file: atomic now, durable with the step's sync.
+                crate::store::replace(&path, &bytes).map_err(|source| {
                     crate::store::StoreError::Io {
                         what: "cannot write",
                         path: path.display().to_string(),

@@ -34,6 +34,8 @@ pub struct Engine {
     pub(super) process: Option<Proc>,
     /// The session changed since `oneshot.json` was last written.
     pub(super) dirty: bool,
+    /// `oneshot.json` was written but not yet fsynced.
+    pub(super) unsynced: bool,
     /// Warnings found while opening, told to the observer when the run starts.
     pub(super) warnings: Vec<String>,
 }
@@ -75,8 +77,11 @@ impl Engine {
             policy.limits().max_iterations,
             now_ms(),
         );
-        dir.write_state(&session)?;
-        Engine::assemble(store, dir, lock, session, policy, spec.options)
+        // Written so the session exists from here on; made durable by the first step.
+        dir.replace_state(&session)?;
+        let mut engine = Engine::assemble(store, dir, lock, session, policy, spec.options)?;
+        engine.unsynced = true;
+        Ok(engine)
     }
 
     /// Opens an existing session to continue it (seed 000 §3). `policy` replaces the recorded
@@ -153,6 +158,7 @@ impl Engine {
             auditor_cmd,
             process: None,
             dirty: false,
+            unsynced: false,
             warnings: reload_warning.into_iter().collect(),
         };
         Ok(engine)

@@ -20,6 +20,7 @@ mod fence;
 mod group;
 mod identity;
 mod invocation;
+mod pipe;
 mod recover;
 mod role;
 mod running;

@@ -10,17 +10,15 @@ use std::os::unix::process::ExitStatusExt;
 use std::time::Duration;
 
 use nix::sys::signal::Signal;
-use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio::time::{Instant, sleep_until};
 
 use super::Running;
+use super::pipe::Pipe;
 use super::group::{group_alive, kill_group, signal_group};
 use crate::pipeline::Stream;
 
-/// Largest chunk read at once; bounds memory per pipe.
-const CHUNK: usize = 64 * 1024;
 /// Chunks in flight between the task and the engine: enough to keep both busy, few enough that
 /// a slow engine slows the agent (its pipe fills) instead of growing memory.
 const IN_FLIGHT: usize = 16;
@@ -29,6 +27,10 @@ const IN_FLIGHT: usize = 16;
 const LEAK_WAIT: Duration = Duration::from_millis(300);
 /// After the final SIGKILL, how long to read what is still buffered in the pipes.
 const FINAL_DRAIN: Duration = Duration::from_millis(100);
+/// Once a dry pipe has data again, how long to let output gather before reading it: an agent
+/// printing a line every few milliseconds then costs a couple of wake-ups per batch, not one
+/// per line (a wake-up costs far more than a line); see [`Pipe`].
+const GATHER: Duration = Duration::from_millis(50);
 
 /// What the task reports.
 #[derive(Debug)]
@@ -97,17 +99,18 @@ async fn supervise(
     mut control: mpsc::UnboundedReceiver<Control>,
 ) {
     let pgid = running.identity.pgid;
-    let mut pipes = Pipes::new(running.stdout.take(), running.stderr.take());
+    let mut stdout = Pipe::new(running.stdout.take().map(|p| p.into_owned_fd()));
+    let mut stderr = Pipe::new(running.stderr.take().map(|p| p.into_owned_fd()));
     let mut kill_at: Option<Instant> = None;
     let mut control_open = true;
     let status = loop {
         tokio::select! {
             status = running.child.wait() => break status,
-            read = read_chunk(&mut pipes.stdout, &mut pipes.out_buf), if pipes.stdout.is_some() => {
-                pipes.handle(Stream::Stdout, read, &tx).await;
+            read = stdout.next(GATHER), if stdout.is_open() => {
+                forward(Stream::Stdout, read, &stdout, &tx).await;
             }
-            read = read_chunk(&mut pipes.stderr, &mut pipes.err_buf), if pipes.stderr.is_some() => {
-                pipes.handle(Stream::Stderr, read, &tx).await;
+            read = stderr.next(GATHER), if stderr.is_open() => {
+                forward(Stream::Stderr, read, &stderr, &tx).await;
             }
             c = control.recv(), if control_open => match c {
                 Some(c) => apply(c, pgid, &mut kill_at),
@@ -128,7 +131,7 @@ async fn supervise(
     if let Some(k) = kill_at {
         until = until.max(k);
     }
-    pipes.drain(until, &tx, Some(&mut control)).await;
+    drain(&mut stdout, &mut stderr, until, &tx, Some(&mut control)).await;
     if group_alive(pgid) {
         tracing::debug!(
             pgid,
@@ -136,9 +139,7 @@ async fn supervise(
         );
         kill_group(pgid);
     }
-    pipes
-        .drain(Instant::now() + FINAL_DRAIN, &tx, None)
-        .await;
+    drain(&mut stdout, &mut stderr, Instant::now() + FINAL_DRAIN, &tx, None).await;
     running.reaped = true;
     let _ = tx
         .send(ProcessEvent::Exited {
@@ -163,78 +164,50 @@ fn apply(c: Control, pgid: i32, kill_at: &mut Option<Instant>) {
     }
 }
 
-/// The two output pipes with their read buffers.
-struct Pipes {
-    stdout: Option<tokio::process::ChildStdout>,
-    stderr: Option<tokio::process::ChildStderr>,
-    out_buf: Vec<u8>,
-    err_buf: Vec<u8>,
+/// Passes a chunk on; an error is logged (the pipe is closed either way).
+async fn forward(
+    stream: Stream,
+    read: std::io::Result<usize>,
+    pipe: &Pipe,
+    tx: &mpsc::Sender<ProcessEvent>,
+) {
+    match read {
+        Ok(0) => {}
+        Ok(n) => {
+            // A closed receiver means the engine is gone; the task ends when it is aborted.
+            let _ = tx
+                .send(ProcessEvent::Output(stream, pipe.chunk(n).to_vec()))
+                .await;
+        }
+        Err(e) => {
+            tracing::warn!(stream = stream.as_str(), error = %e, "could not read agent output");
+        }
+    }
 }
 
-impl Pipes {
-    fn new(
-        stdout: Option<tokio::process::ChildStdout>,
-        stderr: Option<tokio::process::ChildStderr>,
-    ) -> Self {
-        Self {
-            stdout,
-            stderr,
-            out_buf: vec![0; CHUNK],
-            err_buf: vec![0; CHUNK],
-        }
-    }
-
-    /// Passes a chunk on, or closes the pipe at EOF or on a read error.
-    async fn handle(
-        &mut self,
-        stream: Stream,
-        read: std::io::Result<usize>,
-        tx: &mpsc::Sender<ProcessEvent>,
-    ) {
-        let buf = match stream {
-            Stream::Stdout => &self.out_buf,
-            Stream::Stderr => &self.err_buf,
-        };
-        match read {
-            Ok(n) if n > 0 => {
-                // A closed receiver means the engine is gone; the task ends when it is aborted.
-                let _ = tx.send(ProcessEvent::Output(stream, buf[..n].to_vec())).await;
+/// Reads both pipes (without gathering: the process is gone) until they close or `until`;
+/// control messages still apply (a kill cuts the wait short).
+async fn drain(
+    stdout: &mut Pipe,
+    stderr: &mut Pipe,
+    until: Instant,
+    tx: &mpsc::Sender<ProcessEvent>,
+    mut control: Option<&mut mpsc::UnboundedReceiver<Control>>,
+) {
+    while stdout.is_open() || stderr.is_open() {
+        tokio::select! {
+            read = stdout.next(Duration::ZERO), if stdout.is_open() => {
+                forward(Stream::Stdout, read, stdout, tx).await;
             }
-            result => {
-                if let Err(e) = result {
-                    tracing::warn!(stream = stream.as_str(), error = %e, "could not read agent output");
-                }
-                match stream {
-                    Stream::Stdout => self.stdout = None,
-                    Stream::Stderr => self.stderr = None,
-                }
+            read = stderr.next(Duration::ZERO), if stderr.is_open() => {
+                forward(Stream::Stderr, read, stderr, tx).await;
             }
-        }
-    }
-
-    /// Reads until both pipes close or `until`; control messages still apply (a kill cuts the
-    /// wait short).
-    async fn drain(
-        &mut self,
-        until: Instant,
-        tx: &mpsc::Sender<ProcessEvent>,
-        mut control: Option<&mut mpsc::UnboundedReceiver<Control>>,
-    ) {
-        while self.stdout.is_some() || self.stderr.is_some() {
-            tokio::select! {
-                read = read_chunk(&mut self.stdout, &mut self.out_buf), if self.stdout.is_some() => {
-                    self.handle(Stream::Stdout, read, tx).await;
-                }
-                read = read_chunk(&mut self.stderr, &mut self.err_buf), if self.stderr.is_some() => {
-                    self.handle(Stream::Stderr, read, tx).await;
-                }
-                _ = sleep_until(until) => return,
-                c = recv(&mut control) => match c {
-                    Some(Control::Kill) => return,
-                    Some(Control::Stop(_)) => {}
-                    None => control = None,
-                },
-            }
+            _ = sleep_until(until) => return,
+            c = recv(&mut control) => match c {
+                Some(Control::Kill) => return,
+                Some(Control::Stop(_)) => {}
+                None => control = None,
+            },
         }
     }
 }
@@ -243,17 +216,6 @@ impl Pipes {
 async fn recv(rx: &mut Option<&mut mpsc::UnboundedReceiver<Control>>) -> Option<Control> {
     match rx {
         Some(rx) => rx.recv().await,
-        None => std::future::pending().await,
-    }
-}
-
-/// One cancel-safe read; pending forever on a closed pipe (its branch is disabled anyway).
-async fn read_chunk<R: AsyncRead + Unpin>(
-    pipe: &mut Option<R>,
-    buf: &mut [u8],
-) -> std::io::Result<usize> {
-    match pipe {
-        Some(pipe) => pipe.read(buf).await,
         None => std::future::pending().await,
     }
 }

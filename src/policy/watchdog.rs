@@ -70,6 +70,8 @@ struct Shared {
     /// Milliseconds since `base` at which an armed call counts as stuck; 0 when idle.
     stuck_at: AtomicU64,
     stop: AtomicBool,
+    /// The thread sleeps without a deadline (nothing armed): the next arm must wake it.
+    parked_idle: AtomicBool,
 }
 
 /// One watchdog thread per Lua state, told to stop on drop.
@@ -79,16 +81,13 @@ pub(crate) struct Watchdog {
     thread: Option<JoinHandle<()>>,
 }
 
-/// How often an idle watchdog looks again; arming does not wake it, so this bounds how late
-/// it can notice a call that got stuck.
-const IDLE_WAKE: Duration = Duration::from_millis(250);
-
 impl Watchdog {
     pub(crate) fn start(opts: WatchdogOptions) -> std::io::Result<Watchdog> {
         let shared = Arc::new(Shared {
             base: Instant::now(),
             stuck_at: AtomicU64::new(0),
             stop: AtomicBool::new(false),
+            parked_idle: AtomicBool::new(false),
         });
         let s = Arc::clone(&shared);
         let thread = std::thread::Builder::new()
@@ -101,32 +100,46 @@ impl Watchdog {
         })
     }
 
-    /// A call with this budget deadline started.
+    /// A call with this budget deadline started. Wakes the thread only when it sleeps with
+    /// nothing armed: while calls follow each other it is already sleeping towards a
+    /// deadline, and a later deadline is simply seen when it wakes.
     pub(crate) fn arm(&self, deadline: Instant) {
         let at = (deadline + self.after).saturating_duration_since(self.shared.base);
         // +1 so that 0 keeps meaning "idle".
         self.shared
             .stuck_at
-            .store(at.as_millis() as u64 + 1, Ordering::Relaxed);
+            .store(at.as_millis() as u64 + 1, Ordering::SeqCst);
+        if self.shared.parked_idle.swap(false, Ordering::SeqCst)
+            && let Some(t) = &self.thread
+        {
+            t.thread().unpark();
+        }
     }
 
     /// The call ended.
     pub(crate) fn disarm(&self) {
-        self.shared.stuck_at.store(0, Ordering::Relaxed);
+        self.shared.stuck_at.store(0, Ordering::SeqCst);
     }
 }
 
+/// The thread: sleeps until the armed call's deadline (or, with nothing armed, until woken),
+/// and acts on a call still armed past it. It never wakes while nothing happens.
 fn watch(shared: &Shared, action: &OnStuck) {
-    while !shared.stop.load(Ordering::Relaxed) {
-        let at = shared.stuck_at.load(Ordering::Relaxed);
+    while !shared.stop.load(Ordering::SeqCst) {
+        let at = shared.stuck_at.load(Ordering::SeqCst);
+        if at == 0 {
+            // Publish the idle sleep before the last look, so an arm in between either is
+            // seen here or sees the flag and unparks (an unpark before park is not lost).
+            shared.parked_idle.store(true, Ordering::SeqCst);
+            if shared.stuck_at.load(Ordering::SeqCst) == 0 && !shared.stop.load(Ordering::SeqCst) {
+                std::thread::park();
+            }
+            shared.parked_idle.store(false, Ordering::SeqCst);
+            continue;
+        }
         let now = shared.base.elapsed().as_millis() as u64 + 1;
-        if at == 0 || now < at {
-            let wait = if at == 0 {
-                IDLE_WAKE
-            } else {
-                Duration::from_millis(at - now).min(IDLE_WAKE)
-            };
-            std::thread::park_timeout(wait);
+        if now < at {
+            std::thread::park_timeout(Duration::from_millis(at - now));
             continue;
         }
         // Act once per stuck call.
@@ -144,7 +157,7 @@ impl Drop for Watchdog {
     /// Stops the thread without waiting for it: joining would add a thread hand-off to every
     /// policy reload, and the woken thread only has to see `stop` and return.
     fn drop(&mut self) {
-        self.shared.stop.store(true, Ordering::Relaxed);
+        self.shared.stop.store(true, Ordering::SeqCst);
         if let Some(t) = self.thread.take() {
             t.thread().unpark();
         }
@@ -191,6 +204,25 @@ mod tests {
         }
         std::thread::sleep(Duration::from_millis(300));
         assert!(seen.lock().unwrap().is_empty());
+    }
+
+    #[test]
+    fn an_idle_watchdog_sleeps_and_still_catches_the_next_stuck_call() {
+        let (action, seen) = recorder();
+        let dog = Watchdog::start(WatchdogOptions {
+            after: Duration::from_millis(30),
+            action,
+        })
+        .unwrap();
+        // Let it go idle (parked without a deadline), then arm: the arm must wake it.
+        std::thread::sleep(Duration::from_millis(100));
+        assert!(
+            dog.shared.parked_idle.load(Ordering::SeqCst),
+            "idle without a timer"
+        );
+        dog.arm(Instant::now() + Duration::from_millis(10));
+        std::thread::sleep(Duration::from_millis(300));
+        assert_eq!(seen.lock().unwrap().len(), 1);
     }
 
     #[test]

@@ -1,12 +1,35 @@
-//! Journal-grade file replacement: temp file, fsync, rename, fsync the directory.
+//! Journal-grade file replacement: temp file, rename, fsync.
+//!
+//! Two steps, because they protect against different things. [`replace`] (a temp file renamed
+//! over the old one) is what makes a file safe against oneshot dying at any instant (kill -9,
+//! a panic): the file holds the old or the new content, never a mix. It costs no fsync, so the
+//! engine can journal a state before every act without delaying the act. [`sync`] then makes
+//! the replacement survive a power loss (fsync of the file and of its directory); the engine
+//! calls it right after the act. A power loss kills the agents too, so the few milliseconds in
+//! between can cost at most the newest state of a run that died with the machine; ext4 and
+//! btrfs moreover write a renamed-over file's data before the rename itself.
 
 use std::fs::{self, File};
 use std::io::{self, Write};
 use std::path::Path;
 
-/// Replaces `path` with `bytes` so that a crash at any instant leaves either the old or the new
-/// content, never a mix: write a sibling temp file, fsync it, rename over, fsync the directory.
+/// Replaces `path` with `bytes` and makes it durable: [`replace`] then [`sync`].
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    replace(path, bytes)?;
+    sync(path)
+}
+
+/// Makes a replaced file durable: fsync the file, then its directory (where the rename lives).
+pub fn sync(path: &Path) -> io::Result<()> {
+    File::open(path)?.sync_all()?;
+    let dir = path.parent().unwrap_or(Path::new("."));
+    File::open(dir)?.sync_all()
+}
+
+/// Replaces `path` with `bytes` so that a crash of this process at any instant leaves either
+/// the old or the new content, never a mix: a sibling temp file renamed over it. Not yet
+/// durable against power loss: [`sync`] does that.
+pub fn replace(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let name = path
         .file_name()
@@ -16,11 +39,8 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let result = (|| {
         let mut f = File::create(&tmp)?;
         f.write_all(bytes)?;
-        f.sync_all()?;
         drop(f);
-        fs::rename(&tmp, path)?;
-        // The rename itself lives in the directory; without this a power loss may undo it.
-        File::open(dir)?.sync_all()
+        fs::rename(&tmp, path)
     })();
     if result.is_err() {
         let _ = fs::remove_file(&tmp);

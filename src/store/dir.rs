@@ -1,7 +1,6 @@
 //! Where sessions live: `<state-dir>/sessions/<id>/`.
 
 use super::lock::{LockError, SessionLock};
-use super::write_atomic;
 use crate::session::{SCHEMA_VERSION, Session};
 use std::fs;
 use std::io;
@@ -254,8 +253,22 @@ impl SessionDir {
         serde_json::from_value(value).map_err(|e| corrupt(e.to_string()))
     }
 
-    /// Writes `oneshot.json` atomically (temp file, fsync, rename).
+    /// Writes `oneshot.json` atomically and durably (temp file, rename, fsync).
     pub fn write_state(&self, file: &Session) -> Result<(), StoreError> {
+        self.replace_state(file)?;
+        self.sync_state()
+    }
+
+    /// Makes the last [`SessionDir::replace_state`] durable (fsync of the file and the
+    /// directory).
+    pub fn sync_state(&self) -> Result<(), StoreError> {
+        let path = self.state_path();
+        super::sync(&path).map_err(io_err("cannot sync", &path))
+    }
+
+    /// Writes `oneshot.json` atomically (a crash of oneshot leaves the old or the new file),
+    /// without waiting for the disk: [`SessionDir::sync_state`] does that.
+    pub fn replace_state(&self, file: &Session) -> Result<(), StoreError> {
         let path = self.state_path();
         let mut bytes = serde_json::to_vec_pretty(file).map_err(|e| StoreError::Io {
             what: "cannot serialize",
@@ -263,7 +276,7 @@ impl SessionDir {
             source: io::Error::other(e),
         })?;
         bytes.push(b'\n');
-        write_atomic(&path, &bytes).map_err(io_err("cannot write", &path))
+        super::replace(&path, &bytes).map_err(io_err("cannot write", &path))
     }
 }
 

@@ -7,7 +7,7 @@ mod dir;
 mod lock;
 mod log;
 
-pub use atomic::write_atomic;
+pub use atomic::{replace, sync, write_atomic};
 pub use dir::{Listed, SessionDir, Store, StoreError};
 pub use lock::{LockError, SessionLock};
 pub use log::*;

@@ -1,0 +1,139 @@
+//! One output pipe of an agent, read so that a quiet agent costs few wake-ups.
+//!
+//! A pipe registered with the reactor wakes the thread at every write the agent makes, read
+//! or not. So the pipe is read without a registration while output flows; only when it runs
+//! dry is it registered, until data arrives; then it is unregistered again and the output is
+//! left to gather for a moment before the next read. An agent printing a line every 10 ms
+//! then costs two wake-ups per batch of lines instead of one per line; one streaming output
+//! never waits (its reads find data, so they never register or gather).
+
+use std::io;
+use std::os::fd::OwnedFd;
+use std::time::Duration;
+
+use nix::errno::Errno;
+use nix::fcntl::{FcntlArg, OFlag, fcntl};
+use tokio::io::Interest;
+use tokio::io::unix::AsyncFd;
+use tokio::time::{Instant, sleep_until};
+
+/// Largest chunk read at once; bounds memory per pipe.
+const CHUNK: usize = 64 * 1024;
+
+enum State {
+    /// Not registered: reads are tried directly.
+    Idle(OwnedFd),
+    /// Ran dry: registered until it is readable.
+    Waiting(AsyncFd<OwnedFd>),
+    /// End of file or an error: never read again.
+    Closed,
+}
+
+/// An agent's stdout or stderr.
+pub(super) struct Pipe {
+    state: State,
+    buf: Vec<u8>,
+    /// After the pipe ran dry and data arrived, the next read waits until then.
+    gather_until: Option<Instant>,
+}
+
+impl Pipe {
+    /// Takes over a child's pipe (switched to non-blocking reads); `None` for a pipe that
+    /// could not be taken over, which then reads as closed.
+    pub(super) fn new(fd: Option<io::Result<OwnedFd>>) -> Pipe {
+        let state = match fd {
+            Some(Ok(fd)) => match set_nonblocking(&fd) {
+                Ok(()) => State::Idle(fd),
+                Err(e) => {
+                    tracing::warn!(error = %e, "could not make an agent pipe non-blocking");
+                    State::Closed
+                }
+            },
+            Some(Err(e)) => {
+                tracing::warn!(error = %e, "could not take over an agent pipe");
+                State::Closed
+            }
+            None => State::Closed,
+        };
+        Pipe {
+            state,
+            buf: vec![0; CHUNK],
+            gather_until: None,
+        }
+    }
+
+    /// Still open.
+    pub(super) fn is_open(&self) -> bool {
+        !matches!(self.state, State::Closed)
+    }
+
+    /// The bytes of the last successful [`Pipe::next`].
+    pub(super) fn chunk(&self, n: usize) -> &[u8] {
+        &self.buf[..n]
+    }
+
+    /// The next chunk's length (0 at end of file, after which the pipe is closed). Waits for
+    /// data when the pipe is dry, then lets `gather` pass before reading. Cancel-safe: a
+    /// dropped call loses nothing and the next one continues where it stopped.
+    pub(super) async fn next(&mut self, gather: Duration) -> io::Result<usize> {
+        loop {
+            if let Some(at) = self.gather_until {
+                sleep_until(at).await;
+                self.gather_until = None;
+            }
+            match &self.state {
+                State::Closed => return std::future::pending().await,
+                State::Waiting(afd) => {
+                    let mut ready = afd.readable().await?;
+                    ready.clear_ready();
+                    drop(ready);
+                    self.unregister();
+                    if !gather.is_zero() {
+                        self.gather_until = Some(Instant::now() + gather);
+                    }
+                }
+                State::Idle(fd) => match nix::unistd::read(fd, &mut self.buf) {
+                    Ok(0) => {
+                        self.state = State::Closed;
+                        return Ok(0);
+                    }
+                    Ok(n) => return Ok(n),
+                    Err(Errno::EINTR) => {}
+                    Err(Errno::EAGAIN) => self.register()?,
+                    Err(e) => {
+                        self.state = State::Closed;
+                        return Err(e.into());
+                    }
+                },
+            }
+        }
+    }
+
+    fn register(&mut self) -> io::Result<()> {
+        if let State::Idle(fd) = std::mem::replace(&mut self.state, State::Closed) {
+            // SAFETY: an OwnedFd is a valid open descriptor, owned by the AsyncFd (and nothing
+            // else) until `into_inner` hands it back.
+            match unsafe { AsyncFd::register_with_interest(fd, Interest::READABLE) } {
+                Ok(afd) => self.state = State::Waiting(afd),
+                Err(e) => {
+                    let (fd, error) = e.into_parts();
+                    self.state = State::Idle(fd);
+                    return Err(error);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn unregister(&mut self) {
+        if let State::Waiting(afd) = std::mem::replace(&mut self.state, State::Closed) {
+            self.state = State::Idle(afd.into_inner());
+        }
+    }
+}
+
+fn set_nonblocking(fd: &OwnedFd) -> io::Result<()> {
+    let flags = OFlag::from_bits_truncate(fcntl(fd, FcntlArg::F_GETFL)?);
+    fcntl(fd, FcntlArg::F_SETFL(flags | OFlag::O_NONBLOCK))?;
+    Ok(())
+}
