@@ -16,19 +16,18 @@ use oneshot::pipeline::{Line, Pipeline, Redactor, RunMeta, Stream, now_ms};
 use oneshot::store::LogWriter;
 
 const LINES: u64 = 1_000_000;
-const CHUNK: usize = 64 * 1024;
 const CHILD: &str = "ONESHOT_BENCH_CASE";
-/// The body of the secret planted in 1% of the lines; it must never reach the log.
-const SECRET: &str = "api03-Zx9TqL2mW8vR4kP7nB3cY6dF1gH5jK0sA-Qe_Uo";
-/// An "environment" secret value, so the literal matcher is exercised too.
-const ENV_SECRET: &str = "hunter2-correct-horse-battery";
+
+#[path = "support/generator.rs"]
+mod generator;
+use generator::{CHUNK, ENV_SECRET, Generator, SECRET};
 
 fn main() {
     if let Ok(case) = std::env::var(CHILD) {
         child(&case);
         return;
     }
-    let mut sizing = Generator::default();
+    let mut sizing = Generator::new(LINES);
     let (mut chunk, mut bytes) = (Vec::new(), 0u64);
     while sizing.fill(&mut chunk) {
         bytes += chunk.len() as u64;
@@ -60,7 +59,7 @@ fn main() {
 fn child(case: &str) {
     let dir = tempfile::tempdir().expect("temp dir");
     let path = dir.path().join("oneshot-log.json");
-    let mut generator = Generator::default();
+    let mut generator = Generator::new(LINES);
     let mut chunk = Vec::with_capacity(CHUNK + 4096);
     let start = Instant::now();
     let mut stage = std::time::Duration::ZERO;
@@ -94,14 +93,14 @@ fn child(case: &str) {
             while generator.fill(&mut chunk) {
                 let t = Instant::now();
                 pipeline
-                    .push(Stream::Stdout, &chunk, now_ms(), &mut log, &mut lines)
+                    .push(Stream::Stdout, &chunk, now_ms(), &mut log, Some(&mut lines))
                     .expect("push");
                 lines.clear();
                 stage += t.elapsed();
             }
             let t = Instant::now();
             pipeline
-                .finish(now_ms(), &mut log, &mut lines)
+                .finish(now_ms(), &mut log, Some(&mut lines))
                 .expect("finish");
             log.flush().expect("flush");
             stage += t.elapsed();
@@ -161,83 +160,4 @@ fn vm_hwm_kb() -> u64 {
         .find_map(|l| l.strip_prefix("VmHWM:"))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
         .unwrap_or(0)
-}
-
-/// Produces Claude stream-json lines in chunks from templates, patching a per-line counter in
-/// place (formatting every line with `write!` would cost more than the pipeline itself).
-struct Generator {
-    templates: Vec<(Vec<u8>, Vec<usize>)>,
-    produced: u64,
-    bytes: u64,
-}
-
-/// Stands for the 12 hex digits of the line number in a template.
-const COUNTER: &str = "@@@@@@@@@@@@";
-
-impl Default for Generator {
-    fn default() -> Generator {
-        let session = "aede5bb7-1f2a-485d-9ac6-b0e93ee90a5d";
-        let c = COUNTER;
-        let sources = [
-            format!(
-                r#"{{"type":"assistant","message":{{"id":"msg_a088f2932ef7{c}","type":"message","role":"assistant","model":"claude-opus-4-8","content":[{{"type":"text","text":"Step {c}: I'll inspect the failing test and run the suite again to see what changed."}}],"stop_reason":null,"stop_sequence":null,"usage":{{"input_tokens":100,"output_tokens":17,"cache_creation_input_tokens":0,"cache_read_input_tokens":0}},"context_management":null}},"parent_tool_use_id":null,"session_id":"{session}","uuid":"704deb6d-070e-4bb1-be09-{c}"}}"#
-            ),
-            format!(
-                r#"{{"type":"assistant","message":{{"id":"msg_51e60a723a12{c}","type":"message","role":"assistant","model":"claude-opus-4-8","content":[{{"type":"tool_use","id":"toolu_6b2acf524cd8{c}","name":"Bash","input":{{"command":"cargo test --package oneshot -- pipeline::tests::case_{c}","description":"Run the pipeline tests"}}}}],"stop_reason":null,"stop_sequence":null,"usage":{{"input_tokens":100,"output_tokens":1}}}},"parent_tool_use_id":null,"session_id":"{session}","uuid":"ca15171f-22e9-4192-915f-{c}"}}"#
-            ),
-            format!(
-                r#"{{"type":"user","message":{{"role":"user","content":[{{"tool_use_id":"toolu_6b2acf524cd8{c}","type":"tool_result","content":"running 12 tests\ntest pipeline::split::tests::cut ... ok\ntest result: ok. 12 passed; 0 failed; 0 ignored; finished in 0.01s","is_error":false}}]}},"parent_tool_use_id":null,"session_id":"{session}","uuid":"25db60e7-186d-42fc-8aab-{c}","timestamp":"2026-11-22T04:01:06.788Z"}}"#
-            ),
-            format!(
-                r#"{{"type":"stream_event","event":{{"type":"content_block_delta","index":0,"delta":{{"type":"text_delta","text":"The change in src/pipeline/run.rs keeps the buffer bounded while the redactor scans each line once; line {c} \"quoted\" — ünïcode ok, then the log record is appended."}}}},"session_id":"{session}","parent_tool_use_id":null,"uuid":"fb812221-99b5-4760-af6f-{c}"}}"#
-            ),
-            // The secret-bearing variant of the tool result (1% of all lines).
-            format!(
-                r#"{{"type":"user","message":{{"role":"user","content":[{{"tool_use_id":"toolu_6b2acf524cd8{c}","type":"tool_result","content":"HOME=/home/dev\nANTHROPIC_API_KEY=sk-ant-{SECRET}\nDB_PASSWORD={ENV_SECRET}\nPATH=/usr/bin","is_error":false}}]}},"parent_tool_use_id":null,"session_id":"{session}","uuid":"25db60e7-186d-42fc-8aab-{c}","timestamp":"2026-11-22T04:01:06.788Z"}}"#
-            ),
-        ];
-        let templates = sources
-            .iter()
-            .map(|t| {
-                let mut bytes = t.as_bytes().to_vec();
-                bytes.push(b'\n');
-                let at = memchr::memmem::find_iter(&bytes, COUNTER.as_bytes()).collect();
-                (bytes, at)
-            })
-            .collect();
-        Generator {
-            templates,
-            produced: 0,
-            bytes: 0,
-        }
-    }
-}
-
-impl Generator {
-    /// Refills `chunk` with about [`CHUNK`] bytes of lines; false when all lines are out.
-    fn fill(&mut self, chunk: &mut Vec<u8>) -> bool {
-        chunk.clear();
-        while chunk.len() < CHUNK && self.produced < LINES {
-            self.line(chunk);
-            self.produced += 1;
-        }
-        self.bytes += chunk.len() as u64;
-        !chunk.is_empty()
-    }
-
-    /// Appends line number `self.produced`.
-    fn line(&self, out: &mut Vec<u8>) {
-        let n = self.produced;
-        let kind = if n % 100 == 42 { 4 } else { (n % 4) as usize };
-        let (template, counters) = &self.templates[kind];
-        let base = out.len();
-        out.extend_from_slice(template);
-        let mut digits = [0u8; 12];
-        for (i, d) in digits.iter_mut().rev().enumerate() {
-            *d = b"0123456789abcdef"[((n >> (4 * i)) & 0xf) as usize];
-        }
-        for at in counters {
-            out[base + at..base + at + 12].copy_from_slice(&digits);
-        }
-    }
 }

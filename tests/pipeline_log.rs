@@ -89,3 +89,37 @@ fn read_from_keeps_a_partial_last_line_for_the_next_poll() {
     assert!(next.warnings[0].starts_with("oneshot-log.json@24: skipped an unparsable line"));
     assert_eq!(next.offset, fs::metadata(&path).unwrap().len());
 }
+
+/// Streaming output fills buffers that a background thread writes; a flush waits for them, so
+/// after every flush the file holds exactly the records appended so far, in order — also with
+/// a record far larger than a buffer in between.
+#[test]
+fn flush_waits_for_background_writes_and_keeps_order() {
+    let (_dir, path) = temp_log();
+    let mut w = LogWriter::open(&path).unwrap();
+    let filler = "x".repeat(1000);
+    let mut appended = 0u64;
+    for round in 0..5u64 {
+        for i in 0..3000u64 {
+            let n = round * 3000 + i;
+            let big = (n == 4321).then(|| "y".repeat(3 << 20));
+            w.append(&json!({"n": n, "fill": filler, "big": big}))
+                .unwrap();
+            appended += 1;
+        }
+        w.flush().unwrap();
+        let text = fs::read_to_string(&path).unwrap();
+        let ns: Vec<u64> = text
+            .lines()
+            .map(|l| {
+                serde_json::from_str::<Value>(l).unwrap()["n"]
+                    .as_u64()
+                    .unwrap()
+            })
+            .collect();
+        assert_eq!(ns, (0..appended).collect::<Vec<_>>(), "round {round}");
+    }
+    w.sync().unwrap();
+    drop(w);
+    assert_eq!(read_log(&path).unwrap().records.len() as u64, appended);
+}

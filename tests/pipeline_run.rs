@@ -41,7 +41,7 @@ impl Run {
         let Run {
             log, pipeline, out, ..
         } = self;
-        pipeline.push(stream, bytes, TS, log, out).unwrap();
+        pipeline.push(stream, bytes, TS, log, Some(out)).unwrap();
     }
 
     /// Finishes the run and returns the texts it produced and the log's bytes.
@@ -49,7 +49,7 @@ impl Run {
         let Run {
             log, pipeline, out, ..
         } = self;
-        pipeline.finish(TS + 1, log, out).unwrap();
+        pipeline.finish(TS + 1, log, Some(out)).unwrap();
         log.sync().unwrap();
         let texts = out.iter().map(|l| l.text.clone()).collect();
         (texts, std::fs::read_to_string(&self.path).unwrap())

@@ -15,6 +15,8 @@ pub struct TerminalReporter {
     tty: bool,
     status_shown: bool,
     status: Option<Status>,
+    /// Agent lines of the current batch, written to stdout in one go at its end.
+    pending: Vec<u8>,
 }
 
 impl TerminalReporter {
@@ -25,6 +27,7 @@ impl TerminalReporter {
             tty: std::io::stderr().is_terminal(),
             status_shown: false,
             status: None,
+            pending: Vec::new(),
         }
     }
 
@@ -119,6 +122,25 @@ impl Observer for TerminalReporter {
     fn wants_status(&self) -> bool {
         self.tty && !self.quiet
     }
+
+    fn wants_output(&self) -> bool {
+        !self.quiet
+    }
+
+    fn flush(&mut self) {
+        if self.pending.is_empty() {
+            return;
+        }
+        self.clear_status();
+        let mut out = std::io::stdout().lock();
+        let _ = out.write_all(&self.pending);
+        let _ = out.flush();
+        drop(out);
+        self.pending.clear();
+        // One chunk of a fast stream can be large; do not keep that much around.
+        self.pending.shrink_to(64 * 1024);
+        self.draw_status();
+    }
 }
 
 impl TerminalReporter {
@@ -137,21 +159,18 @@ impl TerminalReporter {
         }
     }
 
+    /// Queues an agent line; [`Observer::flush`] prints the batch.
     fn line(&mut self, role: Role, line: &Line) {
         if self.quiet {
             return;
         }
-        self.clear_status();
-        let mut out = std::io::stdout().lock();
-        let _ = writeln!(out, "[{role}] {}", line.text);
-        let _ = out.flush();
-        drop(out);
-        self.draw_status();
+        let _ = writeln!(self.pending, "[{role}] {}", line.text);
     }
 }
 
 impl Drop for TerminalReporter {
     fn drop(&mut self) {
+        Observer::flush(self);
         self.clear_status();
     }
 }

@@ -87,12 +87,15 @@ impl Engine {
         let Some(p) = self.process.as_mut() else {
             return Ok(None);
         };
+        let lines = observer.wants_output().then_some(&mut p.lines);
         let result = match ev {
             Some(ProcessEvent::Output(stream, bytes)) => {
                 p.last_output = Instant::now();
-                p.pipeline
-                    .push(stream, &bytes, now_ms(), &mut self.log, &mut p.lines)
-                    .map(|()| None)
+                let pushed = p
+                    .pipeline
+                    .push(stream, &bytes, now_ms(), &mut self.log, lines);
+                p.supervised.recycle(bytes);
+                pushed.map(|()| None)
             }
             // A task that ended without saying how the process did (it cannot, short of a
             // panic) is reported as an exit without status, never as a hang.
@@ -101,19 +104,20 @@ impl Engine {
                     Some(ProcessEvent::Exited { code, signal }) => (code, signal),
                     _ => (None, None),
                 };
-                p.pipeline
-                    .finish(now_ms(), &mut self.log, &mut p.lines)
-                    .map(|()| {
-                        Some(Event::Exited {
-                            exit: ExitStatus { code, signal },
-                            tail: p.pipeline.tail().to_string(),
-                        })
+                p.pipeline.finish(now_ms(), &mut self.log, lines).map(|()| {
+                    Some(Event::Exited {
+                        exit: ExitStatus { code, signal },
+                        tail: p.pipeline.tail().to_string(),
                     })
+                })
             }
         };
         let role = p.role;
-        for line in p.lines.drain(..) {
-            observer.update(Update::Output { role, line });
+        if !p.lines.is_empty() {
+            for line in p.lines.drain(..) {
+                observer.update(Update::Output { role, line });
+            }
+            observer.flush();
         }
         let event = result.map_err(|source| self.log_error(source))?;
         if event.is_some() {

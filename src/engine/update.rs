@@ -69,6 +69,17 @@ pub trait Observer {
     fn wants_status(&self) -> bool {
         false
     }
+
+    /// Whether [`Update::Output`] is wanted. Without it the pipeline still logs and redacts
+    /// every line, but never builds a `String` for one (a quiet run at a million lines a
+    /// second does not pay for lines nobody reads).
+    fn wants_output(&self) -> bool {
+        true
+    }
+
+    /// The end of a batch of updates (say, the lines of one chunk of output): an observer that
+    /// buffers what it prints flushes here.
+    fn flush(&mut self) {}
 }
 
 impl<F: FnMut(Update)> Observer for F {
@@ -83,6 +94,10 @@ pub struct Silent;
 
 impl Observer for Silent {
     fn update(&mut self, _: Update) {}
+
+    fn wants_output(&self) -> bool {
+        false
+    }
 }
 
 /// An observer that forwards every update to a channel, and the receiving end: the stream a

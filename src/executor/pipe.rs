@@ -18,7 +18,15 @@ use tokio::io::unix::AsyncFd;
 use tokio::time::{Instant, sleep_until};
 
 /// Largest chunk read at once; bounds memory per pipe.
-const CHUNK: usize = 64 * 1024;
+const CHUNK: usize = 128 * 1024;
+/// The pipe's capacity (kernel memory, not ours): an agent streaming output writes this much
+/// before it waits for oneshot, so both run with fewer switches between them. Linux lets any
+/// process raise a pipe to 1 MiB (`/proc/sys/fs/pipe-max-size`).
+const PIPE_SIZE: i32 = 1024 * 1024;
+/// Output is left to gather only after a read smaller than this: the agent is trickling. A
+/// bigger read means output is streaming (or the pipe was full and the agent is blocked on
+/// it), and waiting would only slow the agent down.
+const GATHER_BELOW: usize = 16 * 1024;
 
 enum State {
     /// Not registered: reads are tried directly.
@@ -35,6 +43,8 @@ pub(super) struct Pipe {
     buf: Vec<u8>,
     /// After the pipe ran dry and data arrived, the next read waits until then.
     gather_until: Option<Instant>,
+    /// Length of the last read.
+    last_read: usize,
 }
 
 impl Pipe {
@@ -59,6 +69,7 @@ impl Pipe {
             state,
             buf: vec![0; CHUNK],
             gather_until: None,
+            last_read: 0,
         }
     }
 
@@ -73,12 +84,16 @@ impl Pipe {
     }
 
     /// The next chunk's length (0 at end of file, after which the pipe is closed). Waits for
-    /// data when the pipe is dry, then lets `gather` pass before reading. Cancel-safe: a
+    /// data when the pipe is dry, then lets `gather` pass before reading; a zero `gather` also
+    /// cuts short a wait begun by an earlier call. Cancel-safe: a
     /// dropped call loses nothing and the next one continues where it stopped.
     pub(super) async fn next(&mut self, gather: Duration) -> io::Result<usize> {
         loop {
             if let Some(at) = self.gather_until {
-                sleep_until(at).await;
+                // A zero `gather` (the process is gone, read what is left) skips the wait.
+                if !gather.is_zero() {
+                    sleep_until(at).await;
+                }
                 self.gather_until = None;
             }
             match &self.state {
@@ -88,7 +103,7 @@ impl Pipe {
                     ready.clear_ready();
                     drop(ready);
                     self.unregister();
-                    if !gather.is_zero() {
+                    if !gather.is_zero() && self.last_read < GATHER_BELOW {
                         self.gather_until = Some(Instant::now() + gather);
                     }
                 }
@@ -97,7 +112,10 @@ impl Pipe {
                         self.state = State::Closed;
                         return Ok(0);
                     }
-                    Ok(n) => return Ok(n),
+                    Ok(n) => {
+                        self.last_read = n;
+                        return Ok(n);
+                    }
                     Err(Errno::EINTR) => {}
                     Err(Errno::EAGAIN) => self.register()?,
                     Err(e) => {
@@ -135,5 +153,7 @@ impl Pipe {
 fn set_nonblocking(fd: &OwnedFd) -> io::Result<()> {
     let flags = OFlag::from_bits_truncate(fcntl(fd, FcntlArg::F_GETFL)?);
     fcntl(fd, FcntlArg::F_SETFL(flags | OFlag::O_NONBLOCK))?;
+    // Best effort: a smaller pipe only costs more switches.
+    let _ = fcntl(fd, FcntlArg::F_SETPIPE_SZ(PIPE_SIZE));
     Ok(())
 }

@@ -61,6 +61,7 @@ pub struct Supervised {
     /// What happened, in order; closes after [`ProcessEvent::Exited`].
     pub events: mpsc::Receiver<ProcessEvent>,
     control: mpsc::UnboundedSender<Control>,
+    spent: Pool,
     task: JoinHandle<()>,
 }
 
@@ -68,6 +69,15 @@ impl Supervised {
     /// Sends a control message; a task that already finished ignores it.
     pub fn control(&self, c: Control) {
         let _ = self.control.send(c);
+    }
+
+    /// Gives the buffer of a processed [`ProcessEvent::Output`] back for the next read, so
+    /// streaming output reuses a few buffers instead of allocating one per chunk. Optional.
+    pub fn recycle(&self, buf: Vec<u8>) {
+        let mut pool = self.spent.lock().unwrap_or_else(|e| e.into_inner());
+        if pool.len() < IN_FLIGHT {
+            pool.push(buf);
+        }
     }
 }
 
@@ -84,20 +94,36 @@ impl Running {
     pub fn supervise(self) -> Supervised {
         let (tx, events) = mpsc::channel(IN_FLIGHT);
         let (control, rx) = mpsc::unbounded_channel();
-        let task = tokio::spawn(supervise(self, tx, rx));
+        let spent = Pool::default();
+        let out = Out {
+            tx,
+            buffers: spent.clone(),
+        };
+        let task = tokio::spawn(supervise(self, out, rx));
         Supervised {
             events,
             control,
+            spent,
             task,
         }
     }
 }
 
+/// Output buffers the engine is done with.
+type Pool = std::sync::Arc<std::sync::Mutex<Vec<Vec<u8>>>>;
+
+/// Where output goes: the events, and the buffers coming back from the engine.
+struct Out {
+    tx: mpsc::Sender<ProcessEvent>,
+    buffers: Pool,
+}
+
 async fn supervise(
     mut running: Running,
-    tx: mpsc::Sender<ProcessEvent>,
+    out: Out,
     mut control: mpsc::UnboundedReceiver<Control>,
 ) {
+    let tx = &out;
     let pgid = running.identity.pgid;
     let mut stdout = Pipe::new(running.stdout.take().map(|p| p.into_owned_fd()));
     let mut stderr = Pipe::new(running.stderr.take().map(|p| p.into_owned_fd()));
@@ -107,10 +133,10 @@ async fn supervise(
         tokio::select! {
             status = running.child.wait() => break status,
             read = stdout.next(GATHER), if stdout.is_open() => {
-                forward(Stream::Stdout, read, &stdout, &tx).await;
+                forward(Stream::Stdout, read, &stdout, tx).await;
             }
             read = stderr.next(GATHER), if stderr.is_open() => {
-                forward(Stream::Stderr, read, &stderr, &tx).await;
+                forward(Stream::Stderr, read, &stderr, tx).await;
             }
             c = control.recv(), if control_open => match c {
                 Some(c) => apply(c, pgid, &mut kill_at),
@@ -131,7 +157,7 @@ async fn supervise(
     if let Some(k) = kill_at {
         until = until.max(k);
     }
-    drain(&mut stdout, &mut stderr, until, &tx, Some(&mut control)).await;
+    drain(&mut stdout, &mut stderr, until, tx, Some(&mut control)).await;
     if group_alive(pgid) {
         tracing::debug!(
             pgid,
@@ -139,9 +165,10 @@ async fn supervise(
         );
         kill_group(pgid);
     }
-    drain(&mut stdout, &mut stderr, Instant::now() + FINAL_DRAIN, &tx, None).await;
+    drain(&mut stdout, &mut stderr, Instant::now() + FINAL_DRAIN, tx, None).await;
     running.reaped = true;
-    let _ = tx
+    let _ = out
+        .tx
         .send(ProcessEvent::Exited {
             code: status.and_then(|s| s.code()),
             signal: status.and_then(|s| s.signal()),
@@ -169,15 +196,17 @@ async fn forward(
     stream: Stream,
     read: std::io::Result<usize>,
     pipe: &Pipe,
-    tx: &mpsc::Sender<ProcessEvent>,
+    out: &Out,
 ) {
     match read {
         Ok(0) => {}
         Ok(n) => {
+            let spare = out.buffers.lock().ok().and_then(|mut pool| pool.pop());
+            let mut buf = spare.unwrap_or_default();
+            buf.clear();
+            buf.extend_from_slice(pipe.chunk(n));
             // A closed receiver means the engine is gone; the task ends when it is aborted.
-            let _ = tx
-                .send(ProcessEvent::Output(stream, pipe.chunk(n).to_vec()))
-                .await;
+            let _ = out.tx.send(ProcessEvent::Output(stream, buf)).await;
         }
         Err(e) => {
             tracing::warn!(stream = stream.as_str(), error = %e, "could not read agent output");
@@ -191,7 +220,7 @@ async fn drain(
     stdout: &mut Pipe,
     stderr: &mut Pipe,
     until: Instant,
-    tx: &mpsc::Sender<ProcessEvent>,
+    tx: &Out,
     mut control: Option<&mut mpsc::UnboundedReceiver<Control>>,
 ) {
     while stdout.is_open() || stderr.is_open() {

@@ -127,8 +127,8 @@ impl Redactor {
                 if mask & (1 << i) == 0 {
                     continue;
                 }
-                for caps in rule.regex.captures_iter(text) {
-                    let Some(secret) = caps.get(rule.group) else {
+                for caps in rule.regex().captures_iter(text) {
+                    let Some(secret) = caps.get(rule.group()) else {
                         continue;
                     };
                     if rule.check.accepts(secret.as_str()) {

@@ -36,15 +36,37 @@ impl Check {
     }
 }
 
-/// One compiled built-in rule.
+/// One built-in rule. Its regex is compiled the first time one of its triggers occurs: most
+/// runs never see most kinds of credential, and compiling all of them up front would cost
+/// milliseconds at every start.
 #[derive(Debug)]
 pub(crate) struct Rule {
     /// The pattern; its last capture group is replaced.
-    pub(crate) regex: Regex,
-    /// Index of the last capture group.
-    pub(crate) group: usize,
+    pattern: String,
+    compiled: std::sync::OnceLock<(Regex, usize)>,
     /// Plausibility test on the captured secret.
     pub(crate) check: Check,
+}
+
+impl Rule {
+    /// The compiled pattern.
+    pub(crate) fn regex(&self) -> &Regex {
+        &self.compiled().0
+    }
+
+    /// Index of the last capture group (the secret).
+    pub(crate) fn group(&self) -> usize {
+        self.compiled().1
+    }
+
+    fn compiled(&self) -> &(Regex, usize) {
+        self.compiled.get_or_init(|| {
+            // The sources are constants covered by tests; a failure is a programming error.
+            let regex = Regex::new(&self.pattern).expect("built-in redaction pattern compiles");
+            let group = regex.captures_len() - 1;
+            (regex, group)
+        })
+    }
 }
 
 /// Rule sources: (name, regex, check, trigger literals). The name is only for tests and
@@ -135,12 +157,9 @@ pub(crate) fn builtin() -> (Vec<Rule>, Vec<(&'static str, usize)>) {
         } else {
             (*src).to_owned()
         };
-        // The sources are constants covered by tests; a failure here is a programming error.
-        let regex = Regex::new(&pattern).expect("built-in redaction pattern compiles");
-        let group = regex.captures_len() - 1;
         rules.push(Rule {
-            regex,
-            group,
+            pattern,
+            compiled: std::sync::OnceLock::new(),
             check: *check,
         });
         triggers.extend(lits.iter().map(|t| (*t, i)));
@@ -164,7 +183,7 @@ mod tests {
     fn every_rule_compiles_with_a_secret_group() {
         let (rules, triggers) = builtin();
         assert_eq!(rules.len(), SOURCES.len());
-        assert!(rules.iter().all(|r| r.group >= 1));
+        assert!(rules.iter().all(|r| r.group() >= 1));
         assert!(triggers.iter().all(|(_, i)| *i < rules.len()));
     }
 

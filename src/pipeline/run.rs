@@ -98,32 +98,34 @@ impl Pipeline {
     }
 
     /// Processes a chunk read from `stream` at `now_ms` (Unix ms): every line it completes is
-    /// redacted, logged to `log` and appended to `out`.
+    /// redacted, logged to `log` and appended to `out` — unless `out` is `None`: then no line
+    /// is built at all (nobody reads them), only logged.
     pub fn push(
         &mut self,
         stream: Stream,
         bytes: &[u8],
         now_ms: u64,
         log: &mut LogWriter,
-        out: &mut Vec<Line>,
+        mut out: Option<&mut Vec<Line>>,
     ) -> io::Result<()> {
         let stages = &mut self.stages;
         self.splitters[index(stream)].push(bytes, &mut |piece, partial| {
-            stages.line(stream, piece, partial, now_ms, log, out)
+            stages.line(stream, piece, partial, now_ms, log, out.as_deref_mut())
         })
     }
 
-    /// End of the run: emits the unterminated last line of each stream, if any.
+    /// End of the run: emits the unterminated last line of each stream, if any (into `out`
+    /// as [`Pipeline::push`] does).
     pub fn finish(
         &mut self,
         now_ms: u64,
         log: &mut LogWriter,
-        out: &mut Vec<Line>,
+        mut out: Option<&mut Vec<Line>>,
     ) -> io::Result<()> {
         for stream in [Stream::Stdout, Stream::Stderr] {
             let stages = &mut self.stages;
             self.splitters[index(stream)].finish(&mut |piece, partial| {
-                stages.line(stream, piece, partial, now_ms, log, out)
+                stages.line(stream, piece, partial, now_ms, log, out.as_deref_mut())
             })?;
         }
         Ok(())
@@ -150,7 +152,7 @@ impl Stages {
         partial: bool,
         ts: u64,
         log: &mut LogWriter,
-        out: &mut Vec<Line>,
+        out: Option<&mut Vec<Line>>,
     ) -> io::Result<()> {
         // `from_utf8` has an ASCII fast path; the lossy decoder walks byte by byte.
         let text = match std::str::from_utf8(raw) {
@@ -161,17 +163,19 @@ impl Stages {
         let encoder = &self.encoder;
         log.append_encoded(|buf| encoder.encode(buf, ts, stream, partial, &text))?;
         self.tail.push(&text);
-        out.push(Line {
-            ts,
-            stream,
-            text,
-            partial,
-        });
+        if let Some(out) = out {
+            out.push(Line {
+                ts,
+                stream,
+                text: text.into_owned(),
+                partial,
+            });
+        }
         Ok(())
     }
 
     /// Redacts one line, carrying a raw private-key block across lines of the same stream.
-    fn redact(&mut self, stream: Stream, text: &str) -> String {
+    fn redact<'t>(&mut self, stream: Stream, text: &'t str) -> Cow<'t, str> {
         let block = &mut self.key_block[index(stream)];
         if block.open {
             block.lines += 1;
@@ -180,13 +184,13 @@ impl Stages {
                     *block = KeyBlock::default();
                     let after = end_of_marker(text, at);
                     let rest = self.redactor.redact(&text[after..]);
-                    return format!("{REDACTED}{rest}");
+                    return Cow::Owned(format!("{REDACTED}{rest}"));
                 }
                 _ => {
                     if block.lines >= MAX_KEY_BLOCK_LINES {
                         *block = KeyBlock::default();
                     }
-                    return REDACTED.to_owned();
+                    return Cow::Borrowed(REDACTED);
                 }
             }
         }
@@ -197,7 +201,7 @@ impl Stages {
                 lines: 0,
             };
         }
-        redacted.into_owned()
+        redacted
     }
 }
 

@@ -4,6 +4,7 @@
 //! activity record per output line. A kill -9 can leave a torn last line; the writer starts
 //! the next record on a fresh line and the reader skips the torn one with a warning.
 
+mod handoff;
 mod reader;
 pub mod record;
 mod typed;

@@ -3,21 +3,30 @@
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde::Serialize;
 
+use super::handoff::Handoff;
+
 /// Buffer size: large enough that the pipeline's stream of small records costs few syscalls.
-const BUFFER: usize = 64 * 1024;
+const BUFFER: usize = 256 * 1024;
 
 /// Appends JSON records, one per line, to the activity log. Records are buffered and handed
 /// to the OS only in whole lines, so a reader polling the file sees a torn line only after a
 /// crash. Call [`LogWriter::sync`] at every state transition so the log is durable up to there.
+///
+/// A buffer that fills up (output streaming) is written by a background thread while the next
+/// one fills; an explicit [`LogWriter::flush`] waits for those writes, so when it returns
+/// everything appended is in the file, in order.
 #[derive(Debug)]
 pub struct LogWriter {
-    file: File,
+    file: Arc<File>,
     path: PathBuf,
     /// Complete records not yet written.
     buf: Vec<u8>,
+    /// The background writer, once a buffer filled up.
+    handoff: Option<Handoff>,
 }
 
 impl LogWriter {
@@ -40,9 +49,10 @@ impl LogWriter {
             }
         }
         Ok(LogWriter {
-            file,
+            file: Arc::new(file),
             path,
             buf: Vec::with_capacity(BUFFER),
+            handoff: None,
         })
     }
 
@@ -82,8 +92,16 @@ impl LogWriter {
     /// Hands buffered records to the OS (dropping the writer does this too), so
     /// `oneshot log --follow` sees them.
     pub fn flush(&mut self) -> io::Result<()> {
+        if let Some(handoff) = self.handoff.as_mut().filter(|h| h.in_flight() > 0) {
+            // Writes are in flight: this buffer goes after them, in order.
+            if !self.buf.is_empty() {
+                let full = std::mem::take(&mut self.buf);
+                self.buf = handoff.send(full)?;
+            }
+            return handoff.wait();
+        }
         if !self.buf.is_empty() {
-            let result = self.file.write_all(&self.buf);
+            let result = (&*self.file).write_all(&self.buf);
             // Even on error the buffer is dropped: part of it may be on disk already, and
             // writing it again would duplicate records (the reader tolerates the torn one).
             self.buf.clear();
@@ -102,11 +120,20 @@ impl LogWriter {
         self.file.sync_data()
     }
 
-    /// Terminates the record just encoded and writes the buffer out once it is full.
+    /// Terminates the record just encoded and hands the buffer to the background writer once
+    /// it is full.
     fn end_record(&mut self) -> io::Result<()> {
         self.buf.push(b'\n');
         if self.buf.len() >= BUFFER {
-            self.flush()?;
+            let handoff = match &mut self.handoff {
+                Some(h) => h,
+                None => self.handoff.insert(Handoff::start(self.file.clone())?),
+            };
+            let full = std::mem::take(&mut self.buf);
+            self.buf = handoff.send(full)?;
+            if self.buf.capacity() < BUFFER {
+                self.buf.reserve(BUFFER + BUFFER / 8);
+            }
         }
         Ok(())
     }

@@ -313,11 +313,11 @@ fn the_pipelines_activity_records_read_as_the_activity_type() {
             input.as_bytes(),
             1_700_000_000_123,
             &mut log,
-            &mut lines,
+            Some(&mut lines),
         )
         .unwrap();
     pipeline
-        .finish(1_700_000_000_124, &mut log, &mut lines)
+        .finish(1_700_000_000_124, &mut log, Some(&mut lines))
         .unwrap();
     drop(log);
     let read = crate::store::Log::read(&path).unwrap();

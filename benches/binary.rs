@@ -1,0 +1,346 @@
+//! oneshot measured where users feel it: the real binary, beside a plain baseline in the same
+//! run (the machine is noisy, so only same-run comparisons mean anything).
+//!
+//! - **throughput**: a worker `cat`s 500,000 Claude-like stream-json lines (1% carrying a
+//!   secret) through oneshot — redaction and the NDJSON log on — beside `cat FILE > OUT`.
+//!   Lines/s end to end (session set-up and the auditor included) and oneshot's peak RSS.
+//! - **start**: from spawning oneshot to its worker running, beside spawning the same worker
+//!   directly.
+//! - **trickle CPU**: a worker printing a 500-byte line every 10 ms for a few seconds; oneshot's
+//!   own CPU time (all its threads, from `/proc/PID/task/*/schedstat`) as a share of one core,
+//!   beside `cat` relaying the same trickle.
+//! - **list/status**: `oneshot list` and `oneshot status` over 1,000 sessions.
+//!
+//! Run: `cargo bench --bench binary` (release build of the binary; `-- quick` for fewer rounds).
+
+use std::fs;
+use std::io::{BufWriter, Read, Write};
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+#[path = "support/generator.rs"]
+mod generator;
+use generator::{ENV_SECRET, Generator, SECRET};
+
+const BIN: &str = env!("CARGO_BIN_EXE_oneshot");
+const LINES: u64 = 500_000;
+/// Set in the environment of this executable when it runs as the trickling agent.
+const TRICKLE: &str = "ONESHOT_BENCH_TRICKLE";
+const TRICKLE_LINE: usize = 500;
+const TRICKLE_EVERY: Duration = Duration::from_millis(10);
+const SESSIONS: usize = 1000;
+
+fn main() {
+    if let Ok(spec) = std::env::var(TRICKLE) {
+        trickle(&spec);
+        return;
+    }
+    let quick = std::env::args().any(|a| a == "quick");
+    let rounds = if quick { 3 } else { 7 };
+    let dir = tempfile::tempdir().expect("temp dir");
+    println!("oneshot binary bench ({BIN})");
+    println!("median of {rounds} rounds; the baseline ran in the same rounds, interleaved\n");
+    throughput(dir.path(), rounds);
+    start(dir.path(), rounds * 3);
+    trickle_cpu(dir.path(), if quick { 2 } else { 3 });
+    listing(dir.path(), rounds);
+}
+
+/// A oneshot command with its own state dir, quiet, worker and auditor as given.
+fn oneshot(dir: &Path, worker: &str, auditor: &str) -> Command {
+    let mut cmd = Command::new(BIN);
+    cmd.arg("--state-dir")
+        .arg(dir.join("state"))
+        .arg("-q")
+        .arg("--workdir")
+        .arg(dir)
+        .arg("--worker-cmd")
+        .arg(worker)
+        .arg("--auditor-cmd")
+        .arg(auditor)
+        .arg("bench task")
+        // A secret in the environment, so the literal matcher is on as it would be for a user.
+        .env("BENCH_DB_PASSWORD", ENV_SECRET)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    cmd
+}
+
+/// Runs `cmd` to completion: wall time and peak RSS (KiB) of it and its reaped children.
+// The child is reaped by `wait4` (for its resource usage), not by `Child::wait`.
+#[allow(clippy::zombie_processes)]
+fn timed(cmd: &mut Command) -> (Duration, u64) {
+    let t = Instant::now();
+    let child = cmd.spawn().expect("spawn");
+    let pid = child.id() as libc::pid_t;
+    let mut status = 0;
+    // SAFETY: rusage is plain data, zero is a valid value; `pid` is our own child.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let waited = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    let elapsed = t.elapsed();
+    assert_eq!(waited, pid, "wait4");
+    let mut stderr = String::new();
+    if let Some(mut e) = child.stderr {
+        let _ = e.read_to_string(&mut stderr);
+    }
+    let status = std::process::ExitStatus::from_raw(status);
+    assert!(status.success(), "{cmd:?} failed: {status}\n{stderr}");
+    (elapsed, usage.ru_maxrss as u64)
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn throughput(dir: &Path, rounds: usize) {
+    let stream = dir.join("stream.ndjson");
+    let mut out = BufWriter::new(fs::File::create(&stream).expect("create stream"));
+    let mut generator = Generator::new(LINES);
+    let mut chunk = Vec::new();
+    while generator.fill(&mut chunk) {
+        out.write_all(&chunk).expect("write stream");
+    }
+    out.flush().expect("flush stream");
+    drop(out);
+    let mb = generator.bytes as f64 / 1e6;
+    println!(
+        "throughput: {LINES} lines, {mb:.0} MB (mean {} bytes/line), redaction and log on",
+        generator.bytes / LINES
+    );
+    let (mut cat, mut ours, mut rss) = (Vec::new(), Vec::new(), Vec::new());
+    for round in 0..rounds {
+        let copy = dir.join("copy.ndjson");
+        let (t, _) = timed(
+            Command::new("sh")
+                .arg("-c")
+                .arg(format!("cat '{}' > '{}'", stream.display(), copy.display()))
+                .stderr(Stdio::piped()),
+        );
+        cat.push(LINES as f64 / t.as_secs_f64());
+        let _ = fs::remove_file(&copy);
+        let _ = fs::remove_dir_all(dir.join("state"));
+        let worker = format!("cat '{}'", stream.display());
+        let (t, peak) = timed(&mut oneshot(dir, &worker, "echo 'VERDICT: DONE'"));
+        ours.push(LINES as f64 / t.as_secs_f64());
+        rss.push(peak as f64 / 1024.0);
+        if round == 0 {
+            verify_log(&dir.join("state"));
+        }
+    }
+    let _ = fs::remove_dir_all(dir.join("state"));
+    let _ = fs::remove_file(&stream);
+    println!("  {:<44} {:>12.0} lines/s", "cat FILE > OUT", median(cat));
+    println!(
+        "  {:<44} {:>12.0} lines/s   peak RSS {:.1} MB",
+        "oneshot --worker-cmd 'cat FILE' (end to end)",
+        median(ours),
+        median(rss)
+    );
+    println!();
+}
+
+/// The one session's log holds every line, as activity records, and no secret.
+fn verify_log(state: &Path) {
+    let sessions = state.join("sessions");
+    let session = fs::read_dir(&sessions)
+        .expect("sessions dir")
+        .next()
+        .expect("one session")
+        .expect("entry")
+        .path();
+    let log = fs::read(session.join("oneshot-log.json")).expect("read log");
+    for secret in [SECRET, ENV_SECRET] {
+        assert!(
+            memchr::memmem::find(&log, secret.as_bytes()).is_none(),
+            "a secret reached the log"
+        );
+    }
+    let activity = memchr::memmem::find_iter(&log, br#""type":"activity","role":"worker""#).count();
+    assert_eq!(activity as u64, LINES, "one activity record per line");
+}
+
+fn start(dir: &Path, rounds: usize) {
+    let mark = dir.join("started");
+    // The worker notes the time it runs at (CLOCK_REALTIME in ns); `date` costs the same in both.
+    let worker = format!("sh -c 'date +%s%N > {}'", mark.display());
+    let (mut direct, mut ours) = (Vec::new(), Vec::new());
+    let since = |t0: std::time::SystemTime| {
+        let ns: u128 = fs::read_to_string(&mark)
+            .expect("start mark")
+            .trim()
+            .parse()
+            .expect("ns");
+        let t0 = t0.duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
+        (ns.saturating_sub(t0)) as f64 / 1e6
+    };
+    for _ in 0..rounds {
+        let t0 = std::time::SystemTime::now();
+        timed(
+            Command::new("sh")
+                .arg("-c")
+                .arg(format!("date +%s%N > {}", mark.display()))
+                .stderr(Stdio::piped()),
+        );
+        direct.push(since(t0));
+        let _ = fs::remove_dir_all(dir.join("state"));
+        let t0 = std::time::SystemTime::now();
+        timed(&mut oneshot(dir, &worker, "echo 'VERDICT: DONE'"));
+        ours.push(since(t0));
+    }
+    let _ = fs::remove_dir_all(dir.join("state"));
+    println!("start: from spawning the command to the worker running ({rounds} rounds)");
+    println!(
+        "  {:<44} {:>9.1} ms",
+        "sh -c 'date' directly",
+        median(direct.clone())
+    );
+    println!(
+        "  {:<44} {:>9.1} ms",
+        "oneshot, to its worker",
+        median(ours.clone())
+    );
+    println!(
+        "  {:<44} {:>9.1} ms",
+        "oneshot's own share",
+        median(ours) - median(direct)
+    );
+    println!();
+}
+
+fn trickle_cpu(dir: &Path, seconds: u64) {
+    let exe = std::env::current_exe().expect("bench executable");
+    let report = dir.join("trickle.txt");
+    // Baseline: the same trickle relayed by `cat` into /dev/null, cat's CPU measured.
+    let mut cat = Command::new("cat")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("spawn cat");
+    let cat_pid = cat.id();
+    let status = Command::new(&exe)
+        .env(TRICKLE, format!("{seconds}:{cat_pid}:{}", report.display()))
+        .stdout(cat.stdin.take().expect("cat stdin"))
+        .status()
+        .expect("run trickle");
+    assert!(status.success());
+    let baseline = fs::read_to_string(&report).expect("trickle report");
+    cat.wait().expect("wait cat");
+    // oneshot: the trickle is its worker and measures its parent.
+    let worker = format!(
+        "env {TRICKLE}={seconds}:parent:{} '{}'",
+        report.display(),
+        exe.display()
+    );
+    let _ = fs::remove_dir_all(dir.join("state"));
+    timed(&mut oneshot(dir, &worker, "echo 'VERDICT: DONE'"));
+    let ours = fs::read_to_string(&report).expect("trickle report");
+    let _ = fs::remove_dir_all(dir.join("state"));
+    println!(
+        "trickle: a {TRICKLE_LINE}-byte line every {} ms for {seconds} s; CPU as a share of one core",
+        TRICKLE_EVERY.as_millis()
+    );
+    println!("  {:<44} {:>9} %", "cat relaying it", baseline.trim());
+    println!("  {:<44} {:>9} %", "oneshot (all threads)", ours.trim());
+    println!();
+}
+
+/// The trickling agent: `SECONDS:PID|parent:REPORT`. Prints a line every 10 ms and writes the
+/// CPU share of PID (all its threads) over that time to REPORT.
+fn trickle(spec: &str) {
+    let mut parts = spec.splitn(3, ':');
+    let seconds: u64 = parts.next().and_then(|s| s.parse().ok()).expect("seconds");
+    let pid = match parts.next().expect("pid") {
+        "parent" => std::os::unix::process::parent_id(),
+        p => p.parse().expect("pid"),
+    };
+    let report = PathBuf::from(parts.next().expect("report path"));
+    let line = format!(
+        "{{\"type\":\"stream_event\",\"text\":\"{}\"}}\n",
+        "x".repeat(TRICKLE_LINE - 35)
+    );
+    let mut out = std::io::stdout().lock();
+    let cpu0 = cpu_ns(pid);
+    let t0 = Instant::now();
+    let mut next = t0;
+    while t0.elapsed() < Duration::from_secs(seconds) {
+        out.write_all(line.as_bytes()).expect("write");
+        out.flush().expect("flush");
+        next += TRICKLE_EVERY;
+        std::thread::sleep(next.saturating_duration_since(Instant::now()));
+    }
+    // Let the last line be handled before the final reading.
+    std::thread::sleep(Duration::from_millis(100));
+    let share = (cpu_ns(pid) - cpu0) as f64 / t0.elapsed().as_nanos() as f64 * 100.0;
+    fs::write(report, format!("{share:.2}")).expect("write report");
+}
+
+/// Nanoseconds on CPU of every thread of `pid` so far.
+fn cpu_ns(pid: u32) -> u64 {
+    let tasks = fs::read_dir(format!("/proc/{pid}/task")).expect("task dir");
+    tasks
+        .filter_map(|t| t.ok())
+        .filter_map(|t| fs::read_to_string(t.path().join("schedstat")).ok())
+        .filter_map(|s| s.split_whitespace().next()?.parse::<u64>().ok())
+        .sum()
+}
+
+fn listing(dir: &Path, rounds: usize) {
+    let state = dir.join("state");
+    let _ = fs::remove_dir_all(&state);
+    // Ten real sessions, then copies of them under new ids up to SESSIONS.
+    for i in 0..10 {
+        timed(&mut oneshot(
+            dir,
+            &format!("echo 'work {i}'"),
+            "echo 'VERDICT: DONE'",
+        ));
+    }
+    let sessions = state.join("sessions");
+    let real: Vec<PathBuf> = fs::read_dir(&sessions)
+        .expect("sessions")
+        .map(|e| e.expect("entry").path())
+        .collect();
+    for i in real.len()..SESSIONS {
+        let from = &real[i % real.len()];
+        let id = format!("{:08x}-0000-4000-8000-{:012x}", i, i);
+        let to = sessions.join(&id);
+        fs::create_dir_all(&to).expect("session dir");
+        for entry in fs::read_dir(from).expect("session") {
+            let entry = entry.expect("entry");
+            let name = entry.file_name();
+            let mut text = fs::read(entry.path()).expect("read");
+            if name == "oneshot.json" {
+                let old = from.file_name().unwrap().to_string_lossy().into_owned();
+                text = String::from_utf8(text)
+                    .expect("utf-8 state")
+                    .replace(&old, &id)
+                    .into_bytes();
+            }
+            fs::write(to.join(name), text).expect("write");
+        }
+    }
+    println!("listing: {SESSIONS} sessions");
+    for args in [&["list"][..], &["list", "--json"], &["status"]] {
+        let mut times = Vec::new();
+        for _ in 0..rounds {
+            let (t, _) = timed(
+                Command::new(BIN)
+                    .arg("--state-dir")
+                    .arg(&state)
+                    .args(args)
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::piped()),
+            );
+            times.push(t.as_secs_f64() * 1e3);
+        }
+        println!(
+            "  {:<44} {:>9.1} ms",
+            format!("oneshot {}", args.join(" ")),
+            median(times)
+        );
+    }
+    let _ = fs::remove_dir_all(&state);
+}
