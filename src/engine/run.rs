@@ -15,7 +15,9 @@ const TICK: Duration = Duration::from_secs(1);
 
 impl Engine {
     /// Runs the session until it reaches a terminal state or is interrupted, telling
-    /// `observer` what happens.
+    /// `observer` what happens. Works on any tokio runtime (time and I/O enabled): agents are
+    /// spawned from the thread polling this future, which lives as long as the runtime, so
+    /// their parent-death signal fires only when oneshot really goes.
     pub async fn run(&mut self, observer: &mut dyn Observer) -> Result<Outcome, EngineError> {
         for w in std::mem::take(&mut self.warnings) {
             self.warn_out_of_band(&w, observer)?;

@@ -224,6 +224,98 @@ mod tests {
         }
     }
 
+    /// One reason of every kind (the match below fails to compile when a kind is added).
+    fn one_of_each() -> Vec<Reason> {
+        let w = Role::Worker;
+        let all = vec![
+            Reason::Exited {
+                role: w,
+                code: Some(1),
+                signal: None,
+            },
+            Reason::SpawnFailed {
+                role: w,
+                error: "not found".into(),
+            },
+            Reason::TimedOut {
+                role: w,
+                why: StopReason::InactivityTimeout,
+            },
+            Reason::Interrupted { role: w },
+            Reason::OneshotDied { role: w },
+            Reason::Verdict {
+                verdict: Verdict::Done,
+                reason: None,
+            },
+            Reason::Salvaged {
+                salvage: Salvage::Partial,
+                reason: None,
+            },
+            Reason::Rerun,
+            Reason::Resumed {
+                after: StopReason::Interrupted,
+            },
+            Reason::MaxIterations { max: 1 },
+            Reason::GuardVeto {
+                from: SessionState::Created,
+                to: SessionState::WorkerExecuting,
+                why: "no".into(),
+            },
+            Reason::PolicyError {
+                hook: "verdict".into(),
+                error_kind: "runtime".into(),
+                message: "boom".into(),
+            },
+            Reason::Internal {
+                message: "bug".into(),
+            },
+        ];
+        for r in &all {
+            match r {
+                Reason::Exited { .. }
+                | Reason::SpawnFailed { .. }
+                | Reason::TimedOut { .. }
+                | Reason::Interrupted { .. }
+                | Reason::OneshotDied { .. }
+                | Reason::Verdict { .. }
+                | Reason::Salvaged { .. }
+                | Reason::Rerun
+                | Reason::Resumed { .. }
+                | Reason::MaxIterations { .. }
+                | Reason::GuardVeto { .. }
+                | Reason::PolicyError { .. }
+                | Reason::Internal { .. } => {}
+            }
+        }
+        all
+    }
+
+    /// docs/policy.md's `ctx.reason` table names every word a policy can see.
+    #[test]
+    fn every_code_is_in_the_policy_reference() {
+        let doc = include_str!("../../docs/policy.md");
+        let table = &doc[doc.find("| `ctx.reason` |").expect("the ctx.reason table")..];
+        let table = &table[..table.find("\n\n").unwrap_or(table.len())];
+        let mut codes: Vec<&str> = one_of_each().iter().map(Reason::code).collect();
+        // The variants whose word depends on their data.
+        codes.extend([
+            "auditor_failed",
+            "worker_timeout",
+            "auditor_inactivity_timeout",
+            "auditor_timeout",
+            "retry",
+            "impossible",
+            "salvage_success",
+            "salvage_nothing",
+        ]);
+        for code in codes {
+            assert!(
+                table.contains(&format!("`{code}`")),
+                "docs/policy.md's ctx.reason table lacks `{code}`"
+            );
+        }
+    }
+
     #[test]
     fn reasons_round_trip_through_json() {
         let r = Reason::GuardVeto {
