@@ -523,3 +523,67 @@ fn the_simulation_asks_what_the_recording_asked() {
     let recorded: Vec<Hook> = rec.decisions.iter().map(|d| d.hook).collect();
     assert_eq!(hooks, recorded);
 }
+
+/// The issue's promise, hook by hook and failure mode by failure mode: a session recorded
+/// under the built-in policy (a crash that is salvaged, a retry, then done — every hook is
+/// asked), replayed under a policy whose hook fails, takes exactly the path a real run under
+/// that policy takes.
+#[test]
+fn replay_ends_where_a_real_run_ends_for_every_failing_hook() {
+    let script = || {
+        [
+            Run::Exit(1, "crashed half way"),
+            Run::Exit(0, "w"),
+            Run::Exit(0, RETRY),
+            Run::Exit(0, "w"),
+            Run::Exit(0, DONE),
+        ]
+    };
+    let recorded = {
+        let mut d = Driver::new(
+            crate::policy::PolicyHost::builtin(),
+            "fix the parser",
+            script(),
+        );
+        d.changes.push_back(vec!["src/parser.rs"]);
+        assert_eq!(d.run().unwrap().state, Completed);
+        lines(&d)
+    };
+    let guard =
+        r#"guards = { ["AUDIT_PENDING -> AUDITOR_EXECUTING"] = function(ctx) error("boom") end }"#;
+    let cases: Vec<(&str, String)> =
+        vec![
+        ("verdict errors", "verdict = function() error('boom') end".into()),
+        ("verdict returns nonsense", "verdict = function() return 42 end".into()),
+        ("salvage errors", "salvage = function() error('boom') end".into()),
+        ("next_prompt errors", "next_prompt = function() error('boom') end".into()),
+        ("audit_prompt errors", "audit_prompt = function() error('boom') end".into()),
+        ("a guard errors (closed)", guard.into()),
+        ("a guard errors, declared open", format!("on_error = {{ guard = 'open' }}, {guard}")),
+        ("on_transition errors (open)", "on_transition = function() error('boom') end".into()),
+        (
+            "on_transition errors, declared closed",
+            "on_error = { on_transition = 'closed' }, on_transition = function() error('boom') end"
+                .into(),
+        ),
+    ];
+    let mut ends = Vec::new();
+    for (case, body) in cases {
+        let source = format!("return {{ {body} }}");
+        let mut real = Driver::new(policy(&source), "fix the parser", script());
+        real.changes.push_back(vec!["src/parser.rs"]);
+        let outcome = real.run().unwrap();
+        let report = run(recorded.clone(), &policy(&source));
+        assert_eq!(report.simulated_path, real.trace(), "{case}");
+        assert_eq!(report.simulated_path.last(), Some(&outcome.state), "{case}");
+        assert!(!report.errors.is_empty(), "{case}: the failure is reported");
+        let table = report.render_table();
+        assert!(!table.contains("no decision differs"), "{case}: {table}");
+        ends.push(outcome.state);
+    }
+    // Open failures go on to COMPLETED, closed ones stop in FAILED: both kinds were tried.
+    assert!(
+        ends.contains(&Completed) && ends.contains(&Failed),
+        "{ends:?}"
+    );
+}
