@@ -4,7 +4,6 @@ mod cli;
 
 use clap::Parser;
 use cli::args::{Cli, Command, ResumeArgs};
-use cli::run::Exit;
 use oneshot::store::Store;
 
 fn main() {
@@ -36,9 +35,10 @@ fn main() {
     match result {
         Ok(code) => std::process::exit(code),
         Err(e) => {
-            let code = e.downcast_ref::<Exit>().map(|x| x.0).unwrap_or(1);
-            eprintln!("oneshot: error: {e:#}");
-            std::process::exit(code);
+            // Every error reads after "failed to …" and carries its causes as its chain, which
+            // `{:#}` prints once each, joined by ": " (see `oneshot::error`).
+            eprintln!("oneshot: error: failed to {e:#}");
+            std::process::exit(cli::exit::for_error(&e));
         }
     }
 }
