@@ -275,7 +275,7 @@ fn decision(d: &DecisionRecord) -> String {
         DecisionResult::Guard(GuardOutcome::Veto(why)) => format!("VETO: {why}"),
         DecisionResult::Prompt(p) => format!("prompt ({} bytes)", p.len()),
         DecisionResult::Observed => "ok".into(),
-        DecisionResult::Error { message, kind } => format!("FAILED ({kind}): {message}"),
+        DecisionResult::Error { message, kind } => format!("error ({kind}): {message}"),
     };
     format!("{key}{builtin} -> {answer}")
 }
