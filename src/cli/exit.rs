@@ -35,37 +35,50 @@ pub const REFUSED: i32 = 4;
 /// The session was interrupted (128 + SIGINT, as shells do); it is resumable.
 pub const INTERRUPTED: i32 = 130;
 
-/// Every code with what it means, as the README and `--help` show it.
-pub const TABLE: &[(i32, &str)] = &[
-    (OK, "COMPLETED; any other command did what was asked"),
+/// Every code with its name and when it happens: `--help` shows the names, the README's CLI
+/// section the whole table.
+pub const TABLE: &[(i32, &str, &str)] = &[
+    (
+        OK,
+        "COMPLETED",
+        "the session completed; any other command did what was asked",
+    ),
     (
         FAILED,
-        "FAILED; or a runtime error (a state file or log that cannot be read, a full disk, a \
-         broken trust store), failed policy tests, a difference found by `policy replay \
-         --exit-code`",
+        "FAILED, or a runtime error",
+        "the session failed; or a state file or log could not be read, the disk is full, the \
+         trust store is broken; also failed policy tests and a difference found by `policy \
+         replay --exit-code`",
     ),
     (
         USAGE,
-        "usage or configuration error: bad arguments, a policy that does not load, a missing \
-         program, workdir or file, an unknown or ambiguous session id",
+        "usage or configuration error",
+        "bad arguments, a policy that does not load, a missing program, workdir or file, an \
+         unknown or ambiguous session id; nothing was started",
     ),
-    (REJECTED, "REJECTED: the auditor judged the task impossible"),
+    (
+        REJECTED,
+        "REJECTED",
+        "the auditor judged the task impossible",
+    ),
     (
         REFUSED,
-        "refused: the session may not be resumed (it ended, or its policy changed without \
-         trust), or another process drives it (the message names its pid)",
+        "refused: resume not allowed, or the session is locked",
+        "the session may not be resumed (it ended, or its policy changed without trust), or \
+         another process drives it (the message names its pid)",
     ),
     (
         INTERRUPTED,
-        "INTERRUPTED (Ctrl-C, SIGTERM): `oneshot resume ID` continues",
+        "INTERRUPTED",
+        "Ctrl-C or SIGTERM; `oneshot resume ID` continues",
     ),
 ];
 
-/// The table as `--help` prints it.
+/// The table as `--help` prints it: one short line per code.
 pub fn help() -> String {
     let mut s = String::from("Exit codes:");
-    for (code, meaning) in TABLE {
-        s.push_str(&format!("\n  {code:<4} {meaning}"));
+    for (code, name, _) in TABLE {
+        s.push_str(&format!("\n  {code:<4} {name}"));
     }
     s
 }
@@ -309,13 +322,13 @@ mod tests {
     #[test]
     fn the_readme_and_help_show_the_table() {
         let readme = include_str!("../../README.md");
-        for (code, meaning) in TABLE {
-            let row = format!("| `{code}` | {meaning} |");
+        for (code, name, when) in TABLE {
+            let row = format!("| `{code}` | {name} | {when} |");
             assert!(readme.contains(&row), "README.md lacks the row\n{row}");
         }
         let help = help();
-        for (code, _) in TABLE {
-            assert!(help.contains(&format!("\n  {code} ")), "{help}");
+        for (code, name, _) in TABLE {
+            assert!(help.contains(&format!("\n  {code:<4} {name}")), "{help}");
         }
     }
 }
