@@ -32,6 +32,7 @@ macro_rules! internal {
 internal!(executor, pipeline);
 
 pub mod engine;
+pub mod error;
 pub mod machine;
 pub mod policy;
 pub mod replay;

@@ -4,7 +4,6 @@ mod cli;
 
 use clap::Parser;
 use cli::args::{Cli, Command, ResumeArgs};
-use cli::run::Exit;
 use oneshot::store::Store;
 
 fn main() {
@@ -36,9 +35,10 @@ fn main() {
     match result {
         Ok(code) => std::process::exit(code),
         Err(e) => {
-            let code = e.downcast_ref::<Exit>().map(|x| x.0).unwrap_or(1);
-            eprintln!("oneshot: error: {e:#}");
-            std::process::exit(code);
+            // Every error reads after "failed to …" and carries its causes as its chain, which
+            // `{:#}` prints once each, joined by ": " (see `oneshot::error`).
+            eprintln!("oneshot: error: failed to {e:#}");
+            std::process::exit(cli::exit::for_error(&e));
         }
     }
 }
@@ -54,6 +54,39 @@ fn init_tracing(verbose: u8) {
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
-        .without_time()
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .event_format(Voice)
         .init();
+}
+
+/// oneshot's diagnostics in the CLI's voice. What the library logs at WARN or ERROR never stops
+/// anything (whatever stops a command comes back as an error, printed by `main` as
+/// `oneshot: error: failed to …`), so both read `oneshot: warning: …`; `-v` detail names its
+/// level and module.
+struct Voice;
+
+impl<S, N> tracing_subscriber::fmt::FormatEvent<S, N> for Voice
+where
+    S: tracing::Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>,
+    N: for<'a> tracing_subscriber::fmt::FormatFields<'a> + 'static,
+{
+    fn format_event(
+        &self,
+        ctx: &tracing_subscriber::fmt::FmtContext<'_, S, N>,
+        mut writer: tracing_subscriber::fmt::format::Writer<'_>,
+        event: &tracing::Event<'_>,
+    ) -> std::fmt::Result {
+        let meta = event.metadata();
+        match *meta.level() {
+            tracing::Level::ERROR | tracing::Level::WARN => write!(writer, "oneshot: warning: ")?,
+            level => write!(
+                writer,
+                "oneshot: {} {}: ",
+                level.as_str().to_lowercase(),
+                meta.target()
+            )?,
+        }
+        tracing_subscriber::fmt::FormatFields::format_fields(ctx, writer.by_ref(), event)?;
+        writeln!(writer)
+    }
 }

@@ -236,7 +236,7 @@ async fn missing_program_fails_to_spawn_naming_the_role() {
     assert!(matches!(err, ExecError::NotFound { .. }), "{err}");
     assert!(
         err.to_string()
-            .starts_with("auditor command 'no-such-oneshot-agent' not found")
+            .starts_with("find auditor command 'no-such-oneshot-agent': no such file")
     );
 }
 

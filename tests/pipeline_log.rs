@@ -65,7 +65,15 @@ fn reader_skips_a_torn_last_line_and_a_corrupt_middle_line() {
 fn reader_reports_a_missing_file() {
     let (_dir, path) = temp_log();
     let err = read_log(&path).unwrap_err();
-    assert!(err.to_string().starts_with("cannot read "), "{err}");
+    // The message names the file; the OS error is its source, printed once by the chain.
+    assert_eq!(err.to_string(), format!("read {}", path.display()));
+    assert_eq!(
+        oneshot::error::chain(&err)
+            .matches("No such file or directory")
+            .count(),
+        1,
+        "{err}"
+    );
 }
 
 #[test]

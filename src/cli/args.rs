@@ -3,7 +3,7 @@
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
-const AFTER_HELP: &str = "\
+const EXAMPLES: &str = "\
 Examples:
   oneshot --worker-cmd 'sh fix.sh' --auditor-cmd 'sh check.sh' \"make the tests pass\"
   oneshot --policy policies/strict.lua --worker-cmd 'sh fix.sh' --auditor-cmd 'sh check.sh' \"fix the failing test\"
@@ -14,17 +14,19 @@ Examples:
 How a session runs: the worker gets the task (on stdin, in $ONESHOT_PROMPT and as {prompt} in its
 argv); when it exits 0 the auditor gets the task and the worker's output and must end with a line
 VERDICT: DONE | RETRY | IMPOSSIBLE (or a JSON object with a \"verdict\" field). RETRY runs the worker
-again with the critique. A policy file (Lua) can change every one of these decisions.
+again with the critique. A policy file (Lua) can change every one of these decisions.";
 
-Exit codes: 0 COMPLETED, 1 FAILED, 2 usage or configuration error, 3 REJECTED,
-4 refused (resume not allowed, session locked), 130 INTERRUPTED.";
+/// The examples and the exit-code table (from `super::exit`, so it cannot drift).
+fn after_help() -> String {
+    format!("{EXAMPLES}\n\n{}", super::exit::help())
+}
 
 /// oneshot — run AI coding agents in a supervised worker → auditor → retry loop.
 #[derive(Debug, Parser)]
 #[command(
     name = "oneshot",
     version,
-    after_long_help = AFTER_HELP,
+    after_long_help = after_help(),
     after_help = "Run `oneshot --help` for examples and exit codes."
 )]
 pub struct Cli {

@@ -1,8 +1,9 @@
 //! `oneshot [run] PROMPT` and `oneshot resume ID`.
 
 use super::args::{PolicyArgs, ResumeArgs, RunArgs};
+use super::exit::{self, usage};
 use super::term::{TerminalReporter, short_id};
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use oneshot::engine::{Engine, Interrupt, Options, SessionBuilder};
 use oneshot::machine::SessionState;
 use oneshot::policy::{PolicyHost, PolicyOptions, ReloadMode};
@@ -10,54 +11,37 @@ use oneshot::session::Outcome;
 use oneshot::store::Store;
 use std::path::Path;
 
-/// An error that already carries its exit code.
-#[derive(Debug)]
-pub struct Exit(pub i32, pub anyhow::Error);
-
-impl std::fmt::Display for Exit {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{:#}", self.1)
-    }
-}
-
-impl std::error::Error for Exit {}
-
-fn engine_err(e: oneshot::engine::EngineError) -> anyhow::Error {
-    let code = e.exit_code();
-    Exit(code, anyhow::Error::new(e)).into()
-}
-
 fn load_policy(path: Option<&Path>, opts: PolicyOptions) -> Result<PolicyHost> {
     match path {
         None => Ok(PolicyHost::builtin()),
-        Some(p) => PolicyHost::load(p, opts)
-            .map_err(|e| Exit(2, anyhow::anyhow!("cannot load policy: {e}")).into()),
+        Some(p) => Ok(PolicyHost::load(p, opts)?),
     }
 }
 
+/// What to write when there is no task: a usage error.
+const NO_TASK: &str = "start a session: no task given; write it last, e.g. oneshot --worker-cmd \
+                       'sh fix.sh' --auditor-cmd 'sh check.sh' \"the task\" (see oneshot --help)";
+
 /// Starts a new session and runs it to the end; returns the exit code.
 pub fn run(store: &Store, args: RunArgs, quiet: bool) -> Result<i32> {
-    let usage = |msg: &str| -> anyhow::Error { Exit(2, anyhow::anyhow!("{msg}")).into() };
     let Some(prompt) = args.prompt else {
-        return Err(usage(
-            "no task given: oneshot [OPTIONS] \"the task\" (see oneshot --help)",
-        ));
+        return Err(usage(NO_TASK));
     };
     let (Some(worker_cmd), Some(auditor_cmd)) = (args.worker_cmd, args.auditor_cmd) else {
         return Err(usage(
-            "a session needs --worker-cmd and --auditor-cmd (or ONESHOT_WORKER_CMD and \
-             ONESHOT_AUDITOR_CMD), e.g. --worker-cmd 'sh fix.sh' --auditor-cmd 'sh check.sh'",
+            "start a session: it needs --worker-cmd and --auditor-cmd (or ONESHOT_WORKER_CMD \
+             and ONESHOT_AUDITOR_CMD), e.g. --worker-cmd 'sh fix.sh' --auditor-cmd 'sh check.sh'",
         ));
     };
     let opts = args.policy_opts.options();
     let policy = load_policy(args.policy.as_deref(), opts.clone())?;
     let workdir = match args.workdir {
         Some(d) => d,
-        None => std::env::current_dir().context("cannot read the current directory")?,
+        None => std::env::current_dir().context("read the current directory")?,
     };
     if !workdir.is_dir() {
-        return Err(usage(&format!(
-            "workdir {} is not a directory",
+        return Err(usage(format!(
+            "use workdir {}: it is not an existing directory; create it or pass another --workdir",
             workdir.display()
         )));
     }
@@ -122,7 +106,7 @@ fn drive(
         trust: None,
         policy_options: settings.policy,
     };
-    let mut engine = make(options).map_err(engine_err)?;
+    let mut engine = make(options)?;
     if !quiet {
         eprintln!(
             "oneshot: session {} ({})",
@@ -135,7 +119,7 @@ fn drive(
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .context("cannot start the async runtime")?;
+        .context("start the async runtime")?;
     let interrupt = engine.interrupter();
     let outcome = rt.block_on(async {
         let signals = tokio::spawn(forward_signals(interrupt));
@@ -144,9 +128,9 @@ fn drive(
         signals.abort();
         outcome
     });
-    let outcome = outcome.map_err(engine_err)?;
+    let outcome = outcome?;
     report(&outcome);
-    Ok(outcome.exit_code())
+    Ok(exit::for_outcome(&outcome))
 }
 
 /// Forwards SIGINT/SIGTERM to the session: the first stops gracefully, the second kills. The
@@ -192,10 +176,5 @@ fn report(o: &Outcome) {
 
 /// Refuses a bare `oneshot` with no task and no subcommand, pointing at --help.
 pub fn nothing_to_do() -> Result<i32> {
-    bail!(Exit(
-        2,
-        anyhow::anyhow!(
-            "nothing to do: give a task, e.g. oneshot --worker-cmd … --auditor-cmd … \"the task\" (see --help)"
-        )
-    ))
+    Err(usage(NO_TASK))
 }

@@ -1,46 +1,41 @@
 //! `oneshot status`, `list` and `log`: reading sessions without driving them.
 
-use super::run::Exit;
+use super::exit::usage;
 use super::term::short_id;
-use anyhow::Result;
+use anyhow::{Context, Result};
+use oneshot::error::failure;
 use oneshot::policy::GuardOutcome;
 use oneshot::session::{Phase, Session};
 use oneshot::store::{
-    DecisionRecord, DecisionResult, Decoder, ProcessEvent, Record, SessionDir, Store, StoreError,
-    read_from, read_log,
+    DecisionRecord, DecisionResult, Decoder, ProcessEvent, Record, SessionDir, Store, read_from,
+    read_log,
 };
 use serde_json::Value;
 use std::time::Duration;
 
-fn store_err(e: StoreError) -> anyhow::Error {
-    let code = match e {
-        StoreError::NotFound { .. } | StoreError::Ambiguous { .. } => 2,
-        _ => 1,
-    };
-    Exit(code, anyhow::Error::new(e)).into()
-}
-
 /// `oneshot status [ID] [--json]`.
 pub fn status(store: &Store, id: Option<&str>, json: bool) -> Result<i32> {
     let dir = match id {
-        Some(id) => store.open(id).map_err(store_err)?,
-        None => match store.list().map_err(store_err)?.into_iter().next() {
+        Some(id) => store.open(id)?,
+        None => match store.list()?.into_iter().next() {
             Some((dir, _)) => dir,
             None => {
-                return Err(Exit(
-                    2,
-                    anyhow::anyhow!("no sessions under {}", store.root().display()),
-                )
-                .into());
+                return Err(usage(format!(
+                    "show the latest session: there are none under {}; start one with \
+                     oneshot --worker-cmd … --auditor-cmd … \"the task\"",
+                    store.root().display()
+                )));
             }
         },
     };
     if json {
-        let text = std::fs::read_to_string(dir.state_path())?;
+        let path = dir.state_path();
+        let text = std::fs::read_to_string(&path)
+            .with_context(|| format!("read state file {}", path.display()))?;
         print!("{text}");
         return Ok(0);
     }
-    let file = dir.read_state().map_err(store_err)?;
+    let file = dir.read_state()?;
     print_status(&file);
     Ok(0)
 }
@@ -98,7 +93,7 @@ fn print_status(f: &Session) {
 
 /// `oneshot list [--json]`.
 pub fn list(store: &Store, json: bool) -> Result<i32> {
-    let sessions = store.list().map_err(store_err)?;
+    let sessions = store.list()?;
     if json {
         for (dir, file) in &sessions {
             let v = match file {
@@ -107,7 +102,7 @@ pub fn list(store: &Store, json: bool) -> Result<i32> {
                     "max_iterations": f.max_iterations, "created_at": rfc3339(f.created_ms),
                     "updated_at": rfc3339(f.updated_ms), "task": f.task,
                 }),
-                Err(e) => serde_json::json!({"oneshot_id": dir.id(), "error": e.to_string()}),
+                Err(e) => serde_json::json!({"oneshot_id": dir.id(), "error": failure(e)}),
             };
             println!("{v}");
         }
@@ -131,7 +126,7 @@ pub fn list(store: &Store, json: bool) -> Result<i32> {
                 rfc3339(f.updated_ms),
                 one_line(&f.task, 60)
             ),
-            Err(e) => println!("{:<8}  unreadable: {e}", short_id(dir.id())),
+            Err(e) => println!("{:<8}  unreadable: {}", short_id(dir.id()), failure(e)),
         }
     }
     Ok(0)
@@ -139,7 +134,7 @@ pub fn list(store: &Store, json: bool) -> Result<i32> {
 
 /// `oneshot log ID [--follow] [--json]`.
 pub fn log(store: &Store, id: &str, follow: bool, json: bool) -> Result<i32> {
-    let dir = store.open(id).map_err(store_err)?;
+    let dir = store.open(id)?;
     let path = dir.log_path();
     let mut decoder = Decoder::default();
     let mut print = |records: &[Value], warnings: &[String]| {
@@ -252,7 +247,7 @@ fn render(r: &Record) -> Option<String> {
             p.generation, p.policy_hash
         ),
         Record::PolicyReloadFailed(p) => format!(
-            "{ts} policy reload failed, generation {} keeps deciding: {}",
+            "{ts} policy edit not activated, generation {} keeps deciding: {}",
             p.generation, p.message
         ),
         Record::PolicyUntrusted(p) => format!("{ts} policy change waits for trust: {}", p.message),
@@ -280,7 +275,7 @@ fn decision(d: &DecisionRecord) -> String {
         DecisionResult::Guard(GuardOutcome::Veto(why)) => format!("VETO: {why}"),
         DecisionResult::Prompt(p) => format!("prompt ({} bytes)", p.len()),
         DecisionResult::Observed => "ok".into(),
-        DecisionResult::Error { message, kind } => format!("FAILED ({kind}): {message}"),
+        DecisionResult::Error { message, kind } => format!("error ({kind}): {message}"),
     };
     format!("{key}{builtin} -> {answer}")
 }

@@ -53,9 +53,9 @@ impl Engine {
                         ),
                         Err(e) => {
                             let m = format!(
-                                "could not stop the process group {} left by the previous \
-                                 oneshot: {e}",
-                                process.pgid
+                                "{}; the process group left by the previous oneshot may still \
+                                 be running",
+                                crate::error::failure(&e)
                             );
                             self.warn_out_of_band(&m, observer)?;
                             m

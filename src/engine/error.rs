@@ -4,6 +4,9 @@
 //! open) are not errors either: they are [`Update::Warning`](super::Update::Warning)s and
 //! `warning` records. What is left here stops the session from being driven; the session
 //! itself stays on disk, resumable.
+//!
+//! Messages read after "failed to …" and leave their cause to the error chain
+//! ([`crate::error`]); which exit code each error means is the CLI's business (`src/cli/exit.rs`).
 
 use crate::store::StoreError;
 
@@ -22,14 +25,14 @@ pub enum EngineError {
     /// A command line is unusable.
     #[error(transparent)]
     Exec(#[from] crate::executor::ExecError),
-    /// The session is missing something it needs.
+    /// The session is missing something it needs (the message reads after "failed to").
     #[error("{0}")]
     Usage(String),
     /// The redaction patterns do not compile.
-    #[error("invalid redaction pattern: {0}")]
+    #[error("compile the policy's redaction patterns: {0}")]
     Redact(String),
     /// The session cannot be resumed in its state.
-    #[error("session {id} is {state}: {why}")]
+    #[error("resume session {id}: it is {state}; {why}")]
     Refused {
         /// The session id.
         id: String,
@@ -40,7 +43,7 @@ pub enum EngineError {
     },
     /// The activity log could not be written.
     #[error(
-        "cannot write the activity log of session {id}; the session is resumable once the disk is fixed"
+        "write the activity log of session {id} (the session is resumable once the disk is fixed)"
     )]
     Log {
         /// The session id.
@@ -50,11 +53,11 @@ pub enum EngineError {
         source: std::io::Error,
     },
     /// The async runtime could not be started.
-    #[error("cannot start the async runtime: {0}")]
+    #[error("start the async runtime: {0}")]
     Runtime(String),
     /// oneshot itself got something wrong: a bug, reported rather than ignored.
     #[error(
-        "internal error in session {id}: {message} (the session is resumable; please report this)"
+        "drive session {id}: internal error: {message} (the session is resumable; please report this)"
     )]
     Internal {
         /// The session id.
@@ -62,20 +65,4 @@ pub enum EngineError {
         /// What went wrong.
         message: String,
     },
-}
-
-impl EngineError {
-    /// The CLI exit code for this error: 4 for refusals (resume not allowed, session locked),
-    /// 2 for usage and configuration errors, 1 otherwise.
-    pub fn exit_code(&self) -> i32 {
-        match self {
-            EngineError::Refused { .. } | EngineError::Store(StoreError::Locked { .. }) => 4,
-            EngineError::Policy(_)
-            | EngineError::Exec(_)
-            | EngineError::Usage(_)
-            | EngineError::Redact(_)
-            | EngineError::Store(StoreError::NotFound { .. } | StoreError::Ambiguous { .. }) => 2,
-            _ => 1,
-        }
-    }
 }

@@ -41,7 +41,7 @@ impl Engine {
                 // Like the state file: atomic now, durable with the step's sync.
                 crate::store::replace(&path, &bytes).map_err(|source| {
                     crate::store::StoreError::Io {
-                        what: "cannot write",
+                        what: "write",
                         path: path.display().to_string(),
                         source,
                     }
@@ -51,7 +51,8 @@ impl Engine {
             Err(e) => {
                 let _ = std::fs::remove_file(&path);
                 let message = format!(
-                    "cannot snapshot the workdir, so the worker's changes will not be detected: {e}"
+                    "the worker's changes will not be detected: {}",
+                    crate::error::failure(&e)
                 );
                 self.warn_out_of_band(&message, observer)
             }

@@ -4,7 +4,7 @@ use super::interrupt::{Ask, Interrupt};
 use super::process::Proc;
 use super::slot::{reloading, trust_store, vet_changed_policy};
 use super::{EngineError, Options, SessionBuilder};
-use crate::executor::CommandTemplate;
+use crate::executor::{CommandTemplate, Role};
 use crate::machine::SessionState;
 use crate::pipeline::{Redactor, now_ms};
 use crate::policy::{PolicyHost, ReloadingPolicy};
@@ -44,19 +44,18 @@ impl Engine {
     /// Creates a new session in `store` (state CREATED, written to disk) from `spec`. Fails
     /// before anything is written if a command line does not parse or its program is missing.
     pub(super) fn create(store: &Store, spec: SessionBuilder) -> Result<Engine, EngineError> {
-        let usage = |what: &str| EngineError::Usage(format!("a session needs {what}"));
+        let usage = |what: &str| EngineError::Usage(format!("create a session: it needs {what}"));
         let worker = spec.worker.ok_or_else(|| usage("a worker command"))?;
         let auditor = spec.auditor.ok_or_else(|| usage("an auditor command"))?;
         let workdir = match spec.workdir {
             Some(d) => d,
-            None => std::env::current_dir().map_err(|e| {
-                EngineError::Usage(format!("the current directory cannot be read: {e}"))
-            })?,
+            None => std::env::current_dir()
+                .map_err(|e| EngineError::Usage(format!("read the current directory: {e}")))?,
         };
         let worker_cmd = CommandTemplate::parse(&worker)?;
         let auditor_cmd = CommandTemplate::parse(&auditor)?;
-        worker_cmd.check(&workdir)?;
-        auditor_cmd.check(&workdir)?;
+        worker_cmd.check_for(Role::Worker, &workdir)?;
+        auditor_cmd.check_for(Role::Auditor, &workdir)?;
         let workdir = workdir.canonicalize().unwrap_or(workdir);
         let policy = spec.policy.unwrap_or_else(PolicyHost::builtin);
         let dir = store.create_session()?;
@@ -181,16 +180,20 @@ impl Engine {
     }
 }
 
-/// Why a session in this state cannot be resumed, if it cannot.
+/// Why a session in this state cannot be resumed, if it cannot: what follows "it is STATE; ".
 fn refusal(s: &Session) -> Option<String> {
     let reason = s
         .last_reason()
         .map(|r| format!(" ({r})"))
         .unwrap_or_default();
+    let last = s
+        .last_reason()
+        .map(|r| format!("{r}; "))
+        .unwrap_or_default();
     match s.state() {
-        SessionState::Completed => Some("it already finished; there is nothing to resume".into()),
+        SessionState::Completed => Some("there is nothing left to do".into()),
         SessionState::Failed => Some(format!(
-            "it failed{reason}; start a new session, e.g. with a different policy or task"
+            "{last}start a new session, e.g. with a different policy or task"
         )),
         SessionState::Rejected => Some(format!(
             "the auditor judged the task impossible{reason}; resuming would only repeat the \

@@ -73,7 +73,7 @@ impl Engine {
                 });
                 Event::Spawned(identity)
             }
-            Err(e) => Event::SpawnFailed(e.to_string()),
+            Err(e) => Event::SpawnFailed(crate::error::failure(&e)),
         }
     }
 

@@ -39,7 +39,10 @@ pub(super) fn reloading(
             let slot = ReloadingPolicy::new(host, generation, make(ReloadMode::Off))?;
             Ok((
                 slot,
-                Some(format!("policy hot reload is off for this run: {e}")),
+                Some(format!(
+                    "policy hot reload is off for this run: {}",
+                    crate::error::failure(&e)
+                )),
             ))
         }
     }
@@ -64,7 +67,7 @@ pub(super) fn vet_changed_policy(
 ) -> Result<(), EngineError> {
     let bytes = std::fs::read(path).map_err(|source| {
         EngineError::Store(crate::store::StoreError::Io {
-            what: "cannot read",
+            what: "read",
             path: path.display().to_string(),
             source,
         })

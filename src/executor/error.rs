@@ -4,8 +4,8 @@ use std::path::PathBuf;
 
 use super::Role;
 
-/// An executor error. Messages are lowercase fragments that read after "failed to …" and end
-/// with what to do next.
+/// An executor error. Messages are lowercase fragments that read after "failed to …", end with
+/// what to do next, and leave the OS error to the chain ([`crate::error`]).
 #[derive(Debug, thiserror::Error)]
 pub enum ExecError {
     /// The command line has no words.
@@ -22,10 +22,9 @@ pub enum ExecError {
     },
 
     /// The program is neither on `PATH` nor a file relative to the workdir or current directory.
-    /// Worded as a complete sentence (not after "failed to") because the CLI prints it as the
-    /// reason to exit 2 before anything runs.
     #[error(
-        "{}command '{program}' not found: no such file in PATH or relative to {}; install it or fix the command line",
+        "find {}command '{program}': no such file in PATH or relative to {}; install it or fix \
+         the command line",
         role_prefix(*.role),
         .workdir.display()
     )]
@@ -40,7 +39,7 @@ pub enum ExecError {
 
     /// The program exists but cannot be executed.
     #[error(
-        "{}command '{program}' is not executable: {} is not an executable file; check it or `chmod +x` it",
+        "run {}command '{program}': {} is not an executable file; check it or `chmod +x` it",
         role_prefix(*.role),
         .path.display()
     )]

@@ -33,7 +33,10 @@ pub fn recover(
     let (changed_files, changes_source) = match snapshot.map(|s| s.changed_files(workdir, ignore)) {
         Some(Ok((files, source))) => (files, source.to_owned()),
         Some(Err(e)) => {
-            tracing::warn!(workdir = %workdir.display(), error = %e, "could not list changed files");
+            tracing::warn!(
+                "{}; the worker's changed files are unknown",
+                crate::error::failure(&e)
+            );
             (Vec::new(), "unavailable".to_owned())
         }
         None => (Vec::new(), "unavailable".to_owned()),

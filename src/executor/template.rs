@@ -175,7 +175,7 @@ mod tests {
         assert_eq!(
             msg,
             format!(
-                "worker command 'fix-oneshot-missing.sh' not found: no such file in PATH or \
+                "find worker command 'fix-oneshot-missing.sh': no such file in PATH or \
                  relative to {}; install it or fix the command line",
                 dir.path().display()
             )

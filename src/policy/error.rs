@@ -11,10 +11,13 @@ use std::time::Duration;
 pub const LOAD_HOOK: &str = "load";
 
 /// A policy that could not be loaded, or a hook call that did not produce a usable answer.
+///
+/// Messages read after "failed to …" ([`crate::error`]): `read policy /x/p.lua`, `load policy
+/// p.lua:3: …`, `run hook verdict: p.lua:7: …`.
 #[derive(Debug, thiserror::Error)]
 pub enum PolicyError {
     /// The policy file could not be read from disk.
-    #[error("read policy {}: {source}", path.display())]
+    #[error("read policy {}", path.display())]
     Read {
         /// The file that was asked for.
         path: PathBuf,
@@ -24,7 +27,7 @@ pub enum PolicyError {
     },
     /// The file does not compile, does not return a table, or its table breaks the schema
     /// (unknown key, wrong type, bad guard key, bad regex, bad limit).
-    #[error("{}: {message}", place(file, *line))]
+    #[error("load policy {}: {message}", place(file, *line))]
     Load {
         /// The chunk name (the file name).
         file: String,
@@ -35,7 +38,7 @@ pub enum PolicyError {
     },
     /// The policy reached for something the sandbox withholds (`io`, `os.execute`, `require`,
     /// …) or tried to modify a read-only library table.
-    #[error("{} broke the sandbox: {message}", who(hook))]
+    #[error("run {}: it broke the sandbox: {message}", who(hook))]
     Sandbox {
         /// The hook (or [`LOAD_HOOK`]).
         hook: String,
@@ -43,7 +46,7 @@ pub enum PolicyError {
         message: String,
     },
     /// The hook raised a Lua error.
-    #[error("{} failed: {message}", who(hook))]
+    #[error("run {}: {message}", who(hook))]
     Runtime {
         /// The hook (or [`LOAD_HOOK`]).
         hook: String,
@@ -51,7 +54,11 @@ pub enum PolicyError {
         message: String,
     },
     /// The hook was still running when its wall-clock budget ran out.
-    #[error("{} ran past its {} budget", who(hook), humantime::format_duration(*budget))]
+    #[error(
+        "run {} within its {} budget; make it faster or raise the budget (--hook-budget)",
+        who(hook),
+        humantime::format_duration(*budget)
+    )]
     Budget {
         /// The hook (or [`LOAD_HOOK`]).
         hook: String,
@@ -59,7 +66,7 @@ pub enum PolicyError {
         budget: Duration,
     },
     /// The Lua state hit its memory cap during the hook.
-    #[error("{} ran out of memory (limit {} MiB)", who(hook), limit / (1024 * 1024))]
+    #[error("run {} within the memory limit ({} MiB)", who(hook), limit / (1024 * 1024))]
     Memory {
         /// The hook (or [`LOAD_HOOK`]).
         hook: String,
@@ -67,7 +74,10 @@ pub enum PolicyError {
         limit: usize,
     },
     /// The hook returned something outside its contract.
-    #[error("{} returned {got}; expected {expected}", who(hook))]
+    #[error(
+        "use the answer of {}: it returned {got}; expected {expected}",
+        who(hook)
+    )]
     BadReturn {
         /// The hook.
         hook: String,
@@ -78,7 +88,11 @@ pub enum PolicyError {
     },
     /// The policy loaded but its own tests failed ([`super::validate_for_reload`]), so it must
     /// not be activated.
-    #[error("{file}: {} of {total} policy test(s) failed: {}", failures.len(), failures.join("; "))]
+    #[error(
+        "validate policy {file}: {} of {total} policy test(s) failed: {}",
+        failures.len(),
+        failures.join("; ")
+    )]
     Tests {
         /// The policy file name.
         file: String,

@@ -71,7 +71,7 @@ impl Budget {
     fn install(lua: &Lua, limit: Duration, watchdog: Option<WatchdogOptions>) -> Budget {
         let watchdog = watchdog.and_then(|opts| {
             Watchdog::start(opts)
-                .inspect_err(|e| tracing::warn!("policy watchdog not started: {e}"))
+                .inspect_err(|e| tracing::warn!("failed to start the policy watchdog: {e}"))
                 .ok()
         });
         let budget = Budget {

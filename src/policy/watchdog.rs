@@ -24,8 +24,8 @@ impl OnStuck {
     pub fn exit_process() -> OnStuck {
         OnStuck(Arc::new(|overrun| {
             eprintln!(
-                "oneshot: a policy hook is stuck in native code {} past its budget and cannot \
-                 be interrupted; exiting. Fix the policy, then `oneshot resume` the session.",
+                "oneshot: error: failed to interrupt a policy hook stuck in native code {} past \
+                 its budget; exiting — fix the policy, then run `oneshot resume ID`",
                 humantime::format_duration(Duration::from_millis(overrun.as_millis() as u64))
             );
             std::process::exit(1);

@@ -5,7 +5,7 @@
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ReplayError {
     /// A record of a kind replay depends on did not decode.
-    #[error("log record {record}: malformed `{kind}` record: {message}")]
+    #[error("read log record {record}: it is a malformed `{kind}` record: {message}")]
     Malformed {
         /// Position among the log's records, from 1.
         record: usize,

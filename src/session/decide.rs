@@ -15,7 +15,8 @@ use crate::policy::{
 use std::borrow::Cow;
 use std::time::Instant;
 
-/// A hook that failed: what the decision record, the history and the user see.
+/// A hook that failed: what the decision record, the history and the user see. The message is a
+/// complete sentence: `failed to run hook verdict: p.lua:3: …` ([`crate::error::failure`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HookError {
     /// The hook (`verdict`, `guards[A -> B]`, …).
@@ -32,7 +33,7 @@ impl HookError {
         HookError {
             hook: e.hook().unwrap_or(hook).to_string(),
             kind: e.kind().to_string(),
-            message: e.to_string(),
+            message: crate::error::failure(e),
         }
     }
 }

@@ -34,7 +34,7 @@ impl Step<'_> {
                 }
                 Err(e) if self.d.fail_mode(&e.hook) == FailMode::Open => {
                     self.warn(&format!(
-                        "guard {from} -> {to} failed and fails open (on_error): {}",
+                        "{}; the guard fails open (on_error), so {from} -> {to} goes ahead",
                         e.message
                     ));
                 }
@@ -55,10 +55,12 @@ impl Step<'_> {
             if self.d.fail_mode("on_transition") == FailMode::Closed && !to.is_terminal() {
                 self.policy_failed(e);
             } else {
-                self.warn(&format!(
-                    "on_transition failed after {from} -> {to}: {}",
-                    e.message
-                ));
+                let then = if to.is_terminal() {
+                    "the session has ended anyway"
+                } else {
+                    "on_transition fails open, so the session goes on"
+                };
+                self.warn(&format!("after {from} -> {to}: {}; {then}", e.message));
             }
         }
     }

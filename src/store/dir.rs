@@ -6,11 +6,13 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
-/// Errors reading or writing session files. Each names the session or file and says what to do.
+/// Errors reading or writing session files. Each names the session or file and says what to do;
+/// like every oneshot error it reads after "failed to …" and leaves its cause to the chain
+/// ([`crate::error`]).
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     /// No session has this id or prefix.
-    #[error("no session `{id}` under {dir} (run `oneshot list` to see the sessions there)")]
+    #[error("find session `{id}` under {dir}; run `oneshot list` to see the sessions there")]
     NotFound {
         /// The id asked for.
         id: String,
@@ -18,7 +20,7 @@ pub enum StoreError {
         dir: String,
     },
     /// A prefix matched several sessions.
-    #[error("session prefix `{id}` is ambiguous: it matches {matches}; give more characters")]
+    #[error("pick a session: the prefix `{id}` matches {matches}; give more characters")]
     Ambiguous {
         /// The prefix asked for.
         id: String,
@@ -27,8 +29,8 @@ pub enum StoreError {
     },
     /// `oneshot.json` does not parse.
     #[error(
-        "state file {path} is corrupt ({message}); nothing was changed — inspect or restore it, \
-         the activity log beside it is intact"
+        "read state file {path}: it is corrupt ({message}); nothing was changed — inspect or \
+         restore it, the activity log beside it is intact"
     )]
     Corrupt {
         /// The state file.
@@ -38,7 +40,8 @@ pub enum StoreError {
     },
     /// Written by a newer oneshot.
     #[error(
-        "state file {path} has schema {found}, newer than this oneshot understands ({SCHEMA_VERSION}); upgrade oneshot"
+        "read state file {path}: it has schema {found}, newer than this oneshot understands \
+         ({SCHEMA_VERSION}); upgrade oneshot"
     )]
     NewerSchema {
         /// The state file.
@@ -48,8 +51,8 @@ pub enum StoreError {
     },
     /// Written by an older oneshot, in a format this one does not read.
     #[error(
-        "state file {path} has schema {found}, written by an older oneshot; this one reads schema \
-         {SCHEMA_VERSION} — finish the session with the oneshot that started it"
+        "read state file {path}: it has schema {found}, written by an older oneshot; this one \
+         reads schema {SCHEMA_VERSION} — finish the session with the oneshot that started it"
     )]
     OlderSchema {
         /// The state file.
@@ -57,8 +60,8 @@ pub enum StoreError {
         /// Its schema version.
         found: u32,
     },
-    /// Another process drives this session.
-    #[error("session {id} is {source}; wait for it to finish or stop that process")]
+    /// Another process drives this session (the lock error, its source, names the holder).
+    #[error("lock session {id}")]
     Locked {
         /// The session id.
         id: String,
@@ -66,9 +69,9 @@ pub enum StoreError {
         source: LockError,
     },
     /// A file operation failed.
-    #[error("{what} {path}")]
+    #[error("{} {path}", what.strip_prefix("cannot ").unwrap_or(what))]
     Io {
-        /// What was being done, e.g. "cannot write".
+        /// What was being done: a verb, "read" or "write" (a leading "cannot " is dropped).
         what: &'static str,
         /// The file or directory.
         path: String,

@@ -11,17 +11,20 @@ pub struct SessionLock {
     _file: File,
 }
 
-/// Why the lock could not be taken.
+/// Why the lock could not be taken (the source of [`StoreError::Locked`](super::StoreError)).
 #[derive(Debug, thiserror::Error)]
 pub enum LockError {
     /// Another live process holds it.
-    #[error("locked by {}", match .pid { Some(p) => format!("pid {p}"), None => "another process".to_string() })]
+    #[error(
+        "{} holds it; wait for it to finish or stop it",
+        match .pid { Some(p) => format!("pid {p}"), None => "another process".to_string() }
+    )]
     Held {
         /// The pid the holder wrote into the lock file, if readable.
         pid: Option<u32>,
     },
     /// The lock file could not be opened or locked.
-    #[error("cannot lock {path}")]
+    #[error("lock {path}")]
     Io {
         /// The lock file.
         path: String,

@@ -1,4 +1,7 @@
 //! What can stop hot reload from starting, and what can go wrong with the trust store.
+//!
+//! Like every oneshot error, messages read after "failed to …" and leave the cause to the
+//! error chain ([`crate::error`]).
 
 use std::path::PathBuf;
 
@@ -7,10 +10,10 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 pub enum ReloadError {
     /// The OS file watcher could not be created (inotify instance limit, …).
-    #[error("start the policy file watcher: {0}")]
+    #[error("start the policy file watcher")]
     Watcher(#[source] notify::Error),
     /// A policy file's directory could not be watched.
-    #[error("watch {} for policy changes: {source}", dir.display())]
+    #[error("watch {} for policy changes", dir.display())]
     Watch {
         /// The directory that was to be watched.
         dir: PathBuf,
@@ -20,7 +23,7 @@ pub enum ReloadError {
     },
     /// A path could not be resolved to its canonical form (it does not exist, or a parent is
     /// unreadable), so it cannot be watched or compared against the workdir.
-    #[error("resolve {}: {source}", path.display())]
+    #[error("resolve {}", path.display())]
     Resolve {
         /// The path as given.
         path: PathBuf,
@@ -39,7 +42,7 @@ pub enum TrustError {
     )]
     NoLocation,
     /// The file to trust (or untrust) could not be read or resolved.
-    #[error("read {}: {source}", path.display())]
+    #[error("read {}", path.display())]
     File {
         /// The policy file.
         path: PathBuf,
@@ -48,7 +51,7 @@ pub enum TrustError {
         source: std::io::Error,
     },
     /// The trust store itself could not be read or written.
-    #[error("access the trust store {}: {source}", path.display())]
+    #[error("access the trust store {}", path.display())]
     Store {
         /// The trust store file.
         path: PathBuf,

@@ -79,7 +79,8 @@ pub enum ReloadEvent {
     },
     /// The changed files did not load or validate; the running generation stays.
     Failed {
-        /// The load error, with `file:line` where it is known.
+        /// Why, as a sentence (`failed to load policy p.lua:3: …`), with `file:line` where it
+        /// is known.
         error: String,
         /// The files that changed.
         files: Vec<PathBuf>,
@@ -130,7 +131,7 @@ impl fmt::Display for ReloadEvent {
                 ..
             } => write!(
                 f,
-                "policy reload failed, keeping generation {kept_generation}: {error}"
+                "policy edit not activated, generation {kept_generation} keeps deciding: {error}"
             ),
             ReloadEvent::Untrusted { file, hint, .. } => write!(
                 f,

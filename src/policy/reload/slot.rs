@@ -165,7 +165,7 @@ impl ReloadingPolicy {
             Ok(host) => host,
             Err(e) => {
                 let event = ReloadEvent::Failed {
-                    error: e.to_string(),
+                    error: crate::error::failure(&e),
                     files: changed.keys().cloned().collect(),
                     kept_generation: self.generation,
                 };
@@ -205,7 +205,7 @@ impl ReloadingPolicy {
             && let Err(e) = watcher.set_files(self.loaded.keys().cloned().collect())
         {
             // The new generation is fine; only its later edits may go unnoticed.
-            tracing::warn!("{e}");
+            tracing::warn!("{}", crate::error::failure(&e));
         }
         vec![ReloadEvent::Reloaded {
             generation: self.generation,

@@ -85,7 +85,10 @@ impl TrustStore {
         match self.read() {
             Ok(store) => store.files.get(&key).is_some_and(|h| h == content_hash),
             Err(e) => {
-                tracing::warn!("{e}");
+                tracing::warn!(
+                    "{}; no policy change counts as trusted",
+                    crate::error::failure(&e)
+                );
                 false
             }
         }

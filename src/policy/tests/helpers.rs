@@ -194,7 +194,7 @@ fn decision_hooks_cannot_fail_open() {
     let e = load_err("return {\n  on_error = {\n    verdict = 'open',\n  },\n}");
     let text = e.to_string();
     assert!(
-        text.starts_with("test.lua:3: on_error.verdict cannot be \"open\""),
+        text.starts_with("load policy test.lua:3: on_error.verdict cannot be \"open\""),
         "{text}"
     );
     assert!(text.contains("no safe answer to fall back to"), "{text}");

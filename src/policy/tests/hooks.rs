@@ -45,11 +45,12 @@ fn verdict_hook_bad_returns() {
     let cases = [
         (
             "return 3",
-            "hook verdict returned a number; expected \"done\", \"retry\" or \"impossible\"",
+            "use the answer of hook verdict: it returned a number; expected \"done\", \"retry\" \
+             or \"impossible\"",
         ),
-        ("return 'maybe'", "hook verdict returned \"maybe\""),
-        ("return nil", "hook verdict returned nil"),
-        ("return", "hook verdict returned nil"),
+        ("return 'maybe'", "hook verdict: it returned \"maybe\""),
+        ("return nil", "hook verdict: it returned nil"),
+        ("return", "hook verdict: it returned nil"),
         ("return 'done', 5", "expected a reason string, or nil"),
         ("return 'done', nil, 7", "confidence between 0 and 1"),
         ("return {}", "returned nil"),
@@ -222,7 +223,10 @@ fn prompts_from_hooks_or_builtin() {
             "return {{ audit_prompt = function() {body} end }}"
         ));
         let text = bad_return(h.audit_prompt(&ctx).unwrap_err());
-        assert!(text.starts_with("hook audit_prompt returned"), "{text}");
+        assert!(
+            text.starts_with("use the answer of hook audit_prompt: it returned"),
+            "{text}"
+        );
     }
 }
 

@@ -18,7 +18,7 @@ fn unknown_top_level_key_names_it_and_suggests() {
 fn unknown_limits_key_suggests() {
     let e = load_err("return {\n  limits = {\n    max_iteratons = 3,\n  },\n}\n");
     let text = e.to_string();
-    assert!(text.starts_with("test.lua:3: "), "{text}");
+    assert!(text.starts_with("load policy test.lua:3: "), "{text}");
     assert!(text.contains("did you mean max_iterations?"), "{text}");
 }
 
@@ -76,7 +76,7 @@ fn syntax_error_has_file_and_line() {
     };
     assert_eq!(file, "test.lua");
     assert!(line.is_some(), "{e}");
-    assert!(e.to_string().starts_with("test.lua:"), "{e}");
+    assert!(e.to_string().starts_with("load policy test.lua:"), "{e}");
 }
 
 #[test]

@@ -106,7 +106,11 @@ fn runaway_loop_stops_near_budget() {
         assert!(took < Duration::from_secs(1), "{body}: took {took:?}");
         assert!(took >= Duration::from_millis(90), "{body}: took {took:?}");
         assert!(matches!(e, PolicyError::Budget { .. }), "{body}: {e:?}");
-        assert_eq!(e.to_string(), "hook next_prompt ran past its 100ms budget");
+        assert_eq!(
+            e.to_string(),
+            "run hook next_prompt within its 100ms budget; make it faster or raise the budget \
+             (--hook-budget)"
+        );
     }
 }
 
@@ -124,7 +128,7 @@ fn budget_applies_at_load() {
     assert!(matches!(e, PolicyError::Budget { .. }), "{e:?}");
     assert!(
         e.to_string()
-            .contains("top-level code ran past its 50ms budget"),
+            .contains("run the policy's top-level code within its 50ms budget"),
         "{e}"
     );
 }
@@ -167,7 +171,7 @@ fn memory_bomb_fails_cleanly_and_host_survives() {
     assert!(matches!(e, PolicyError::Memory { .. }), "{e:?}");
     assert_eq!(
         e.to_string(),
-        "hook next_prompt ran out of memory (limit 64 MiB)"
+        "run hook next_prompt within the memory limit (64 MiB)"
     );
     for i in 2..5 {
         ctx.iteration = i;

@@ -168,7 +168,7 @@ fn validate_for_reload_rejects_failing_tests() {
     assert!(matches!(e, PolicyError::Tests { .. }), "{e:?}");
     let text = e.to_string();
     assert!(
-        text.starts_with("p.lua: 2 of 8 policy test(s) failed: inline done"),
+        text.starts_with("validate policy p.lua: 2 of 8 policy test(s) failed: inline done"),
         "{text}"
     );
     // A load error is reported as such, before any test runs.

@@ -53,7 +53,6 @@ fn worker_exit_zero_audits_and_done_completes() {
     );
     assert_eq!(outcome.state, S::Completed);
     assert!(!outcome.paused);
-    assert_eq!(outcome.exit_code(), 0);
     assert_eq!(d.session.worker_output, "fixed");
     assert!(matches!(
         last_reason(&d),
@@ -103,7 +102,6 @@ fn impossible_rejects() {
     let mut d = builtin([Run::Exit(0, "hm"), Run::Exit(0, IMPOSSIBLE)]);
     let o = d.run().unwrap();
     assert_eq!(o.state, S::Rejected);
-    assert_eq!(o.exit_code(), 3);
 }
 
 #[test]
@@ -299,7 +297,7 @@ fn ctrl_c_stops_the_worker_gracefully_and_a_second_one_kills() {
     );
     assert!(
         o.iter()
-            .any(|e| matches!(e, Effect::Finish(o) if o.paused && o.exit_code() == 130))
+            .any(|e| matches!(e, Effect::Finish(o) if o.paused && !o.state.is_terminal()))
     );
 }
 

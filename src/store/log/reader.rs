@@ -10,7 +10,7 @@ use serde_json::Value;
 #[derive(Debug, thiserror::Error)]
 pub enum LogError {
     /// Opening or reading the file failed.
-    #[error("cannot read {path}: {source}")]
+    #[error("read {}", path.display())]
     Read {
         /// The log file.
         path: PathBuf,

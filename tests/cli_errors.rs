@@ -1,0 +1,353 @@
+//! What the real binary says when something goes wrong, and the exit code it says it with
+//! (`src/cli/exit.rs`): one `oneshot: error: failed to …` line that names the file or session,
+//! prints each cause exactly once and says what to do next; survivable problems as
+//! `oneshot: warning: …` while the session goes on.
+
+mod common;
+use common::*;
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+const ENOENT: &str = "No such file or directory (os error 2)";
+
+/// The binary with an explicit `--state-dir` and no inherited ONESHOT_* settings.
+fn oneshot(w: &World, args: &[&str]) -> Output {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_oneshot"));
+    for (k, _) in std::env::vars() {
+        if k.starts_with("ONESHOT_") {
+            c.env_remove(k);
+        }
+    }
+    c.arg("--state-dir")
+        .arg(w.state_dir())
+        .args(args)
+        .current_dir(w.work())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// The one error line: exactly one, and it is the last thing said.
+fn error_line(out: &Output) -> String {
+    let err = stderr(out);
+    let lines: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("oneshot: error: "))
+        .collect();
+    assert_eq!(lines.len(), 1, "expected one error line:\n{}", text(out));
+    assert_eq!(err.lines().last(), Some(lines[0]), "{}", text(out));
+    lines[0].to_string()
+}
+
+fn count(haystack: &str, needle: &str) -> usize {
+    haystack.matches(needle).count()
+}
+
+/// A session that ran to COMPLETED; its id.
+fn completed_session(w: &World) -> String {
+    let auditor = w.script("a.sh", AUDIT_DONE);
+    let out = oneshot(
+        w,
+        &[
+            "--worker-cmd",
+            "true",
+            "--auditor-cmd",
+            &auditor,
+            "the task",
+        ],
+    );
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    w.session_id()
+}
+
+#[test]
+fn a_missing_policy_file_is_named_with_its_os_error_once_and_exits_2() {
+    let w = World::new();
+    let policy = w.tmp.path().join("missing.lua");
+    let policy = policy.to_str().unwrap();
+    let out = oneshot(
+        &w,
+        &[
+            "--policy",
+            policy,
+            "--worker-cmd",
+            "true",
+            "--auditor-cmd",
+            "true",
+            "the task",
+        ],
+    );
+    assert_eq!(code(&out), 2, "{}", text(&out));
+    let line = error_line(&out);
+    assert_eq!(
+        line,
+        format!("oneshot: error: failed to read policy {policy}: {ENOENT}")
+    );
+    assert_eq!(count(&stderr(&out), "No such file or directory"), 1);
+    assert!(w.session_ids().is_empty(), "nothing may start");
+
+    // `policy check` says it the same way.
+    let out = oneshot(&w, &["policy", "check", policy]);
+    assert_eq!(code(&out), 2, "{}", text(&out));
+    assert_eq!(
+        error_line(&out),
+        format!("oneshot: error: failed to read policy {policy}: {ENOENT}")
+    );
+}
+
+#[test]
+fn a_policy_deleted_while_paused_is_named_once_on_resume() {
+    // The case of the issue: the recorded policy went missing and `resume` printed the OS
+    // error twice (the engine's error forwarded both the message and the source).
+    let w = World::new();
+    let policy = w.policy("return {}");
+    let marker = w.tmp.path().join("started");
+    let worker = w.script("w.sh", &format!("touch {}; sleep 60", marker.display()));
+    let auditor = w.script("a.sh", AUDIT_DONE);
+    let mut child = w.spawn(&worker, &auditor, &["--policy", &policy], "t");
+    w.wait_for(&marker, Duration::from_secs(10));
+    std::thread::sleep(Duration::from_millis(200));
+    signal(child.id(), SIGINT);
+    assert_eq!(
+        wait_timeout(&mut child, Duration::from_secs(15)).code(),
+        Some(130)
+    );
+    let id = w.session_id();
+    std::fs::remove_file(&policy).unwrap();
+
+    let out = oneshot(&w, &["resume", &id]);
+    assert_eq!(code(&out), 2, "{}", text(&out));
+    let line = error_line(&out);
+    assert!(
+        line.starts_with("oneshot: error: failed to read policy ") && line.contains("p.lua"),
+        "{line}"
+    );
+    assert_eq!(count(&stderr(&out), "No such file or directory"), 1);
+    assert_eq!(count(&stderr(&out), "(os error 2)"), 1);
+}
+
+#[test]
+fn an_unknown_session_is_named_with_a_hint_and_exits_2() {
+    let w = World::new();
+    let policy = w.policy("return {}");
+    let sessions = w.state_dir().join("sessions");
+    let want = format!(
+        "oneshot: error: failed to find session `nope123` under {}; run `oneshot list` to see \
+         the sessions there",
+        sessions.display()
+    );
+    for args in [
+        &["status", "nope123"][..],
+        &["resume", "nope123"],
+        &["--resume", "nope123"],
+        &["log", "nope123"],
+        &["policy", "replay", "nope123", "--policy", &policy],
+    ] {
+        let out = oneshot(&w, args);
+        assert_eq!(code(&out), 2, "{args:?}: {}", text(&out));
+        let line = error_line(&out);
+        assert_eq!(line, want, "{args:?}");
+        assert_eq!(count(&line, "nope123"), 1, "{line}");
+        assert_eq!(count(&line, "oneshot list"), 1, "{line}");
+    }
+}
+
+#[test]
+fn a_corrupt_state_file_is_named_and_exits_1() {
+    let w = World::new();
+    let dir = w.state_dir().join("sessions").join("0123abcd");
+    std::fs::create_dir_all(&dir).unwrap();
+    let state = dir.join("oneshot.json");
+    std::fs::write(&state, "{\"schema\": 2, \"state\": ").unwrap();
+    for args in [&["status", "0123"][..], &["resume", "0123"]] {
+        let out = oneshot(&w, args);
+        assert_eq!(code(&out), 1, "{args:?}: {}", text(&out));
+        let line = error_line(&out);
+        assert!(
+            line.starts_with(&format!(
+                "oneshot: error: failed to read state file {}: it is corrupt (",
+                state.display()
+            )),
+            "{line}"
+        );
+        assert_eq!(count(&line, &state.display().to_string()), 1, "{line}");
+        assert!(
+            line.ends_with("the activity log beside it is intact"),
+            "{line}"
+        );
+    }
+    // Untouched, and `list` still lists the others, marking this one.
+    assert_eq!(
+        std::fs::read_to_string(&state).unwrap(),
+        "{\"schema\": 2, \"state\": "
+    );
+    let out = oneshot(&w, &["list"]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let listed = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        listed.contains("unreadable: failed to read state file"),
+        "{listed}"
+    );
+}
+
+#[test]
+fn a_missing_worker_program_names_the_role_and_workdir_and_exits_2() {
+    let w = World::new();
+    let auditor = w.script("a.sh", AUDIT_DONE);
+    let out = oneshot(
+        &w,
+        &[
+            "--worker-cmd",
+            "no-such-oneshot-worker {prompt}",
+            "--auditor-cmd",
+            &auditor,
+            "the task",
+        ],
+    );
+    assert_eq!(code(&out), 2, "{}", text(&out));
+    let work = w.work().canonicalize().unwrap_or_else(|_| w.work());
+    let line = error_line(&out);
+    assert!(
+        line.starts_with(
+            "oneshot: error: failed to find worker command 'no-such-oneshot-worker': no such \
+             file in PATH or relative to "
+        ),
+        "{line}"
+    );
+    assert!(
+        line.contains(&w.work().display().to_string())
+            || line.contains(&work.display().to_string()),
+        "{line}"
+    );
+    assert!(
+        line.ends_with("; install it or fix the command line"),
+        "{line}"
+    );
+    assert_eq!(count(&line, "no-such-oneshot-worker"), 1, "{line}");
+    assert!(w.session_ids().is_empty(), "nothing may start");
+}
+
+#[test]
+fn a_policy_syntax_error_names_file_and_line_and_exits_2() {
+    let w = World::new();
+    let policy = w.policy("return {\n  limits = { max_iterations = },\n}\n");
+    for args in [
+        &[
+            "--policy",
+            &policy,
+            "--worker-cmd",
+            "true",
+            "--auditor-cmd",
+            "true",
+            "the task",
+        ][..],
+        &["policy", "check", &policy],
+        &["policy", "test", &policy],
+    ] {
+        let out = oneshot(&w, args);
+        assert_eq!(code(&out), 2, "{args:?}: {}", text(&out));
+        let line = error_line(&out);
+        assert!(
+            line.starts_with("oneshot: error: failed to load policy p.lua:2: "),
+            "{args:?}: {line}"
+        );
+        assert_eq!(count(&line, "p.lua:2"), 1, "{line}");
+    }
+    assert!(w.session_ids().is_empty(), "nothing may start");
+}
+
+#[test]
+fn a_locked_session_names_the_holder_and_exits_4_and_a_finished_one_is_refused() {
+    let w = World::new();
+    let id = completed_session(&w);
+    let lock = oneshot::store::SessionLock::acquire(&w.session_dir(&id).join("lock")).unwrap();
+    let out = oneshot(&w, &["resume", &id[..8]]);
+    assert_eq!(code(&out), 4, "{}", text(&out));
+    assert_eq!(
+        error_line(&out),
+        format!(
+            "oneshot: error: failed to lock session {id}: pid {} holds it; wait for it to \
+             finish or stop it",
+            std::process::id()
+        )
+    );
+    drop(lock);
+
+    let out = oneshot(&w, &["resume", &id[..8]]);
+    assert_eq!(code(&out), 4, "{}", text(&out));
+    assert_eq!(
+        error_line(&out),
+        format!(
+            "oneshot: error: failed to resume session {id}: it is COMPLETED; there is nothing \
+             left to do"
+        )
+    );
+}
+
+#[test]
+fn usage_errors_exit_2_and_say_what_to_write() {
+    let w = World::new();
+    let out = oneshot(&w, &[]);
+    assert_eq!(code(&out), 2, "{}", text(&out));
+    let line = error_line(&out);
+    assert!(
+        line.starts_with("oneshot: error: failed to start a session: no task given;"),
+        "{line}"
+    );
+    assert!(line.contains("oneshot --help"), "{line}");
+
+    let out = oneshot(&w, &["--worker-cmd", "true", "the task"]);
+    assert_eq!(code(&out), 2, "{}", text(&out));
+    assert!(
+        error_line(&out).contains("it needs --worker-cmd and --auditor-cmd"),
+        "{}",
+        text(&out)
+    );
+
+    let out = oneshot(&w, &["status"]);
+    assert_eq!(code(&out), 2, "{}", text(&out));
+    assert!(
+        error_line(&out)
+            .starts_with("oneshot: error: failed to show the latest session: there are none under"),
+        "{}",
+        text(&out)
+    );
+}
+
+#[test]
+fn a_hook_that_fails_open_is_a_warning_and_the_session_goes_on() {
+    let w = World::new();
+    let policy = w.policy("return {\n  on_transition = function() error('boom') end,\n}\n");
+    let auditor = w.script("a.sh", AUDIT_DONE);
+    let out = oneshot(
+        &w,
+        &[
+            "--policy",
+            &policy,
+            "--worker-cmd",
+            "true",
+            "--auditor-cmd",
+            &auditor,
+            "the task",
+        ],
+    );
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let err = stderr(&out);
+    assert!(!err.contains("oneshot: error:"), "{err}");
+    let warnings: Vec<&str> = err.lines().filter(|l| l.contains("boom")).collect();
+    assert!(!warnings.is_empty(), "{err}");
+    for line in warnings {
+        assert!(
+            line.starts_with("oneshot: warning: after ")
+                && line.contains(": failed to run hook on_transition: p.lua:2: ")
+                && (line.ends_with("on_transition fails open, so the session goes on")
+                    || line.ends_with("the session has ended anyway")),
+            "{line}"
+        );
+        assert_eq!(count(line, "boom"), 1, "{line}");
+    }
+}
