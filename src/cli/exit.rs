@@ -245,7 +245,8 @@ mod tests {
         };
         assert_eq!(code(EngineError::Policy(read)), USAGE);
         assert_eq!(code(EngineError::Usage("x".into())), USAGE);
-        assert_eq!(code(EngineError::Redact("x".into())), USAGE);
+        let bad = oneshot::pipeline::Redactor::new(&["(".into()], vec![]).unwrap_err();
+        assert_eq!(code(EngineError::Redact(bad)), USAGE);
         let log = EngineError::Log {
             id: "abc".into(),
             source: io(),

@@ -29,8 +29,8 @@ pub enum EngineError {
     #[error("{0}")]
     Usage(String),
     /// The redaction patterns do not compile.
-    #[error("compile the policy's redaction patterns: {0}")]
-    Redact(String),
+    #[error("use the policy's redaction patterns")]
+    Redact(#[source] crate::pipeline::RedactError),
     /// The session cannot be resumed in its state.
     #[error("resume session {id}: it is {state}; {why}")]
     Refused {

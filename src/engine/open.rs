@@ -130,8 +130,7 @@ impl Engine {
     ) -> Result<Engine, EngineError> {
         let worker_cmd = CommandTemplate::parse(&session.worker_cmd)?;
         let auditor_cmd = CommandTemplate::parse(&session.auditor_cmd)?;
-        let redactor = Redactor::from_env(policy.redact_patterns())
-            .map_err(|e| EngineError::Redact(e.to_string()))?;
+        let redactor = Redactor::from_env(policy.redact_patterns()).map_err(EngineError::Redact)?;
         let log = LogWriter::open(dir.log_path()).map_err(|source| EngineError::Log {
             id: dir.id().to_string(),
             source,

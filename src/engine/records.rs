@@ -82,7 +82,10 @@ impl Engine {
                 Ok(r) => self.redactor = std::sync::Arc::new(r),
                 // The policy validated, so this is unexpected; keep redacting with the old set.
                 Err(e) => {
-                    let m = format!("keeping the previous redaction patterns: {e}");
+                    let m = format!(
+                        "keeping the previous redaction patterns: {}",
+                        crate::error::failure(&e)
+                    );
                     self.warn_out_of_band(&m, observer)?;
                 }
             }

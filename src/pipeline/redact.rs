@@ -25,7 +25,7 @@ const SECRET_NAME_PARTS: &[&str] = &["KEY", "TOKEN", "SECRET", "PASSWORD", "PASS
 #[derive(Debug, thiserror::Error)]
 pub enum RedactError {
     /// The pattern is not a valid regex (Rust `regex` syntax).
-    #[error("invalid redact pattern {pattern:?}: {source}")]
+    #[error("compile redact pattern {pattern:?}")]
     Pattern {
         /// The pattern as given by the policy.
         pattern: String,
@@ -34,7 +34,7 @@ pub enum RedactError {
         source: regex::Error,
     },
     /// The literal secrets could not be compiled into a matcher (e.g. far too many of them).
-    #[error("cannot build the secret matcher: {0}")]
+    #[error("build the secret matcher")]
     Literals(#[from] aho_corasick::BuildError),
 }
 
