@@ -1,11 +1,12 @@
 //! One output pipe of an agent, read so that a quiet agent costs few wake-ups.
 //!
 //! A pipe registered with the reactor wakes the thread at every write the agent makes, read
-//! or not. So the pipe is read without a registration while output flows; only when it runs
-//! dry is it registered, until data arrives; then it is unregistered again and the output is
-//! left to gather for a moment before the next read. An agent printing a line every 10 ms
-//! then costs two wake-ups per batch of lines instead of one per line; one streaming output
-//! never waits (its reads find data, so they never register or gather).
+//! or not. So the pipe is read without a registration while output flows; only when a read
+//! finds it dry is it registered, until data arrives, and then read at once. After a small
+//! read (the agent trickles) the next read waits a moment for output to gather. An agent
+//! printing a line every 10 ms then costs one wake-up per batch of lines (the gathering timer)
+//! instead of one per line; a quiet one costs none; streaming output never waits (its reads
+//! are big); and the first line after a quiet spell is read as soon as it comes.
 
 use std::io;
 use std::os::fd::OwnedFd;
@@ -41,10 +42,8 @@ enum State {
 pub(super) struct Pipe {
     state: State,
     buf: Vec<u8>,
-    /// After the pipe ran dry and data arrived, the next read waits until then.
+    /// After a small read, the next one waits until then.
     gather_until: Option<Instant>,
-    /// Length of the last read.
-    last_read: usize,
 }
 
 impl Pipe {
@@ -69,7 +68,6 @@ impl Pipe {
             state,
             buf: vec![0; CHUNK],
             gather_until: None,
-            last_read: 0,
         }
     }
 
@@ -83,9 +81,10 @@ impl Pipe {
         &self.buf[..n]
     }
 
-    /// The next chunk's length (0 at end of file, after which the pipe is closed). Waits for
-    /// data when the pipe is dry, then lets `gather` pass before reading; a zero `gather` also
-    /// cuts short a wait begun by an earlier call. Cancel-safe: a
+    /// The next chunk's length (0 at end of file, after which the pipe is closed). After a
+    /// read smaller than [`GATHER_BELOW`], lets `gather` pass first; then reads, waiting for
+    /// data when the pipe is dry. A zero `gather` also cuts short a wait begun by an earlier
+    /// call. Cancel-safe: a
     /// dropped call loses nothing and the next one continues where it stopped.
     pub(super) async fn next(&mut self, gather: Duration) -> io::Result<usize> {
         loop {
@@ -103,9 +102,6 @@ impl Pipe {
                     ready.clear_ready();
                     drop(ready);
                     self.unregister();
-                    if !gather.is_zero() && self.last_read < GATHER_BELOW {
-                        self.gather_until = Some(Instant::now() + gather);
-                    }
                 }
                 State::Idle(fd) => match nix::unistd::read(fd, &mut self.buf) {
                     Ok(0) => {
@@ -113,7 +109,9 @@ impl Pipe {
                         return Ok(0);
                     }
                     Ok(n) => {
-                        self.last_read = n;
+                        if n < GATHER_BELOW && !gather.is_zero() {
+                            self.gather_until = Some(Instant::now() + gather);
+                        }
                         return Ok(n);
                     }
                     Err(Errno::EINTR) => {}
