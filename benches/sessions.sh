@@ -9,8 +9,9 @@
 # The sessions are real: a few are run by the binary itself (a long multi-line task with quotes
 # and braces; a worker printing ~80 KB; 1, 5 and 12 iterations, so histories of 5 to 50
 # entries; COMPLETED, FAILED and REJECTED), then copied under new ids with their creation times
-# spread over the last weeks. Each command is run RUNS times after one warm-up run; the median,
-# minimum and maximum wall-clock times are printed, in milliseconds. Needs bash 5 and jq.
+# spread over the last week and their files' times set to match. Each command is run RUNS
+# times after one warm-up run; the median, minimum and maximum wall-clock times are printed, in
+# milliseconds. Needs bash 5 and jq.
 set -euo pipefail
 
 SESSIONS=${SESSIONS:-1000}
@@ -21,6 +22,7 @@ if [[ -z ${ONESHOT_BIN:-} ]]; then
     (cd "$root" && cargo build --release --quiet)
     ONESHOT_BIN=${CARGO_TARGET_DIR:-$root/target}/release/oneshot
 fi
+ONESHOT_BIN=$(realpath "$ONESHOT_BIN")
 command -v jq >/dev/null || { echo "sessions.sh: needs jq" >&2; exit 2; }
 
 scratch=$(mktemp -d)
@@ -73,6 +75,10 @@ if [[ ! -d $sessions ]] || (( $(ls "$sessions" | wc -l) < SESSIONS )); then
             | .oneshot_id = $id | .created_ms = $c | .updated_ms = $c + $d
             | .created_at = ($c | ts) | .updated_at = ($c + $d | ts)' \
             "$seed/oneshot.json" >"$sessions/$id/oneshot.json"
+        # Last changed when the session last was, as a real session directory.
+        updated=$(jq .updated_ms "$sessions/$id/oneshot.json")
+        touch -m -d "@$(( updated / 1000 )).$(printf %03d $(( updated % 1000 )))" \
+            "$sessions/$id/oneshot.json" "$sessions/$id"
     done
 fi
 
