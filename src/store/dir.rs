@@ -185,11 +185,11 @@ impl Store {
     ///
     /// Reads only the head of each state file ([`Summary`]).
     pub fn list(&self) -> Result<Vec<Listed>, StoreError> {
-        let mut reader = SummaryReader::new();
+        let (sessions, mut reader) = (self.sessions(), SummaryReader::new());
         let mut out: Vec<Listed> = self
             .names()?
             .into_iter()
-            .filter_map(|id| self.summary(id, &mut reader))
+            .filter_map(|id| summary(&sessions, id, &mut reader))
             .collect();
         out.sort_by(|(a, sa), (b, sb)| newer(sa, sb).then_with(|| a.id.cmp(&b.id)));
         Ok(out)
@@ -198,10 +198,10 @@ impl Store {
     /// The first session of [`Store::list`]: the newest, or when no state file reads, the
     /// unreadable one with the smallest id. `None` when there is no session.
     ///
-    /// Reads the state files of the directories changed last, newest first, and stops at the
-    /// first directory last changed more than an hour before the newest creation time found so
-    /// far: a session's directory changes whenever its state file is written,
-    /// the first time after its creation time was taken, so none of the rest can be newer.
+    /// Reads the state files of the directories changed last first, and stops at the first
+    /// directory last changed more than an hour before the newest creation time found so far:
+    /// a session's directory changes whenever its state file is written, the first time after
+    /// its creation time was taken, so none of the rest can be newer.
     pub fn latest(&self) -> Result<Option<SessionDir>, StoreError> {
         let sessions = self.sessions();
         let mut names: Vec<(Option<u64>, String)> = self
@@ -223,7 +223,7 @@ impl Store {
             {
                 break;
             }
-            let Some(next) = self.summary(id, &mut reader) else {
+            let Some(next) = summary(&sessions, id, &mut reader) else {
                 continue;
             };
             let first = best.as_ref().is_none_or(|(dir, b)| {
@@ -237,25 +237,27 @@ impl Store {
         }
         Ok(best.map(|(dir, _)| dir))
     }
+}
 
-    /// Session `id` with its summary; `None` when it has no state file (a directory being
-    /// created, or a stray file).
-    fn summary(&self, id: String, reader: &mut SummaryReader) -> Option<Listed> {
-        let dir = SessionDir {
-            path: self.sessions().join(&id),
-            id,
-        };
-        match reader.read(&dir.state_path()) {
-            Err(StoreError::Io { source, .. })
-                if matches!(
-                    source.kind(),
-                    io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
-                ) =>
-            {
-                None
-            }
-            summary => Some((dir, summary)),
+/// Session `id` under `sessions` with its summary; `None` when it has no state file (a
+/// directory being created, a stray file).
+fn summary(sessions: &Path, id: String, reader: &mut SummaryReader) -> Option<Listed> {
+    let dir = SessionDir {
+        path: sessions.join(&id),
+        id,
+    };
+    match reader.read(&dir.state_path()) {
+        Err(StoreError::Io { source, .. })
+            if matches!(
+                source.kind(),
+                io::ErrorKind::NotFound
+                    | io::ErrorKind::NotADirectory
+                    | io::ErrorKind::IsADirectory
+            ) =>
+        {
+            None
         }
+        summary => Some((dir, summary)),
     }
 }
 
@@ -500,9 +502,11 @@ mod tests {
         let (tie1, tie2) = if a.id() < b.id() { (a, b) } else { (b, a) };
         let bad = store.create_session().unwrap();
         fs::write(bad.state_path(), "{\"schema\": 2, \"state\": ").unwrap();
-        // Not sessions: a directory without a state file (being created), a stray file.
+        // Not sessions: a directory without a state file (being created), a stray file, a
+        // directory where the state file should be.
         store.create_session().unwrap();
         fs::write(store.sessions().join("stray"), "x").unwrap();
+        fs::create_dir(store.create_session().unwrap().state_path()).unwrap();
 
         let listed = store.list().unwrap();
         assert_eq!(

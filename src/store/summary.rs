@@ -14,7 +14,8 @@ use serde::Deserialize;
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
 use std::fmt;
 use std::fs::File;
-use std::io::{Read, Seek, SeekFrom};
+use std::io::Read;
+use std::os::unix::fs::FileExt;
 use std::path::Path;
 
 /// How much of a state file is read first; the head of a file with a task of a few KiB fits.
@@ -110,7 +111,7 @@ impl SummaryReader {
             let last = if whole {
                 buf.trim_ascii_end().last().copied()
             } else {
-                last_byte(&mut file).map_err(io_err("cannot read", path))?
+                last_byte(&file).map_err(io_err("cannot read", path))?
             };
             if last != Some(b'}') {
                 return Err(corrupt(
@@ -123,14 +124,13 @@ impl SummaryReader {
 }
 
 /// The last byte of `file` that is not whitespace.
-fn last_byte(file: &mut File) -> std::io::Result<Option<u8>> {
-    let mut end = file.seek(SeekFrom::End(0))?;
+fn last_byte(file: &File) -> std::io::Result<Option<u8>> {
+    let mut end = file.metadata()?.len();
     let mut block = [0u8; 256];
     while end > 0 {
         let n = end.min(block.len() as u64);
-        file.seek(SeekFrom::Start(end - n))?;
         let block = &mut block[..n as usize];
-        file.read_exact(block)?;
+        file.read_exact_at(block, end - n)?;
         if let Some(&b) = block.trim_ascii_end().last() {
             return Ok(Some(b));
         }
