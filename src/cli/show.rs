@@ -17,8 +17,8 @@ use std::time::Duration;
 pub fn status(store: &Store, id: Option<&str>, json: bool) -> Result<i32> {
     let dir = match id {
         Some(id) => store.open(id)?,
-        None => match store.list()?.into_iter().next() {
-            Some((dir, _)) => dir,
+        None => match store.latest()? {
+            Some(dir) => dir,
             None => {
                 return Err(usage(format!(
                     "show the latest session: there are none under {}; start one with \
@@ -98,7 +98,7 @@ pub fn list(store: &Store, json: bool) -> Result<i32> {
         for (dir, file) in &sessions {
             let v = match file {
                 Ok(f) => serde_json::json!({
-                    "oneshot_id": f.id, "state": f.state(), "iteration_count": f.iteration,
+                    "oneshot_id": f.id, "state": f.state, "iteration_count": f.iteration,
                     "max_iterations": f.max_iterations, "created_at": rfc3339(f.created_ms),
                     "updated_at": rfc3339(f.updated_ms), "task": f.task,
                 }),
@@ -121,7 +121,7 @@ pub fn list(store: &Store, json: bool) -> Result<i32> {
             Ok(f) => println!(
                 "{:<8}  {:<20}  {:>5}  {:<24}  {}",
                 short_id(&f.id),
-                f.state().as_str(),
+                f.state.as_str(),
                 format!("{}/{}", f.iteration, f.max_iterations),
                 rfc3339(f.updated_ms),
                 one_line(&f.task, 60)

@@ -1,6 +1,7 @@
 //! Where sessions live: `<state-dir>/sessions/<id>/`.
 
 use super::lock::{LockError, SessionLock};
+use super::summary::{Summary, SummaryReader};
 use crate::session::{SCHEMA_VERSION, Session};
 use std::fs;
 use std::io;
@@ -81,7 +82,10 @@ pub enum StoreError {
     },
 }
 
-fn io_err<'a>(what: &'static str, path: &'a Path) -> impl FnOnce(io::Error) -> StoreError + 'a {
+pub(super) fn io_err<'a>(
+    what: &'static str,
+    path: &'a Path,
+) -> impl FnOnce(io::Error) -> StoreError + 'a {
     move |source| StoreError::Io {
         what,
         path: path.display().to_string(),
@@ -89,8 +93,9 @@ fn io_err<'a>(what: &'static str, path: &'a Path) -> impl FnOnce(io::Error) -> S
     }
 }
 
-/// A session found by [`Store::list`], with its state file or the error reading it.
-pub type Listed = (SessionDir, Result<Session, StoreError>);
+/// A session found by [`Store::list`], with the summary of its state file or the error reading
+/// it.
+pub type Listed = (SessionDir, Result<Summary, StoreError>);
 
 /// The state directory (`--state-dir`, default `.oneshot`).
 #[derive(Debug, Clone)]
@@ -133,9 +138,10 @@ impl Store {
             });
         }
         let matches: Vec<String> = self
-            .ids()?
+            .names()?
             .into_iter()
             .filter(|s| !id.is_empty() && s.starts_with(id))
+            .filter(|s| self.sessions().join(s).join("oneshot.json").is_file())
             .collect();
         match matches.len() {
             0 => Err(StoreError::NotFound {
@@ -153,40 +159,128 @@ impl Store {
         }
     }
 
-    /// Ids of all sessions that have a state file, sorted.
-    pub fn ids(&self) -> Result<Vec<String>, StoreError> {
+    /// The names in the sessions directory, sorted; none when it does not exist.
+    fn names(&self) -> Result<Vec<String>, StoreError> {
         let dir = self.sessions();
         let entries = match fs::read_dir(&dir) {
             Ok(e) => e,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
             Err(e) => return Err(io_err("cannot read", &dir)(e)),
         };
-        let mut ids: Vec<String> = entries
+        let mut names: Vec<String> = entries
             .filter_map(|e| e.ok())
-            .filter(|e| e.path().join("oneshot.json").is_file())
             .map(|e| e.file_name().to_string_lossy().into_owned())
             .collect();
-        ids.sort();
+        names.sort();
+        Ok(names)
+    }
+
+    /// Ids of all sessions that have a state file, sorted.
+    pub fn ids(&self) -> Result<Vec<String>, StoreError> {
+        let sessions = self.sessions();
+        let mut ids = self.names()?;
+        ids.retain(|id| sessions.join(id).join("oneshot.json").is_file());
         Ok(ids)
     }
 
-    /// Every session with its state file (or the error reading it), newest first.
+    /// Every session with the summary of its state file (or the error reading it): newest
+    /// first by creation time, then by id; those that cannot be read last, by id.
+    ///
+    /// Reads only the head of each state file ([`Summary`]).
     pub fn list(&self) -> Result<Vec<Listed>, StoreError> {
-        let mut out: Vec<_> = self
-            .ids()?
+        let (sessions, mut reader) = (self.sessions(), SummaryReader::new());
+        let mut out: Vec<Listed> = self
+            .names()?
             .into_iter()
-            .map(|id| {
-                let dir = SessionDir {
-                    path: self.sessions().join(&id),
-                    id,
-                };
-                let file = dir.read_state();
-                (dir, file)
-            })
+            .filter_map(|id| summary(&sessions, id, &mut reader))
             .collect();
-        out.sort_by_key(|(_, f)| std::cmp::Reverse(f.as_ref().map(|f| f.created_ms).unwrap_or(0)));
+        out.sort_by(|(a, sa), (b, sb)| newer(sa, sb).then_with(|| a.id.cmp(&b.id)));
         Ok(out)
     }
+
+    /// The first session of [`Store::list`]: the newest, or when no state file reads, the
+    /// unreadable one with the smallest id. `None` when there is no session.
+    ///
+    /// Reads the state files of the directories changed last first, and stops at the first
+    /// directory last changed more than an hour before the newest creation time found so far:
+    /// a session's directory changes whenever its state file is written, the first time after
+    /// its creation time was taken, so none of the rest can be newer.
+    pub fn latest(&self) -> Result<Option<SessionDir>, StoreError> {
+        let sessions = self.sessions();
+        let mut names: Vec<(Option<u64>, String)> = self
+            .names()?
+            .into_iter()
+            .map(|id| (mtime_ms(&sessions.join(&id)), id))
+            .collect();
+        // Unknown times first (they must be read), then the last changed; ties by id.
+        names.sort_by_key(|(mtime, _)| std::cmp::Reverse(mtime.unwrap_or(u64::MAX)));
+        let mut reader = SummaryReader::new();
+        let mut best: Option<Listed> = None;
+        for (mtime, id) in names {
+            let created = best
+                .as_ref()
+                .and_then(|(_, s)| s.as_ref().ok())
+                .map(|s| s.created_ms);
+            if let (Some(mtime), Some(created)) = (mtime, created)
+                && mtime.saturating_add(MTIME_SLACK_MS) < created
+            {
+                break;
+            }
+            let Some(next) = summary(&sessions, id, &mut reader) else {
+                continue;
+            };
+            let first = best.as_ref().is_none_or(|(dir, b)| {
+                newer(&next.1, b)
+                    .then_with(|| next.0.id.cmp(&dir.id))
+                    .is_lt()
+            });
+            if first {
+                best = Some(next);
+            }
+        }
+        Ok(best.map(|(dir, _)| dir))
+    }
+}
+
+/// Session `id` under `sessions` with its summary; `None` when it has no state file (a
+/// directory being created, a stray file).
+fn summary(sessions: &Path, id: String, reader: &mut SummaryReader) -> Option<Listed> {
+    let dir = SessionDir {
+        path: sessions.join(&id),
+        id,
+    };
+    match reader.read(&dir.state_path()) {
+        Err(StoreError::Io { source, .. })
+            if matches!(
+                source.kind(),
+                io::ErrorKind::NotFound
+                    | io::ErrorKind::NotADirectory
+                    | io::ErrorKind::IsADirectory
+            ) =>
+        {
+            None
+        }
+        summary => Some((dir, summary)),
+    }
+}
+
+/// How much earlier than its session's creation time a session directory's mtime may be and
+/// [`Store::latest`] still read it: file times come from a coarser clock than `created_ms`, and
+/// a clock corrected backwards between a session's creation and its last write leaves the
+/// directory older than the session.
+const MTIME_SLACK_MS: u64 = 60 * 60 * 1000;
+
+/// When `path` last changed, unix milliseconds; `None` when that cannot be told.
+fn mtime_ms(path: &Path) -> Option<u64> {
+    let modified = fs::metadata(path).and_then(|m| m.modified()).ok()?;
+    let since = modified.duration_since(std::time::UNIX_EPOCH).ok()?;
+    u64::try_from(since.as_millis()).ok()
+}
+
+/// The listing order of two summaries: the newer first, the unreadable last.
+fn newer(a: &Result<Summary, StoreError>, b: &Result<Summary, StoreError>) -> std::cmp::Ordering {
+    let created = |s: &Result<Summary, StoreError>| s.as_ref().ok().map(|s| s.created_ms);
+    created(b).cmp(&created(a))
 }
 
 /// One session's directory.
@@ -234,6 +328,11 @@ impl SessionDir {
     pub fn read_state(&self) -> Result<Session, StoreError> {
         let path = self.state_path();
         let bytes = fs::read(&path).map_err(io_err("cannot read", &path))?;
+        // A good file parses straight into the session; only a bad one goes the long way
+        // below, which names what is wrong with it.
+        if let Ok(session) = serde_json::from_slice(&bytes) {
+            return Ok(session);
+        }
         let corrupt = |message: String| StoreError::Corrupt {
             path: path.display().to_string(),
             message,
@@ -357,5 +456,112 @@ mod tests {
     fn list_is_empty_without_a_state_dir() {
         let (_tmp, store) = store();
         assert!(store.list().unwrap().is_empty());
+        assert!(store.latest().unwrap().is_none());
+    }
+
+    /// A session created at `created_ms`, its directory last changed at `mtime_ms`.
+    fn session_at(store: &Store, created_ms: u64, mtime_ms: u64) -> SessionDir {
+        let dir = store.create_session().unwrap();
+        let s = Session::new(
+            crate::session::NewSession {
+                id: dir.id().into(),
+                task: format!("task {created_ms}"),
+                workdir: "/work".into(),
+                worker_cmd: "w".into(),
+                auditor_cmd: "a".into(),
+            },
+            crate::session::PolicyRef {
+                path: None,
+                hash: "h".into(),
+                generation: 1,
+            },
+            3,
+            created_ms,
+        );
+        dir.replace_state(&s).unwrap();
+        set_mtime(dir.path(), mtime_ms);
+        dir
+    }
+
+    fn set_mtime(path: &Path, ms: u64) {
+        let t = std::time::UNIX_EPOCH + std::time::Duration::from_millis(ms);
+        fs::File::open(path).unwrap().set_modified(t).unwrap();
+    }
+
+    fn ids(listed: &[Listed]) -> Vec<&str> {
+        listed.iter().map(|(d, _)| d.id()).collect()
+    }
+
+    #[test]
+    fn list_is_newest_first_ties_by_id_and_unreadable_last_and_latest_agrees() {
+        let (_tmp, store) = store();
+        const HOUR: u64 = 3_600_000;
+        let old = session_at(&store, 1_000 * HOUR, 1_000 * HOUR);
+        let new = session_at(&store, 2_000 * HOUR, 2_000 * HOUR);
+        let (a, b) = (
+            session_at(&store, 1_500 * HOUR, 1_500 * HOUR),
+            session_at(&store, 1_500 * HOUR, 1_500 * HOUR),
+        );
+        let (tie1, tie2) = if a.id() < b.id() { (a, b) } else { (b, a) };
+        let bad = store.create_session().unwrap();
+        fs::write(bad.state_path(), "{\"schema\": 2, \"state\": ").unwrap();
+        // Not sessions: a directory without a state file (being created), a stray file, a
+        // directory where the state file should be.
+        store.create_session().unwrap();
+        fs::write(store.sessions().join("stray"), "x").unwrap();
+        fs::create_dir(store.create_session().unwrap().state_path()).unwrap();
+
+        let listed = store.list().unwrap();
+        assert_eq!(
+            ids(&listed),
+            [new.id(), tie1.id(), tie2.id(), old.id(), bad.id()]
+        );
+        let msg = listed[4].1.as_ref().unwrap_err().to_string();
+        assert!(msg.contains("corrupt"), "{msg}");
+        assert_eq!(
+            listed[0].1.as_ref().unwrap().task,
+            format!("task {}", 2_000 * HOUR)
+        );
+        assert_eq!(store.latest().unwrap().unwrap().id(), new.id());
+
+        // The newest created but changed long before the others were created: still found
+        // within the slack...
+        set_mtime(new.path(), 1_999 * HOUR);
+        assert_eq!(store.latest().unwrap().unwrap().id(), new.id());
+        // ...and past it, taken for older than its creation time says (the price of not
+        // reading every file).
+        set_mtime(new.path(), 1_400 * HOUR);
+        assert_eq!(store.latest().unwrap().unwrap().id(), tie1.id());
+        assert_eq!(ids(&store.list().unwrap())[0], new.id());
+    }
+
+    #[test]
+    fn latest_without_a_readable_session_is_the_first_unreadable_by_id() {
+        let (_tmp, store) = store();
+        let mut dirs: Vec<SessionDir> = (0..3).map(|_| store.create_session().unwrap()).collect();
+        for d in &dirs {
+            fs::write(d.state_path(), "garbage").unwrap();
+        }
+        dirs.sort_by(|a, b| a.id().cmp(b.id()));
+        set_mtime(dirs[0].path(), 1);
+        assert_eq!(store.latest().unwrap().unwrap().id(), dirs[0].id());
+        assert_eq!(ids(&store.list().unwrap())[0], dirs[0].id());
+    }
+
+    #[test]
+    fn a_good_state_file_reads_whole_and_the_reader_agrees() {
+        let (_tmp, store) = store();
+        let dir = session_at(&store, 5, 5);
+        let s = dir.read_state().unwrap();
+        let sum = SummaryReader::new().read(&dir.state_path()).unwrap();
+        assert_eq!(
+            (
+                sum.id.as_str(),
+                sum.state,
+                sum.created_ms,
+                sum.task.as_str()
+            ),
+            (s.id.as_str(), s.state(), s.created_ms, s.task.as_str())
+        );
     }
 }

@@ -6,8 +6,10 @@ mod atomic;
 mod dir;
 mod lock;
 mod log;
+mod summary;
 
 pub use atomic::{replace, sync, write_atomic};
 pub use dir::{Listed, SessionDir, Store, StoreError};
 pub use lock::{LockError, SessionLock};
 pub use log::*;
+pub use summary::{Summary, SummaryReader};
