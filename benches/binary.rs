@@ -12,6 +12,7 @@
 //! - **list/status**: `oneshot list` and `oneshot status` over 1,000 sessions.
 //!
 //! Run: `cargo bench --bench binary` (release build of the binary; `-- quick` for fewer rounds).
+//! `ONESHOT_BENCH_BIN=PATH` times another build of oneshot instead (an older one, to compare).
 
 use std::fs;
 use std::io::{BufWriter, Read, Write};
@@ -24,7 +25,8 @@ use std::time::{Duration, Instant};
 mod generator;
 use generator::{ENV_SECRET, Generator, SECRET};
 
-const BIN: &str = env!("CARGO_BIN_EXE_oneshot");
+/// The binary this bench was built with.
+const BUILT: &str = env!("CARGO_BIN_EXE_oneshot");
 const LINES: u64 = 500_000;
 /// Set in the environment of this executable when it runs as the trickling agent.
 const TRICKLE: &str = "ONESHOT_BENCH_TRICKLE";
@@ -37,10 +39,12 @@ fn main() {
         trickle(&spec);
         return;
     }
+    let chosen = std::env::var("ONESHOT_BENCH_BIN").unwrap_or_else(|_| BUILT.to_owned());
+    BIN.set(chosen).expect("set once");
     let quick = std::env::args().any(|a| a == "quick");
     let rounds = if quick { 3 } else { 7 };
     let dir = tempfile::tempdir().expect("temp dir");
-    println!("oneshot binary bench ({BIN})");
+    println!("oneshot binary bench ({})", bin());
     println!("median of {rounds} rounds; the baseline ran in the same rounds, interleaved\n");
     throughput(dir.path(), rounds);
     start(dir.path(), rounds * 3);
@@ -48,9 +52,17 @@ fn main() {
     listing(dir.path(), rounds);
 }
 
+/// The binary being timed: [`BUILT`] unless `ONESHOT_BENCH_BIN` names another.
+static BIN: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// The oneshot binary being timed.
+fn bin() -> &'static str {
+    BIN.get().map(String::as_str).unwrap_or(BUILT)
+}
+
 /// A oneshot command with its own state dir, quiet, worker and auditor as given.
 fn oneshot(dir: &Path, worker: &str, auditor: &str) -> Command {
-    let mut cmd = Command::new(BIN);
+    let mut cmd = Command::new(bin());
     cmd.arg("--state-dir")
         .arg(dir.join("state"))
         .arg("-q")
@@ -310,44 +322,68 @@ fn cpu_ns(pid: u32) -> u64 {
 fn listing(dir: &Path, rounds: usize) {
     let state = dir.join("state");
     let _ = fs::remove_dir_all(&state);
-    // Ten real sessions, then copies of them under new ids up to SESSIONS.
-    for i in 0..10 {
-        timed(&mut oneshot(
-            dir,
-            &format!("echo 'work {i}'"),
-            "echo 'VERDICT: DONE'",
-        ));
-    }
+    let seeds = seed_sessions(dir, &state);
     let sessions = state.join("sessions");
-    let real: Vec<PathBuf> = fs::read_dir(&sessions)
-        .expect("sessions")
-        .map(|e| e.expect("entry").path())
-        .collect();
-    for i in real.len()..SESSIONS {
-        let from = &real[i % real.len()];
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64;
+    let mut bytes = 0;
+    for i in seeds.len()..SESSIONS {
+        let seed = &seeds[i % seeds.len()];
         let id = format!("{:08x}-0000-4000-8000-{:012x}", i, i);
         let to = sessions.join(&id);
         fs::create_dir_all(&to).expect("session dir");
-        for entry in fs::read_dir(from).expect("session") {
-            let entry = entry.expect("entry");
-            let name = entry.file_name();
-            let mut text = fs::read(entry.path()).expect("read");
-            if name == "oneshot.json" {
-                let old = from.file_name().unwrap().to_string_lossy().into_owned();
-                text = String::from_utf8(text)
-                    .expect("utf-8 state")
-                    .replace(&old, &id)
-                    .into_bytes();
-            }
-            fs::write(to.join(name), text).expect("write");
+        // Creation times spread over the last week, each copy its seed's duration long.
+        let mut v: serde_json::Value =
+            serde_json::from_slice(&fs::read(seed.join("oneshot.json")).expect("read seed"))
+                .expect("seed state");
+        let took = v["updated_ms"].as_u64().unwrap() - v["created_ms"].as_u64().unwrap();
+        let created = now - (i as u64 * 7919 % SESSIONS as u64) * 600_000 - i as u64;
+        v["oneshot_id"] = id.clone().into();
+        v["created_ms"] = created.into();
+        v["updated_ms"] = (created + took).into();
+        let text = serde_json::to_vec(&v).expect("state json");
+        bytes += text.len();
+        fs::write(to.join("oneshot.json"), text).expect("write state");
+        fs::copy(seed.join("oneshot-log.json"), to.join("oneshot-log.json")).expect("log");
+        // Last changed when the session last was, as a real session directory.
+        let when = std::time::UNIX_EPOCH + Duration::from_millis(created + took);
+        for path in [to.join("oneshot.json"), to.clone()] {
+            fs::File::open(&path)
+                .and_then(|f| f.set_modified(when))
+                .expect("set mtime");
         }
     }
-    println!("listing: {SESSIONS} sessions");
-    for args in [&["list"][..], &["list", "--json"], &["status"]] {
+    println!(
+        "listing: {SESSIONS} sessions (state files {} KiB on average: long task, 64 KiB tails, up to 50 history entries)",
+        bytes / (SESSIONS - seeds.len()) / 1024
+    );
+    let newest = String::from_utf8(
+        Command::new(bin())
+            .arg("--state-dir")
+            .arg(&state)
+            .args(["list", "--json"])
+            .output()
+            .expect("list")
+            .stdout,
+    )
+    .expect("utf-8");
+    let newest: serde_json::Value =
+        serde_json::from_str(newest.lines().next().expect("a session")).expect("list json");
+    let newest = newest["oneshot_id"].as_str().expect("id").to_owned();
+    let cases: [&[&str]; 5] = [
+        &["--version"],
+        &["list"],
+        &["list", "--json"],
+        &["status"],
+        &["status", &newest],
+    ];
+    for args in cases {
         let mut times = Vec::new();
-        for _ in 0..rounds {
+        for _ in 0..rounds * 2 {
             let (t, _) = timed(
-                Command::new(BIN)
+                Command::new(bin())
                     .arg("--state-dir")
                     .arg(&state)
                     .args(args)
@@ -356,11 +392,85 @@ fn listing(dir: &Path, rounds: usize) {
             );
             times.push(t.as_secs_f64() * 1e3);
         }
-        println!(
-            "  {:<44} {:>9.1} ms",
-            format!("oneshot {}", args.join(" ")),
-            median(times)
-        );
+        let label = match args {
+            ["--version"] => "baseline: oneshot --version (start-up alone)".to_owned(),
+            ["status", _] => "oneshot status ID".to_owned(),
+            _ => format!("oneshot {}", args.join(" ")),
+        };
+        println!("  {label:<44} {:>9.1} ms", median(times));
     }
     let _ = fs::remove_dir_all(&state);
+}
+
+/// A few real sessions, run by the binary: a long multi-line task with quotes and braces, a
+/// worker printing ~80 KB, 1, 5 and 12 iterations (histories of 5 to 50 entries), COMPLETED,
+/// FAILED and REJECTED. Returns their directories.
+fn seed_sessions(dir: &Path, state: &Path) -> Vec<PathBuf> {
+    let work = dir.join("seed-work");
+    fs::create_dir_all(&work).expect("seed workdir");
+    let policy = dir.join("twelve.lua");
+    fs::write(&policy, "return { limits = { max_iterations = 12 } }").expect("policy");
+    // Done at the 5th audit, a retry before that.
+    let audit5 = dir.join("audit5.sh");
+    fs::write(
+        &audit5,
+        r#"n=$(cat count 2>/dev/null || echo 0); n=$((n + 1)); echo $n > count
+if [ $n -ge 5 ]; then echo 'VERDICT: DONE all "checks" pass {ok}'; else echo "VERDICT: RETRY attempt $n: the parser still rejects '}' in "strings""; fi
+"#,
+    )
+    .expect("audit script");
+    let mut task = String::from(
+        "Fix the JSON parser so that it accepts \"quoted\" keys and } inside strings.\n\n",
+    );
+    for i in 1..=40 {
+        task.push_str(&format!(
+            "- requirement {i}: handle {{\"key\": \"value with }} and \\\"escapes\\\"\"}} without losing data\n"
+        ));
+    }
+    let worker = "sh -c 'seq 1 2000 | sed \"s/^/line of worker output, a realistic length /\"'";
+    let audit5 = format!("sh {}", audit5.display());
+    let runs: [(&str, &str, Option<&Path>, &str); 4] = [
+        (worker, "echo 'VERDICT: DONE looks good'", None, &task),
+        (worker, &audit5, Some(&policy), &task),
+        (
+            worker,
+            "echo 'VERDICT: RETRY the \"parser\" still fails on {x}'",
+            Some(&policy),
+            &task,
+        ),
+        (
+            "echo short",
+            "echo 'VERDICT: IMPOSSIBLE no such file'",
+            None,
+            "a short task",
+        ),
+    ];
+    for (worker, auditor, policy, task) in runs {
+        let _ = fs::remove_file(work.join("count"));
+        let mut cmd = Command::new(bin());
+        cmd.arg("--state-dir")
+            .arg(state)
+            .arg("-q")
+            .arg("--workdir")
+            .arg(&work)
+            .arg("--worker-cmd")
+            .arg(worker)
+            .arg("--auditor-cmd")
+            .arg(auditor);
+        if let Some(p) = policy {
+            cmd.arg("--policy").arg(p);
+        }
+        // FAILED and REJECTED sessions exit non-zero; only the session matters here.
+        cmd.arg(task)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .expect("seed run");
+    }
+    let seeds: Vec<PathBuf> = fs::read_dir(state.join("sessions"))
+        .expect("seed sessions")
+        .map(|e| e.expect("entry").path())
+        .collect();
+    assert_eq!(seeds.len(), 4, "every seed run made a session");
+    seeds
 }
