@@ -48,7 +48,7 @@ fn main() {
     println!("median of {rounds} rounds; the baseline ran in the same rounds, interleaved\n");
     throughput(dir.path(), rounds);
     start(dir.path(), rounds * 3);
-    trickle_cpu(dir.path(), if quick { 2 } else { 3 });
+    trickle_cpu(dir.path(), 3, if quick { 1 } else { 3 });
     listing(dir.path(), rounds);
 }
 
@@ -242,40 +242,50 @@ fn start(dir: &Path, rounds: usize) {
     println!();
 }
 
-fn trickle_cpu(dir: &Path, seconds: u64) {
+fn trickle_cpu(dir: &Path, seconds: u64, rounds: usize) {
     let exe = std::env::current_exe().expect("bench executable");
     let report = dir.join("trickle.txt");
-    // Baseline: the same trickle relayed by `cat` into /dev/null, cat's CPU measured.
-    let mut cat = Command::new("cat")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .spawn()
-        .expect("spawn cat");
-    let cat_pid = cat.id();
-    let status = Command::new(&exe)
-        .env(TRICKLE, format!("{seconds}:{cat_pid}:{}", report.display()))
-        .stdout(cat.stdin.take().expect("cat stdin"))
-        .status()
-        .expect("run trickle");
-    assert!(status.success());
-    let baseline = fs::read_to_string(&report).expect("trickle report");
-    cat.wait().expect("wait cat");
-    // oneshot: the trickle is its worker and measures its parent.
-    let worker = format!(
-        "env {TRICKLE}={seconds}:parent:{} '{}'",
-        report.display(),
-        exe.display()
-    );
-    let _ = fs::remove_dir_all(dir.join("state"));
-    timed(&mut oneshot(dir, &worker, "echo 'VERDICT: DONE'"));
-    let ours = fs::read_to_string(&report).expect("trickle report");
+    let share = |path: &Path| -> f64 {
+        fs::read_to_string(path)
+            .expect("trickle report")
+            .trim()
+            .parse()
+            .expect("a share")
+    };
+    let (mut cat_shares, mut ours) = (Vec::new(), Vec::new());
+    for _ in 0..rounds {
+        // Baseline: the same trickle relayed by `cat` into /dev/null, cat's CPU measured.
+        let mut cat = Command::new("cat")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("spawn cat");
+        let cat_pid = cat.id();
+        let status = Command::new(&exe)
+            .env(TRICKLE, format!("{seconds}:{cat_pid}:{}", report.display()))
+            .stdout(cat.stdin.take().expect("cat stdin"))
+            .status()
+            .expect("run trickle");
+        assert!(status.success());
+        cat.wait().expect("wait cat");
+        cat_shares.push(share(&report));
+        // oneshot: the trickle is its worker and measures its parent.
+        let worker = format!(
+            "env {TRICKLE}={seconds}:parent:{} '{}'",
+            report.display(),
+            exe.display()
+        );
+        let _ = fs::remove_dir_all(dir.join("state"));
+        timed(&mut oneshot(dir, &worker, "echo 'VERDICT: DONE'"));
+        ours.push(share(&report));
+    }
     let _ = fs::remove_dir_all(dir.join("state"));
     println!(
-        "trickle: a {TRICKLE_LINE}-byte line every {} ms for {seconds} s; CPU as a share of one core",
+        "trickle: a {TRICKLE_LINE}-byte line every {} ms for {seconds} s; CPU as a share of one core ({rounds} rounds)",
         TRICKLE_EVERY.as_millis()
     );
-    println!("  {:<44} {:>9} %", "cat relaying it", baseline.trim());
-    println!("  {:<44} {:>9} %", "oneshot (all threads)", ours.trim());
+    println!("  {:<44} {:>9.2} %", "cat relaying it", median(cat_shares));
+    println!("  {:<44} {:>9.2} %", "oneshot (all threads)", median(ours));
     println!();
 }
 
@@ -334,15 +344,21 @@ fn listing(dir: &Path, rounds: usize) {
         let id = format!("{:08x}-0000-4000-8000-{:012x}", i, i);
         let to = sessions.join(&id);
         fs::create_dir_all(&to).expect("session dir");
-        // Creation times spread over the last week, each copy its seed's duration long.
+        // Creation times spread over the last week, each copy its seed's duration long (an
+        // older oneshot's state file, timed for comparison, may lack the millisecond fields).
         let mut v: serde_json::Value =
             serde_json::from_slice(&fs::read(seed.join("oneshot.json")).expect("read seed"))
                 .expect("seed state");
-        let took = v["updated_ms"].as_u64().unwrap() - v["created_ms"].as_u64().unwrap();
+        let ms = |key: &str| v[key].as_u64();
+        let took = ms("updated_ms")
+            .zip(ms("created_ms"))
+            .map_or(0, |(u, c)| u - c);
         let created = now - (i as u64 * 7919 % SESSIONS as u64) * 600_000 - i as u64;
         v["oneshot_id"] = id.clone().into();
-        v["created_ms"] = created.into();
-        v["updated_ms"] = (created + took).into();
+        if v.get("created_ms").is_some() {
+            v["created_ms"] = created.into();
+            v["updated_ms"] = (created + took).into();
+        }
         let text = serde_json::to_vec(&v).expect("state json");
         bytes += text.len();
         fs::write(to.join("oneshot.json"), text).expect("write state");

@@ -27,10 +27,11 @@ const IN_FLIGHT: usize = 16;
 const LEAK_WAIT: Duration = Duration::from_millis(300);
 /// After the final SIGKILL, how long to read what is still buffered in the pipes.
 const FINAL_DRAIN: Duration = Duration::from_millis(100);
-/// Once a dry pipe has data again, how long to let output gather before reading it: an agent
-/// printing a line every few milliseconds then costs a couple of wake-ups per batch, not one
-/// per line (a wake-up costs far more than a line); see [`Pipe`].
-const GATHER: Duration = Duration::from_millis(50);
+/// After a small read, how long to let output gather before the next: an agent printing a line
+/// every few milliseconds then costs one wake-up per batch, not one per line (a wake-up costs
+/// far more than a line); see [`Pipe`]. Lines reach the log and the terminal at most this late
+/// (they are stamped when read); timeouts are minutes, unaffected.
+const GATHER: Duration = Duration::from_millis(100);
 
 /// What the task reports.
 #[derive(Debug)]
