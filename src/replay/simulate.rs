@@ -16,7 +16,7 @@ use crate::policy::PolicyHost;
 use crate::session::{
     Effect, Event, NewSession, Phase, PolicyJudge, PolicyRef, Report, Session, Spawn,
 };
-use crate::store::{DecisionRecord, DecisionResult, Record, StateChange};
+use crate::store::{DecisionResult, Hook, Record, StateChange};
 
 /// Where the simulation got to.
 #[derive(Debug, Default)]
@@ -33,11 +33,20 @@ struct Sim<'a> {
     policy: &'a PolicyHost,
     redactor: Redactor,
     transitions: Vec<StateChange>,
-    decisions: Vec<DecisionRecord>,
+    /// What the core asked, in order: only the hook and the answer are kept (a whole record
+    /// holds the hook's context; keeping 100,000 of them costs more than the replay).
+    decisions: Vec<Asked>,
     /// What the core waits for.
     pending: Option<Effect>,
     finished: bool,
     out: Simulated,
+}
+
+/// One question the simulated core asked, and the new policy's answer.
+#[derive(Debug)]
+pub(crate) struct Asked {
+    pub hook: Hook,
+    pub result: DecisionResult,
 }
 
 /// Replays `rec` through `policy`.
@@ -164,7 +173,10 @@ impl Sim<'_> {
                     }
                     self.transitions.push(sc);
                 }
-                Effect::Record(Record::Decision(d)) => self.decisions.push(d),
+                Effect::Record(Record::Decision(d)) => self.decisions.push(Asked {
+                    hook: d.hook,
+                    result: d.result,
+                }),
                 Effect::Report(Report::Warning(w)) if self.out.divergence.is_some() => {
                     self.out.notes.push(format!("warning: {w}"));
                 }
@@ -296,9 +308,9 @@ pub(crate) fn same_answer(old: &DecisionResult, new: &DecisionResult) -> bool {
     super::describe::same(old, new, false)
 }
 
-/// The decision records the simulation made, for tests.
+/// The questions the simulation asked, for tests.
 #[cfg(test)]
-pub(crate) fn decisions_of(rec: &Recording, policy: &PolicyHost) -> Vec<DecisionRecord> {
+pub(crate) fn decisions_of(rec: &Recording, policy: &PolicyHost) -> Vec<Asked> {
     let Some(created) = &rec.created else {
         return Vec::new();
     };
