@@ -236,9 +236,11 @@ impl Sim<'_> {
     /// the new policy answered differently from the recording.
     fn first_differing_decision(&self, from: usize) -> Option<String> {
         (from..self.decisions.len()).find_map(|i| {
-            let new = &self.decisions[i].result;
+            let asked = &self.decisions[i];
+            let new = &asked.result;
             let old = self.rec.decisions.get(i)?;
-            (!same_answer(&old.result, new)).then(|| {
+            // Another question in this place is a difference too, whatever its answer.
+            (old.hook != asked.hook || !same_answer(&old.result, new)).then(|| {
                 format!(
                     "decision {i} ({}, iteration {}): {} → {}",
                     old.hook,
