@@ -124,7 +124,6 @@ async fn supervise(
     out: Out,
     mut control: mpsc::UnboundedReceiver<Control>,
 ) {
-    let tx = &out;
     let pgid = running.identity.pgid;
     let mut stdout = Pipe::new(running.stdout.take().map(|p| p.into_owned_fd()));
     let mut stderr = Pipe::new(running.stderr.take().map(|p| p.into_owned_fd()));
@@ -134,10 +133,10 @@ async fn supervise(
         tokio::select! {
             status = running.child.wait() => break status,
             read = stdout.next(GATHER), if stdout.is_open() => {
-                forward(Stream::Stdout, read, &stdout, tx).await;
+                forward(Stream::Stdout, read, &stdout, &out).await;
             }
             read = stderr.next(GATHER), if stderr.is_open() => {
-                forward(Stream::Stderr, read, &stderr, tx).await;
+                forward(Stream::Stderr, read, &stderr, &out).await;
             }
             c = control.recv(), if control_open => match c {
                 Some(c) => apply(c, pgid, &mut kill_at),
@@ -158,7 +157,7 @@ async fn supervise(
     if let Some(k) = kill_at {
         until = until.max(k);
     }
-    drain(&mut stdout, &mut stderr, until, tx, Some(&mut control)).await;
+    drain(&mut stdout, &mut stderr, until, &out, Some(&mut control)).await;
     if group_alive(pgid) {
         tracing::debug!(
             pgid,
@@ -166,7 +165,7 @@ async fn supervise(
         );
         kill_group(pgid);
     }
-    drain(&mut stdout, &mut stderr, Instant::now() + FINAL_DRAIN, tx, None).await;
+    drain(&mut stdout, &mut stderr, Instant::now() + FINAL_DRAIN, &out, None).await;
     running.reaped = true;
     let _ = out
         .tx
@@ -221,16 +220,16 @@ async fn drain(
     stdout: &mut Pipe,
     stderr: &mut Pipe,
     until: Instant,
-    tx: &Out,
+    out: &Out,
     mut control: Option<&mut mpsc::UnboundedReceiver<Control>>,
 ) {
     while stdout.is_open() || stderr.is_open() {
         tokio::select! {
             read = stdout.next(Duration::ZERO), if stdout.is_open() => {
-                forward(Stream::Stdout, read, stdout, tx).await;
+                forward(Stream::Stdout, read, stdout, out).await;
             }
             read = stderr.next(Duration::ZERO), if stderr.is_open() => {
-                forward(Stream::Stderr, read, stderr, tx).await;
+                forward(Stream::Stderr, read, stderr, out).await;
             }
             _ = sleep_until(until) => return,
             c = recv(&mut control) => match c {
