@@ -131,3 +131,27 @@ fn flush_waits_for_background_writes_and_keeps_order() {
     drop(w);
     assert_eq!(read_log(&path).unwrap().records.len() as u64, appended);
 }
+
+/// A write that fails in the background writer (here: a full device) is reported by the next
+/// flush, not lost; appends keep working until then and the writer shuts down cleanly.
+#[test]
+fn a_failed_background_write_is_reported() {
+    if !std::path::Path::new("/dev/full").exists() {
+        return;
+    }
+    let mut w = LogWriter::open("/dev/full").unwrap();
+    let filler = "x".repeat(1000);
+    // Enough to fill several buffers and hand them to the background writer; the error comes
+    // back from a later append or, at the latest, from the flush.
+    let mut error = None;
+    for n in 0..2000u64 {
+        if let Err(e) = w.append(&json!({"n": n, "fill": filler})) {
+            error = Some(e);
+            break;
+        }
+    }
+    let error = error
+        .or_else(|| w.flush().err())
+        .expect("a full disk must be reported");
+    assert_eq!(error.raw_os_error(), Some(libc::ENOSPC), "{error}");
+}
