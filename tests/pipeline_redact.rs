@@ -167,3 +167,49 @@ fn debug_output_does_not_show_the_secrets() {
     assert!(!shown.contains("hunter2"), "{shown}");
     assert!(shown.contains("literals: 1"));
 }
+
+/// JSON Web Tokens go whole; a password in a URL goes, its scheme, user and host stay.
+#[test]
+fn jwts_and_url_passwords_are_redacted() {
+    let r = redactor();
+    // Built at run time: header and payload are base64url JSON, so both start with `eyJ`.
+    let jwt = format!("{}.{}.{}", fake("eyJ", 30), fake("eyJ", 60), fake("", 43));
+    assert_eq!(
+        r.redact(&format!("Authorization: Bearer {jwt}")),
+        "Authorization: Bearer [REDACTED]"
+    );
+    assert_eq!(
+        r.redact(&format!(r#"{{"token":"{jwt}"}}"#)),
+        r#"{"token":"[REDACTED]"}"#
+    );
+    // `alg: none` tokens have an empty signature.
+    let unsigned = format!("{}.{}.", fake("eyJ", 20), fake("eyJ", 20));
+    assert_eq!(r.redact(&format!("t={unsigned} end")), "t=[REDACTED] end");
+
+    let pass = fake("", 12);
+    for (url, want) in [
+        (
+            format!("https://deploy:{pass}@git.example.com/repo.git"),
+            "https://deploy:[REDACTED]@git.example.com/repo.git",
+        ),
+        (
+            format!("postgres://app:{pass}@db:5432/main"),
+            "postgres://app:[REDACTED]@db:5432/main",
+        ),
+        (
+            format!(r#"{{"url":"redis://:{pass}@cache:6379"}}"#),
+            r#"{"url":"redis://:[REDACTED]@cache:6379"}"#,
+        ),
+    ] {
+        assert_eq!(r.redact(&url), want, "{url}");
+    }
+    // Look-alikes stay: a URL without credentials, a port, an e-mail address, prose.
+    for text in [
+        "see https://example.com:8443/path?a=b@c",
+        "mailto:someone@example.com",
+        "eyJust a word. eyJoke. done",
+        "ssh://git@github.com/org/repo",
+    ] {
+        assert_eq!(r.redact(text), text, "{text}");
+    }
+}

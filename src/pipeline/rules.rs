@@ -125,6 +125,23 @@ const SOURCES: &[(&str, &str, Check, &[&str])] = &[
         &["PRIVATE KEY"],
     ),
     (
+        // A JSON Web Token: base64url header and payload (both JSON objects, so both start
+        // with `eyJ`, the encoding of `{"`) and a signature, which may be empty (`alg: none`).
+        // The whole token goes: its payload is often as sensitive as its signature.
+        "jwt",
+        r"(eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*)",
+        Check::None,
+        &["eyJ"],
+    ),
+    (
+        // A password in a URL, `scheme://user:password@host`: the scheme, user and `@host`
+        // stay readable, the password goes.
+        "url-credentials",
+        r#"([A-Za-z][A-Za-z0-9+.-]{1,20}://[^:/?#\s@"'<>\\]{0,256}:)([^@/?#\s"'<>\\]{1,256})@"#,
+        Check::None,
+        &["://"],
+    ),
+    (
         "authorization-bearer",
         r#"(?i)(authorization["']?\s*[:=]\s*["']?bearer\s+)([A-Za-z0-9._~+/=-]{8,})"#,
         Check::None,
@@ -143,7 +160,13 @@ const SOURCES: &[(&str, &str, Check, &[&str])] = &[
 fn wants_start(name: &str) -> bool {
     matches!(
         name,
-        "sk" | "github" | "aws-key-id" | "slack-token" | "google" | "bearer"
+        "sk" | "github"
+            | "aws-key-id"
+            | "slack-token"
+            | "google"
+            | "bearer"
+            | "jwt"
+            | "url-credentials"
     )
 }
 
