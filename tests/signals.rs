@@ -112,3 +112,52 @@ fn log_follow_tails_a_running_session_until_it_ends() {
     assert!(s.contains("first-line") && s.contains("last-line"), "{s}");
     assert!(s.contains("-> COMPLETED"), "{s}");
 }
+
+/// `log --follow` learns that a session ended from the lock file's holder, without taking the
+/// lock: following never makes a `resume` fail, and a follow of a session whose oneshot was
+/// killed (kill -9) ends on its own.
+#[test]
+fn log_follow_never_takes_the_lock_and_ends_after_a_kill() {
+    let w = World::new();
+    let marker = w.tmp.path().join("started");
+    let worker = w.script(
+        "w.sh",
+        &format!(
+            "if [ -f {m} ]; then echo second-run; exit 0; fi; touch {m}; echo first-run; sleep 60",
+            m = marker.display()
+        ),
+    );
+    let auditor = w.script("a.sh", AUDIT_DONE);
+    let mut session = w.spawn(&worker, &auditor, &[], "t");
+    w.wait_for(&marker, Duration::from_secs(10));
+    let id = w.session_id();
+    let mut follow = w
+        .cmd()
+        .args(["log", &id, "--follow"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Output reaches the log file within a second (the flush timer); kill after it did.
+    let log = w.session_dir(&id).join("oneshot-log.json");
+    assert!(eventually(Duration::from_secs(10), || {
+        std::fs::read_to_string(&log).is_ok_and(|t| t.contains("first-run"))
+    }));
+    signal(session.id(), libc::SIGKILL);
+    let _ = wait_timeout(&mut session, Duration::from_secs(10));
+    // The follower sees the driver gone and stops by itself.
+    wait_timeout(&mut follow, Duration::from_secs(10));
+    let out = follow.wait_with_output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("first-run"));
+
+    // While a follower polls every 200 ms, resumes are never refused.
+    let mut follow = w
+        .cmd()
+        .args(["log", &id, "--follow"])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let out = w.cmd().args(["resume", &id]).output().unwrap();
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    assert_eq!(w.trace(&id).last().unwrap(), "COMPLETED");
+    wait_timeout(&mut follow, Duration::from_secs(10));
+}

@@ -7,8 +7,8 @@ use oneshot::error::failure;
 use oneshot::policy::GuardOutcome;
 use oneshot::session::{Phase, Session};
 use oneshot::store::{
-    DecisionRecord, DecisionResult, Decoder, ProcessEvent, Record, SessionDir, Store, read_from,
-    read_log,
+    DecisionRecord, DecisionResult, Decoder, ProcessEvent, Record, SessionDir, Store, holder_alive,
+    read_from, read_log,
 };
 use serde_json::Value;
 use std::time::Duration;
@@ -182,10 +182,12 @@ pub fn log(store: &Store, id: &str, follow: bool, json: bool) -> Result<i32> {
     }
 }
 
-/// A session nobody drives any more: its lock is free. (Not "its state is terminal": the state
-/// file is written before the last log records, so that would end the follow too early.)
+/// A session nobody drives any more: the process that took its lock is gone or let go. Read
+/// from the lock file, never by taking the lock (that would refuse a concurrent `resume`, and
+/// needs write access). Not "its state is terminal": the state file is written before the last
+/// log records, so that would end the follow too early.
 fn finished(dir: &SessionDir) -> bool {
-    dir.lock().is_ok()
+    !holder_alive(&dir.lock_path())
 }
 
 /// One record as a line for people; `None` for records only machines read (blobs).

@@ -316,9 +316,14 @@ impl SessionDir {
         self.path.join("snapshot.json")
     }
 
+    /// The lock file (see [`SessionLock`]).
+    pub fn lock_path(&self) -> PathBuf {
+        self.path.join("lock")
+    }
+
     /// Takes the session's exclusive lock.
     pub fn lock(&self) -> Result<SessionLock, StoreError> {
-        SessionLock::acquire(&self.path.join("lock")).map_err(|source| StoreError::Locked {
+        SessionLock::acquire(&self.lock_path()).map_err(|source| StoreError::Locked {
             id: self.id.clone(),
             source,
         })

@@ -10,6 +10,6 @@ mod summary;
 
 pub use atomic::{replace, sync, write_atomic};
 pub use dir::{Listed, SessionDir, Store, StoreError};
-pub use lock::{LockError, SessionLock};
+pub use lock::{LockError, SessionLock, holder_alive};
 pub use log::*;
 pub use summary::{Summary, SummaryReader};
