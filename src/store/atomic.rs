@@ -30,12 +30,7 @@ pub fn sync(path: &Path) -> io::Result<()> {
 /// the old or the new content, never a mix: a sibling temp file renamed over it. Not yet
 /// durable against power loss: [`sync`] does that.
 pub fn replace(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.tmp.{}", std::process::id()));
+    let tmp = temp_path(path);
     let result = (|| {
         let mut f = File::create(&tmp)?;
         f.write_all(bytes)?;
@@ -46,6 +41,24 @@ pub fn replace(path: &Path, bytes: &[u8]) -> io::Result<()> {
         let _ = fs::remove_file(&tmp);
     }
     result
+}
+
+/// The sibling temp file [`replace`] writes first: `.NAME.tmp.PID`.
+fn temp_path(path: &Path) -> std::path::PathBuf {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    dir.join(format!(".{name}.tmp.{}", std::process::id()))
+}
+
+/// Whether `name` is one of [`replace`]'s temp files (of any process).
+pub(crate) fn is_temp_name(name: &str) -> bool {
+    name.starts_with('.')
+        && name
+            .rsplit_once(".tmp.")
+            .is_some_and(|(_, pid)| !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()))
 }
 
 #[cfg(test)]

@@ -321,12 +321,29 @@ impl SessionDir {
         self.path.join("lock")
     }
 
-    /// Takes the session's exclusive lock.
+    /// Takes the session's exclusive lock. Temp files a killed oneshot left behind
+    /// (`.oneshot.json.tmp.PID`) are removed then: only the lock holder writes here, so none of
+    /// them is being written.
     pub fn lock(&self) -> Result<SessionLock, StoreError> {
-        SessionLock::acquire(&self.lock_path()).map_err(|source| StoreError::Locked {
-            id: self.id.clone(),
-            source,
-        })
+        let lock =
+            SessionLock::acquire(&self.lock_path()).map_err(|source| StoreError::Locked {
+                id: self.id.clone(),
+                source,
+            })?;
+        self.remove_stale_temp_files();
+        Ok(lock)
+    }
+
+    fn remove_stale_temp_files(&self) {
+        let Ok(entries) = fs::read_dir(&self.path) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            if super::atomic::is_temp_name(&name.to_string_lossy()) {
+                let _ = fs::remove_file(entry.path());
+            }
+        }
     }
 
     /// Reads and validates `oneshot.json`.
@@ -444,6 +461,19 @@ mod tests {
             std::fs::read_to_string(dir.state_path()).unwrap(),
             "{\"schema\": 2, \"state\": "
         );
+    }
+
+    #[test]
+    fn taking_the_lock_removes_temp_files_a_killed_oneshot_left() {
+        let (_d, store) = store();
+        let dir = store.create_session().unwrap();
+        let stale = dir.path().join(".oneshot.json.tmp.4242");
+        let kept = dir.path().join(".notes.tmp.txt");
+        fs::write(&stale, "half a state").unwrap();
+        fs::write(&kept, "not ours").unwrap();
+        let _lock = dir.lock().unwrap();
+        assert!(!stale.exists(), "a stale temp file is removed");
+        assert!(kept.exists(), "other files stay");
     }
 
     #[test]
