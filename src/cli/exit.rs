@@ -139,8 +139,8 @@ fn classify(e: &(dyn Error + 'static)) -> Option<i32> {
             TrustError::Store { .. } | TrustError::Corrupt { .. } => FAILED,
         });
     }
-    if e.is::<LockError>() {
-        return Some(REFUSED);
+    if let Some(e) = e.downcast_ref::<LockError>() {
+        return Some(lock(e));
     }
     if e.is::<LogError>() || e.is::<ReplayError>() || e.is::<ReloadError>() {
         return Some(FAILED);
@@ -163,10 +163,19 @@ fn engine(e: &EngineError) -> i32 {
     }
 }
 
+/// Held by another process: refused. The lock file could not be written (a full disk, a
+/// read-only file system): a runtime error, not a refusal.
+fn lock(e: &LockError) -> i32 {
+    match e {
+        LockError::Held { .. } => REFUSED,
+        LockError::Io { .. } => FAILED,
+    }
+}
+
 fn store(e: &StoreError) -> i32 {
     match e {
         StoreError::NotFound { .. } | StoreError::Ambiguous { .. } => USAGE,
-        StoreError::Locked { .. } => REFUSED,
+        StoreError::Locked { source, .. } => lock(source),
         StoreError::Corrupt { .. }
         | StoreError::NewerSchema { .. }
         | StoreError::OlderSchema { .. }
@@ -211,6 +220,15 @@ mod tests {
         };
         assert_eq!(code(ambiguous), USAGE);
         assert_eq!(code(locked()), REFUSED);
+        // A full disk while taking the lock is no refusal.
+        let full = StoreError::Locked {
+            id: "abc".into(),
+            source: LockError::Io {
+                path: "/s/lock".into(),
+                source: std::io::Error::from_raw_os_error(libc::ENOSPC),
+            },
+        };
+        assert_eq!(code(full), FAILED);
         let corrupt = StoreError::Corrupt {
             path: "/s/oneshot.json".into(),
             message: "EOF".into(),
