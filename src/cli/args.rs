@@ -131,14 +131,16 @@ pub struct ResumeArgs {
     pub policy_opts: PolicyArgs,
 }
 
-/// How policies are run, for `run` and `resume` alike.
+/// How policies are run, for `run` and `resume` alike. A `resume` without them keeps what the
+/// session was started (or last resumed) with.
 #[derive(Debug, Args, Clone)]
 pub struct PolicyArgs {
-    /// Wall-clock budget of each policy hook call.
-    #[arg(long, value_name = "DURATION", default_value = "100ms", value_parser = parse_duration)]
-    pub hook_budget: std::time::Duration,
+    /// Wall-clock budget of each policy hook call [default: 100ms; resume: the session's].
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub hook_budget: Option<std::time::Duration>,
     /// Extra directories `require` may load policy modules from (after the policy's own
-    /// directory); repeatable, or `:`-separated in ONESHOT_POLICY_PATH.
+    /// directory); repeatable, or `:`-separated in ONESHOT_POLICY_PATH [resume: the
+    /// session's].
     #[arg(
         long,
         value_name = "DIR",
@@ -148,9 +150,10 @@ pub struct PolicyArgs {
     pub policy_path: Vec<PathBuf>,
     /// When an edited policy is loaded into the running session: `auto` reloads files outside
     /// the workdir and asks for `oneshot policy trust` for files an agent could have written;
-    /// `trusted` asks for trust for every change; `off` never reloads.
-    #[arg(long, value_name = "MODE", default_value = "auto")]
-    pub policy_reload: oneshot::policy::ReloadMode,
+    /// `trusted` asks for trust for every change; `off` never reloads [default: auto; resume:
+    /// the session's].
+    #[arg(long, value_name = "MODE")]
+    pub policy_reload: Option<oneshot::policy::ReloadMode>,
 }
 
 fn parse_duration(s: &str) -> Result<std::time::Duration, String> {

@@ -6,8 +6,8 @@ use super::term::{TerminalReporter, short_id};
 use anyhow::{Context, Result};
 use oneshot::engine::{Engine, Interrupt, Options, SessionBuilder};
 use oneshot::machine::SessionState;
-use oneshot::policy::{PolicyHost, PolicyOptions, ReloadMode};
-use oneshot::session::Outcome;
+use oneshot::policy::{PolicyHost, PolicyOptions};
+use oneshot::session::{Outcome, SessionSettings};
 use oneshot::store::Store;
 use std::path::Path;
 
@@ -33,8 +33,8 @@ pub fn run(store: &Store, args: RunArgs, quiet: bool) -> Result<i32> {
              and ONESHOT_AUDITOR_CMD), e.g. --worker-cmd 'sh fix.sh' --auditor-cmd 'sh check.sh'",
         ));
     };
-    let opts = args.policy_opts.options();
-    let policy = load_policy(args.policy.as_deref(), opts.clone())?;
+    let options = args.policy_opts.options(&SessionSettings::default());
+    let policy = load_policy(args.policy.as_deref(), options.policy_options.clone())?;
     let workdir = match args.workdir {
         Some(d) => d,
         None => std::env::current_dir().context("read the current directory")?,
@@ -45,12 +45,7 @@ pub fn run(store: &Store, args: RunArgs, quiet: bool) -> Result<i32> {
             workdir.display()
         )));
     }
-    let settings = Settings {
-        quiet,
-        reload: args.policy_opts.policy_reload,
-        policy: opts,
-    };
-    drive(settings, |options| {
+    drive(quiet, options, |options| {
         SessionBuilder::new(prompt)
             .worker(worker_cmd)
             .auditor(auditor_cmd)
@@ -63,49 +58,48 @@ pub fn run(store: &Store, args: RunArgs, quiet: bool) -> Result<i32> {
 
 /// Resumes a session; returns the exit code.
 pub fn resume(store: &Store, args: ResumeArgs, quiet: bool) -> Result<i32> {
-    let opts = args.policy_opts.options();
+    // The session's own settings, unless the command line says otherwise. A state file that
+    // cannot be read is reported by the resume itself.
+    let recorded = store
+        .open(&args.id)
+        .and_then(|dir| dir.read_state())
+        .map(|s| s.settings)
+        .unwrap_or_default();
+    let options = args.policy_opts.options(&recorded);
     let policy = match args.policy {
-        Some(p) => Some(load_policy(Some(p.as_path()), opts.clone())?),
+        Some(p) => Some(load_policy(
+            Some(p.as_path()),
+            options.policy_options.clone(),
+        )?),
         None => None,
     };
-    let settings = Settings {
-        quiet,
-        reload: args.policy_opts.policy_reload,
-        policy: opts,
-    };
-    drive(settings, |options| {
+    drive(quiet, options, |options| {
         Engine::resume(store, &args.id, policy, options)
     })
 }
 
-/// How the engine is wired for a terminal.
-struct Settings {
-    quiet: bool,
-    reload: ReloadMode,
-    policy: PolicyOptions,
-}
-
 impl PolicyArgs {
-    /// The budgets and module search path from the command line.
-    fn options(&self) -> PolicyOptions {
-        PolicyOptions {
-            hook_budget: self.hook_budget,
-            module_paths: self.policy_path.clone(),
-            ..PolicyOptions::default()
+    /// The engine's options: what the command line gives, else `recorded`.
+    fn options(&self, recorded: &SessionSettings) -> Options {
+        let mut options = Options::from_settings(recorded);
+        if let Some(budget) = self.hook_budget {
+            options.policy_options.hook_budget = budget;
         }
+        if !self.policy_path.is_empty() {
+            options.policy_options.module_paths = self.policy_path.clone();
+        }
+        if let Some(mode) = self.policy_reload {
+            options.reload = mode;
+        }
+        options
     }
 }
 
 fn drive(
-    settings: Settings,
+    quiet: bool,
+    options: Options,
     make: impl FnOnce(Options) -> Result<Engine, oneshot::engine::EngineError>,
 ) -> Result<i32> {
-    let quiet = settings.quiet;
-    let options = Options {
-        reload: settings.reload,
-        trust: None,
-        policy_options: settings.policy,
-    };
     let mut engine = make(options)?;
     if !quiet {
         eprintln!(

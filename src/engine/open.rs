@@ -124,10 +124,14 @@ impl Engine {
         store: &Store,
         dir: SessionDir,
         lock: SessionLock,
-        session: Session,
+        mut session: Session,
         policy: PolicyHost,
         options: Options,
     ) -> Result<Engine, EngineError> {
+        // What the session runs with from now on, kept for the next resume.
+        let settings = options.settings();
+        let dirty = session.settings != settings;
+        session.settings = settings;
         let worker_cmd = CommandTemplate::parse(&session.worker_cmd)?;
         let auditor_cmd = CommandTemplate::parse(&session.auditor_cmd)?;
         let redactor = Redactor::from_env(policy.redact_patterns()).map_err(EngineError::Redact)?;
@@ -155,7 +159,7 @@ impl Engine {
             worker_cmd,
             auditor_cmd,
             process: None,
-            dirty: false,
+            dirty,
             unsynced: false,
             warnings: reload_warning.into_iter().collect(),
         };

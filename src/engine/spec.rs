@@ -3,6 +3,7 @@
 
 use super::{Engine, EngineError};
 use crate::policy::{PolicyHost, PolicyOptions, ReloadMode, TrustStore};
+use crate::session::SessionSettings;
 use crate::store::Store;
 use std::path::PathBuf;
 
@@ -17,6 +18,37 @@ pub struct Options {
     /// Budgets and module paths for policies the engine loads itself (a reload, the recorded
     /// policy on resume).
     pub policy_options: PolicyOptions,
+}
+
+impl Options {
+    /// The settings these options amount to, as the state file keeps them (module directories
+    /// made absolute, so a resume from elsewhere finds them).
+    pub fn settings(&self) -> SessionSettings {
+        SessionSettings {
+            hook_budget_ms: self.policy_options.hook_budget.as_millis() as u64,
+            module_paths: self
+                .policy_options
+                .module_paths
+                .iter()
+                .map(|p| std::path::absolute(p).unwrap_or_else(|_| p.clone()))
+                .collect(),
+            reload: self.reload,
+        }
+    }
+
+    /// Options that run a session as `settings` say (default memory limit, watchdog and trust
+    /// store): how a resume continues a session unless told otherwise.
+    pub fn from_settings(settings: &SessionSettings) -> Options {
+        Options {
+            reload: settings.reload,
+            trust: None,
+            policy_options: PolicyOptions {
+                hook_budget: std::time::Duration::from_millis(settings.hook_budget_ms),
+                module_paths: settings.module_paths.clone(),
+                ..PolicyOptions::default()
+            },
+        }
+    }
 }
 
 /// A new session: the task, the two commands, where they run, and the policy.

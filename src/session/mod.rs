@@ -24,6 +24,7 @@ mod history;
 mod outcome;
 mod phase;
 mod reason;
+mod settings;
 mod step;
 mod transition;
 mod value;
@@ -38,6 +39,7 @@ pub use history::{HistoryEntry, PolicyRef, VerdictRecord};
 pub use outcome::Outcome;
 pub use phase::{AuditRun, ExitStatus, Next, Pause, Phase, Run};
 pub use reason::Reason;
+pub use settings::SessionSettings;
 pub use value::{NewSession, SCHEMA_VERSION, Session};
 
 // The executor's data types the session is made of, re-exported because the executor itself is

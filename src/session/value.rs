@@ -43,6 +43,8 @@ pub struct Session {
     pub auditor_cmd: String,
     /// The policy in force.
     pub policy: PolicyRef,
+    /// How the policy is run (budget, module path, reload mode): what a resume keeps.
+    pub settings: super::SessionSettings,
     /// The worker's prompt for the current iteration.
     pub worker_prompt: String,
     /// Tail of the worker's last output (redacted).
@@ -102,6 +104,7 @@ impl Session {
             worker_cmd: spec.worker_cmd,
             auditor_cmd: spec.auditor_cmd,
             policy,
+            settings: super::SessionSettings::default(),
             worker_prompt: String::new(),
             worker_output: String::new(),
             auditor_output: String::new(),
@@ -159,6 +162,9 @@ struct Wire<'a> {
     updated_ms: u64,
     workdir: std::borrow::Cow<'a, std::path::Path>,
     policy: std::borrow::Cow<'a, PolicyRef>,
+    /// Absent in files written before it existed: the defaults.
+    #[serde(default)]
+    settings: std::borrow::Cow<'a, super::SessionSettings>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     exit_code: Option<i32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -201,6 +207,7 @@ impl Serialize for Session {
             updated_ms: self.updated_ms,
             workdir: Borrowed(&self.workdir),
             policy: Borrowed(&self.policy),
+            settings: Borrowed(&self.settings),
             exit_code: self.exit_code,
             last_verdict: self.last_verdict.as_ref().map(Borrowed),
             changed_files: Borrowed(&self.changed_files),
@@ -240,6 +247,7 @@ impl<'de> Deserialize<'de> for Session {
             worker_cmd: w.worker_cmd.into_owned(),
             auditor_cmd: w.auditor_cmd.into_owned(),
             policy: w.policy.into_owned(),
+            settings: w.settings.into_owned(),
             worker_prompt: w.worker_prompt.into_owned(),
             worker_output: w.worker_output_tail.into_owned(),
             auditor_output: w.auditor_output_tail.into_owned(),
