@@ -27,15 +27,38 @@ pub struct HookError {
     pub message: String,
 }
 
+/// Longest hook error message kept (longer ones are cut): an error is for a person to read, and
+/// a policy that raises a 10 MB string must not put 10 MB into the state file and the log.
+pub const MAX_HOOK_ERROR: usize = 4 * 1024;
+/// Longest reason, veto or `oneshot.log` line kept from a hook.
+pub const MAX_HOOK_TEXT: usize = 64 * 1024;
+/// Longest prompt kept from `next_prompt` or `audit_prompt`.
+pub const MAX_PROMPT: usize = 1024 * 1024;
+
 impl HookError {
     /// From a policy error raised by `hook`.
     pub fn new(hook: &str, e: &PolicyError) -> HookError {
         HookError {
             hook: e.hook().unwrap_or(hook).to_string(),
             kind: e.kind().to_string(),
-            message: crate::error::failure(e),
+            message: cap(crate::error::failure(e), MAX_HOOK_ERROR),
         }
     }
+}
+
+/// `text` cut to at most `max` bytes (at a character boundary), saying how much was cut.
+pub fn cap(mut text: String, max: usize) -> String {
+    if text.len() <= max {
+        return text;
+    }
+    let cut = text.len();
+    let mut at = max;
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    text.truncate(at);
+    text.push_str(&format!(" … [{} more bytes cut]", cut - at));
+    text
 }
 
 /// A hook's answer with what the decision record needs to say about the call.
@@ -106,11 +129,15 @@ impl<'a> PolicyJudge<'a> {
     ) -> Answer<T> {
         let start = Instant::now();
         let result = call(self.host).map_err(|e| HookError::new(key, &e));
+        let mut logs = self.host.take_logs();
+        for (_, message) in &mut logs {
+            *message = cap(std::mem::take(message), MAX_HOOK_TEXT);
+        }
         Answer {
             result,
             builtin: !self.host.has_hook(key),
             duration_us: start.elapsed().as_micros() as u64,
-            logs: self.host.take_logs(),
+            logs,
         }
     }
 }
@@ -137,11 +164,21 @@ impl Decide for PolicyJudge<'_> {
     }
 
     fn verdict(&mut self, output: &str, ctx: &HookCtx) -> Answer<VerdictDecision> {
-        self.ask("verdict", |h| h.verdict(output, ctx))
+        self.ask("verdict", |h| {
+            h.verdict(output, ctx).map(|mut v| {
+                v.reason = v.reason.map(|r| cap(r, MAX_HOOK_TEXT));
+                v
+            })
+        })
     }
 
     fn salvage(&mut self, evidence: &Evidence, ctx: &HookCtx) -> Answer<SalvageDecision> {
-        self.ask("salvage", |h| h.salvage(evidence, ctx))
+        self.ask("salvage", |h| {
+            h.salvage(evidence, ctx).map(|mut s| {
+                s.reason = s.reason.map(|r| cap(r, MAX_HOOK_TEXT));
+                s
+            })
+        })
     }
 
     fn guard(
@@ -151,15 +188,24 @@ impl Decide for PolicyJudge<'_> {
         ctx: &HookCtx,
     ) -> Answer<GuardOutcome> {
         let key = format!("guards[{from} -> {to}]");
-        self.ask(&key, |h| h.guard(from, to, ctx))
+        self.ask(&key, |h| {
+            h.guard(from, to, ctx).map(|g| match g {
+                GuardOutcome::Veto(why) => GuardOutcome::Veto(cap(why, MAX_HOOK_TEXT)),
+                allow => allow,
+            })
+        })
     }
 
     fn next_prompt(&mut self, ctx: &HookCtx) -> Answer<String> {
-        self.ask("next_prompt", |h| h.next_prompt(ctx))
+        self.ask("next_prompt", |h| {
+            h.next_prompt(ctx).map(|p| cap(p, MAX_PROMPT))
+        })
     }
 
     fn audit_prompt(&mut self, ctx: &HookCtx) -> Answer<String> {
-        self.ask("audit_prompt", |h| h.audit_prompt(ctx))
+        self.ask("audit_prompt", |h| {
+            h.audit_prompt(ctx).map(|p| cap(p, MAX_PROMPT))
+        })
     }
 
     fn on_transition(&mut self, from: SessionState, to: SessionState, ctx: &HookCtx) -> Answer<()> {

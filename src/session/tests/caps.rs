@@ -1,0 +1,74 @@
+//! A policy cannot bloat the state file or the log: hook errors, reasons, vetoes, log lines and
+//! prompts are capped, whatever size the policy returns.
+
+use super::script::{Driver, Run, policy};
+use crate::machine::SessionState;
+use crate::session::decide::{MAX_HOOK_ERROR, MAX_HOOK_TEXT, cap};
+
+/// The session's state file and the records of its log, in bytes.
+fn written(d: &Driver) -> (usize, usize) {
+    let state = serde_json::to_vec(&d.session).unwrap().len();
+    let records = d
+        .records
+        .iter()
+        .map(|r| serde_json::to_vec(r).unwrap().len())
+        .sum();
+    (state, records)
+}
+
+#[test]
+fn a_ten_megabyte_error_is_cut() {
+    let p = policy("return { verdict = function() error(string.rep('x', 10 * 1024 * 1024)) end }");
+    let mut d = Driver::new(p, "t", [Run::Exit(0, "w"), Run::Exit(0, "VERDICT: DONE")]);
+    assert_eq!(d.run().unwrap().state, SessionState::Failed);
+    let (state, records) = written(&d);
+    assert!(state < 64 * 1024, "state file {state} bytes");
+    assert!(records < 64 * 1024, "log records {records} bytes");
+    let reason = d.session.last_reason().unwrap().to_string();
+    assert!(reason.contains("more bytes cut"), "{}", &reason[..200]);
+}
+
+#[test]
+fn huge_reasons_vetoes_and_log_lines_are_cut() {
+    let p = policy(
+        r#"local big = string.rep("y", 10 * 1024 * 1024)
+        return {
+          verdict = function(output, ctx)
+            oneshot.log("info", big)
+            if ctx.iteration < 2 then return "retry", big end
+            return "done", big
+          end,
+          guards = { ["REITERATION_PENDING -> WORKER_EXECUTING"] = function() return true end },
+        }"#,
+    );
+    let runs = [
+        Run::Exit(0, "w"),
+        Run::Exit(0, "a"),
+        Run::Exit(0, "w"),
+        Run::Exit(0, "a"),
+    ];
+    let mut d = Driver::new(p, "t", runs);
+    assert_eq!(d.run().unwrap().state, SessionState::Completed);
+    let (state, records) = written(&d);
+    // The critique is kept up to the cap (it goes into the next prompt and the history).
+    assert!(state < 6 * MAX_HOOK_TEXT, "state file {state} bytes");
+    assert!(records < 40 * MAX_HOOK_TEXT, "log records {records} bytes");
+
+    let veto = policy(&format!(
+        r#"return {{ guards = {{ ["WORKER_EXECUTING -> AUDIT_PENDING"] = function()
+             return false, string.rep("z", {}) end }} }}"#,
+        10 * 1024 * 1024
+    ));
+    let mut d = Driver::new(veto, "t", [Run::Exit(0, "w")]);
+    assert_eq!(d.run().unwrap().state, SessionState::Failed);
+    assert!(written(&d).0 < 2 * MAX_HOOK_TEXT);
+}
+
+#[test]
+fn cap_cuts_at_a_character_boundary_and_says_so() {
+    assert_eq!(cap("short".into(), 10), "short");
+    let cut = cap("é".repeat(10), 5);
+    assert!(cut.starts_with("éé") && !cut.starts_with("ééé"), "{cut}");
+    assert!(cut.ends_with("[16 more bytes cut]"), "{cut}");
+    assert!(cap("x".repeat(MAX_HOOK_ERROR * 3), MAX_HOOK_ERROR).len() < MAX_HOOK_ERROR + 40);
+}
