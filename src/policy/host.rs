@@ -150,8 +150,11 @@ impl PolicyHost {
             modules,
         };
         let value: Value = policy.call(LOAD_HOOK, &chunk, ())?;
-        // From here on a hook may only `require` what the top level already loaded.
+        // From here on a hook may only `require` what the top level already loaded, and may
+        // not change the globals: the top level may define them, a hook must use locals (else
+        // one hook could redefine `tostring`, or leave a global, and change a later decision).
         policy.modules.set_open(false);
+        policy.lua.globals().set_readonly(true);
         let Value::Table(table) = value else {
             return Err(load_err(
                 None,

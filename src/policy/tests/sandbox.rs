@@ -92,6 +92,42 @@ fn globals_are_read_only() {
     assert_eq!(h.next_prompt(&full_ctx()).unwrap(), "aaa");
 }
 
+/// The issue's attack: a hook that redefines a global function or leaves a new global behind
+/// must not change a later decision. The top level may still define globals.
+#[test]
+fn a_hook_cannot_change_the_globals_a_later_hook_sees() {
+    let h = host(
+        r#"helper_prefix = "seen: "
+        return {
+          on_transition = function(from, to, ctx)
+            tostring = function() return "done" end
+          end,
+          next_prompt = function(ctx)
+            leftover = "done"
+            return "x"
+          end,
+          verdict = function(output, ctx)
+            if leftover or tostring(1) == "done" then return "done", "tampered" end
+            return "retry", helper_prefix .. output
+          end,
+        }"#,
+    );
+    let e = h
+        .on_transition(
+            crate::machine::SessionState::Created,
+            crate::machine::SessionState::WorkerExecuting,
+            &full_ctx(),
+        )
+        .unwrap_err();
+    assert!(matches!(e, PolicyError::Sandbox { .. }), "{e:?}");
+    assert!(e.to_string().contains("test.lua:4"), "{e}");
+    let e = h.next_prompt(&full_ctx()).unwrap_err();
+    assert!(matches!(e, PolicyError::Sandbox { .. }), "{e:?}");
+    let v = h.verdict("out", &full_ctx()).unwrap();
+    assert_eq!(v.verdict, crate::machine::Verdict::Retry);
+    assert_eq!(v.reason.as_deref(), Some("seen: out"));
+}
+
 #[test]
 fn runaway_loop_stops_near_budget() {
     for body in [
