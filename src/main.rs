@@ -37,7 +37,7 @@ fn main() {
         Err(e) => {
             // Every error reads after "failed to …" and carries its causes as its chain, which
             // `{:#}` prints once each, joined by ": " (see `oneshot::error`).
-            eprintln!("oneshot: error: failed to {e:#}");
+            cli::out::stderr(format_args!("oneshot: error: failed to {e:#}\n"));
             std::process::exit(cli::exit::for_error(&e));
         }
     }

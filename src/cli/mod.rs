@@ -1,5 +1,7 @@
 //! The command-line interface.
 
+#[macro_use]
+pub mod out;
 pub mod args;
 pub mod exit;
 pub mod policy;

@@ -13,18 +13,18 @@ pub fn run(store: &Store, cmd: PolicyCommand) -> Result<i32> {
         PolicyCommand::Check { file, json } => {
             let report = oneshot::policy::check(&file, opts)?;
             if json {
-                println!("{}", serde_json::to_string_pretty(&report)?);
+                outln!("{}", serde_json::to_string_pretty(&report)?);
             } else {
-                print!("{}", report.render());
+                out!("{}", report.render());
             }
             Ok(exit::OK)
         }
         PolicyCommand::Test { file, json } => {
             let report = oneshot::policy::run_tests(&file, opts)?;
             if json {
-                println!("{}", serde_json::to_string_pretty(&report)?);
+                outln!("{}", serde_json::to_string_pretty(&report)?);
             } else {
-                print!("{}", report.render());
+                out!("{}", report.render());
             }
             Ok(if report.failed() > 0 {
                 exit::FAILED
@@ -42,14 +42,14 @@ pub fn run(store: &Store, cmd: PolicyCommand) -> Result<i32> {
             let host = PolicyHost::load(&policy, opts)?;
             let log = Log::read(dir.log_path())?;
             for w in &log.warnings {
-                eprintln!("oneshot: warning: {w}");
+                errln!("oneshot: warning: {w}");
             }
             let report = oneshot::replay::replay(&log, &host)
                 .with_context(|| format!("replay session {}", dir.id()))?;
             if json {
-                println!("{}", serde_json::to_string_pretty(&report)?);
+                outln!("{}", serde_json::to_string_pretty(&report)?);
             } else {
-                println!("{}", report.render_table().trim_end());
+                outln!("{}", report.render_table().trim_end());
             }
             Ok(if exit_code && report.differs() {
                 exit::FAILED
@@ -61,7 +61,7 @@ pub fn run(store: &Store, cmd: PolicyCommand) -> Result<i32> {
             let trust = TrustStore::from_env()?;
             for f in files {
                 let hash = trust.trust(&f)?;
-                println!("trusted {} ({hash})", f.display());
+                outln!("trusted {} ({hash})", f.display());
             }
             Ok(exit::OK)
         }
@@ -73,7 +73,7 @@ pub fn run(store: &Store, cmd: PolicyCommand) -> Result<i32> {
             ] {
                 let path = dir.join(name);
                 std::fs::write(&path, text).with_context(|| format!("write {}", path.display()))?;
-                println!("wrote {}", path.display());
+                outln!("wrote {}", path.display());
             }
             Ok(exit::OK)
         }

@@ -102,7 +102,7 @@ fn drive(
 ) -> Result<i32> {
     let mut engine = make(options)?;
     if !quiet {
-        eprintln!(
+        errln!(
             "oneshot: session {} ({})",
             engine.id(),
             engine.session().workdir.display()
@@ -141,7 +141,7 @@ async fn forward_signals(interrupt: Interrupt) -> Result<()> {
         }
         count += 1;
         if count == 1 {
-            eprintln!("\noneshot: stopping the agent (press Ctrl-C again to kill it now)");
+            errln!("\noneshot: stopping the agent (press Ctrl-C again to kill it now)");
         }
         interrupt.stop();
     }
@@ -155,13 +155,13 @@ fn report(o: &Outcome) {
         .map(|r| format!(": {r}"))
         .unwrap_or_default();
     match o.state {
-        SessionState::Completed => eprintln!("oneshot: session {id} COMPLETED{why}"),
-        SessionState::Failed => eprintln!("oneshot: session {id} FAILED{why}"),
-        SessionState::Rejected => eprintln!(
+        SessionState::Completed => errln!("oneshot: session {id} COMPLETED{why}"),
+        SessionState::Failed => errln!("oneshot: session {id} FAILED{why}"),
+        SessionState::Rejected => errln!(
             "oneshot: session {id} REJECTED{why}\n  the auditor judged the task impossible; \
              start a new session with a changed task"
         ),
-        state => eprintln!(
+        state => errln!(
             "oneshot: session {id} paused in {state}; continue with `oneshot resume {}`",
             short_id(id)
         ),

@@ -32,7 +32,7 @@ pub fn status(store: &Store, id: Option<&str>, json: bool) -> Result<i32> {
         let path = dir.state_path();
         let text = std::fs::read_to_string(&path)
             .with_context(|| format!("read state file {}", path.display()))?;
-        print!("{text}");
+        out!("{text}");
         return Ok(0);
     }
     let file = dir.read_state()?;
@@ -41,12 +41,12 @@ pub fn status(store: &Store, id: Option<&str>, json: bool) -> Result<i32> {
 }
 
 fn print_status(f: &Session) {
-    println!("session   {}", f.id);
-    println!("state     {}", f.state());
-    println!("iteration {}/{}", f.iteration, f.max_iterations);
-    println!("task      {}", one_line(&f.task, 100));
-    println!("workdir   {}", f.workdir.display());
-    println!(
+    outln!("session   {}", f.id);
+    outln!("state     {}", f.state());
+    outln!("iteration {}/{}", f.iteration, f.max_iterations);
+    outln!("task      {}", one_line(&f.task, 100));
+    outln!("workdir   {}", f.workdir.display());
+    outln!(
         "policy    {} ({})",
         f.policy
             .path
@@ -55,10 +55,10 @@ fn print_status(f: &Session) {
             .unwrap_or_else(|| "built-in".into()),
         f.policy.hash
     );
-    println!("created   {}", rfc3339(f.created_ms));
-    println!("updated   {}", rfc3339(f.updated_ms));
+    outln!("created   {}", rfc3339(f.created_ms));
+    outln!("updated   {}", rfc3339(f.updated_ms));
     if let Some(v) = &f.last_verdict {
-        println!(
+        outln!(
             "verdict   {:?}{}",
             v.verdict,
             v.reason
@@ -68,12 +68,12 @@ fn print_status(f: &Session) {
         );
     }
     if let (Some(role), Some(p)) = (f.phase.role(), f.phase.run().and_then(|r| r.process)) {
-        println!("running   {role} pid {} (group {})", p.pid, p.pgid);
+        outln!("running   {role} pid {} (group {})", p.pid, p.pgid);
     }
     if let Phase::Interrupted(p) = &f.phase {
-        println!("paused    during the {} ({})", p.during, p.cause);
+        outln!("paused    during the {} ({})", p.during, p.cause);
     }
-    println!("history");
+    outln!("history");
     for h in &f.history {
         let mut line = format!(
             "  {}  {:<20} iter {}",
@@ -87,7 +87,7 @@ fn print_status(f: &Session) {
         if let Some(r) = &h.reason {
             line.push_str(&format!("  {}", one_line(&r.to_string(), 160)));
         }
-        println!("{line}");
+        outln!("{line}");
     }
 }
 
@@ -104,21 +104,24 @@ pub fn list(store: &Store, json: bool) -> Result<i32> {
                 }),
                 Err(e) => serde_json::json!({"oneshot_id": dir.id(), "error": failure(e)}),
             };
-            println!("{v}");
+            outln!("{v}");
         }
         return Ok(0);
     }
     if sessions.is_empty() {
-        eprintln!("no sessions under {}", store.root().display());
+        errln!("no sessions under {}", store.root().display());
         return Ok(0);
     }
-    println!(
+    outln!(
         "{:<8}  {:<20}  {:>5}  {:<24}  TASK",
-        "ID", "STATE", "ITER", "UPDATED"
+        "ID",
+        "STATE",
+        "ITER",
+        "UPDATED"
     );
     for (dir, file) in &sessions {
         match file {
-            Ok(f) => println!(
+            Ok(f) => outln!(
                 "{:<8}  {:<20}  {:>5}  {:<24}  {}",
                 short_id(&f.id),
                 f.state.as_str(),
@@ -126,7 +129,7 @@ pub fn list(store: &Store, json: bool) -> Result<i32> {
                 rfc3339(f.updated_ms),
                 one_line(&f.task, 60)
             ),
-            Err(e) => println!("{:<8}  unreadable: {}", short_id(dir.id()), failure(e)),
+            Err(e) => outln!("{:<8}  unreadable: {}", short_id(dir.id()), failure(e)),
         }
     }
     Ok(0)
@@ -139,20 +142,20 @@ pub fn log(store: &Store, id: &str, follow: bool, json: bool) -> Result<i32> {
     let mut decoder = Decoder::default();
     let mut print = |records: &[Value], warnings: &[String]| {
         for w in warnings {
-            eprintln!("oneshot: warning: {w}");
+            errln!("oneshot: warning: {w}");
         }
         for r in records {
             if json {
-                println!("{r}");
+                outln!("{r}");
                 continue;
             }
             match decoder.decode(r.clone()) {
                 Ok((record, _)) => {
                     if let Some(line) = render(&record) {
-                        println!("{line}");
+                        outln!("{line}");
                     }
                 }
-                Err(e) => eprintln!("oneshot: warning: {e}"),
+                Err(e) => errln!("oneshot: warning: {e}"),
             }
         }
     };
@@ -171,7 +174,7 @@ pub fn log(store: &Store, id: &str, follow: bool, json: bool) -> Result<i32> {
         if done {
             let len = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
             if len > offset {
-                eprintln!(
+                errln!(
                     "oneshot: warning: {}: skipped a torn last line (oneshot was probably killed while writing)",
                     path.display()
                 );

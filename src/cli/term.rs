@@ -33,7 +33,7 @@ impl TerminalReporter {
 
     fn clear_status(&mut self) {
         if self.status_shown {
-            eprint!("\r\x1b[2K");
+            err!("\r\x1b[2K");
             self.status_shown = false;
         }
     }
@@ -43,7 +43,7 @@ impl TerminalReporter {
             return;
         }
         if let Some(s) = &self.status {
-            eprint!("\r\x1b[2K{}", status_line(s));
+            err!("\r\x1b[2K{}", status_line(s));
             let _ = std::io::stderr().flush();
             self.status_shown = true;
         }
@@ -105,7 +105,7 @@ impl Observer for TerminalReporter {
             }
             Update::Warning(message) => {
                 self.clear_status();
-                eprintln!("oneshot: warning: {message}");
+                errln!("oneshot: warning: {message}");
                 self.draw_status();
             }
             Update::Note(message) => {
@@ -113,7 +113,7 @@ impl Observer for TerminalReporter {
                     return;
                 }
                 self.clear_status();
-                eprintln!("oneshot: {message}");
+                errln!("oneshot: {message}");
                 self.draw_status();
             }
         }
@@ -150,7 +150,7 @@ impl TerminalReporter {
         }
         self.clear_status();
         let why = reason.map(|r| format!(" ({r})")).unwrap_or_default();
-        eprintln!("oneshot: {from} -> {to}{why}");
+        errln!("oneshot: {from} -> {to}{why}");
         // After the last transition the outcome line follows; a status line would sit on it.
         if to.is_terminal() || to == SessionState::Interrupted {
             self.status = None;

@@ -1,0 +1,52 @@
+//! Writing to the terminal without ever panicking on a closed pipe.
+//!
+//! `println!` panics when stdout is gone (`oneshot list | head -1`), and `eprintln!` when
+//! stderr is: a running session must never die of that (`oneshot … 2>&1 | head -1`), and a
+//! reader should just stop. So command output goes through [`outln!`] — a reader that went
+//! away ends the command quietly, with success — and diagnostics through [`errln!`], which
+//! never fails. A session's own lines (the terminal reporter) ignore write errors: the agent's
+//! output is in the log whatever happens to the terminal.
+
+use std::fmt;
+use std::io::{self, Write};
+
+/// Command output, one line: `println!` that ends the process quietly (exit 0) when the reader
+/// closed the pipe, and with exit 1 on any other write error.
+macro_rules! outln {
+    ($($arg:tt)*) => { $crate::cli::out::stdout(format_args!("{}\n", format_args!($($arg)*))) };
+}
+
+/// Command output without a newline; see [`outln!`].
+macro_rules! out {
+    ($($arg:tt)*) => { $crate::cli::out::stdout(format_args!($($arg)*)) };
+}
+
+/// A diagnostic line on stderr that never panics, whatever happened to stderr.
+macro_rules! errln {
+    ($($arg:tt)*) => { $crate::cli::out::stderr(format_args!("{}\n", format_args!($($arg)*))) };
+}
+
+/// Diagnostics without a newline; see [`errln!`].
+macro_rules! err {
+    ($($arg:tt)*) => { $crate::cli::out::stderr(format_args!($($arg)*)) };
+}
+
+/// Writes command output; see [`outln!`].
+pub fn stdout(args: fmt::Arguments) {
+    let mut out = io::stdout().lock();
+    if let Err(e) = out.write_fmt(args).and_then(|()| out.flush()) {
+        if e.kind() == io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        stderr(format_args!(
+            "oneshot: error: failed to write the output: {e}\n"
+        ));
+        std::process::exit(super::exit::FAILED);
+    }
+}
+
+/// Writes a diagnostic, ignoring failure (there is nowhere left to report it).
+pub fn stderr(args: fmt::Arguments) {
+    let mut err = io::stderr().lock();
+    let _ = err.write_fmt(args).and_then(|()| err.flush());
+}
