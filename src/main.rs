@@ -8,12 +8,24 @@ use oneshot::store::Store;
 
 fn main() {
     let cli = Cli::parse();
+    // A session's signal handlers go in first, before anything slow (see `cli::signals`).
+    let starts_session = match &cli.command {
+        Some(Command::Run(_) | Command::Resume(_)) => true,
+        Some(_) => false,
+        None => cli.run.resume.is_some() || cli.run.prompt.is_some(),
+    };
+    let mut signals = match starts_session.then(cli::signals::Signals::install) {
+        None => None,
+        Some(Ok(s)) => Some(s),
+        Some(Err(e)) => fail(e),
+    };
+    let mut session_signals = move || signals.take().expect("installed for session commands");
     init_tracing(cli.global.verbose);
     let store = Store::new(&cli.global.state_dir);
     let quiet = cli.global.quiet;
     let result = match cli.command {
-        Some(Command::Run(args)) => cli::run::run(&store, args, quiet),
-        Some(Command::Resume(args)) => cli::run::resume(&store, args, quiet),
+        Some(Command::Run(args)) => cli::run::run(&store, args, quiet, session_signals()),
+        Some(Command::Resume(args)) => cli::run::resume(&store, args, quiet, session_signals()),
         Some(Command::Status { id, json }) => cli::show::status(&store, id.as_deref(), json),
         Some(Command::List { json }) => cli::show::list(&store, json),
         Some(Command::Log { id, follow, json }) => cli::show::log(&store, &id, follow, json),
@@ -27,20 +39,26 @@ fn main() {
                     policy_opts: cli.run.policy_opts.clone(),
                 },
                 quiet,
+                session_signals(),
             ),
-            None if cli.run.prompt.is_some() => cli::run::run(&store, cli.run, quiet),
+            None if cli.run.prompt.is_some() => {
+                cli::run::run(&store, cli.run, quiet, session_signals())
+            }
             None => cli::run::nothing_to_do(),
         },
     };
     match result {
         Ok(code) => std::process::exit(code),
-        Err(e) => {
-            // Every error reads after "failed to …" and carries its causes as its chain, which
-            // `{:#}` prints once each, joined by ": " (see `oneshot::error`).
-            cli::out::stderr(format_args!("oneshot: error: failed to {e:#}\n"));
-            std::process::exit(cli::exit::for_error(&e));
-        }
+        Err(e) => fail(e),
     }
+}
+
+/// Reports a stopping error and exits with its code.
+fn fail(e: anyhow::Error) -> ! {
+    // Every error reads after "failed to …" and carries its causes as its chain, which `{:#}`
+    // prints once each, joined by ": " (see `oneshot::error`).
+    cli::out::stderr(format_args!("oneshot: error: failed to {e:#}\n"));
+    std::process::exit(cli::exit::for_error(&e));
 }
 
 fn init_tracing(verbose: u8) {

@@ -161,3 +161,78 @@ fn log_follow_never_takes_the_lock_and_ends_after_a_kill() {
     assert_eq!(w.trace(&id).last().unwrap(), "COMPLETED");
     wait_timeout(&mut follow, Duration::from_secs(10));
 }
+
+/// Signals from the first instant: a Ctrl-C while the policy is still loading pauses the
+/// session (exit 130, resumable) instead of killing oneshot; SIGHUP (a closed terminal) pauses
+/// like SIGTERM; a Ctrl-C during a long hook is acted on when the hook returns.
+#[test]
+fn early_signals_sighup_and_signals_during_a_hook_pause_the_session() {
+    // 1. During the policy's top level (400 ms of busy work).
+    let w = World::new();
+    let policy = w.policy("local t = os.clock()\nwhile os.clock() - t < 0.4 do end\nreturn {}");
+    let auditor = w.script("a.sh", AUDIT_DONE);
+    let mut child = w.spawn(
+        "sleep 30",
+        &auditor,
+        &["--policy", &policy, "--hook-budget", "5s"],
+        "t",
+    );
+    std::thread::sleep(Duration::from_millis(120));
+    signal(child.id(), SIGINT);
+    let status = wait_timeout(&mut child, Duration::from_secs(15));
+    assert_eq!(
+        status.code(),
+        Some(130),
+        "{status:?}: not killed by the signal"
+    );
+    assert_eq!(w.trace(&w.session_id()).last().unwrap(), "INTERRUPTED");
+
+    // 2. SIGHUP while the worker runs.
+    let w = World::new();
+    let marker = w.tmp.path().join("started");
+    let worker = w.script("w.sh", &format!("touch {}; sleep 30", marker.display()));
+    let auditor = w.script("a.sh", AUDIT_DONE);
+    let mut child = w.spawn(&worker, &auditor, &[], "t");
+    w.wait_for(&marker, Duration::from_secs(10));
+    signal(child.id(), libc::SIGHUP);
+    assert_eq!(
+        wait_timeout(&mut child, Duration::from_secs(15)).code(),
+        Some(130)
+    );
+    assert_eq!(w.trace(&w.session_id()).last().unwrap(), "INTERRUPTED");
+
+    // 3. During a long observer hook on the way to the auditor: the session pauses, it does
+    //    not fail.
+    let w = World::new();
+    let marker = w.tmp.path().join("hook");
+    let policy = w.policy(
+        r#"return { on_transition = function(from, to, ctx)
+             if to == "AUDIT_PENDING" then
+               local t = os.clock()
+               while os.clock() - t < 0.6 do end
+             end
+           end }"#,
+    );
+    let worker = w.script("w.sh", &format!("touch {}; echo done", marker.display()));
+    let auditor = w.script("a.sh", "sleep 30");
+    let mut child = w.spawn(
+        &worker,
+        &auditor,
+        &["--policy", &policy, "--hook-budget", "5s"],
+        "t",
+    );
+    w.wait_for(&marker, Duration::from_secs(10));
+    std::thread::sleep(Duration::from_millis(200));
+    signal(child.id(), SIGINT);
+    assert_eq!(
+        wait_timeout(&mut child, Duration::from_secs(15)).code(),
+        Some(130)
+    );
+    let id = w.session_id();
+    assert_eq!(
+        w.trace(&id).last().unwrap(),
+        "INTERRUPTED",
+        "{:?}",
+        w.trace(&id)
+    );
+}

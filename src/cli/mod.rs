@@ -7,4 +7,5 @@ pub mod exit;
 pub mod policy;
 pub mod run;
 pub mod show;
+pub mod signals;
 pub mod term;

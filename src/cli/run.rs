@@ -2,9 +2,10 @@
 
 use super::args::{PolicyArgs, ResumeArgs, RunArgs};
 use super::exit::{self, usage};
+use super::signals::{self, Signals};
 use super::term::{TerminalReporter, short_id};
 use anyhow::{Context, Result};
-use oneshot::engine::{Engine, Interrupt, Options, SessionBuilder};
+use oneshot::engine::{Engine, Options, SessionBuilder};
 use oneshot::machine::SessionState;
 use oneshot::policy::{PolicyHost, PolicyOptions};
 use oneshot::session::{Outcome, SessionSettings};
@@ -23,7 +24,7 @@ const NO_TASK: &str = "start a session: no task given; write it last, e.g. onesh
                        'sh fix.sh' --auditor-cmd 'sh check.sh' \"the task\" (see oneshot --help)";
 
 /// Starts a new session and runs it to the end; returns the exit code.
-pub fn run(store: &Store, args: RunArgs, quiet: bool) -> Result<i32> {
+pub fn run(store: &Store, args: RunArgs, quiet: bool, signals: Signals) -> Result<i32> {
     let Some(prompt) = args.prompt else {
         return Err(usage(NO_TASK));
     };
@@ -45,7 +46,7 @@ pub fn run(store: &Store, args: RunArgs, quiet: bool) -> Result<i32> {
             workdir.display()
         )));
     }
-    drive(quiet, options, |options| {
+    drive(quiet, signals, options, |options| {
         SessionBuilder::new(prompt)
             .worker(worker_cmd)
             .auditor(auditor_cmd)
@@ -57,7 +58,7 @@ pub fn run(store: &Store, args: RunArgs, quiet: bool) -> Result<i32> {
 }
 
 /// Resumes a session; returns the exit code.
-pub fn resume(store: &Store, args: ResumeArgs, quiet: bool) -> Result<i32> {
+pub fn resume(store: &Store, args: ResumeArgs, quiet: bool, signals: Signals) -> Result<i32> {
     // The session's own settings, unless the command line says otherwise. A state file that
     // cannot be read is reported by the resume itself.
     let recorded = store
@@ -73,7 +74,7 @@ pub fn resume(store: &Store, args: ResumeArgs, quiet: bool) -> Result<i32> {
         )?),
         None => None,
     };
-    drive(quiet, options, |options| {
+    drive(quiet, signals, options, |options| {
         Engine::resume(store, &args.id, policy, options)
     })
 }
@@ -97,10 +98,16 @@ impl PolicyArgs {
 
 fn drive(
     quiet: bool,
+    signals: Signals,
     options: Options,
     make: impl FnOnce(Options) -> Result<Engine, oneshot::engine::EngineError>,
 ) -> Result<i32> {
-    let mut engine = make(options)?;
+    let (rt, streams) = signals.split();
+    // Created inside the runtime: the engine's own tasks and timers belong to it.
+    let mut engine = {
+        let _inside = rt.enter();
+        make(options)?
+    };
     if !quiet {
         errln!(
             "oneshot: session {} ({})",
@@ -108,43 +115,18 @@ fn drive(
             engine.session().workdir.display()
         );
     }
-    // The loop runs on this thread: agents are spawned from it, and on Linux their
-    // parent-death signal is tied to it.
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .context("start the async runtime")?;
     let interrupt = engine.interrupter();
     let outcome = rt.block_on(async {
-        let signals = tokio::spawn(forward_signals(interrupt));
+        // A signal that came while the policy loaded or the session was made is delivered now.
+        let forwarding = tokio::spawn(signals::forward(streams, interrupt));
         let mut reporter = TerminalReporter::new(quiet);
         let outcome = engine.run(&mut reporter).await;
-        signals.abort();
+        forwarding.abort();
         outcome
     });
     let outcome = outcome?;
     report(&outcome);
     Ok(exit::for_outcome(&outcome))
-}
-
-/// Forwards SIGINT/SIGTERM to the session: the first stops gracefully, the second kills. The
-/// agents run in their own process groups, so the terminal's Ctrl-C reaches only us.
-async fn forward_signals(interrupt: Interrupt) -> Result<()> {
-    use tokio::signal::unix::{SignalKind, signal};
-    let mut int = signal(SignalKind::interrupt())?;
-    let mut term = signal(SignalKind::terminate())?;
-    let mut count = 0;
-    loop {
-        tokio::select! {
-            _ = int.recv() => {}
-            _ = term.recv() => {}
-        }
-        count += 1;
-        if count == 1 {
-            errln!("\noneshot: stopping the agent (press Ctrl-C again to kill it now)");
-        }
-        interrupt.stop();
-    }
 }
 
 fn report(o: &Outcome) {
