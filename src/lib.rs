@@ -44,6 +44,9 @@ pub use engine::{
     channel_observer,
 };
 pub use machine::SessionState;
+/// Secret redaction as oneshot applies it before anything reaches disk or the terminal, for a
+/// program that writes text of its own next to oneshot's.
+pub use pipeline::{REDACTED, RedactError, Redactor};
 pub use policy::{PolicyHost as Policy, PolicyOptions};
 pub use session::{Outcome, Reason};
 pub use store::Store;

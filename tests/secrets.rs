@@ -81,3 +81,104 @@ fn a_secret_printed_by_the_worker_appears_in_no_file() {
         "JSON output is embedded as JSON"
     );
 }
+
+/// Every channel oneshot writes to, one planted secret each: the task, a command line, a policy's
+/// `print`, `oneshot.log`, its error message, a hook's reason and prompt, and `policy replay`.
+/// No file, no terminal line, no replay report holds any of them.
+#[test]
+fn a_secret_reaches_no_file_and_no_terminal_line_through_any_channel() {
+    let w = World::new();
+    let jwt = format!(
+        "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.{}",
+        "Sf1KxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c"
+    );
+    let url = "postgres://app:s3cr3t-Passw0rd@db.internal:5432/main";
+    let policy = w.policy(&format!(
+        r#"return {{
+          verdict = function(output, ctx)
+            print("print {ANTHROPIC}")
+            oneshot.log("warn", "log {GITHUB}")
+            return "done", "reason {jwt}"
+          end,
+          audit_prompt = function(ctx) return "check {url}" end,
+          on_transition = function(from, to, ctx)
+            if to == "AUDIT_PENDING" then error("boom {ANTHROPIC}") end
+          end,
+        }}"#
+    ));
+    let auditor = w.script("a.sh", AUDIT_DONE);
+    let worker = format!("sh -c 'echo work; true {GITHUB}'");
+    let out = w
+        .cmd()
+        .env("DEPLOY_PASSWORD", ENV_SECRET)
+        .args([
+            "-v",
+            "--policy",
+            &policy,
+            "--worker-cmd",
+            &worker,
+            "--auditor-cmd",
+            &auditor,
+        ])
+        .arg(format!("deploy with {ENV_SECRET} and {url}"))
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let id = w.session_id();
+    let replay = w
+        .cmd()
+        .env("DEPLOY_PASSWORD", ENV_SECRET)
+        .args(["policy", "replay", &id, "--policy", &policy])
+        .output()
+        .unwrap();
+    let mut files = Vec::new();
+    all_files(&w.state_dir(), &mut files);
+    let mut everything: Vec<(String, String)> = files
+        .iter()
+        .map(|f| {
+            (
+                f.display().to_string(),
+                std::fs::read_to_string(f).unwrap_or_default(),
+            )
+        })
+        .collect();
+    everything.push(("run output".into(), text(&out)));
+    everything.push(("replay output".into(), text(&replay)));
+    for secret in [ANTHROPIC, GITHUB, ENV_SECRET, &jwt, "s3cr3t-Passw0rd"] {
+        for (what, content) in &everything {
+            assert!(!content.contains(secret), "{secret} leaked into {what}");
+        }
+    }
+    // The command line lost its secret on disk, and the user was told.
+    assert!(
+        text(&out).contains("command line holds a secret"),
+        "{}",
+        text(&out)
+    );
+    assert!(
+        text(&out).contains("[REDACTED]"),
+        "the policy's messages are shown, redacted"
+    );
+}
+
+/// A session whose command line held a secret is not resumed with the redacted line: the
+/// refusal says why and what to do.
+#[test]
+fn a_command_line_that_held_a_secret_is_not_resumed_blindly() {
+    let w = World::new();
+    let marker = w.tmp.path().join("started");
+    let worker = format!(
+        "sh -c 'touch {}; sleep 30; true {GITHUB}'",
+        marker.display()
+    );
+    let auditor = w.script("a.sh", AUDIT_DONE);
+    let mut child = w.spawn(&worker, &auditor, &[], "t");
+    w.wait_for(&marker, std::time::Duration::from_secs(10));
+    signal(child.id(), libc::SIGTERM);
+    wait_timeout(&mut child, std::time::Duration::from_secs(15));
+    let id = w.session_id();
+    let out = w.cmd().args(["resume", &id]).output().unwrap();
+    assert_eq!(code(&out), 2, "{}", text(&out));
+    assert!(text(&out).contains("held a secret"), "{}", text(&out));
+    assert!(!text(&out).contains(GITHUB));
+}

@@ -6,9 +6,17 @@
 //! away ends the command quietly, with success — and diagnostics through [`errln!`], which
 //! never fails. A session's own lines (the terminal reporter) ignore write errors: the agent's
 //! output is in the log whatever happens to the terminal.
+//!
+//! Everything written here, and everything oneshot's diagnostics log (a policy's `print` and
+//! `oneshot.log` included), is redacted first: built-in credential patterns and the values of
+//! secret-looking environment variables never reach the terminal either.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::io::{self, Write};
+use std::sync::OnceLock;
+
+use oneshot::Redactor;
 
 /// Command output, one line: `println!` that ends the process quietly (exit 0) when the reader
 /// closed the pipe, and with exit 1 on any other write error.
@@ -31,10 +39,25 @@ macro_rules! err {
     ($($arg:tt)*) => { $crate::cli::out::stderr(format_args!($($arg)*)) };
 }
 
+/// `text` without secrets (the built-in patterns and the environment's secret values).
+pub fn redact(text: &str) -> Cow<'_, str> {
+    static REDACTOR: OnceLock<Option<Redactor>> = OnceLock::new();
+    match REDACTOR.get_or_init(|| Redactor::from_env(&[]).ok()) {
+        Some(r) => r.redact(text),
+        // Without a redactor (it cannot fail to build without policy patterns) nothing could
+        // be checked: say so rather than risk printing a secret.
+        None => Cow::Borrowed("[output withheld: the secret redactor could not be built]\n"),
+    }
+}
+
 /// Writes command output; see [`outln!`].
 pub fn stdout(args: fmt::Arguments) {
+    let text = fmt::format(args);
     let mut out = io::stdout().lock();
-    if let Err(e) = out.write_fmt(args).and_then(|()| out.flush()) {
+    if let Err(e) = out
+        .write_all(redact(&text).as_bytes())
+        .and_then(|()| out.flush())
+    {
         if e.kind() == io::ErrorKind::BrokenPipe {
             std::process::exit(0);
         }
@@ -47,6 +70,23 @@ pub fn stdout(args: fmt::Arguments) {
 
 /// Writes a diagnostic, ignoring failure (there is nowhere left to report it).
 pub fn stderr(args: fmt::Arguments) {
+    let text = fmt::format(args);
     let mut err = io::stderr().lock();
-    let _ = err.write_fmt(args).and_then(|()| err.flush());
+    let _ = err
+        .write_all(redact(&text).as_bytes())
+        .and_then(|()| err.flush());
+}
+
+/// The diagnostics' writer: each formatted event is redacted, then written to stderr.
+pub struct RedactingStderr;
+
+impl Write for RedactingStderr {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        stderr(format_args!("{}", String::from_utf8_lossy(buf)));
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
 }

@@ -58,12 +58,41 @@ impl Engine {
         auditor_cmd.check_for(Role::Auditor, &workdir)?;
         let workdir = workdir.canonicalize().unwrap_or(workdir);
         let policy = spec.policy.unwrap_or_else(PolicyHost::builtin);
+        // The state file keeps the command lines without their secrets; this run uses the
+        // real ones, parsed above. (A resume then cannot run a line that held one.)
+        let redactor = Redactor::from_env(policy.redact_patterns()).map_err(EngineError::Redact)?;
+        let mut warnings = Vec::new();
+        let mut stored = |role: Role, line: String| match redactor.redact(&line) {
+            std::borrow::Cow::Borrowed(_) => line,
+            std::borrow::Cow::Owned(redacted) => {
+                warnings.push(format!(
+                    "the {role} command line holds a secret; it is stored without it, so `oneshot \
+                     resume` cannot run it again: pass secrets through the environment instead"
+                ));
+                redacted
+            }
+        };
+        let worker = stored(Role::Worker, worker);
+        let auditor = stored(Role::Auditor, auditor);
+        // The task is a prompt: what is stored is what the agents get, and neither holds a
+        // secret.
+        let task = match redactor.redact(&spec.task) {
+            std::borrow::Cow::Borrowed(_) => spec.task,
+            std::borrow::Cow::Owned(redacted) => {
+                warnings.push(
+                    "the task holds a secret; it is stored and given to the agents without it: \
+                     pass secrets through the environment instead"
+                        .to_string(),
+                );
+                redacted
+            }
+        };
         let dir = store.create_session()?;
         let lock = dir.lock()?;
         let session = Session::new(
             NewSession {
                 id: dir.id().to_string(),
-                task: spec.task,
+                task,
                 workdir,
                 worker_cmd: worker,
                 auditor_cmd: auditor,
@@ -78,7 +107,10 @@ impl Engine {
         );
         // Written so the session exists from here on; made durable by the first step.
         dir.replace_state(&session)?;
-        let mut engine = Engine::assemble(store, dir, lock, session, policy, spec.options)?;
+        let commands = Some((worker_cmd, auditor_cmd));
+        let mut engine =
+            Engine::assemble(store, dir, lock, session, policy, spec.options, commands)?;
+        engine.warnings.extend(warnings);
         engine.unsynced = true;
         Ok(engine)
     }
@@ -117,7 +149,7 @@ impl Engine {
                 None => PolicyHost::builtin(),
             },
         };
-        Engine::assemble(store, dir, lock, session, policy, options)
+        Engine::assemble(store, dir, lock, session, policy, options, None)
     }
 
     fn assemble(
@@ -127,13 +159,19 @@ impl Engine {
         mut session: Session,
         policy: PolicyHost,
         options: Options,
+        commands: Option<(CommandTemplate, CommandTemplate)>,
     ) -> Result<Engine, EngineError> {
         // What the session runs with from now on, kept for the next resume.
         let settings = options.settings();
         let dirty = session.settings != settings;
         session.settings = settings;
-        let worker_cmd = CommandTemplate::parse(&session.worker_cmd)?;
-        let auditor_cmd = CommandTemplate::parse(&session.auditor_cmd)?;
+        let (worker_cmd, auditor_cmd) = match commands {
+            Some(real) => real,
+            None => (
+                stored_command(&session, Role::Worker)?,
+                stored_command(&session, Role::Auditor)?,
+            ),
+        };
         let redactor = Redactor::from_env(policy.redact_patterns()).map_err(EngineError::Redact)?;
         let log = LogWriter::open(dir.log_path()).map_err(|source| EngineError::Log {
             id: dir.id().to_string(),
@@ -204,4 +242,21 @@ fn refusal(s: &Session) -> Option<String> {
         )),
         _ => None,
     }
+}
+
+/// A command line read back from the state file, for a resume: one stored without its secret
+/// cannot run again, and says so.
+fn stored_command(session: &Session, role: Role) -> Result<CommandTemplate, EngineError> {
+    let line = match role {
+        Role::Worker => &session.worker_cmd,
+        Role::Auditor => &session.auditor_cmd,
+    };
+    if line.contains(crate::pipeline::REDACTED) {
+        return Err(EngineError::Usage(format!(
+            "resume session {}: its {role} command line held a secret, which was not stored \
+             ({line}); start a new session that takes the secret from the environment",
+            session.id
+        )));
+    }
+    Ok(CommandTemplate::parse(line)?)
 }
