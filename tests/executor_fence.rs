@@ -70,6 +70,35 @@ async fn fence_refuses_a_group_whose_start_time_differs() {
     assert!(wait_gone(recorded.pgid).await);
 }
 
+/// The forgery: a record without a start time, or one naming a group its pid does not
+/// lead, must never make a resume signal whatever group it names.
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn fence_refuses_a_record_it_cannot_prove_is_ours() {
+    let dir = tempfile::tempdir().unwrap();
+    let running = sleeper(dir.path()).spawn().unwrap();
+    let real = running.identity();
+    let no_start = oneshot::executor::ProcessIdentity {
+        start_time: None,
+        ..real
+    };
+    let other_leader = oneshot::executor::ProcessIdentity {
+        pid: real.pid + 1,
+        ..real
+    };
+    for forged in [no_start, other_leader] {
+        let outcome = fence(&forged, Duration::from_millis(100)).await.unwrap();
+        assert_eq!(outcome, FenceOutcome::AlreadyGone, "{forged:?}");
+    }
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    assert!(
+        group_alive(real.pgid),
+        "an unproven group must not be touched"
+    );
+    drop(running);
+    assert!(wait_gone(real.pgid).await);
+}
+
 #[tokio::test]
 async fn fence_and_kill_group_stop_every_member() {
     let dir = tempfile::tempdir().unwrap();

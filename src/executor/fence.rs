@@ -28,7 +28,9 @@ pub enum FenceOutcome {
 /// Stops the process group recorded in `identity` if it is still alive: SIGTERM, `grace`,
 /// SIGKILL. Used on resume after oneshot itself was killed while an agent ran.
 ///
-/// A group is only touched when it is still ours: on Linux the recorded pid must still have the
+/// A group is only touched when it is still ours: it must be led by the recorded pid (every
+/// agent leads its own group), and on Linux the record must carry a start time and the pid must
+/// still have the
 /// recorded start time, or be gone while members of its group remain (Linux never hands out a
 /// pid that is still some group's id, so the group is the one we created). A pid that now
 /// belongs to another process means our group died and the number was recycled: nothing is
@@ -40,6 +42,16 @@ pub enum FenceOutcome {
 pub async fn fence(identity: &ProcessIdentity, grace: Duration) -> Result<FenceOutcome, ExecError> {
     let pgid = identity.pgid;
     if pgid <= 1 || !group_alive(pgid) {
+        return Ok(FenceOutcome::AlreadyGone);
+    }
+    // Every agent leads its own group; a record saying otherwise, or (on Linux, where every
+    // spawn records one) without a start time to check, names no group of ours.
+    if identity.pid != pgid || (cfg!(target_os = "linux") && identity.start_time.is_none()) {
+        tracing::warn!(
+            pid = identity.pid,
+            pgid,
+            "the recorded process cannot be proven to be ours; not fencing it"
+        );
         return Ok(FenceOutcome::AlreadyGone);
     }
     if let Some(recorded) = identity.start_time {
