@@ -64,8 +64,9 @@ pub const TABLE: &[(i32, &str, &str)] = &[
     (
         REFUSED,
         "refused: resume not allowed, or the session is locked",
-        "the session may not be resumed (it ended, or its policy changed without trust), or \
-         another process drives it (the message names its pid)",
+        "the session may not be resumed (it ended, its policy changed without trust, or its \
+         state file was changed outside oneshot), or another process drives it (the message \
+         names its pid)",
     ),
     (
         INTERRUPTED,
@@ -176,6 +177,9 @@ fn store(e: &StoreError) -> i32 {
     match e {
         StoreError::NotFound { .. } | StoreError::Ambiguous { .. } => USAGE,
         StoreError::Locked { source, .. } => lock(source),
+        // A state file changed outside oneshot is not resumed.
+        StoreError::Tampered { .. } => REFUSED,
+        StoreError::Key { .. } => FAILED,
         StoreError::Corrupt { .. }
         | StoreError::NewerSchema { .. }
         | StoreError::OlderSchema { .. }

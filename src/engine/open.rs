@@ -127,7 +127,9 @@ impl Engine {
     ) -> Result<Engine, EngineError> {
         let dir = store.open(id)?;
         let lock = dir.lock()?;
-        let session = dir.read_state()?;
+        // Only a state file oneshot sealed is driven again: an agent that rewrote it (another
+        // policy, workdir or process to kill) is caught here.
+        let session = dir.read_sealed_state()?;
         if let Some(why) = refusal(&session) {
             return Err(EngineError::Refused {
                 id: session.id.clone(),

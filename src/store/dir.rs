@@ -1,6 +1,7 @@
 //! Where sessions live: `<state-dir>/sessions/<id>/`.
 
 use super::lock::{LockError, SessionLock};
+use super::seal::{Key, SEAL_FILE, default_key_path, verify, write_seal};
 use super::summary::{Summary, SummaryReader};
 use crate::session::{SCHEMA_VERSION, Session};
 use std::fs;
@@ -69,6 +70,29 @@ pub enum StoreError {
         /// Who holds the lock.
         source: LockError,
     },
+    /// The state file's seal does not hold: it was changed outside oneshot.
+    #[error(
+        "trust state file {path}: {source}; nothing was changed — an agent may have rewritten \
+         it: check the workdir and start a new session"
+    )]
+    Tampered {
+        /// The state file.
+        path: String,
+        /// What is wrong with the seal.
+        source: super::seal::SealError,
+    },
+    /// The user's sealing key could not be read or made.
+    #[error(
+        "use the sealing key {path} (set {} to put it elsewhere)",
+        super::seal::KEY_FILE_ENV
+    )]
+    Key {
+        /// The key file.
+        path: String,
+        /// The underlying error.
+        #[source]
+        source: io::Error,
+    },
     /// A file operation failed.
     #[error("{} {path}", what.strip_prefix("cannot ").unwrap_or(what))]
     Io {
@@ -101,13 +125,70 @@ pub type Listed = (SessionDir, Result<Summary, StoreError>);
 #[derive(Debug, Clone)]
 pub struct Store {
     root: PathBuf,
+    key: Keys,
+}
+
+/// Where the sealing key is, and the key once loaded (shared by a store and its sessions).
+#[derive(Debug, Clone)]
+struct Keys(std::sync::Arc<KeySource>);
+
+#[derive(Debug)]
+struct KeySource {
+    path: PathBuf,
+    key: std::sync::OnceLock<Result<Key, String>>,
+}
+
+impl Keys {
+    fn at(path: PathBuf) -> Keys {
+        Keys(std::sync::Arc::new(KeySource {
+            path,
+            key: std::sync::OnceLock::new(),
+        }))
+    }
+
+    /// The key, loaded (or made) on first use.
+    fn get(&self) -> Result<&Key, StoreError> {
+        let source = &self.0;
+        source
+            .key
+            .get_or_init(|| Key::load_or_create(&source.path).map_err(|e| e.to_string()))
+            .as_ref()
+            .map_err(|message| StoreError::Key {
+                path: source.path.display().to_string(),
+                source: io::Error::other(message.clone()),
+            })
+    }
 }
 
 impl Store {
-    /// A store rooted at `state_dir`; nothing is created until a session is.
+    /// A store rooted at `state_dir`; nothing is created until a session is. State files are
+    /// sealed with the user's key (see [`Store::with_key_file`]).
     pub fn new(state_dir: impl Into<PathBuf>) -> Store {
+        let root = state_dir.into();
+        let key = default_key_path(|k| std::env::var_os(k)).unwrap_or_else(|| {
+            tracing::warn!(
+                "no home directory for the sealing key; keeping it in the state directory, \
+                 where it protects nothing from an agent that can write there"
+            );
+            root.join("key")
+        });
         Store {
-            root: state_dir.into(),
+            root,
+            key: Keys::at(key),
+        }
+    }
+
+    /// The same store with its sealing key in `path` instead of the user's default.
+    pub fn with_key_file(mut self, path: impl Into<PathBuf>) -> Store {
+        self.key = Keys::at(path.into());
+        self
+    }
+
+    fn dir(&self, id: String, path: PathBuf) -> SessionDir {
+        SessionDir {
+            id,
+            path,
+            key: self.key.clone(),
         }
     }
 
@@ -125,17 +206,14 @@ impl Store {
         let id = uuid::Uuid::new_v4().to_string();
         let path = self.sessions().join(&id);
         fs::create_dir_all(&path).map_err(io_err("cannot create", &path))?;
-        Ok(SessionDir { id, path })
+        Ok(self.dir(id, path))
     }
 
     /// Opens a session by full id or unique prefix.
     pub fn open(&self, id: &str) -> Result<SessionDir, StoreError> {
         let exact = self.sessions().join(id);
         if !id.is_empty() && !id.contains('/') && exact.join("oneshot.json").is_file() {
-            return Ok(SessionDir {
-                id: id.to_string(),
-                path: exact,
-            });
+            return Ok(self.dir(id.to_string(), exact));
         }
         let matches: Vec<String> = self
             .names()?
@@ -148,10 +226,7 @@ impl Store {
                 id: id.to_string(),
                 dir: self.sessions().display().to_string(),
             }),
-            1 => Ok(SessionDir {
-                path: self.sessions().join(&matches[0]),
-                id: matches.into_iter().next().unwrap_or_default(),
-            }),
+            1 => Ok(self.dir(matches[0].clone(), self.sessions().join(&matches[0]))),
             _ => Err(StoreError::Ambiguous {
                 id: id.to_string(),
                 matches: matches.join(", "),
@@ -192,7 +267,7 @@ impl Store {
         let mut out: Vec<Listed> = self
             .names()?
             .into_iter()
-            .filter_map(|id| summary(&sessions, id, &mut reader))
+            .filter_map(|id| summary(self, &sessions, id, &mut reader))
             .collect();
         out.sort_by(|(a, sa), (b, sb)| newer(sa, sb).then_with(|| a.id.cmp(&b.id)));
         Ok(out)
@@ -226,7 +301,7 @@ impl Store {
             {
                 break;
             }
-            let Some(next) = summary(&sessions, id, &mut reader) else {
+            let Some(next) = summary(self, &sessions, id, &mut reader) else {
                 continue;
             };
             let first = best.as_ref().is_none_or(|(dir, b)| {
@@ -244,11 +319,13 @@ impl Store {
 
 /// Session `id` under `sessions` with its summary; `None` when it has no state file (a
 /// directory being created, a stray file).
-fn summary(sessions: &Path, id: String, reader: &mut SummaryReader) -> Option<Listed> {
-    let dir = SessionDir {
-        path: sessions.join(&id),
-        id,
-    };
+fn summary(
+    store: &Store,
+    sessions: &Path,
+    id: String,
+    reader: &mut SummaryReader,
+) -> Option<Listed> {
+    let dir = store.dir(id.clone(), sessions.join(&id));
     match reader.read(&dir.state_path()) {
         Err(StoreError::Io { source, .. })
             if matches!(
@@ -288,6 +365,7 @@ fn newer(a: &Result<Summary, StoreError>, b: &Result<Summary, StoreError>) -> st
 pub struct SessionDir {
     id: String,
     path: PathBuf,
+    key: Keys,
 }
 
 impl SessionDir {
@@ -383,11 +461,32 @@ impl SessionDir {
         self.sync_state()
     }
 
-    /// Makes the last [`SessionDir::replace_state`] durable (fsync of the file and the
-    /// directory).
+    /// Makes the last [`SessionDir::replace_state`] durable (fsync of the file, its seal and
+    /// the directory).
     pub fn sync_state(&self) -> Result<(), StoreError> {
+        let seal = self.path.join(SEAL_FILE);
+        super::sync(&seal).map_err(io_err("cannot sync", &seal))?;
         let path = self.state_path();
         super::sync(&path).map_err(io_err("cannot sync", &path))
+    }
+
+    /// [`SessionDir::read_state`] for a session about to be driven again: the file must carry
+    /// the seal oneshot gave it, or it is refused ([`StoreError::Tampered`]).
+    pub fn read_sealed_state(&self) -> Result<Session, StoreError> {
+        let path = self.state_path();
+        let bytes = fs::read(&path).map_err(io_err("cannot read", &path))?;
+        let key = self.key.get()?;
+        match verify(&self.path, key, &bytes) {
+            Ok(()) => self.read_state(),
+            Err(source) => {
+                // A file that does not even parse is reported as what it is first.
+                self.read_state()?;
+                Err(StoreError::Tampered {
+                    path: path.display().to_string(),
+                    source,
+                })
+            }
+        }
     }
 
     /// Writes `oneshot.json` atomically (a crash of oneshot leaves the old or the new file),
@@ -400,6 +499,9 @@ impl SessionDir {
             source: io::Error::other(e),
         })?;
         bytes.push(b'\n');
+        // The seal goes first: a crash between the two leaves the old file, still sealed.
+        let key = self.key.get()?;
+        write_seal(&self.path, key, &bytes).map_err(io_err("cannot write", &path))?;
         super::replace(&path, &bytes).map_err(io_err("cannot write", &path))
     }
 }

@@ -6,10 +6,12 @@ mod atomic;
 mod dir;
 mod lock;
 mod log;
+mod seal;
 mod summary;
 
 pub use atomic::{replace, sync, write_atomic};
 pub use dir::{Listed, SessionDir, Store, StoreError};
 pub use lock::{LockError, SessionLock, holder_alive};
 pub use log::*;
+pub use seal::{KEY_FILE_ENV, SEAL_FILE, SealError};
 pub use summary::{Summary, SummaryReader};
