@@ -21,7 +21,7 @@ fn main() {
     };
     let mut session_signals = move || signals.take().expect("installed for session commands");
     init_tracing(cli.global.verbose);
-    let store = Store::new(&cli.global.state_dir);
+    let store = Store::new(state_dir(cli.global.state_dir.clone()));
     let quiet = cli.global.quiet;
     let result = match cli.command {
         Some(Command::Run(args)) => cli::run::run(&store, args, quiet, session_signals()),
@@ -51,6 +51,22 @@ fn main() {
         Ok(code) => std::process::exit(code),
         Err(e) => fail(e),
     }
+}
+
+/// `--state-dir`, else the project's directory in the user's state home (see
+/// `oneshot::store::default_state_dir`), else `.oneshot` here.
+fn state_dir(given: Option<std::path::PathBuf>) -> std::path::PathBuf {
+    if let Some(dir) = given {
+        return dir;
+    }
+    let cwd = std::env::current_dir().unwrap_or_else(|_| ".".into());
+    oneshot::store::default_state_dir(&cwd, |k| std::env::var_os(k)).unwrap_or_else(|| {
+        cli::out::stderr(format_args!(
+            "oneshot: warning: no home directory; keeping sessions in .oneshot here, where an \
+             agent working here could change them\n"
+        ));
+        ".oneshot".into()
+    })
 }
 
 /// Reports a stopping error and exits with its code.

@@ -61,3 +61,36 @@ fn a_rewritten_state_file_is_not_resumed() {
         "max_iterations of the real policy"
     );
 }
+
+/// By default the sessions live outside the workdir, in the user's state home, one directory
+/// per project, found again from anywhere inside the project.
+#[test]
+fn sessions_live_outside_the_workdir_by_default() {
+    let w = World::new();
+    let home = w.tmp.path().join("home");
+    std::fs::create_dir_all(w.work().join(".git")).unwrap();
+    std::fs::create_dir_all(w.work().join("src")).unwrap();
+    let auditor = w.script("a.sh", AUDIT_DONE);
+    let cmd = |dir: &std::path::Path| {
+        let mut c = w.cmd();
+        c.env_remove("ONESHOT_STATE_DIR")
+            .env_remove("XDG_STATE_HOME")
+            .env("HOME", &home)
+            .current_dir(dir);
+        c
+    };
+    let out = cmd(&w.work())
+        .args(["--worker-cmd", "echo hi", "--auditor-cmd", &auditor, "t"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    assert!(
+        !w.work().join(".oneshot").exists(),
+        "nothing in the workdir"
+    );
+    let projects = home.join(".local/state/oneshot/projects");
+    assert_eq!(std::fs::read_dir(&projects).unwrap().count(), 1);
+    let listed = cmd(&w.work().join("src")).args(["list"]).output().unwrap();
+    assert_eq!(code(&listed), 0, "{}", text(&listed));
+    assert!(text(&listed).contains("COMPLETED"), "{}", text(&listed));
+}

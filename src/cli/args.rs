@@ -41,14 +41,10 @@ pub struct Cli {
 /// Options every command takes.
 #[derive(Debug, Args)]
 pub struct Global {
-    /// Where sessions are stored.
-    #[arg(
-        long,
-        global = true,
-        env = "ONESHOT_STATE_DIR",
-        default_value = ".oneshot"
-    )]
-    pub state_dir: PathBuf,
+    /// Where sessions are stored [default: one directory per project under
+    /// $XDG_STATE_HOME/oneshot/projects (~/.local/state/…), outside the agents' reach].
+    #[arg(long, global = true, env = "ONESHOT_STATE_DIR", value_name = "DIR")]
+    pub state_dir: Option<PathBuf>,
     /// Show only the outcome, not the agents' output or transitions.
     #[arg(long, short, global = true)]
     pub quiet: bool,

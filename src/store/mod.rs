@@ -4,6 +4,7 @@
 
 mod atomic;
 mod dir;
+mod location;
 mod lock;
 mod log;
 mod seal;
@@ -11,6 +12,7 @@ mod summary;
 
 pub use atomic::{replace, sync, write_atomic};
 pub use dir::{Listed, SessionDir, Store, StoreError};
+pub use location::{default_state_dir, project_root};
 pub use lock::{LockError, SessionLock, holder_alive};
 pub use log::*;
 pub use seal::{KEY_FILE_ENV, SEAL_FILE, SealError};
