@@ -294,6 +294,32 @@ impl PolicyHost {
         }
     }
 
+    /// Where the hook `key` (as [`PolicyHost::has_hook`] names it) is defined, as `file:line`:
+    /// what an error that Lua could not place (a bad return value, a budget, an error raised
+    /// from C) is pinned to.
+    pub fn hook_site(&self, key: &str) -> Option<String> {
+        let policy = self.lua.as_ref()?;
+        let p = &policy.parsed;
+        let f = match key {
+            "verdict" => p.verdict.as_ref(),
+            "salvage" => p.salvage.as_ref(),
+            "next_prompt" => p.next_prompt.as_ref(),
+            "audit_prompt" => p.audit_prompt.as_ref(),
+            "on_transition" => p.on_transition.as_ref(),
+            "approve" => p.approve.as_ref(),
+            guard => p
+                .guards
+                .iter()
+                .flatten()
+                .find(|g| g.name == guard)
+                .map(|g| &g.func),
+        }?;
+        let info = f.info();
+        let file = info.short_src?;
+        let line = info.line_defined?;
+        Some(format!("{file}:{line}"))
+    }
+
     /// The guard registered for `from -> to`, if any.
     pub(super) fn guard_fn(
         &self,

@@ -38,10 +38,22 @@ pub const MAX_PROMPT: usize = 1024 * 1024;
 impl HookError {
     /// From a policy error raised by `hook`.
     pub fn new(hook: &str, e: &PolicyError) -> HookError {
+        HookError::at(hook, e, None)
+    }
+
+    /// From a policy error raised by `hook`, defined at `site` (`file:line`): an error Lua
+    /// could not place itself says where the hook is, so every policy error names a line.
+    pub fn at(hook: &str, e: &PolicyError, site: Option<String>) -> HookError {
+        let mut message = cap(crate::error::failure(e), MAX_HOOK_ERROR);
+        if e.location().is_none()
+            && let Some(site) = site
+        {
+            message.push_str(&format!(" (the hook is defined at {site})"));
+        }
         HookError {
             hook: e.hook().unwrap_or(hook).to_string(),
             kind: e.kind().to_string(),
-            message: cap(crate::error::failure(e), MAX_HOOK_ERROR),
+            message,
         }
     }
 }
@@ -128,7 +140,10 @@ impl<'a> PolicyJudge<'a> {
         call: impl FnOnce(&PolicyHost) -> Result<T, PolicyError>,
     ) -> Answer<T> {
         let start = Instant::now();
-        let result = call(self.host).map_err(|e| HookError::new(key, &e));
+        let result = call(self.host).map_err(|e| {
+            let site = self.host.hook_site(e.hook().unwrap_or(key));
+            HookError::at(key, &e, site)
+        });
         let mut logs = self.host.take_logs();
         for (_, message) in &mut logs {
             *message = cap(std::mem::take(message), MAX_HOOK_TEXT);

@@ -72,3 +72,55 @@ fn cap_cuts_at_a_character_boundary_and_says_so() {
     assert!(cut.ends_with("[16 more bytes cut]"), "{cut}");
     assert!(cap("x".repeat(MAX_HOOK_ERROR * 3), MAX_HOOK_ERROR).len() < MAX_HOOK_ERROR + 40);
 }
+
+/// Every hook failure names a file and line: where Lua could not place the error (a bad return
+/// value, a budget, an error raised without a position), the hook's own definition stands in.
+#[test]
+fn every_hook_error_names_a_file_and_line() {
+    use crate::session::{Decide, PolicyJudge};
+    let source = "return {\n\
+        verdict = function() return 42 end,\n\
+        next_prompt = function() error({}) end,\n\
+        audit_prompt = function() error('no position', 0) end,\n\
+        salvage = function() while true do end end,\n\
+        on_transition = function() error('placed by lua') end,\n\
+      }";
+    let host = crate::policy::PolicyHost::from_source(
+        "p.lua",
+        source,
+        crate::policy::PolicyOptions {
+            hook_budget: std::time::Duration::from_millis(20),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let redactor = crate::pipeline::Redactor::new(&[], Vec::new()).unwrap();
+    let mut judge = PolicyJudge::new(&host, 1, &redactor);
+    let ctx = host_ctx();
+    let evidence = crate::executor::Evidence::default();
+    let errors = [
+        judge.verdict("out", &ctx).result.unwrap_err(),
+        judge.next_prompt(&ctx).result.unwrap_err(),
+        judge.audit_prompt(&ctx).result.unwrap_err(),
+        judge.salvage(&evidence, &ctx).result.unwrap_err(),
+        judge
+            .on_transition(SessionState::Created, SessionState::WorkerExecuting, &ctx)
+            .result
+            .unwrap_err(),
+    ];
+    let want = ["p.lua:2", "p.lua:3", "p.lua:4", "p.lua:5", "p.lua:6"];
+    for (e, line) in errors.iter().zip(want) {
+        assert!(e.message.contains(line), "{line}: {}", e.message);
+    }
+    // Lua's own position is not doubled by the definition site.
+    assert!(
+        !errors[4].message.contains("defined at"),
+        "{}",
+        errors[4].message
+    );
+}
+
+fn host_ctx() -> crate::policy::HookCtx {
+    let p = crate::policy::PolicyHost::builtin();
+    super::script::new_session(&p, "t").hook_ctx(0)
+}
