@@ -267,3 +267,35 @@ fn child_dies_with_the_thread_that_spawned_it() {
         .unwrap();
     rt.block_on(assert_group_gone(pgid));
 }
+
+/// A process the agent started outside its group (`setsid`, as a dev server or Claude Code's
+/// Bash tool would) does not outlive the run: it carries the session's mark and is swept.
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn a_process_that_left_the_group_is_swept_when_the_run_ends() {
+    let dir = tempfile::tempdir().unwrap();
+    let pidfile = dir.path().join("escaped.pid");
+    let script = format!(
+        "setsid sh -c 'echo $$ > {}; exec sleep 300' < /dev/null > /dev/null 2>&1 &\nsleep 0.3\necho done",
+        pidfile.display()
+    );
+    let mut inv = invocation(&script, dir.path());
+    inv.session_id = format!("sweep-test-{}", std::process::id());
+    let (ran, _) = run(&inv).await;
+    assert_eq!(ran.code, Some(0), "{ran:?}");
+    let pid: i32 = std::fs::read_to_string(&pidfile)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    // Gone, or a zombie nobody reaps (a container's PID 1 may not): not running either way.
+    let gone = (0..100).any(|_| {
+        std::thread::sleep(Duration::from_millis(20));
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).map_or(true, |s| {
+            s.rsplit(')')
+                .next()
+                .is_some_and(|r| r.trim_start().starts_with('Z'))
+        })
+    });
+    assert!(gone, "the escaped process {pid} outlived the run");
+}

@@ -43,7 +43,10 @@ impl Engine {
                 }
                 Effect::Fence { process, grace } => {
                     self.persist()?;
-                    let what = match fence(&process, grace).await {
+                    let fenced = fence(&process, grace).await;
+                    // And whatever that run started outside its group.
+                    crate::executor::sweep(&self.session.id);
+                    let what = match fenced {
                         Ok(FenceOutcome::AlreadyGone) => format!(
                             "the process group {} left by the previous oneshot was already gone",
                             process.pgid

@@ -98,6 +98,7 @@ impl Invocation {
             stderr,
             stdin_task,
             reaped: false,
+            session_id: self.session_id.clone(),
         })
     }
 }

@@ -21,6 +21,8 @@ pub struct Running {
     /// Set once the child was reaped and its group cleared: drop then has nothing to kill, and
     /// must not signal a pgid that may since have been reused.
     pub(super) reaped: bool,
+    /// The session whose mark the process carries (see [`super::sweep`]).
+    pub(super) session_id: String,
 }
 
 impl Running {
@@ -40,6 +42,7 @@ impl Drop for Running {
         }
         if !self.reaped {
             kill_group(self.identity.pgid);
+            super::sweep(&self.session_id);
         }
     }
 }

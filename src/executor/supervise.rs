@@ -166,6 +166,8 @@ async fn supervise(
         kill_group(pgid);
     }
     drain(&mut stdout, &mut stderr, Instant::now() + FINAL_DRAIN, &out, None).await;
+    // What left the group (setsid, a double fork) is found by the session's mark.
+    super::sweep(&running.session_id);
     running.reaped = true;
     let _ = out
         .tx
