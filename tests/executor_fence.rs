@@ -12,7 +12,9 @@ fn sleeper(dir: &std::path::Path) -> Invocation {
         role: Role::Worker,
         command: CommandTemplate::parse("sh -c 'sleep 30 & exec sleep 30'").unwrap(),
         prompt: String::new(),
-        session_id: "s".into(),
+        // Unique: a run's end sweeps every process carrying its session's mark, and the tests
+        // run side by side.
+        session_id: uuid::Uuid::new_v4().to_string(),
         iteration: 1,
         workdir: dir.to_path_buf(),
         env: Vec::new(),

@@ -54,7 +54,9 @@ fn invocation(script: &str, workdir: &Path) -> Invocation {
         )
         .unwrap(),
         prompt: "fix the 'bug' in $HOME".into(),
-        session_id: "s-123".into(),
+        // Unique: a run's end sweeps every process carrying its session's mark, and the tests
+        // run side by side.
+        session_id: format!("s-{}", uuid::Uuid::new_v4().simple()),
         iteration: 3,
         workdir: workdir.to_path_buf(),
         env: vec![("EXTRA_VAR".into(), "extra".into())],
@@ -90,13 +92,15 @@ printf 'ids=%s %s %s %s\n' "$ONESHOT_SESSION_ID" "$ONESHOT_ITERATION" "$ONESHOT_
 printf 'cwd=%s\n' "$(pwd -P)"
 echo oops >&2
 exit 3"#;
-    let (ran, _) = run(&invocation(script, dir.path())).await;
+    let inv = invocation(script, dir.path());
+    let (ran, _) = run(&inv).await;
     let out = &ran.stdout;
     let prompt = "fix the 'bug' in $HOME";
     assert!(out.contains(&format!("stdin={prompt}\n")), "{out}");
     assert!(out.contains(&format!("env={prompt}\n")), "{out}");
     assert!(out.contains(&format!("arg={prompt}\n")), "{out}");
-    assert!(out.contains("ids=s-123 3 worker extra\n"), "{out}");
+    let want = format!("ids={} 3 worker extra\n", inv.session_id);
+    assert!(out.contains(&want), "{out}");
     let cwd = dir.path().canonicalize().unwrap();
     assert!(out.contains(&format!("cwd={}\n", cwd.display())), "{out}");
     assert_eq!(ran.stderr, "oops\n");
