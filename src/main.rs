@@ -7,6 +7,10 @@ use cli::args::{Cli, Command, ResumeArgs};
 use oneshot::store::Store;
 
 fn main() {
+    // A guard (see `cli::guard`) has one job and no command line.
+    if let Some(session) = std::env::var_os(cli::guard::GUARD_ENV) {
+        cli::guard::run(&session.to_string_lossy());
+    }
     let cli = Cli::parse();
     // A session's signal handlers go in first, before anything slow (see `cli::signals`).
     let starts_session = match &cli.command {

@@ -4,6 +4,7 @@
 pub mod out;
 pub mod args;
 pub mod exit;
+pub mod guard;
 pub mod policy;
 pub mod run;
 pub mod show;

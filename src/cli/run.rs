@@ -116,6 +116,8 @@ fn drive(
         );
     }
     let interrupt = engine.interrupter();
+    // Cleans up after the agents if oneshot is killed (see `guard`).
+    let guard = super::guard::start(engine.id());
     let outcome = rt.block_on(async {
         // A signal that came while the policy loaded or the session was made is delivered now.
         let forwarding = tokio::spawn(signals::forward(streams, interrupt));
@@ -124,6 +126,9 @@ fn drive(
         forwarding.abort();
         outcome
     });
+    if let Some(g) = guard {
+        super::guard::stop(g);
+    }
     let outcome = outcome?;
     report(&outcome);
     Ok(exit::for_outcome(&outcome))

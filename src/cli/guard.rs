@@ -1,0 +1,75 @@
+//! The guard: a small process that outlives oneshot long enough to clean up after it.
+//!
+//! `kill -9` gives oneshot no chance to stop its agent: the direct child dies with it (its
+//! parent-death signal), but whatever the agent started lives on — in its process group, or
+//! outside it (`setsid`, a double fork, Claude Code's Bash tool). So while a session runs, a
+//! guard — this same binary, started in its own session, deaf to the terminal's signals —
+//! waits on a pipe from oneshot. The pipe closes when oneshot's process ends, however it ends;
+//! the guard then kills every process that carries the session's mark
+//! (`ONESHOT_SESSION_ID=<id>`, inherited by everything the agents start) and exits. After a
+//! normal end there is nothing left to find.
+
+use std::io::Read;
+use std::os::unix::process::CommandExt;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+/// The environment variable that makes this binary a guard for the session it names.
+pub const GUARD_ENV: &str = "ONESHOT_GUARD_SESSION";
+
+/// Starts the guard for `session_id`; its stdin is the pipe whose end it waits for. `None` (with
+/// a warning) when it cannot be started: the session runs without it.
+pub fn start(session_id: &str) -> Option<Child> {
+    let exe = std::env::current_exe().ok()?;
+    let mut cmd = Command::new(exe);
+    cmd.arg0("oneshot-guard")
+        .env(GUARD_ENV, session_id)
+        // The guard must not carry the mark it sweeps for.
+        .env_remove("ONESHOT_SESSION_ID")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    // SAFETY: between fork and exec only async-signal-safe calls: setsid and signal.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::setsid();
+            for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGPIPE] {
+                libc::signal(sig, libc::SIG_IGN);
+            }
+            Ok(())
+        });
+    }
+    match cmd.spawn() {
+        Ok(child) => Some(child),
+        Err(e) => {
+            errln!(
+                "oneshot: warning: failed to start the guard that cleans up if oneshot is \
+                 killed: {e}; the session runs without it"
+            );
+            None
+        }
+    }
+}
+
+/// Stops the guard after a normal end: closing its pipe makes it sweep (finding nothing) and
+/// exit; it is reaped here so no zombie is left.
+pub fn stop(mut guard: Child) {
+    drop(guard.stdin.take());
+    let _ = guard.wait();
+}
+
+/// The guard's life, when this binary was started as one: wait for oneshot's end, then sweep.
+pub fn run(session_id: &str) -> ! {
+    let mut sink = [0u8; 64];
+    let mut stdin = std::io::stdin().lock();
+    // Returns at end of file (oneshot gone) or on an error (the same, as far as we can tell).
+    while matches!(stdin.read(&mut sink), Ok(n) if n > 0) {}
+    // Processes may still be forking while they are killed: sweep until none is left.
+    for _ in 0..20 {
+        if oneshot::engine::sweep_session(session_id) == 0 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::process::exit(0)
+}
