@@ -11,6 +11,7 @@ fn main() {
     if let Some(session) = std::env::var_os(cli::guard::GUARD_ENV) {
         cli::guard::run(&session.to_string_lossy());
     }
+    cli::signals::catch_early();
     let cli = Cli::parse();
     // A session's signal handlers go in first, before anything slow (see `cli::signals`).
     let starts_session = match &cli.command {
@@ -18,6 +19,9 @@ fn main() {
         Some(_) => false,
         None => cli.run.resume.is_some() || cli.run.prompt.is_some(),
     };
+    if !starts_session {
+        cli::signals::release_early();
+    }
     let mut signals = match starts_session.then(cli::signals::Signals::install) {
         None => None,
         Some(Ok(s)) => Some(s),

@@ -64,9 +64,12 @@ pub fn run(session_id: &str) -> ! {
     let mut stdin = std::io::stdin().lock();
     // Returns at end of file (oneshot gone) or on an error (the same, as far as we can tell).
     while matches!(stdin.read(&mut sink), Ok(n) if n > 0) {}
+    // Only what was started while oneshot lived: a resume may already be running the session
+    // again, and its agents are not ours to kill. (One tick of margin: start times are coarse.)
+    let cutoff = oneshot::engine::ticks_now().map(|t| t + 1);
     // Processes may still be forking while they are killed: sweep until none is left.
     for _ in 0..20 {
-        if oneshot::engine::sweep_session(session_id) == 0 {
+        if oneshot::engine::sweep_started_before(session_id, cutoff) == 0 {
             break;
         }
         std::thread::sleep(Duration::from_millis(50));

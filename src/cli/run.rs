@@ -102,7 +102,7 @@ fn drive(
     options: Options,
     make: impl FnOnce(Options) -> Result<Engine, oneshot::engine::EngineError>,
 ) -> Result<i32> {
-    let (rt, streams) = signals.split();
+    let (rt, streams, early) = signals.split();
     // Created inside the runtime: the engine's own tasks and timers belong to it.
     let mut engine = {
         let _inside = rt.enter();
@@ -120,7 +120,7 @@ fn drive(
     let guard = super::guard::start(engine.id());
     let outcome = rt.block_on(async {
         // A signal that came while the policy loaded or the session was made is delivered now.
-        let forwarding = tokio::spawn(signals::forward(streams, interrupt));
+        let forwarding = tokio::spawn(signals::forward(streams, interrupt, early));
         let mut reporter = TerminalReporter::new(quiet);
         let outcome = engine.run(&mut reporter).await;
         forwarding.abort();

@@ -9,8 +9,56 @@
 
 use anyhow::{Context, Result};
 use oneshot::engine::Interrupt;
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, Ordering};
 use tokio::runtime::Runtime;
 use tokio::signal::unix::{Signal, SignalKind, signal};
+
+/// The signals a session treats as "pause" (the second one: "kill").
+const CAUGHT: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
+
+/// Signals caught before the command line was read (see [`catch_early`]).
+static EARLY: AtomicU32 = AtomicU32::new(0);
+/// The last of them.
+static EARLY_SIGNAL: AtomicI32 = AtomicI32::new(0);
+/// The session's own handlers are in place: the early handler stands down.
+static LATE: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn early_handler(sig: libc::c_int) {
+    // Only atomics: async-signal-safe.
+    if !LATE.load(Ordering::SeqCst) {
+        EARLY.fetch_add(1, Ordering::SeqCst);
+        EARLY_SIGNAL.store(sig, Ordering::SeqCst);
+    }
+}
+
+/// The very first thing `main` does: count SIGINT, SIGTERM and SIGHUP instead of dying of
+/// them, until it is known whether a session will run ([`Signals::install`] takes them over)
+/// or not ([`release_early`] restores the default).
+pub fn catch_early() {
+    for sig in CAUGHT {
+        // SAFETY: installs a handler that only touches atomics.
+        unsafe {
+            libc::signal(sig, early_handler as *const () as libc::sighandler_t);
+        }
+    }
+}
+
+/// For commands that run no session: the default behaviour again, and a signal that came
+/// while the command line was read is acted on now (it ends the command, as it would have).
+pub fn release_early() {
+    for sig in CAUGHT {
+        // SAFETY: restoring the default disposition.
+        unsafe {
+            libc::signal(sig, libc::SIG_DFL);
+        }
+    }
+    if EARLY.load(Ordering::SeqCst) > 0 {
+        // SAFETY: raising a signal at ourselves.
+        unsafe {
+            libc::raise(EARLY_SIGNAL.load(Ordering::SeqCst));
+        }
+    }
+}
 
 /// The runtime a session runs on, with its signal handlers already installed.
 pub struct Signals {
@@ -18,6 +66,8 @@ pub struct Signals {
     /// and on Linux their parent-death signal is tied to it.
     pub rt: Runtime,
     streams: [Signal; 3],
+    /// Signals that came before these handlers: delivered as interrupts when the session starts.
+    early: u32,
 }
 
 impl Signals {
@@ -42,21 +92,31 @@ impl Signals {
             term.context("install the SIGTERM handler")?,
             hup.context("install the SIGHUP handler")?,
         ];
-        Ok(Signals { rt, streams })
+        LATE.store(true, Ordering::SeqCst);
+        let early = EARLY.swap(0, Ordering::SeqCst);
+        Ok(Signals { rt, streams, early })
     }
 
-    /// Splits off the handlers, to be forwarded by [`forward`] on [`Signals::rt`].
-    pub fn split(self) -> (Runtime, [Signal; 3]) {
-        (self.rt, self.streams)
+    /// Splits off the handlers, to be forwarded by [`forward`] on [`Signals::rt`], and the
+    /// number of signals that came before them.
+    pub fn split(self) -> (Runtime, [Signal; 3], u32) {
+        (self.rt, self.streams, self.early)
     }
 }
 
 /// Forwards SIGINT, SIGTERM and SIGHUP (a closed terminal) to the session: the first pauses it
 /// gracefully, the next kills the agent at once. The agents run in their own process groups, so
 /// the terminal's Ctrl-C reaches only us.
-pub async fn forward(streams: [Signal; 3], interrupt: Interrupt) {
+pub async fn forward(streams: [Signal; 3], interrupt: Interrupt, early: u32) {
     let [mut int, mut term, mut hup] = streams;
     let mut count = 0;
+    for _ in 0..early.min(2) {
+        count += 1;
+        if count == 1 {
+            errln!("\noneshot: stopping the agent (press Ctrl-C again to kill it now)");
+        }
+        interrupt.stop();
+    }
     loop {
         tokio::select! {
             _ = int.recv() => {}

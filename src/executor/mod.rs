@@ -38,7 +38,7 @@ pub use invocation::Invocation;
 pub use recover::{Stopped, recover};
 pub use role::Role;
 pub use running::Running;
-pub use stray::{mark, sweep};
+pub use stray::{mark, sweep, sweep_started_before, ticks_now};
 pub use snapshot::{DEFAULT_IGNORE_GLOBS, Snapshot, default_ignore};
 pub use supervise::{Control, ProcessEvent, Supervised};
 pub use template::{CommandTemplate, PROMPT_PLACEHOLDER};

@@ -14,8 +14,15 @@ pub fn mark(id: &str) -> String {
 /// SIGKILLs every process (but this one) whose environment carries session `id`'s mark;
 /// returns how many there were. Processes of other users, and those that cleared their
 /// environment, cannot be seen.
-#[cfg(target_os = "linux")]
 pub fn sweep(id: &str) -> usize {
+    sweep_started_before(id, None)
+}
+
+/// [`sweep`], sparing processes started after `cutoff` (clock ticks since boot, as
+/// [`ticks_now`] gives): a guard that outlived its oneshot must not kill the agent of a resume
+/// that started since.
+#[cfg(target_os = "linux")]
+pub fn sweep_started_before(id: &str, cutoff: Option<u64>) -> usize {
     if id.is_empty() {
         return 0;
     }
@@ -34,6 +41,11 @@ pub fn sweep(id: &str) -> usize {
         let Ok(environ) = std::fs::read(format!("/proc/{pid}/environ")) else {
             continue;
         };
+        if let Some(cutoff) = cutoff
+            && super::start_time(pid as i32).is_none_or(|t| t > cutoff)
+        {
+            continue;
+        }
         // Entries are NUL-terminated; match a whole entry, not a longer id sharing a prefix.
         let whole = environ.starts_with(&needle)
             || memchr::memmem::find_iter(&environ, &needle).any(|at| environ[at - 1] == 0);
@@ -55,6 +67,15 @@ pub fn sweep(id: &str) -> usize {
 
 /// Off Linux there is no `/proc` to search: nothing is found.
 #[cfg(not(target_os = "linux"))]
-pub fn sweep(_id: &str) -> usize {
+pub fn sweep_started_before(_id: &str, _cutoff: Option<u64>) -> usize {
     0
+}
+
+/// Now, in the unit of a process's start time: clock ticks since boot (`None` off Linux).
+pub fn ticks_now() -> Option<u64> {
+    let uptime = std::fs::read_to_string("/proc/uptime").ok()?;
+    let secs: f64 = uptime.split_whitespace().next()?.parse().ok()?;
+    // SAFETY: sysconf has no preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    (hz > 0).then_some((secs * hz as f64) as u64)
 }
