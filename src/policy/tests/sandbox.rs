@@ -135,6 +135,9 @@ fn runaway_loop_stops_near_budget() {
         "while true do pcall(function() while true do end end) end",
         "local co = coroutine.wrap(function() while true do end end) co()",
         "local s = string.rep('a', 200000) .. 'b' for i = 1, 1e9 do s:find('.-.-.-.-c') end",
+        "local s = '' for i = 1, 1e9 do s = s .. 'xxxxxxxxxx' end",
+        "for i = 1, 1e9 do local ok = pcall(error, string.rep('x', 1000000)) end",
+        "local s = string.rep('a', 1000000) for i = 1, 1e9 do local r = s:gsub('a', 'bb') end",
     ] {
         let start = Instant::now();
         let e = hook_err(body);
@@ -284,4 +287,35 @@ fn the_watchdog_stays_quiet_when_the_interrupt_does_its_job() {
         0,
         "the interrupt stopped every call in time"
     );
+}
+
+/// How far past its budget a hook stops, for string work, allocation and error storms: prints
+/// the times (measured, not asserted — the machine is noisy; the README reports them). Run:
+/// `cargo test --release --lib measure_hook_overrun -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn measure_hook_overrun() {
+    for body in [
+        "while true do end",
+        "local s = string.rep('a', 200000) .. 'b' for i = 1, 1e9 do s:find('.-.-.-.-c') end",
+        "local t = {} for i = 1, 1e9 do t[#t+1] = string.rep('x', 1000) end",
+        "local s = '' for i = 1, 1e9 do s = s .. 'xxxxxxxxxx' end",
+        "for i = 1, 1e9 do local s = string.rep('ab', 100000) local u = s:upper() end",
+        "for i = 1, 1e9 do local s = string.format('%s', string.rep('a', 100000)) end",
+        "error(string.rep('x', 10*1024*1024))",
+        "for i = 1, 1e9 do local ok = pcall(error, string.rep('x', 1000000)) end",
+        "local s = string.rep('a', 1000000) for i = 1, 1e9 do local r = s:gsub('a', 'bb') end",
+        "local s = string.rep('a', 1000000) for i=1,1e9 do table.concat({s,s,s,s}) end",
+        "local t = {} for i = 1, 200000 do t[i] = i end for i = 1, 1e9 do table.sort(t, function(a,b) return a > b end) end",
+    ] {
+        let start = Instant::now();
+        let e = hook_err(body);
+        let took = start.elapsed();
+        eprintln!(
+            "{:>8.1?} {:?} {}",
+            took,
+            e.kind(),
+            &body[..body.len().min(60)]
+        );
+    }
 }
