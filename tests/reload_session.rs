@@ -303,3 +303,62 @@ fn resume_refuses_a_policy_the_worker_rewrote_until_it_is_trusted() {
     let state = w.state(&id);
     assert_eq!(state["policy"]["generation"], 2);
 }
+
+/// The issue's gap: the policy file lives outside the workdir, but a module it loads from the
+/// workdir is rewritten by the worker. A resume must not load that module untrusted.
+#[test]
+fn resume_refuses_a_module_the_worker_rewrote_until_it_is_trusted() {
+    let w = World::new();
+    let lib = w.work().join("lib");
+    std::fs::create_dir_all(&lib).unwrap();
+    let module = lib.join("verdicts.lua");
+    std::fs::write(&module, "return { word = 'impossible' }\n").unwrap();
+    let policy = w.file(
+        "policy.lua",
+        "local v = require('verdicts')\nreturn { verdict = function() return v.word, 'module' end }\n",
+    );
+    let trust_file = w.tmp.path().join("trust.json");
+    let marker = w.tmp.path().join("started");
+    let worker = w.script(
+        "w.sh",
+        &format!(
+            "if [ -f {m} ]; then exit 0; fi; touch {m}; \
+             echo \"return {{ word = 'done' }}\" > lib/verdicts.lua; sleep 60",
+            m = marker.display()
+        ),
+    );
+    let auditor = w.script("a.sh", "echo checking");
+    let lib_arg = lib.display().to_string();
+    let mut child = w
+        .cmd()
+        .env("ONESHOT_TRUST_FILE", &trust_file)
+        .args(["--worker-cmd", &worker, "--auditor-cmd", &auditor])
+        .args([
+            "--policy",
+            policy.to_str().unwrap(),
+            "--policy-path",
+            &lib_arg,
+        ])
+        .args(["--policy-reload", "off", "t"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    w.wait_for(&marker, Duration::from_secs(10));
+    std::thread::sleep(Duration::from_millis(300));
+    signal(child.id(), SIGINT);
+    assert_eq!(
+        wait_timeout(&mut child, Duration::from_secs(15)).code(),
+        Some(130)
+    );
+    let id = w.session_id();
+    let out = w
+        .cmd()
+        .env("ONESHOT_TRUST_FILE", &trust_file)
+        .args(["resume", &id])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 4, "{}", text(&out));
+    assert!(text(&out).contains("verdicts.lua"), "{}", text(&out));
+    assert_eq!(w.trace(&id).last().unwrap(), "INTERRUPTED");
+}

@@ -144,7 +144,7 @@ impl Engine {
                     let host = PolicyHost::load(path, options.policy_options.clone())?;
                     if host.hash() != session.policy.hash {
                         let trust = trust_store(&options, store);
-                        vet_changed_policy(&session, path, &trust, options.reload)?;
+                        vet_changed_policy(&session, host.sources(), &trust, options.reload)?;
                     }
                     host
                 }

@@ -56,43 +56,60 @@ pub(super) fn trust_store(opts: &Options, store: &Store) -> TrustStore {
     })
 }
 
-/// Resuming with a policy file that changed since the session last ran is a reload, and gets
-/// the reload's trust rules: otherwise a worker could edit the policy inside its workdir, wait
-/// for a Ctrl-C, and have its own rules loaded on resume.
+/// A resume found the policy changed since the session last ran (its content hash, which the
+/// sealed state file vouches for, differs). Every file of it — the policy and each module it
+/// loads — that an agent could have written (inside the workdir; every file in `trusted` mode)
+/// must be trusted by its current content, whichever of them changed.
 pub(super) fn vet_changed_policy(
     session: &Session,
-    path: &std::path::Path,
+    files: &[std::path::PathBuf],
     trust: &TrustStore,
     mode: ReloadMode,
 ) -> Result<(), EngineError> {
-    let bytes = std::fs::read(path).map_err(|source| {
-        EngineError::Store(crate::store::StoreError::Io {
-            what: "read",
-            path: path.display().to_string(),
-            source,
-        })
-    })?;
-    let inside = inside_workdir(path, &session.workdir);
-    let needs_trust = match mode {
-        ReloadMode::Trusted => true,
-        ReloadMode::Auto | ReloadMode::Off => inside,
-    };
-    if needs_trust && !trust.is_trusted(path, &sha256_hex(&bytes)) {
-        let quoted = shell_words::quote(&path.to_string_lossy()).into_owned();
-        return Err(EngineError::Refused {
-            id: session.id.clone(),
-            state: session.state(),
-            why: format!(
-                "its policy {} changed since it last ran{}; if the change is yours, run \
-                 `oneshot policy trust {quoted}` and resume again, or resume with --policy FILE",
-                path.display(),
-                if inside {
-                    " and lives in the workdir, where an agent can write"
-                } else {
-                    ""
-                }
-            ),
-        });
+    let mut untrusted = Vec::new();
+    for path in files {
+        let bytes = std::fs::read(path).map_err(|source| {
+            EngineError::Store(crate::store::StoreError::Io {
+                what: "read",
+                path: path.display().to_string(),
+                source,
+            })
+        })?;
+        let inside = inside_workdir(path, &session.workdir);
+        let needs_trust = match mode {
+            ReloadMode::Trusted => true,
+            ReloadMode::Auto | ReloadMode::Off => inside,
+        };
+        if needs_trust && !trust.is_trusted(path, &sha256_hex(&bytes)) {
+            untrusted.push((path, inside));
+        }
     }
-    Ok(())
+    if untrusted.is_empty() {
+        return Ok(());
+    }
+    let names: Vec<String> = untrusted
+        .iter()
+        .map(|(p, _)| p.display().to_string())
+        .collect();
+    let quoted: Vec<String> = untrusted
+        .iter()
+        .map(|(p, _)| shell_words::quote(&p.to_string_lossy()).into_owned())
+        .collect();
+    let inside = untrusted.iter().any(|(_, inside)| *inside);
+    Err(EngineError::Refused {
+        id: session.id.clone(),
+        state: session.state(),
+        why: format!(
+            "its policy changed since it last ran and {} {} not trusted{}; if the change is \
+             yours, run `oneshot policy trust {}` and resume again, or resume with --policy FILE",
+            names.join(", "),
+            if names.len() == 1 { "is" } else { "are" },
+            if inside {
+                " (in the workdir, where an agent can write)"
+            } else {
+                ""
+            },
+            quoted.join(" ")
+        ),
+    })
 }
