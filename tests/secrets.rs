@@ -182,3 +182,37 @@ fn a_command_line_that_held_a_secret_is_not_resumed_blindly() {
     assert!(text(&out).contains("held a secret"), "{}", text(&out));
     assert!(!text(&out).contains(GITHUB));
 }
+
+/// A file named after a secret: the snapshot, the state file and the log keep its redacted
+/// name, and the change is still detected.
+#[test]
+fn file_names_holding_a_secret_are_stored_redacted() {
+    let w = World::new();
+    std::fs::write(w.work().join(format!("old-{GITHUB}.txt")), "x").unwrap();
+    let worker = w.script("w.sh", &format!("echo new > 'new-{ANTHROPIC}.txt'; exit 1"));
+    let auditor = w.script("a.sh", AUDIT_DONE);
+    let policy = w.policy(
+        "return { limits = { max_iterations = 1 }, salvage = function(e) return 'success', table.concat(e.changed_files, ',') end }",
+    );
+    let out = w.run(&worker, &auditor, &["--policy", &policy], "t");
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let id = w.session_id();
+    let mut files = Vec::new();
+    all_files(&w.state_dir(), &mut files);
+    for f in &files {
+        let content = std::fs::read_to_string(f).unwrap_or_default();
+        for secret in [ANTHROPIC, GITHUB] {
+            assert!(
+                !content.contains(secret),
+                "{secret} leaked into {}",
+                f.display()
+            );
+        }
+    }
+    let changed = w.session(&id).changed_files;
+    assert_eq!(
+        changed,
+        vec!["new-sk-ant-[REDACTED].txt".to_string()],
+        "{changed:?}"
+    );
+}

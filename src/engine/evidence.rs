@@ -2,7 +2,9 @@
 //! crash can still compare against it.
 
 use super::{Engine, EngineError, Observer, Update};
-use crate::executor::{DEFAULT_IGNORE_GLOBS, Evidence, Snapshot, StopReason, Stopped, recover};
+use crate::executor::{
+    DEFAULT_IGNORE_GLOBS, Evidence, Snapshot, StopReason, Stopped, recover_with,
+};
 use crate::session::ExitStatus;
 use globset::{Glob, GlobSet, GlobSetBuilder};
 use std::path::Path;
@@ -35,7 +37,9 @@ impl Engine {
         observer: &mut dyn Observer,
     ) -> Result<(), EngineError> {
         let path = self.dir.snapshot_path();
-        match Snapshot::take(&self.session.workdir, &self.ignore) {
+        // Files named after a secret are stored under their redacted names.
+        let names = Some(&*self.redactor);
+        match Snapshot::take_with(&self.session.workdir, &self.ignore, names) {
             Ok(snap) => {
                 let bytes = serde_json::to_vec(&snap).unwrap_or_default();
                 // Like the state file: atomic now, durable with the step's sync.
@@ -70,12 +74,13 @@ impl Engine {
             exit_code: exit.code,
             signal: exit.signal,
         };
-        recover(
+        recover_with(
             stopped,
             self.session.worker_output.clone(),
             snapshot.as_ref(),
             &self.session.workdir,
             &self.ignore,
+            Some(&*self.redactor),
         )
     }
 

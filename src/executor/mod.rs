@@ -35,7 +35,7 @@ pub use fence::{FenceOutcome, fence};
 pub use group::{group_alive, kill_group};
 pub use identity::{ProcessIdentity, start_time};
 pub use invocation::Invocation;
-pub use recover::{Stopped, recover};
+pub use recover::{Stopped, recover, recover_with};
 pub use role::Role;
 pub use running::Running;
 pub use stray::{mark, sweep, sweep_started_before, ticks_now};

@@ -30,7 +30,20 @@ pub fn recover(
     workdir: &Path,
     ignore: &GlobSet,
 ) -> Evidence {
-    let (changed_files, changes_source) = match snapshot.map(|s| s.changed_files(workdir, ignore)) {
+    recover_with(stopped, output_tail, snapshot, workdir, ignore, None)
+}
+
+/// [`recover`] for a snapshot taken with [`Snapshot::take_with`] and these `names`.
+pub fn recover_with(
+    stopped: Stopped,
+    output_tail: String,
+    snapshot: Option<&Snapshot>,
+    workdir: &Path,
+    ignore: &GlobSet,
+    names: super::snapshot::Names<'_>,
+) -> Evidence {
+    let changed = snapshot.map(|s| s.changed_files_with(workdir, ignore, names));
+    let (changed_files, changes_source) = match changed {
         Some(Ok((files, source))) => (files, source.to_owned()),
         Some(Err(e)) => {
             tracing::warn!(

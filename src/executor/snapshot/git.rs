@@ -18,6 +18,23 @@ pub(super) struct GitState {
     dirty: BTreeMap<String, DirtyEntry>,
 }
 
+impl GitState {
+    /// The same state with every path put through `names` (see [`super::Names`]).
+    pub(super) fn renamed(self, names: super::Names<'_>) -> Self {
+        match names {
+            None => self,
+            Some(_) => GitState {
+                head: self.head,
+                dirty: self
+                    .dirty
+                    .into_iter()
+                    .map(|(p, e)| (super::name(names, p), e))
+                    .collect(),
+            },
+        }
+    }
+}
+
 /// One line of `git status --porcelain`: the `XY` code and the file's fingerprint, so a file
 /// that was already dirty and is written again still counts as changed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -61,6 +78,8 @@ impl Repo {
     }
 
     /// Reads HEAD and the dirty entries under the workdir.
+    ///
+    /// (See [`GitState::renamed`] for the names a stored state keeps.)
     pub(super) fn state(&self, workdir: &Path) -> Result<GitState, ExecError> {
         Ok(GitState {
             head: self.head()?,
@@ -69,27 +88,25 @@ impl Repo {
     }
 
     /// Paths changed since `before`: any difference in the dirty entries, plus every path that
-    /// commits made during the run touched (an agent that commits leaves a clean status).
+    /// commits made during the run touched (an agent that commits leaves a clean status). All
+    /// through `names`, as `before` was.
     pub(super) fn changed_since(
         &self,
         before: &GitState,
         workdir: &Path,
+        names: super::Names<'_>,
     ) -> Result<BTreeSet<String>, ExecError> {
-        let after = self.state(workdir)?;
+        let after = self.state(workdir)?.renamed(names);
         let mut changed = diff_maps(&before.dirty, &after.dirty);
         match (&before.head, &after.head) {
             (Some(old), Some(new)) if old != new => {
-                changed.extend(self.run_z(&[
-                    "diff",
-                    "--name-only",
-                    "-z",
-                    "--relative",
-                    old,
-                    new,
-                ])?);
+                let touched =
+                    self.run_z(&["diff", "--name-only", "-z", "--relative", old, new])?;
+                changed.extend(touched.into_iter().map(|p| super::name(names, p)));
             }
             (None, Some(new)) => {
-                changed.extend(self.run_z(&["ls-tree", "-r", "--name-only", "-z", new])?);
+                let touched = self.run_z(&["ls-tree", "-r", "--name-only", "-z", new])?;
+                changed.extend(touched.into_iter().map(|p| super::name(names, p)));
             }
             _ => {}
         }

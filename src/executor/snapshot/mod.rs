@@ -78,9 +78,19 @@ impl Snapshot {
     ///
     /// Runs synchronously (git or a directory walk); call it before spawning, not in a hot loop.
     pub fn take(workdir: &Path, ignore: &GlobSet) -> Result<Snapshot, ExecError> {
+        Snapshot::take_with(workdir, ignore, None)
+    }
+
+    /// [`Snapshot::take`] with every path put through `names`: a file named after a secret is
+    /// kept under its redacted name, so the snapshot file holds no secret.
+    pub fn take_with(
+        workdir: &Path,
+        ignore: &GlobSet,
+        names: Names<'_>,
+    ) -> Result<Snapshot, ExecError> {
         let kind = match git::Repo::find(workdir) {
-            Some(repo) => Kind::Git(repo.state(workdir)?),
-            None => Kind::Snapshot(walk::TreeState::take(workdir, ignore)?),
+            Some(repo) => Kind::Git(repo.state(workdir)?.renamed(names)),
+            None => Kind::Snapshot(walk::TreeState::take(workdir, ignore)?.renamed(names)),
         };
         Ok(Snapshot { kind })
     }
@@ -102,6 +112,17 @@ impl Snapshot {
         workdir: &Path,
         ignore: &GlobSet,
     ) -> Result<(Vec<String>, &'static str), ExecError> {
+        self.changed_files_with(workdir, ignore, None)
+    }
+
+    /// [`Snapshot::changed_files`] for a snapshot taken with [`Snapshot::take_with`]: the
+    /// workdir as it is now goes through the same `names`, and so do the paths returned.
+    pub fn changed_files_with(
+        &self,
+        workdir: &Path,
+        ignore: &GlobSet,
+        names: Names<'_>,
+    ) -> Result<(Vec<String>, &'static str), ExecError> {
         let changed: BTreeSet<String> = match &self.kind {
             Kind::Git(before) => {
                 let repo = git::Repo::find(workdir).ok_or_else(|| ExecError::Git {
@@ -109,10 +130,10 @@ impl Snapshot {
                     workdir: workdir.to_path_buf(),
                     stderr: "the workdir is no longer inside a git work tree".into(),
                 })?;
-                repo.changed_since(before, workdir)?
+                repo.changed_since(before, workdir, names)?
             }
             Kind::Snapshot(before) => {
-                let after = walk::TreeState::take(workdir, ignore)?;
+                let after = walk::TreeState::take(workdir, ignore)?.renamed(names);
                 before.changed(&after)
             }
         };
@@ -121,6 +142,21 @@ impl Snapshot {
             .filter(|p| !ignore.is_match(p))
             .collect();
         Ok((files, self.source()))
+    }
+}
+
+/// What a stored path is called: itself, or — given a redactor — itself with any secret in it
+/// redacted.
+pub type Names<'a> = Option<&'a crate::pipeline::Redactor>;
+
+/// `path` as [`Names`] call it.
+fn name(names: Names<'_>, path: String) -> String {
+    match names {
+        Some(r) => match r.redact(&path) {
+            std::borrow::Cow::Borrowed(_) => path,
+            std::borrow::Cow::Owned(redacted) => redacted,
+        },
+        None => path,
     }
 }
 

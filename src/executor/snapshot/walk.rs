@@ -81,6 +81,21 @@ impl TreeState {
         })
     }
 
+    /// The same state with every path put through `names` (see [`super::Names`]).
+    pub(super) fn renamed(self, names: super::Names<'_>) -> Self {
+        match names {
+            None => self,
+            Some(_) => Self {
+                files: self
+                    .files
+                    .into_iter()
+                    .map(|(p, f)| (super::name(names, p), f))
+                    .collect(),
+                truncated: self.truncated,
+            },
+        }
+    }
+
     /// New, modified and deleted paths between `self` (before) and `after`. When either walk
     /// was truncated, a path missing from one side may just lie past the cap, so only paths
     /// present on both sides are compared.
