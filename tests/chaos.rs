@@ -67,6 +67,9 @@ fn finish(w: &World) {
     let Some(id) = ids.first() else {
         return; // killed before the session existed
     };
+    if !w.session_dir(id).join("oneshot.json").exists() {
+        return; // killed between making its directory and writing its first state
+    }
     let status = w.cmd().args(["status", id]).output().unwrap();
     assert_eq!(code(&status), 0, "the state file reads: {}", text(&status));
     if w.trace(id).last().is_some_and(|s| s == "COMPLETED") {

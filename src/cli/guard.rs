@@ -16,14 +16,20 @@ use std::time::Duration;
 
 /// The environment variable that makes this binary a guard for the session it names.
 pub const GUARD_ENV: &str = "ONESHOT_GUARD_SESSION";
+/// The session's lock file, for the guard to see whether a resume drives the session again.
+const LOCK_ENV: &str = "ONESHOT_GUARD_LOCK";
+/// The pid of the oneshot the guard watches.
+const PARENT_ENV: &str = "ONESHOT_GUARD_PARENT";
 
 /// Starts the guard for `session_id`; its stdin is the pipe whose end it waits for. `None` (with
 /// a warning) when it cannot be started: the session runs without it.
-pub fn start(session_id: &str) -> Option<Child> {
+pub fn start(session_id: &str, lock: &std::path::Path) -> Option<Child> {
     let exe = std::env::current_exe().ok()?;
     let mut cmd = Command::new(exe);
     cmd.arg0("oneshot-guard")
         .env(GUARD_ENV, session_id)
+        .env(LOCK_ENV, lock)
+        .env(PARENT_ENV, std::process::id().to_string())
         // The guard must not carry the mark it sweeps for.
         .env_remove("ONESHOT_SESSION_ID")
         .stdin(Stdio::piped())
@@ -60,16 +66,35 @@ pub fn stop(mut guard: Child) {
 
 /// The guard's life, when this binary was started as one: wait for oneshot's end, then sweep.
 pub fn run(session_id: &str) -> ! {
+    // Our oneshot (named by it: after its death our parent is someone else).
+    let oneshot_pid = std::env::var(PARENT_ENV)
+        .ok()
+        .and_then(|p| p.parse::<u32>().ok())
+        .unwrap_or_else(std::os::unix::process::parent_id);
     let mut sink = [0u8; 64];
     let mut stdin = std::io::stdin().lock();
     // Returns at end of file (oneshot gone) or on an error (the same, as far as we can tell).
     while matches!(stdin.read(&mut sink), Ok(n) if n > 0) {}
-    // Only what was started while oneshot lived: a resume may already be running the session
-    // again, and its agents are not ours to kill. (One tick of margin: start times are coarse.)
+    // Only what was started while oneshot lived, and only while nobody drives the session
+    // again: a resume fences and sweeps by itself, and its agents are not ours to kill. (One
+    // tick of margin: start times are coarse.)
     let cutoff = oneshot::engine::ticks_now().map(|t| t + 1);
+    let lock = std::env::var_os(LOCK_ENV).map(std::path::PathBuf::from);
+    // The lock still names our oneshot while it is being torn down (its pipes close before it
+    // is a zombie): only another holder is a resume.
+    let resumed = || {
+        lock.as_deref().is_some_and(|l| {
+            let holder = std::fs::read_to_string(l).ok().and_then(|t| {
+                t.split_whitespace()
+                    .next()
+                    .and_then(|p| p.parse::<u32>().ok())
+            });
+            holder.is_some_and(|pid| pid != oneshot_pid) && oneshot::store::holder_alive(l)
+        })
+    };
     // Processes may still be forking while they are killed: sweep until none is left.
     for _ in 0..20 {
-        if oneshot::engine::sweep_started_before(session_id, cutoff) == 0 {
+        if resumed() || oneshot::engine::sweep_started_before(session_id, cutoff) == 0 {
             break;
         }
         std::thread::sleep(Duration::from_millis(50));

@@ -117,7 +117,7 @@ fn drive(
     }
     let interrupt = engine.interrupter();
     // Cleans up after the agents if oneshot is killed (see `guard`).
-    let guard = super::guard::start(engine.id());
+    let guard = super::guard::start(engine.id(), &engine.lock_path());
     let outcome = rt.block_on(async {
         // A signal that came while the policy loaded or the session was made is delivered now.
         let forwarding = tokio::spawn(signals::forward(streams, interrupt, early));

@@ -216,6 +216,12 @@ impl Engine {
         &self.session
     }
 
+    /// The session's lock file: whether its holder lives tells whether anyone drives the
+    /// session ([`crate::store::holder_alive`]) — what a guard checks before it sweeps.
+    pub fn lock_path(&self) -> std::path::PathBuf {
+        self.dir.lock_path()
+    }
+
     /// A handle to interrupt the session while it runs (from another thread, a signal
     /// handler, a UI). Take it before calling [`Engine::run`].
     pub fn interrupter(&self) -> Interrupt {

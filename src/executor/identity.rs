@@ -32,6 +32,20 @@ pub fn start_time(pid: i32) -> Option<u64> {
     stat_fields(pid)?.get(19)?.parse().ok()
 }
 
+/// Whether `pid` has ended and waits to be reaped (or is being reaped).
+#[cfg(target_os = "linux")]
+pub fn is_zombie(pid: i32) -> bool {
+    stat_fields(pid)
+        .and_then(|f| f.first().cloned())
+        .is_some_and(|state| state == "Z" || state == "X")
+}
+
+/// Never known off Linux.
+#[cfg(not(target_os = "linux"))]
+pub fn is_zombie(_pid: i32) -> bool {
+    false
+}
+
 /// The start time of `pid`; always `None` off Linux.
 #[cfg(not(target_os = "linux"))]
 pub fn start_time(_pid: i32) -> Option<u64> {

@@ -33,7 +33,7 @@ pub use error::ExecError;
 pub use evidence::{Evidence, StopReason};
 pub use fence::{FenceOutcome, fence};
 pub use group::{group_alive, kill_group};
-pub use identity::{ProcessIdentity, start_time};
+pub use identity::{ProcessIdentity, is_zombie, start_time};
 pub use invocation::Invocation;
 pub use recover::{Stopped, recover, recover_with};
 pub use role::Role;

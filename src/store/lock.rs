@@ -106,6 +106,10 @@ impl Holder {
         let Ok(pid) = i32::try_from(self.pid) else {
             return false;
         };
+        // A zombie is gone too: it died and only waits for its parent to notice.
+        if crate::executor::is_zombie(pid) {
+            return false;
+        }
         match (self.start_time, crate::executor::start_time(pid)) {
             (Some(recorded), Some(now)) => recorded == now,
             (Some(_), None) => false,
