@@ -1,11 +1,10 @@
-//! Signals from the first instant: SIGINT, SIGTERM and SIGHUP are caught as soon as the command
-//! line says a session will run — before the policy loads, the first hooks run or anything is
-//! spawned — so an early Ctrl-C pauses the session instead of killing oneshot, and one that
-//! lands during a long hook is acted on when the hook returns.
-//!
-//! The handlers are tokio's, registered on the runtime the session later runs on; a signal
-//! that arrives before the loop listens is kept until it does. Commands that run no session
-//! keep the default behaviour (a Ctrl-C ends them).
+//! Signals from the first instant: SIGINT, SIGTERM and SIGHUP are counted from `main`'s first
+//! line ([`catch_early`]); as soon as the command line says a session will run, tokio's handlers
+//! take over on the runtime the session later runs on ([`Signals::install`]) — before the policy
+//! loads, the first hooks run or anything is spawned — and the early ones are delivered when the
+//! loop starts. So an early Ctrl-C pauses the session instead of killing oneshot, and one that
+//! lands during a long hook is acted on when the hook returns. Commands that run no session get
+//! the default behaviour back ([`release_early`]): a Ctrl-C ends them.
 
 use anyhow::{Context, Result};
 use oneshot::engine::Interrupt;
