@@ -50,7 +50,9 @@ fn main() {
                 session_signals(),
             ),
             None if cli.run.prompt.is_some() => {
-                cli::run::run(&store, cli.run, quiet, session_signals())
+                let task = cli.run.prompt.as_deref().unwrap_or_default();
+                cli::run::check_implicit_task(task)
+                    .and_then(|()| cli::run::run(&store, cli.run, quiet, session_signals()))
             }
             None => cli::run::nothing_to_do(),
         },

@@ -351,3 +351,38 @@ fn a_hook_that_fails_open_is_a_warning_and_the_session_goes_on() {
         assert_eq!(count(line, "boom"), 1, "{line}");
     }
 }
+
+/// A typo never starts an agent: a one-word task close to a command is refused with a hint,
+/// an empty task is refused, and `oneshot run WORD` still runs a one-word task.
+#[test]
+fn a_mistyped_command_or_an_empty_task_starts_nothing() {
+    let w = World::new();
+    let auditor = w.script("a.sh", AUDIT_DONE);
+    let with_cmds = |args: &[&str]| {
+        w.cmd()
+            .env("ONESHOT_WORKER_CMD", "echo worked")
+            .env("ONESHOT_AUDITOR_CMD", &auditor)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    for (typo, want) in [("stauts", "status"), ("lsit", "list"), ("resmue", "resume")] {
+        let out = with_cmds(&[typo]);
+        assert_eq!(code(&out), 2, "{typo}: {}", text(&out));
+        assert!(
+            text(&out).contains(&format!("did you mean `oneshot {want}`")),
+            "{}",
+            text(&out)
+        );
+    }
+    for empty in ["", "   "] {
+        let out = with_cmds(&[empty]);
+        assert_eq!(code(&out), 2, "{empty:?}: {}", text(&out));
+        assert!(text(&out).contains("the task is empty"), "{}", text(&out));
+    }
+    assert!(w.session_ids().is_empty(), "nothing was started");
+    // A real one-word task: as is when it is no near-command, through `run` when it is.
+    assert_eq!(code(&with_cmds(&["test"])), 0);
+    assert_eq!(code(&with_cmds(&["run", "lint"])), 0);
+    assert_eq!(w.session_ids().len(), 2);
+}

@@ -23,11 +23,45 @@ fn load_policy(path: Option<&Path>, opts: PolicyOptions) -> Result<PolicyHost> {
 const NO_TASK: &str = "start a session: no task given; write it last, e.g. oneshot --worker-cmd \
                        'sh fix.sh' --auditor-cmd 'sh check.sh' \"the task\" (see oneshot --help)";
 
+/// The subcommands a one-word task given without `run` could be a typo of.
+const COMMANDS: [&str; 7] = ["run", "resume", "status", "list", "log", "policy", "help"];
+
+/// Checks a task given without the `run` subcommand (`oneshot TASK`): an empty one, or one word
+/// that looks like a mistyped command (`oneshot stauts`), must not start an agent.
+pub fn check_implicit_task(task: &str) -> Result<()> {
+    let word = task.trim();
+    if word.is_empty() {
+        return Err(usage(
+            "start a session: the task is empty; say what the worker should do",
+        ));
+    }
+    // Transpositions count once (`stauts`, `lsit`); short words get less slack, so `test` or
+    // `fix` still run as tasks.
+    let slack = if word.chars().count() <= 4 { 1 } else { 2 };
+    let lower = word.to_ascii_lowercase();
+    if !word.contains(char::is_whitespace)
+        && let Some(command) = COMMANDS
+            .iter()
+            .find(|c| strsim::osa_distance(&lower, c) <= slack)
+    {
+        return Err(usage(format!(
+            "start a session with the task {word:?}: it looks like a mistyped command; did you \
+             mean `oneshot {command}`? (To run that one-word task, write `oneshot run {word}`.)"
+        )));
+    }
+    Ok(())
+}
+
 /// Starts a new session and runs it to the end; returns the exit code.
 pub fn run(store: &Store, args: RunArgs, quiet: bool, signals: Signals) -> Result<i32> {
     let Some(prompt) = args.prompt else {
         return Err(usage(NO_TASK));
     };
+    if prompt.trim().is_empty() {
+        return Err(usage(
+            "start a session: the task is empty; say what the worker should do",
+        ));
+    }
     let (Some(worker_cmd), Some(auditor_cmd)) = (args.worker_cmd, args.auditor_cmd) else {
         return Err(usage(
             "start a session: it needs --worker-cmd and --auditor-cmd (or ONESHOT_WORKER_CMD \
