@@ -12,7 +12,19 @@ fn main() {
         cli::guard::run(&session.to_string_lossy());
     }
     cli::signals::catch_early();
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => cli::args::explain(e),
+    };
+    if cli.command.is_some()
+        && let Some(task) = &cli.run.prompt
+    {
+        fail(cli::exit::usage(format!(
+            "start a session: a task ({task:?}) and a command were given together; run the task \
+             with `oneshot run {:?}`, or the command alone",
+            task
+        )));
+    }
     // A session's signal handlers go in first, before anything slow (see `cli::signals`).
     let starts_session = match &cli.command {
         Some(Command::Run(_) | Command::Resume(_)) => true,

@@ -386,3 +386,25 @@ fn a_mistyped_command_or_an_empty_task_starts_nothing() {
     assert_eq!(code(&with_cmds(&["run", "lint"])), 0);
     assert_eq!(w.session_ids().len(), 2);
 }
+
+/// An unquoted task and a task given with a command are errors that say what to do.
+#[test]
+fn an_unquoted_task_or_a_task_with_a_command_is_explained() {
+    let w = World::new();
+    let out = w
+        .cmd()
+        .args(["--worker-cmd", "echo x", "fix", "the", "bug"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 2, "{}", text(&out));
+    assert!(text(&out).contains("quote it"), "{}", text(&out));
+    assert!(text(&out).contains("'fix the bug'"), "{}", text(&out));
+    let out = w.cmd().args(["fix it", "list"]).output().unwrap();
+    assert_eq!(code(&out), 2, "{}", text(&out));
+    assert!(
+        text(&out).contains("a task (\"fix it\") and a command"),
+        "{}",
+        text(&out)
+    );
+    assert!(w.session_ids().is_empty());
+}

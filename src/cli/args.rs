@@ -16,6 +16,54 @@ argv); when it exits 0 the auditor gets the task and the worker's output and mus
 VERDICT: DONE | RETRY | IMPOSSIBLE (or a JSON object with a \"verdict\" field). RETRY runs the worker
 again with the critique. A policy file (Lua) can change every one of these decisions.";
 
+/// A command line clap refused. An unknown word where a command may stand, after a task, is
+/// almost always an unquoted task (`oneshot fix the bug`): say so; anything else is clap's
+/// own message.
+pub fn explain(e: clap::Error) -> ! {
+    if e.kind() == clap::error::ErrorKind::InvalidSubcommand {
+        let words = positional_words(std::env::args().skip(1));
+        if words.len() >= 2 {
+            let task = words.join(" ");
+            super::out::stderr(format_args!(
+                "oneshot: error: failed to start a session: the task is several words; quote \
+                 it, e.g. oneshot [OPTIONS] {}\n",
+                shell_words::quote(&task)
+            ));
+            std::process::exit(super::exit::USAGE);
+        }
+    }
+    e.exit()
+}
+
+/// The words of a command line that are neither options nor their values.
+fn positional_words(args: impl Iterator<Item = String>) -> Vec<String> {
+    /// Options that take a value as the next word.
+    const VALUED: [&str; 9] = [
+        "--policy",
+        "--worker-cmd",
+        "--auditor-cmd",
+        "--workdir",
+        "--hook-budget",
+        "--policy-path",
+        "--policy-reload",
+        "--resume",
+        "--state-dir",
+    ];
+    let mut words = Vec::new();
+    let mut skip = false;
+    for a in args {
+        if std::mem::take(&mut skip) {
+            continue;
+        }
+        if a.starts_with('-') {
+            skip = VALUED.contains(&a.as_str());
+            continue;
+        }
+        words.push(a);
+    }
+    words
+}
+
 /// The examples and the exit-code table (from `super::exit`, so it cannot drift).
 fn after_help() -> String {
     format!("{EXAMPLES}\n\n{}", super::exit::help())
