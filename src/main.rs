@@ -44,6 +44,17 @@ fn main() {
     let store = Store::new(state_dir(cli.global.state_dir.clone()));
     let quiet = cli.global.quiet;
     let result = match cli.command {
+        // `run --resume ID` is `resume ID`, as the top-level `--resume` is.
+        Some(Command::Run(args)) if args.resume.is_some() => cli::run::resume(
+            &store,
+            ResumeArgs {
+                id: args.resume.clone().unwrap_or_default(),
+                policy: args.policy.clone(),
+                policy_opts: args.policy_opts.clone(),
+            },
+            quiet,
+            session_signals(),
+        ),
         Some(Command::Run(args)) => cli::run::run(&store, args, quiet, session_signals()),
         Some(Command::Resume(args)) => cli::run::resume(&store, args, quiet, session_signals()),
         Some(Command::Status { id, json }) => cli::show::status(&store, id.as_deref(), json),

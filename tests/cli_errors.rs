@@ -408,3 +408,26 @@ fn an_unquoted_task_or_a_task_with_a_command_is_explained() {
     );
     assert!(w.session_ids().is_empty());
 }
+
+/// `oneshot run --resume ID` resumes, as `oneshot --resume ID` and `oneshot resume ID` do.
+#[test]
+fn run_with_resume_resumes() {
+    let w = World::new();
+    let marker = w.tmp.path().join("started");
+    let worker = w.script(
+        "w.sh",
+        &format!(
+            "if [ -f {m} ]; then exit 0; fi; touch {m}; sleep 30",
+            m = marker.display()
+        ),
+    );
+    let auditor = w.script("a.sh", AUDIT_DONE);
+    let mut child = w.spawn(&worker, &auditor, &[], "t");
+    w.wait_for(&marker, std::time::Duration::from_secs(10));
+    signal(child.id(), libc::SIGINT);
+    wait_timeout(&mut child, std::time::Duration::from_secs(15));
+    let id = w.session_id();
+    let out = w.cmd().args(["run", "--resume", &id]).output().unwrap();
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    assert_eq!(w.trace(&id).last().unwrap(), "COMPLETED");
+}
