@@ -12,10 +12,7 @@ use std::path::{Path, PathBuf};
 /// The default state directory for a command run in `cwd`; `None` when there is no home
 /// directory to put it in.
 pub fn default_state_dir(cwd: &Path, var: impl Fn(&str) -> Option<OsString>) -> Option<PathBuf> {
-    let set = |key: &str| var(key).filter(|v| !v.is_empty()).map(PathBuf::from);
-    let base = set("XDG_STATE_HOME")
-        .filter(|p| p.is_absolute())
-        .or_else(|| set("HOME").map(|h| h.join(".local/state")))?;
+    let base = user_dir(&var, "XDG_STATE_HOME", ".local/state")?;
     let root = project_root(cwd);
     let name: String = root
         .file_name()
@@ -38,6 +35,20 @@ pub fn default_state_dir(cwd: &Path, var: impl Fn(&str) -> Option<OsString>) -> 
             .join("projects")
             .join(format!("{name}-{hash}")),
     )
+}
+
+/// A per-user base directory, with the environment passed in (so it can be tested without
+/// touching the process's): `$XDG_VAR` when absolute (the XDG spec ignores relative values),
+/// else `$HOME/home_fallback`; `None` without either.
+pub(crate) fn user_dir(
+    var: &impl Fn(&str) -> Option<OsString>,
+    xdg_var: &str,
+    home_fallback: &str,
+) -> Option<PathBuf> {
+    let set = |key: &str| var(key).filter(|v| !v.is_empty()).map(PathBuf::from);
+    set(xdg_var)
+        .filter(|p| p.is_absolute())
+        .or_else(|| set("HOME").map(|h| h.join(home_fallback)))
 }
 
 /// The nearest ancestor of `cwd` (itself included) that holds `.git`, else `cwd`; canonical.

@@ -12,6 +12,7 @@ mod summary;
 
 pub use atomic::{replace, sync, write_atomic};
 pub use dir::{Listed, SessionDir, Store, StoreError};
+pub(crate) use location::user_dir;
 pub use location::{default_state_dir, project_root};
 pub use lock::{LockError, SessionLock, holder_alive};
 pub use log::*;

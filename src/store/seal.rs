@@ -101,13 +101,10 @@ impl Key {
 
 /// Where the key lives by default (see the module documentation); `None` without a home.
 pub fn default_key_path(var: impl Fn(&str) -> Option<OsString>) -> Option<PathBuf> {
-    let set = |key: &str| var(key).filter(|v| !v.is_empty()).map(PathBuf::from);
-    if let Some(p) = set(KEY_FILE_ENV) {
-        return Some(p);
+    if let Some(p) = var(KEY_FILE_ENV).filter(|v| !v.is_empty()) {
+        return Some(PathBuf::from(p));
     }
-    let state = set("XDG_STATE_HOME")
-        .filter(|p| p.is_absolute())
-        .or_else(|| set("HOME").map(|h| h.join(".local/state")))?;
+    let state = super::location::user_dir(&var, "XDG_STATE_HOME", ".local/state")?;
     Some(state.join("oneshot").join("key"))
 }
 

@@ -180,13 +180,10 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 /// The default store location, with the environment passed in so it can be tested without
 /// touching the process environment.
 fn default_path(var: impl Fn(&str) -> Option<OsString>) -> Option<PathBuf> {
-    let set = |key: &str| var(key).filter(|v| !v.is_empty()).map(PathBuf::from);
-    if let Some(p) = set(TRUST_FILE_ENV) {
-        return Some(p);
+    if let Some(p) = var(TRUST_FILE_ENV).filter(|v| !v.is_empty()) {
+        return Some(PathBuf::from(p));
     }
-    let data = set("XDG_DATA_HOME")
-        .filter(|p| p.is_absolute())
-        .or_else(|| set("HOME").map(|h| h.join(".local/share")))?;
+    let data = crate::store::user_dir(&var, "XDG_DATA_HOME", ".local/share")?;
     Some(data.join("oneshot").join("trust.json"))
 }
 
