@@ -1,121 +1,13 @@
 //! Where sessions live: `<state-dir>/sessions/<id>/`.
 
-use super::lock::{LockError, SessionLock};
-use super::seal::{Key, SEAL_FILE, default_key_path, verify, write_seal};
+use super::error::{StoreError, io_err};
+use super::lock::SessionLock;
+use super::seal::{Keys, SEAL_FILE, default_key_path, verify, write_seal};
 use super::summary::{Summary, SummaryReader};
 use crate::session::{SCHEMA_VERSION, Session};
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
-
-/// Errors reading or writing session files. Each names the session or file and says what to do;
-/// like every oneshot error it reads after "failed to …" and leaves its cause to the chain
-/// ([`crate::error`]).
-#[derive(Debug, thiserror::Error)]
-pub enum StoreError {
-    /// No session has this id or prefix.
-    #[error("find session `{id}` under {dir}; run `oneshot list` to see the sessions there")]
-    NotFound {
-        /// The id asked for.
-        id: String,
-        /// The sessions directory searched.
-        dir: String,
-    },
-    /// A prefix matched several sessions.
-    #[error("pick a session: the prefix `{id}` matches {matches}; give more characters")]
-    Ambiguous {
-        /// The prefix asked for.
-        id: String,
-        /// The matching ids, comma-separated.
-        matches: String,
-    },
-    /// `oneshot.json` does not parse.
-    #[error(
-        "read state file {path}: it is corrupt ({message}); nothing was changed — inspect or \
-         restore it, the activity log beside it is intact"
-    )]
-    Corrupt {
-        /// The state file.
-        path: String,
-        /// Where and why it failed to parse.
-        message: String,
-    },
-    /// Written by a newer oneshot.
-    #[error(
-        "read state file {path}: it has schema {found}, newer than this oneshot understands \
-         ({SCHEMA_VERSION}); upgrade oneshot"
-    )]
-    NewerSchema {
-        /// The state file.
-        path: String,
-        /// Its schema version.
-        found: u32,
-    },
-    /// Written by an older oneshot, in a format this one does not read.
-    #[error(
-        "read state file {path}: it has schema {found}, written by an older oneshot; this one \
-         reads schema {SCHEMA_VERSION} — finish the session with the oneshot that started it"
-    )]
-    OlderSchema {
-        /// The state file.
-        path: String,
-        /// Its schema version.
-        found: u32,
-    },
-    /// Another process drives this session (the lock error, its source, names the holder).
-    #[error("lock session {id}")]
-    Locked {
-        /// The session id.
-        id: String,
-        /// Who holds the lock.
-        source: LockError,
-    },
-    /// The state file's seal does not hold: it was changed outside oneshot.
-    #[error(
-        "trust state file {path}: {source}; nothing was changed — an agent may have rewritten \
-         it: check the workdir and start a new session"
-    )]
-    Tampered {
-        /// The state file.
-        path: String,
-        /// What is wrong with the seal.
-        source: super::seal::SealError,
-    },
-    /// The user's sealing key could not be read or made.
-    #[error(
-        "use the sealing key {path} (set {} to put it elsewhere)",
-        super::seal::KEY_FILE_ENV
-    )]
-    Key {
-        /// The key file.
-        path: String,
-        /// The underlying error.
-        #[source]
-        source: io::Error,
-    },
-    /// A file operation failed.
-    #[error("{} {path}", what.strip_prefix("cannot ").unwrap_or(what))]
-    Io {
-        /// What was being done: a verb, "read" or "write" (a leading "cannot " is dropped).
-        what: &'static str,
-        /// The file or directory.
-        path: String,
-        /// The underlying error.
-        #[source]
-        source: io::Error,
-    },
-}
-
-pub(super) fn io_err<'a>(
-    what: &'static str,
-    path: &'a Path,
-) -> impl FnOnce(io::Error) -> StoreError + 'a {
-    move |source| StoreError::Io {
-        what,
-        path: path.display().to_string(),
-        source,
-    }
-}
 
 /// A session found by [`Store::list`], with the summary of its state file or the error reading
 /// it.
@@ -126,38 +18,6 @@ pub type Listed = (SessionDir, Result<Summary, StoreError>);
 pub struct Store {
     root: PathBuf,
     key: Keys,
-}
-
-/// Where the sealing key is, and the key once loaded (shared by a store and its sessions).
-#[derive(Debug, Clone)]
-struct Keys(std::sync::Arc<KeySource>);
-
-#[derive(Debug)]
-struct KeySource {
-    path: PathBuf,
-    key: std::sync::OnceLock<Result<Key, String>>,
-}
-
-impl Keys {
-    fn at(path: PathBuf) -> Keys {
-        Keys(std::sync::Arc::new(KeySource {
-            path,
-            key: std::sync::OnceLock::new(),
-        }))
-    }
-
-    /// The key, loaded (or made) on first use.
-    fn get(&self) -> Result<&Key, StoreError> {
-        let source = &self.0;
-        source
-            .key
-            .get_or_init(|| Key::load_or_create(&source.path).map_err(|e| e.to_string()))
-            .as_ref()
-            .map_err(|message| StoreError::Key {
-                path: source.path.display().to_string(),
-                source: io::Error::other(message.clone()),
-            })
-    }
 }
 
 impl Store {

@@ -4,6 +4,7 @@
 
 mod atomic;
 mod dir;
+mod error;
 mod location;
 mod lock;
 mod log;
@@ -11,7 +12,8 @@ mod seal;
 mod summary;
 
 pub use atomic::{replace, sync, write_atomic};
-pub use dir::{Listed, SessionDir, Store, StoreError};
+pub use dir::{Listed, SessionDir, Store};
+pub use error::StoreError;
 pub(crate) use location::user_dir;
 pub use location::{default_state_dir, project_root};
 pub use lock::{LockError, SessionLock, holder_alive};

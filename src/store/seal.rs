@@ -99,6 +99,38 @@ impl Key {
     }
 }
 
+/// Where the sealing key is, and the key once loaded (shared by a store and its sessions).
+#[derive(Debug, Clone)]
+pub(super) struct Keys(std::sync::Arc<KeySource>);
+
+#[derive(Debug)]
+struct KeySource {
+    path: PathBuf,
+    key: std::sync::OnceLock<Result<Key, String>>,
+}
+
+impl Keys {
+    pub(super) fn at(path: PathBuf) -> Keys {
+        Keys(std::sync::Arc::new(KeySource {
+            path,
+            key: std::sync::OnceLock::new(),
+        }))
+    }
+
+    /// The key, loaded (or made) on first use.
+    pub(super) fn get(&self) -> Result<&Key, super::StoreError> {
+        let source = &self.0;
+        source
+            .key
+            .get_or_init(|| Key::load_or_create(&source.path).map_err(|e| e.to_string()))
+            .as_ref()
+            .map_err(|message| super::StoreError::Key {
+                path: source.path.display().to_string(),
+                source: io::Error::other(message.clone()),
+            })
+    }
+}
+
 /// Where the key lives by default (see the module documentation); `None` without a home.
 pub fn default_key_path(var: impl Fn(&str) -> Option<OsString>) -> Option<PathBuf> {
     if let Some(p) = var(KEY_FILE_ENV).filter(|v| !v.is_empty()) {

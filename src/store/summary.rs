@@ -7,7 +7,7 @@
 //! JSON parser (a task holding `}` or `"` is no problem), and reads more only when the head
 //! is longer than the block.
 
-use super::dir::{StoreError, io_err};
+use super::error::{StoreError, io_err};
 use crate::machine::SessionState;
 use crate::session::SCHEMA_VERSION;
 use serde::Deserialize;
