@@ -83,14 +83,9 @@ pub fn run(session_id: &str) -> ! {
     // The lock still names our oneshot while it is being torn down (its pipes close before it
     // is a zombie): only another holder is a resume.
     let resumed = || {
-        lock.as_deref().is_some_and(|l| {
-            let holder = std::fs::read_to_string(l).ok().and_then(|t| {
-                t.split_whitespace()
-                    .next()
-                    .and_then(|p| p.parse::<u32>().ok())
-            });
-            holder.is_some_and(|pid| pid != oneshot_pid) && oneshot::store::holder_alive(l)
-        })
+        lock.as_deref()
+            .and_then(oneshot::store::live_holder)
+            .is_some_and(|pid| pid != oneshot_pid)
     };
     // Processes may still be forking while they are killed: sweep until none is left.
     for _ in 0..20 {

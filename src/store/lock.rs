@@ -123,10 +123,17 @@ impl Holder {
 /// wrote there, without taking or testing the lock. A missing or empty file means no one drives
 /// the session.
 pub fn holder_alive(path: &Path) -> bool {
+    live_holder(path).is_some()
+}
+
+/// The pid of the process that holds the lock at `path`, if it is alive (see
+/// [`holder_alive`]).
+pub fn live_holder(path: &Path) -> Option<u32> {
     std::fs::read_to_string(path)
         .ok()
         .and_then(|s| Holder::parse(&s))
-        .is_some_and(Holder::alive)
+        .filter(|h| h.alive())
+        .map(|h| h.pid)
 }
 
 #[cfg(test)]

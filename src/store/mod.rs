@@ -16,7 +16,7 @@ pub use dir::{Listed, SessionDir, Store};
 pub use error::StoreError;
 pub(crate) use location::user_dir;
 pub use location::{default_state_dir, project_root};
-pub use lock::{LockError, SessionLock, holder_alive};
+pub use lock::{LockError, SessionLock, holder_alive, live_holder};
 pub use log::*;
 pub use seal::{KEY_FILE_ENV, SEAL_FILE, SealError};
 pub use summary::{Summary, SummaryReader};
