@@ -27,14 +27,6 @@ fn delays(seed: u64) -> impl Iterator<Item = Duration> {
     })
 }
 
-fn running(pid: i32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
-        !s.rsplit(')')
-            .next()
-            .is_some_and(|r| r.trim_start().starts_with('Z'))
-    })
-}
-
 /// A world whose worker starts three children (recording their pids) and works a little.
 fn world() -> (World, String, String, std::path::PathBuf) {
     let w = World::new();
@@ -102,7 +94,7 @@ fn kill_9_at_any_moment_leaves_no_orphan_and_a_resumable_session() {
             std::thread::sleep(Duration::from_millis(20));
             left = children(&pids)
                 .into_iter()
-                .filter(|&p| running(p))
+                .filter(|&p| pid_alive(p))
                 .collect();
         }
         for &p in &left {
@@ -134,7 +126,7 @@ fn a_signal_at_any_moment_pauses_or_ends_the_session_cleanly() {
         finish(&w);
         let left: Vec<i32> = children(&pids)
             .into_iter()
-            .filter(|&p| running(p))
+            .filter(|&p| pid_alive(p))
             .collect();
         assert!(left.is_empty(), "point {point}: left running {left:?}");
     }

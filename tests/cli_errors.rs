@@ -413,14 +413,7 @@ fn an_unquoted_task_or_a_task_with_a_command_is_explained() {
 #[test]
 fn run_with_resume_resumes() {
     let w = World::new();
-    let marker = w.tmp.path().join("started");
-    let worker = w.script(
-        "w.sh",
-        &format!(
-            "if [ -f {m} ]; then exit 0; fi; touch {m}; sleep 30",
-            m = marker.display()
-        ),
-    );
+    let (worker, marker) = w.pausing_worker();
     let auditor = w.script("a.sh", AUDIT_DONE);
     let mut child = w.spawn(&worker, &auditor, &[], "t");
     w.wait_for(&marker, std::time::Duration::from_secs(10));

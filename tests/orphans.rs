@@ -5,15 +5,6 @@ mod common;
 use common::*;
 use std::time::{Duration, Instant};
 
-/// Running, not a zombie (an unreaped zombie has ended all the same).
-fn running(pid: i32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
-        !s.rsplit(')')
-            .next()
-            .is_some_and(|r| r.trim_start().starts_with('Z'))
-    })
-}
-
 #[cfg(target_os = "linux")]
 #[test]
 fn nothing_the_agent_started_outlives_a_kill_9_of_oneshot() {
@@ -41,14 +32,14 @@ fn nothing_the_agent_started_outlives_a_kill_9_of_oneshot() {
         .map(|l| l.trim().parse().unwrap())
         .collect();
     assert_eq!(pids.len(), 3, "{pids:?}");
-    assert!(pids.iter().all(|&p| running(p)));
+    assert!(pids.iter().all(|&p| pid_alive(p)));
     signal(child.id(), libc::SIGKILL);
     let _ = wait_timeout(&mut child, Duration::from_secs(10));
     let start = Instant::now();
-    while pids.iter().any(|&p| running(p)) && start.elapsed() < Duration::from_secs(2) {
+    while pids.iter().any(|&p| pid_alive(p)) && start.elapsed() < Duration::from_secs(2) {
         std::thread::sleep(Duration::from_millis(20));
     }
-    let left: Vec<i32> = pids.into_iter().filter(|&p| running(p)).collect();
+    let left: Vec<i32> = pids.into_iter().filter(|&p| pid_alive(p)).collect();
     for &p in &left {
         unsafe { libc::kill(p, libc::SIGKILL) };
     }

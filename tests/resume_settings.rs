@@ -20,14 +20,7 @@ fn resume_keeps_the_sessions_policy_settings_unless_told_otherwise() {
     let policy = w.policy(
         "local v = require('verdicts')\nreturn { verdict = function(output, ctx) return v.read(output) end }",
     );
-    let marker = w.tmp.path().join("started");
-    let worker = w.script(
-        "w.sh",
-        &format!(
-            "if [ -f {m} ]; then exit 0; fi; touch {m}; sleep 60",
-            m = marker.display()
-        ),
-    );
+    let (worker, marker) = w.pausing_worker();
     let auditor = w.script("a.sh", AUDIT_DONE);
     let lib_arg = lib.display().to_string();
     let mut child = w.spawn(

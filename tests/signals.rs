@@ -8,14 +8,7 @@ use std::time::{Duration, Instant};
 #[test]
 fn sigterm_pauses_like_ctrl_c_and_the_resume_flag_continues() {
     let w = World::new();
-    let marker = w.tmp.path().join("started");
-    let worker = w.script(
-        "w.sh",
-        &format!(
-            "if [ -f {m} ]; then exit 0; fi; touch {m}; sleep 60",
-            m = marker.display()
-        ),
-    );
+    let (worker, marker) = w.pausing_worker();
     let auditor = w.script("a.sh", AUDIT_DONE);
     let mut child = w.spawn(&worker, &auditor, &[], "t");
     w.wait_for(&marker, Duration::from_secs(10));

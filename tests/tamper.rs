@@ -9,14 +9,7 @@ use std::time::Duration;
 #[test]
 fn a_rewritten_state_file_is_not_resumed() {
     let w = World::new();
-    let marker = w.tmp.path().join("started");
-    let worker = w.script(
-        "w.sh",
-        &format!(
-            "if [ -f {m} ]; then exit 0; fi; touch {m}; sleep 30",
-            m = marker.display()
-        ),
-    );
+    let (worker, marker) = w.pausing_worker();
     let auditor = w.script("a.sh", "echo 'VERDICT: RETRY never good enough'");
     let strict = w.policy("return { limits = { max_iterations = 2 } }");
     let mut child = w.spawn(&worker, &auditor, &["--policy", &strict], "t");

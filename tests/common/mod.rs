@@ -191,6 +191,20 @@ impl World {
     }
 
     /// Waits until `path` exists (a script's "I am running" marker).
+    /// A worker that, the first time it runs, touches the returned marker and then works for
+    /// a long while (to be interrupted or killed), and exits 0 on every later run (a resume).
+    pub fn pausing_worker(&self) -> (String, PathBuf) {
+        let marker = self.tmp.path().join("started");
+        let worker = self.script(
+            "w.sh",
+            &format!(
+                "if [ -f {m} ]; then exit 0; fi; touch {m}; sleep 60",
+                m = marker.display()
+            ),
+        );
+        (worker, marker)
+    }
+
     pub fn wait_for(&self, path: &Path, timeout: Duration) {
         let start = Instant::now();
         while !path.exists() {
