@@ -289,13 +289,29 @@ fn trickle_cpu(dir: &Path, seconds: u64, rounds: usize) {
     println!();
 }
 
+/// oneshot, from the agent's parent: on Linux that is oneshot's reaper (its comm says so),
+/// whose parent is oneshot.
+fn oneshot_above(parent: u32) -> u32 {
+    let comm = fs::read_to_string(format!("/proc/{parent}/comm")).unwrap_or_default();
+    if comm.trim() != "oneshot-reaper" {
+        return parent;
+    }
+    let stat = fs::read_to_string(format!("/proc/{parent}/stat")).expect("the reaper's stat");
+    let after_name = &stat[stat.rfind(')').expect("stat has a name") + 1..];
+    after_name
+        .split_whitespace()
+        .nth(1)
+        .and_then(|p| p.parse().ok())
+        .expect("the reaper's parent")
+}
+
 /// The trickling agent: `SECONDS:PID|parent:REPORT`. Prints a line every 10 ms and writes the
 /// CPU share of PID (all its threads) over that time to REPORT.
 fn trickle(spec: &str) {
     let mut parts = spec.splitn(3, ':');
     let seconds: u64 = parts.next().and_then(|s| s.parse().ok()).expect("seconds");
     let pid = match parts.next().expect("pid") {
-        "parent" => std::os::unix::process::parent_id(),
+        "parent" => oneshot_above(std::os::unix::process::parent_id()),
         p => p.parse().expect("pid"),
     };
     let report = PathBuf::from(parts.next().expect("report path"));

@@ -1,6 +1,6 @@
 //! Chaos: oneshot killed (`kill -9`) or signalled (SIGINT, SIGTERM, SIGHUP) at pseudo-random
 //! moments from its first milliseconds on, with a worker that starts children in its group, in
-//! a session of their own and double-forked. After every kill: no child left running within
+//! a session of their own, double-forked and with an empty environment. After every kill: no child left running within
 //! two seconds, no state file that does not read, no temp file left once the session is
 //! resumed, and every session resumes to the end. After every signal: oneshot exits with a
 //! status (0 or 130), never by the signal, and the session resumes to the end.
@@ -27,7 +27,8 @@ fn delays(seed: u64) -> impl Iterator<Item = Duration> {
     })
 }
 
-/// A world whose worker starts three children (recording their pids) and works a little.
+/// A world whose worker starts four children (recording their pids: in its group, in a session
+/// of their own, double-forked, and with an empty environment) and works a little.
 fn world() -> (World, String, String, std::path::PathBuf) {
     let w = World::new();
     let pids = w.tmp.path().join("pids");
@@ -37,6 +38,7 @@ fn world() -> (World, String, String, std::path::PathBuf) {
             "sleep 300 & echo $! >> {p}\n\
              setsid sh -c 'echo $$ >> {p}; exec sleep 301' < /dev/null > /dev/null 2>&1 &\n\
              sh -c '(sleep 302 & echo $! >> {p}) &' < /dev/null > /dev/null 2>&1\n\
+             env -i setsid sh -c 'echo $$ >> {p}; exec sleep 303' < /dev/null > /dev/null 2>&1 &\n\
              for i in 1 2 3 4 5; do echo step $i; sleep 0.05; done",
             p = pids.display()
         ),

@@ -303,3 +303,116 @@ async fn a_process_that_left_the_group_is_swept_when_the_run_ends() {
     });
     assert!(gone, "the escaped process {pid} outlived the run");
 }
+
+/// A script that starts a process which leaves the group AND clears its environment (so the
+/// session's mark cannot find it): only the reaper, its subreaper ancestor, can. It writes its
+/// pid to `pidfile`, then the script goes on with `rest`.
+#[cfg(target_os = "linux")]
+fn escaping(pidfile: &Path, rest: &str) -> String {
+    format!(
+        "env -i setsid sh -c 'echo $$ > {p}.tmp; mv {p}.tmp {p}; exec sleep 300' < /dev/null > /dev/null 2>&1 &\n\
+         while [ ! -s {p} ]; do sleep 0.01; done\n{rest}",
+        p = pidfile.display()
+    )
+}
+
+/// Waits up to two seconds for `pid` to stop running (gone, or a zombie nobody reaps).
+#[cfg(target_os = "linux")]
+async fn assert_stops(pidfile: &Path) {
+    let pid: i32 = std::fs::read_to_string(pidfile)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let running = || {
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+            !s.rsplit(')')
+                .next()
+                .is_some_and(|r| r.trim_start().starts_with('Z'))
+        })
+    };
+    let start = Instant::now();
+    while running() && start.elapsed() < Duration::from_secs(2) {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    if running() {
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+        panic!("process {pid} (own session, empty environment) outlived the run");
+    }
+}
+
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn a_process_that_left_the_group_and_cleared_its_environment_ends_with_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let pidfile = dir.path().join("escaped.pid");
+    let (ran, pgid) = run(&invocation(&escaping(&pidfile, "exit 4"), dir.path())).await;
+    // The agent's own status comes through the reaper unchanged.
+    assert_eq!((ran.code, ran.signal), (Some(4), None), "{ran:?}");
+    assert_stops(&pidfile).await;
+    assert_group_gone(pgid).await;
+}
+
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn a_kill_reaches_what_left_the_group_and_reports_sigkill() {
+    let dir = tempfile::tempdir().unwrap();
+    let pidfile = dir.path().join("escaped.pid");
+    let running = invocation(&escaping(&pidfile, "echo ready; sleep 30"), dir.path())
+        .spawn()
+        .unwrap();
+    let ran = finish(running.supervise(), |out, s| {
+        if out.contains("ready") {
+            s.control(Control::Kill);
+        }
+    })
+    .await;
+    assert_eq!(ran.signal, Some(libc::SIGKILL), "{ran:?}");
+    assert!(ran.took < Duration::from_secs(2), "{ran:?}");
+    assert_stops(&pidfile).await;
+}
+
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn dropping_the_handle_reaches_what_left_the_group() {
+    let dir = tempfile::tempdir().unwrap();
+    let pidfile = dir.path().join("escaped.pid");
+    let running = invocation(&escaping(&pidfile, "echo ready; sleep 30"), dir.path())
+        .spawn()
+        .unwrap();
+    let mut s = running.supervise();
+    let _ = s.events.recv().await;
+    drop(s);
+    assert_stops(&pidfile).await;
+}
+
+/// oneshot dying without a destructor (the spawning thread ends here; `kill -9` in
+/// `tests/orphans.rs`): the reaper's parent-death signal makes it kill the whole tree.
+#[cfg(target_os = "linux")]
+#[test]
+fn what_left_the_group_dies_with_the_thread_that_spawned_the_agent() {
+    let dir = tempfile::tempdir().unwrap();
+    let pidfile = dir.path().join("escaped.pid");
+    let inv = invocation(&escaping(&pidfile, "sleep 30"), dir.path());
+    let pf = pidfile.clone();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let running = inv.spawn().unwrap();
+            while !pf.exists() {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            std::mem::forget(running);
+        })
+    })
+    .join()
+    .unwrap();
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(assert_stops(&pidfile));
+}

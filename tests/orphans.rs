@@ -1,5 +1,6 @@
-//! No process outlives oneshot, however oneshot dies: after `kill -9`, its guard kills what the
-//! agent started — in the agent's group and outside it — within two seconds.
+//! No process outlives oneshot, however oneshot dies: after `kill -9`, its reaper (and its guard)
+//! kill what the agent started — in the agent's group, outside it, and with its environment
+//! cleared — within two seconds.
 
 mod common;
 use common::*;
@@ -11,13 +12,15 @@ fn nothing_the_agent_started_outlives_a_kill_9_of_oneshot() {
     let w = World::new();
     let pids = w.tmp.path().join("pids");
     let ready = w.tmp.path().join("ready");
-    // A child in the agent's group, one in a session of its own, one double-forked.
+    // A child in the agent's group, one in a session of its own, one double-forked, one in a
+    // session of its own with an empty environment (no mark to find it by).
     let worker = w.script(
         "w.sh",
         &format!(
             "sleep 300 & echo $! >> {p}\n\
              setsid sh -c 'echo $$ >> {p}; exec sleep 301' < /dev/null > /dev/null 2>&1 &\n\
              sh -c '(sleep 302 & echo $! >> {p}) &' < /dev/null > /dev/null 2>&1\n\
+             env -i setsid sh -c 'echo $$ >> {p}; exec sleep 303' < /dev/null > /dev/null 2>&1 &\n\
              sleep 0.3; touch {r}; sleep 300",
             p = pids.display(),
             r = ready.display()
@@ -31,7 +34,7 @@ fn nothing_the_agent_started_outlives_a_kill_9_of_oneshot() {
         .lines()
         .map(|l| l.trim().parse().unwrap())
         .collect();
-    assert_eq!(pids.len(), 3, "{pids:?}");
+    assert_eq!(pids.len(), 4, "{pids:?}");
     assert!(pids.iter().all(|&p| pid_alive(p)));
     signal(child.id(), libc::SIGKILL);
     let _ = wait_timeout(&mut child, Duration::from_secs(10));

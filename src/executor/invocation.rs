@@ -32,8 +32,12 @@ impl Invocation {
     /// Starts the process in its own process group, with stdout and stderr piped and the prompt
     /// being written to its stdin by a background task. Must be called inside a tokio runtime.
     ///
-    /// On Linux the child also gets `PR_SET_PDEATHSIG = SIGKILL`, so it dies if oneshot dies
-    /// without running any destructor (kill -9). The kernel fires it when the *thread* that
+    /// On Linux the spawned child is a reaper (see `shim.rs`): a subreaper that forks the agent,
+    /// waits for it, kills everything left below it, and exits with the agent's status; it
+    /// leads the group, the agent is in it. Its parent-death signal makes it kill the agent and
+    /// all its descendants if oneshot dies without running any destructor (kill -9); where the
+    /// kernel refuses a subreaper, the agent itself is the child and gets
+    /// `PR_SET_PDEATHSIG = SIGKILL`. The kernel fires it when the *thread* that
     /// spawned the child exits, not the process: spawn from a thread that lives as long as the
     /// session (the engine spawns from its own loop: the thread that runs `block_on`, or a
     /// runtime worker thread, which lives as long as the runtime), never from a short-lived
@@ -49,6 +53,7 @@ impl Invocation {
             .resolve(&self.workdir)
             .map_err(|e| e.with_role(self.role))?;
         let argv = self.command.render(&self.prompt);
+        let reaper = cfg!(target_os = "linux") && super::shim::available();
         let mut wrap = CommandWrap::with_new(&program, |cmd| {
             cmd.arg0(&argv[0])
                 .args(&argv[1..])
@@ -62,7 +67,15 @@ impl Invocation {
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped());
             #[cfg(target_os = "linux")]
-            set_parent_death_signal(cmd);
+            if reaper {
+                // SAFETY: `split` only makes async-signal-safe calls between fork and exec.
+                let parent = std::process::id() as libc::pid_t;
+                unsafe {
+                    cmd.pre_exec(move || super::shim::split(parent));
+                }
+            } else {
+                set_parent_death_signal(cmd);
+            }
         });
         // ProcessGroup must come first: KillOnDrop only sets tokio's kill_on_drop, which
         // SIGKILLs the direct child alone. `Running`'s Drop kills the rest of the group.
@@ -98,6 +111,7 @@ impl Invocation {
             stderr,
             stdin_task,
             reaped: false,
+            reaper,
             session_id: self.session_id.clone(),
         })
     }

@@ -5,7 +5,10 @@
 //! A [`CommandTemplate`] is split once with shell-word rules and never run through a shell.
 //! [`Invocation::spawn`] starts it as the leader of a new process group, with the prompt on
 //! stdin, in `ONESHOT_PROMPT` and in argv, and returns a [`Running`] handle whose drop kills the
-//! whole group. [`Running::supervise`] hands it to a task that reads both pipes and reaps the
+//! whole group. On Linux the group's leader is a small reaper between oneshot and the agent
+//! (`shim.rs`): a child subreaper, so whatever the agent starts — in another group, another
+//! session, double-forked, with its environment cleared — stays below it and is killed when the
+//! agent ends or oneshot dies. [`Running::supervise`] hands it to a task that reads both pipes and reaps the
 //! child, reporting over a channel, and carries out the engine's control messages: a graceful
 //! stop (SIGTERM to the group, a grace period, SIGKILL) or a kill. The task decides nothing;
 //! timers and interrupts are the session's decision core's business. Before a run the engine
@@ -25,6 +28,8 @@ mod pipe;
 mod recover;
 mod role;
 mod running;
+#[cfg(target_os = "linux")]
+mod shim;
 mod snapshot;
 mod supervise;
 mod template;

@@ -6,6 +6,10 @@ use tokio::process::{ChildStderr, ChildStdout};
 use tokio::task::JoinHandle;
 
 use super::group::kill_group;
+
+/// How long dropping a handle waits for the reaper to clear the agent's tree.
+#[cfg(target_os = "linux")]
+const REAPER_WAIT: std::time::Duration = std::time::Duration::from_millis(200);
 use super::ProcessIdentity;
 
 /// A running agent process group, returned by [`Invocation::spawn`](super::Invocation::spawn).
@@ -21,6 +25,8 @@ pub struct Running {
     /// Set once the child was reaped and its group cleared: drop then has nothing to kill, and
     /// must not signal a pgid that may since have been reused.
     pub(super) reaped: bool,
+    /// The child is a reaper (`shim.rs`) that kills the agent's whole tree when asked.
+    pub(super) reaper: bool,
     /// The session whose mark the process carries (see [`super::sweep`]).
     pub(super) session_id: String,
 }
@@ -41,6 +47,16 @@ impl Drop for Running {
             task.abort();
         }
         if !self.reaped {
+            #[cfg(target_os = "linux")]
+            if self.reaper {
+                // The reaper kills what left the group too; give it a moment before the group
+                // SIGKILL (which would kill it as well) makes sure.
+                super::shim::request_kill(self.identity.pid);
+                let until = std::time::Instant::now() + REAPER_WAIT;
+                while super::group_alive(self.identity.pgid) && std::time::Instant::now() < until {
+                    std::thread::sleep(std::time::Duration::from_millis(2));
+                }
+            }
             kill_group(self.identity.pgid);
             super::sweep(&self.session_id);
         }

@@ -125,6 +125,10 @@ async fn supervise(
     mut control: mpsc::UnboundedReceiver<Control>,
 ) {
     let pgid = running.identity.pgid;
+    let mut killer = Killer {
+        pgid,
+        reaper: running.reaper.then_some(running.identity.pid),
+    };
     let mut stdout = Pipe::new(running.stdout.take().map(|p| p.into_owned_fd()));
     let mut stderr = Pipe::new(running.stderr.take().map(|p| p.into_owned_fd()));
     let mut kill_at: Option<Instant> = None;
@@ -139,12 +143,11 @@ async fn supervise(
                 forward(Stream::Stderr, read, &stderr, &out).await;
             }
             c = control.recv(), if control_open => match c {
-                Some(c) => apply(c, pgid, &mut kill_at),
+                Some(c) => apply(c, &mut killer, &mut kill_at),
                 None => control_open = false,
             },
             _ = sleep_until(kill_at.unwrap_or_else(Instant::now)), if kill_at.is_some() => {
-                kill_group(pgid);
-                kill_at = None;
+                killer.kill(&mut kill_at);
             }
         }
     };
@@ -178,17 +181,41 @@ async fn supervise(
         .await;
 }
 
-/// Carries out a control message on group `pgid`.
-fn apply(c: Control, pgid: i32, kill_at: &mut Option<Instant>) {
+/// Carries out a control message.
+fn apply(c: Control, killer: &mut Killer, kill_at: &mut Option<Instant>) {
     match c {
         Control::Stop(grace) => {
-            signal_group(pgid, Signal::SIGTERM);
+            signal_group(killer.pgid, Signal::SIGTERM);
             let at = Instant::now() + grace;
             *kill_at = Some(kill_at.map_or(at, |k| k.min(at)));
         }
-        Control::Kill => {
-            signal_group(pgid, Signal::SIGKILL);
-            *kill_at = None;
+        Control::Kill => killer.kill(kill_at),
+    }
+}
+
+/// How long the reaper gets to clear the agent's tree before the group is SIGKILLed.
+const REAPER_WAIT: Duration = Duration::from_secs(1);
+
+/// The hard kill: the reaper first (it reaches what left the group; a group SIGKILL would
+/// kill the reaper too), the group SIGKILL if it is still there [`REAPER_WAIT`] later.
+struct Killer {
+    pgid: i32,
+    /// The reaper's pid, until it has been asked.
+    reaper: Option<i32>,
+}
+
+impl Killer {
+    fn kill(&mut self, kill_at: &mut Option<Instant>) {
+        match self.reaper.take() {
+            #[cfg(target_os = "linux")]
+            Some(pid) => {
+                super::shim::request_kill(pid);
+                *kill_at = Some(Instant::now() + REAPER_WAIT);
+            }
+            _ => {
+                signal_group(self.pgid, Signal::SIGKILL);
+                *kill_at = None;
+            }
         }
     }
 }
