@@ -25,6 +25,8 @@ use libc::{c_int, pid_t};
 const LINGER_MS: i64 = 300;
 /// Poll step while lingering and while killing.
 const STEP_MS: i64 = 5;
+/// The longest the shim sleeps while the agent runs (signals wake it; this is only a backstop).
+const IDLE_MS: i64 = 60_000;
 /// How long the shim goes on killing new descendants (a fork bomb) before it gives up.
 const KILL_FOR_MS: i64 = 5_000;
 
@@ -122,7 +124,9 @@ unsafe fn run(parent: pid_t, agent: pid_t) -> ! {
             if agent_status.is_some() || no_children {
                 break;
             }
-            kill_now |= wait_signal(&waited, 100) == KILL_ALL;
+            // Woken by SIGCHLD or a kill request, which stay pending while blocked, so nothing
+            // is missed between the reap above and this wait; a quiet agent costs no wake-ups.
+            kill_now |= wait_signal(&waited, IDLE_MS) == KILL_ALL;
         }
         // The agent's orphans may finish on their own, unless oneshot wants them gone now.
         let mut lingered = 0;
