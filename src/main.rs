@@ -2,7 +2,7 @@
 
 mod cli;
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches};
 use cli::args::{Cli, Command, ResumeArgs};
 use oneshot::store::Store;
 
@@ -12,10 +12,17 @@ fn main() {
         cli::guard::run(&session.to_string_lossy());
     }
     cli::signals::catch_early();
-    let cli = match Cli::try_parse() {
+    let matches = match Cli::command().try_get_matches() {
+        Ok(m) => m,
+        Err(e) => cli::args::explain(e),
+    };
+    let cli = match Cli::from_arg_matches(&matches) {
         Ok(cli) => cli,
         Err(e) => cli::args::explain(e),
     };
+    if let Err(e) = cli::run_flags::check(&matches) {
+        fail(e);
+    }
     if cli.command.is_some()
         && let Some(task) = &cli.run.prompt
     {

@@ -7,6 +7,7 @@ pub mod exit;
 pub mod guard;
 pub mod policy;
 pub mod run;
+pub mod run_flags;
 pub mod show;
 pub mod signals;
 pub mod term;
