@@ -65,7 +65,14 @@ fn main() {
         Some(Command::Run(args)) => cli::run::run(&store, args, quiet, session_signals()),
         Some(Command::Resume(args)) => cli::run::resume(&store, args, quiet, session_signals()),
         Some(Command::Status { id, json }) => cli::show::status(&store, id.as_deref(), json),
-        Some(Command::List { json }) => cli::show::list(&store, json),
+        Some(Command::List { json, limit, state }) => cli::list::list(
+            &store,
+            cli::list::ListArgs {
+                json,
+                limit,
+                states: state,
+            },
+        ),
         Some(Command::Log { id, follow, json }) => cli::show::log(&store, &id, follow, json),
         Some(Command::Policy(cmd)) => cli::policy::run(&store, cmd),
         None => match cli.run.resume.clone() {

@@ -112,7 +112,7 @@ pub enum Command {
     Status {
         /// Session id or unique prefix.
         id: Option<String>,
-        /// Print the state file as JSON.
+        /// Print the state file and whether a oneshot drives it, as one JSON object.
         #[arg(long)]
         json: bool,
     },
@@ -121,6 +121,13 @@ pub enum Command {
         /// Print JSON, one object per session.
         #[arg(long)]
         json: bool,
+        /// Show at most N sessions (the newest).
+        #[arg(long, value_name = "N")]
+        limit: Option<usize>,
+        /// Only sessions in state S: a state name (any case) or running, stale, resumable,
+        /// terminal (or done); repeatable or comma-separated.
+        #[arg(long, value_name = "S", value_delimiter = ',', value_parser = super::list::parse_state)]
+        state: Vec<super::list::StateFilter>,
     },
     /// Check, test, replay and trust policies; write editor stubs.
     #[command(subcommand)]

@@ -5,6 +5,7 @@ pub mod out;
 pub mod args;
 pub mod exit;
 pub mod guard;
+pub mod list;
 pub mod policy;
 pub mod run;
 pub mod run_flags;

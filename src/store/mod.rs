@@ -5,6 +5,7 @@
 mod atomic;
 mod dir;
 mod error;
+mod liveness;
 mod location;
 mod lock;
 mod log;
@@ -14,6 +15,7 @@ mod summary;
 pub use atomic::{replace, sync, write_atomic};
 pub use dir::{Listed, SessionDir, Store};
 pub use error::StoreError;
+pub use liveness::Liveness;
 pub(crate) use location::user_dir;
 pub use location::{default_state_dir, project_root};
 pub use lock::{LockError, SessionLock, holder_alive, live_holder};
