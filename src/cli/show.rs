@@ -185,7 +185,8 @@ fn finished(dir: &SessionDir) -> bool {
     !holder_alive(&dir.lock_path())
 }
 
-/// One record as a line for people; `None` for records only machines read (blobs).
+/// One record as a line for people; `None` for records only machines read (blobs, routine
+/// built-in decisions).
 fn render(r: &Record) -> Option<String> {
     let ts = r.ts().map(fmt_ts).unwrap_or_default();
     Some(match r {
@@ -228,6 +229,9 @@ fn render(r: &Record) -> Option<String> {
         Record::Interrupt(i) => {
             format!("{ts} !! interrupt{}", if i.force { " (kill)" } else { "" })
         }
+        // A built-in default that let things go on as usual (a guard that allows, an
+        // observer, the standard prompt) decided nothing worth reading; `--json` keeps them.
+        Record::Decision(d) if d.builtin && routine(&d.result) => return None,
         Record::Decision(d) => format!("{ts} ?? {}", decision(d)),
         Record::Blob(_) | Record::Unknown => return None,
         Record::Session(s) => format!(
@@ -252,6 +256,16 @@ fn render(r: &Record) -> Option<String> {
     })
 }
 
+/// An answer that changes nothing: a guard allowing, an observer returning, a prompt.
+fn routine(r: &DecisionResult) -> bool {
+    matches!(
+        r,
+        DecisionResult::Guard(GuardOutcome::Allow)
+            | DecisionResult::Observed
+            | DecisionResult::Prompt(_)
+    )
+}
+
 /// A decision in a few words: the hook and what it answered.
 fn decision(d: &DecisionRecord) -> String {
     let key = d.key.clone().unwrap_or_else(|| d.hook.to_string());
@@ -262,12 +276,17 @@ fn decision(d: &DecisionRecord) -> String {
             .unwrap_or_default()
     };
     let answer = match &d.result {
-        DecisionResult::Verdict(v) => {
-            format!("{:?}{}", v.verdict, reason(&v.reason)).to_lowercase()
-        }
-        DecisionResult::Salvage(s) => {
-            format!("{:?}{}", s.salvage, reason(&s.reason)).to_lowercase()
-        }
+        // The words as the auditor and the policy write them; the reason exactly as given.
+        DecisionResult::Verdict(v) => format!(
+            "{}{}",
+            format!("{:?}", v.verdict).to_uppercase(),
+            reason(&v.reason)
+        ),
+        DecisionResult::Salvage(s) => format!(
+            "{}{}",
+            format!("{:?}", s.salvage).to_lowercase(),
+            reason(&s.reason)
+        ),
         DecisionResult::Guard(GuardOutcome::Allow) => "allow".into(),
         DecisionResult::Guard(GuardOutcome::Veto(why)) => format!("VETO: {why}"),
         DecisionResult::Prompt(p) => format!("prompt ({} bytes)", p.len()),
