@@ -75,6 +75,13 @@ fn main() {
         ),
         Some(Command::Log { id, follow, json }) => cli::show::log(&store, &id, follow, json),
         Some(Command::Policy(cmd)) => cli::policy::run(&store, cmd),
+        Some(Command::Stop { id, wait, no_wait }) => cli::stop::stop(
+            &store,
+            &id,
+            cli::stop::StopArgs {
+                wait: (!no_wait).then_some(wait),
+            },
+        ),
         None => match cli.run.resume.clone() {
             Some(id) => cli::run::resume(
                 &store,

@@ -143,6 +143,17 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Pause a session running elsewhere (as Ctrl-C there would); `resume` continues it.
+    Stop {
+        /// Session id or unique prefix.
+        id: String,
+        /// How long to wait for the session to pause.
+        #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_duration)]
+        wait: std::time::Duration,
+        /// Ask it to pause and return at once.
+        #[arg(long, conflicts_with = "wait")]
+        no_wait: bool,
+    },
 }
 
 /// Options of a new session.

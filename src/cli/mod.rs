@@ -11,4 +11,5 @@ pub mod run;
 pub mod run_flags;
 pub mod show;
 pub mod signals;
+pub mod stop;
 pub mod term;

@@ -5,6 +5,7 @@
 mod atomic;
 mod dir;
 mod error;
+mod holder_signal;
 mod liveness;
 mod location;
 mod lock;
@@ -15,6 +16,7 @@ mod summary;
 pub use atomic::{replace, sync, write_atomic};
 pub use dir::{Listed, SessionDir, Store};
 pub use error::StoreError;
+pub use holder_signal::signal_holder;
 pub use liveness::Liveness;
 pub(crate) use location::user_dir;
 pub use location::{default_state_dir, project_root};
