@@ -75,6 +75,10 @@ fn main() {
         ),
         Some(Command::Log { id, follow, json }) => cli::show::log(&store, &id, follow, json),
         Some(Command::Policy(cmd)) => cli::policy::run(&store, cmd),
+        Some(Command::Prune {
+            older_than,
+            dry_run,
+        }) => cli::prune::prune(&store, older_than, dry_run),
         Some(Command::Stop { id, wait, no_wait }) => cli::stop::stop(
             &store,
             &id,

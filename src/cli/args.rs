@@ -154,6 +154,16 @@ pub enum Command {
         #[arg(long, conflicts_with = "wait")]
         no_wait: bool,
     },
+    /// Remove finished sessions (COMPLETED, FAILED, REJECTED) last updated longer ago than D;
+    /// never one that runs or can be resumed.
+    Prune {
+        /// The age, e.g. 7d, 12h, 30m.
+        #[arg(long, value_name = "D", required = true, value_parser = parse_duration)]
+        older_than: std::time::Duration,
+        /// List what would be removed, remove nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
 }
 
 /// Options of a new session.

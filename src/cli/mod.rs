@@ -7,6 +7,7 @@ pub mod exit;
 pub mod guard;
 pub mod list;
 pub mod policy;
+pub mod prune;
 pub mod run;
 pub mod run_flags;
 pub mod show;

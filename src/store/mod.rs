@@ -10,6 +10,7 @@ mod liveness;
 mod location;
 mod lock;
 mod log;
+mod prune;
 mod seal;
 mod summary;
 
@@ -22,5 +23,6 @@ pub(crate) use location::user_dir;
 pub use location::{default_state_dir, project_root};
 pub use lock::{LockError, SessionLock, holder_alive, live_holder};
 pub use log::*;
+pub use prune::{Kept, PruneOptions, Pruned};
 pub use seal::{KEY_FILE_ENV, SEAL_FILE, SealError};
 pub use summary::{Summary, SummaryReader};
