@@ -216,12 +216,15 @@ fn status_json_reads_the_state_like_status_does() {
         assert_eq!(code(&out), 4, "{args:?}: {}", text(&out));
         assert!(out.stdout.is_empty(), "{args:?}: {}", text(&out));
         let err = String::from_utf8_lossy(&out.stderr);
-        assert!(
-            err.starts_with(&format!(
-                "oneshot: error: failed to trust state file {}",
+        // The seal's complaint once, then what to do.
+        assert_eq!(
+            err,
+            format!(
+                "oneshot: error: failed to trust state file {}: its seal does not match: it was \
+                 changed outside oneshot, or by another user; nothing was changed — an agent may \
+                 have rewritten it: check the workdir and start a new session\n",
                 state.display()
-            )),
-            "{err}"
+            )
         );
     }
 
