@@ -99,3 +99,41 @@ fn stop_on_a_crashed_session_says_stale_and_signals_nobody() {
         )
     );
 }
+
+#[test]
+fn a_stop_that_takes_too_long_says_so_and_a_second_stop_kills_the_agent() {
+    let w = World::new();
+    let marker = w.tmp.path().join("started");
+    // An agent that ignores SIGTERM: the pause waits out the grace period.
+    let worker = w.script(
+        "w.sh",
+        &format!("touch {}; trap '' TERM; sleep 30", marker.display()),
+    );
+    let auditor = w.script("a.sh", AUDIT_DONE);
+    let mut child = w.spawn(&worker, &auditor, &[], "a stubborn task");
+    w.wait_for(&marker, Duration::from_secs(15));
+    let id = w.session_id();
+    let out = stop(&w, &[&id, "--wait", "300ms"]);
+    assert_eq!(code(&out), 1, "{}", text(&out));
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "oneshot: error: failed to stop session {id}: oneshot (pid {}) was asked to pause but \
+             still drives it after 300ms (its agent may be using its grace period to stop); wait \
+             longer (--wait 2m), or run oneshot stop {id} again to kill the agent now, as a \
+             second Ctrl-C would\n",
+            child.id()
+        )
+    );
+    let out = stop(&w, &[&id]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).starts_with(&format!("session {id} paused in ")),
+        "{}",
+        text(&out)
+    );
+    assert_eq!(
+        wait_timeout(&mut child, Duration::from_secs(10)).code(),
+        Some(130)
+    );
+}

@@ -143,7 +143,8 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Pause a session running elsewhere (as Ctrl-C there would); `resume` continues it.
+    /// Pause a session running elsewhere (as Ctrl-C there would; again: kill its agent now);
+    /// `resume` continues it.
     Stop {
         /// Session id or unique prefix.
         id: String,

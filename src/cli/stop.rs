@@ -14,7 +14,8 @@ pub struct StopArgs {
 
 /// Sends SIGTERM — "pause" for a session (see `cli::signals`) — to the oneshot that drives
 /// session `id`, identified by pid and start time from the lock file, then waits until it let
-/// go of the session and says where it paused.
+/// go of the session and says where it paused. A second `stop` while it is still stopping is a
+/// second signal: the session kills its agent at once, as on a second Ctrl-C.
 pub fn stop(store: &Store, id: &str, args: StopArgs) -> Result<i32> {
     let dir = store.open(id)?;
     let id = dir.id().to_string();
@@ -55,8 +56,9 @@ pub fn stop(store: &Store, id: &str, args: StopArgs) -> Result<i32> {
         if Instant::now() >= deadline {
             return Err(anyhow!(
                 "stop session {id}: oneshot (pid {pid}) was asked to pause but still drives it \
-                 after {}; it may be waiting for an agent to stop — wait longer (--wait 2m) or \
-                 check with oneshot status {id}",
+                 after {} (its agent may be using its grace period to stop); wait longer \
+                 (--wait 2m), or run oneshot stop {id} again to kill the agent now, as a second \
+                 Ctrl-C would",
                 humantime::format_duration(wait)
             ));
         }
