@@ -29,15 +29,18 @@ pub enum Liveness {
 }
 
 impl Liveness {
-    /// The liveness of a session in `state` whose lock file is `lock`. Reads the lock file
-    /// (a few bytes) and `/proc` for the holder; never takes the lock.
+    /// The liveness of a session in `state` whose lock file is `lock`. For a session that is
+    /// not over, reads the lock file (a few bytes) and `/proc` for the holder; never takes the
+    /// lock. An ended session is not looked at further (a listing of hundreds stays fast), even
+    /// while its oneshot is still exiting: there is nothing left for it to do.
     pub fn of(state: SessionState, lock: &Path) -> Liveness {
+        if state.is_terminal() {
+            return Liveness::Ended;
+        }
         if let Some(pid) = live_holder(lock) {
             return Liveness::Running { pid };
         }
-        if state.is_terminal() {
-            Liveness::Ended
-        } else if state.is_executing() || state == SessionState::Created {
+        if state.is_executing() || state == SessionState::Created {
             Liveness::Stale
         } else {
             Liveness::Paused
