@@ -104,3 +104,68 @@ fn the_log_shows_a_guard_veto_with_its_reason() {
          one audit is all we pay for)"
     );
 }
+
+#[test]
+fn the_log_shows_a_hook_over_its_budget_and_the_warning_it_left() {
+    let w = World::new();
+    let worker = w.script("w.sh", "echo line >> f.txt");
+    let auditor = w.script("a.sh", AUDIT_DONE);
+    let policy = w.policy(
+        "return {\n  on_transition = function(from, to, ctx) if to == \"AUDIT_PENDING\" then \
+         while true do end end end,\n}\n",
+    );
+    let out = w.run(&worker, &auditor, &["--policy", &policy], "the task");
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let id = w.session_id();
+    let over = "failed to run hook on_transition within its 100ms budget; make it faster or \
+                raise the budget (--hook-budget) (the hook is defined at p.lua:2)";
+    let lines = lines(&w, &id, &["?? on_transition -> error", "warning:"]);
+    assert_eq!(
+        lines,
+        [
+            format!("?? on_transition -> error (budget): {over}"),
+            format!(
+                "warning: after WORKER_EXECUTING -> AUDIT_PENDING: {over}; on_transition fails \
+                 open, so the session goes on"
+            ),
+        ]
+    );
+}
+
+#[test]
+fn the_log_shows_a_reload_and_the_verdict_of_the_new_policy() {
+    let w = World::new();
+    let policy = w.file(
+        "policy.lua",
+        "return { verdict = function(o, ctx) return 'impossible', 'old policy' end }\n",
+    );
+    let new = w.file(
+        "new.lua",
+        "return { verdict = function(o, ctx) return 'done', 'new policy' end }\n",
+    );
+    // The worker saves the edit as an editor would, then gives the watcher time to see it.
+    let worker = w.script(
+        "w.sh",
+        &format!(
+            "cp {new} {p}.swp && mv {p}.swp {p}; sleep 1; echo worked",
+            new = new.display(),
+            p = policy.display()
+        ),
+    );
+    let auditor = w.script("a.sh", "echo checking");
+    let out = w.run(
+        &worker,
+        &auditor,
+        &["--policy", policy.to_str().unwrap()],
+        "t",
+    );
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let id = w.session_id();
+    let lines = lines(&w, &id, &["policy reloaded", "?? verdict"]);
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert!(
+        lines[0].starts_with("policy reloaded: generation 2 (sha256:"),
+        "{lines:?}"
+    );
+    assert_eq!(lines[1], "?? verdict -> DONE: new policy");
+}
