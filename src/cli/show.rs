@@ -1,7 +1,8 @@
-//! `oneshot status`, `list` and `log`: reading sessions without driving them.
+//! `oneshot status` and `log`: reading one session without driving it (and the formatting
+//! `list` and `prune` share).
 
 use super::exit::usage;
-use anyhow::Result;
+use anyhow::{Context, Result};
 use oneshot::policy::GuardOutcome;
 use oneshot::session::{Phase, Session};
 use oneshot::store::{
@@ -33,7 +34,7 @@ pub fn status(store: &Store, id: Option<&str>, json: bool) -> Result<i32> {
     if json {
         outln!(
             "{}",
-            serde_json::to_string_pretty(&status_json(&file, live))?
+            serde_json::to_string_pretty(&status_json(&file, live)?)?
         );
         return Ok(0);
     }
@@ -43,8 +44,8 @@ pub fn status(store: &Store, id: Option<&str>, json: bool) -> Result<i32> {
 
 /// `status --json` (documented in docs/json.md): the state file's fields, and whether a
 /// oneshot drives the session now.
-fn status_json(f: &Session, live: Liveness) -> Value {
-    let mut v = serde_json::to_value(f).unwrap_or_default();
+fn status_json(f: &Session, live: Liveness) -> Result<Value> {
+    let mut v = serde_json::to_value(f).context("write the session as JSON")?;
     if let Value::Object(map) = &mut v {
         map.insert("liveness".into(), live.as_str().into());
         map.insert("stale".into(), (live == Liveness::Stale).into());
@@ -56,7 +57,7 @@ fn status_json(f: &Session, live: Liveness) -> Value {
         let resume = live.resumable().then(|| resume_command(&f.id));
         map.insert("resume_command".into(), resume.into());
     }
-    v
+    Ok(v)
 }
 
 /// How to continue a session nobody drives.
