@@ -45,6 +45,18 @@ fn run_options_on_another_command_are_refused_by_name() {
         "{}",
         text(&out)
     );
+    // Before `resume`, the options it takes go after it.
+    let out = w
+        .cmd()
+        .args(["--policy", "p.lua", "resume", "abc"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 2, "{}", text(&out));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "oneshot: error: failed to read the command line: --policy was given before `resume`, \
+         where it is not read; put it after `resume` (oneshot resume --policy … ID)\n"
+    );
     assert!(w.session_ids().is_empty(), "nothing was started");
 }
 

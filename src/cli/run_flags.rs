@@ -5,13 +5,14 @@
 //! took effect. Only options typed on the command line count — the same options also come from
 //! `ONESHOT_*` environment variables, which are meant for every command.
 
-use super::args::RunArgs;
+use super::args::{ResumeArgs, RunArgs};
 use super::exit::usage;
 use clap::parser::ValueSource;
 use clap::{ArgMatches, Args};
 
 /// Refuses top-level run options (`--policy`, `--worker-cmd`, …) typed before a subcommand,
-/// naming the first one. `run` takes them after its name; other commands not at all.
+/// naming the first one. `run` takes them after its name, `resume` some of them after its
+/// name; other commands not at all.
 pub fn check(matches: &ArgMatches) -> anyhow::Result<()> {
     let Some(name) = matches.subcommand_name() else {
         return Ok(());
@@ -26,7 +27,15 @@ pub fn check(matches: &ArgMatches) -> anyhow::Result<()> {
         return Ok(());
     };
     let flag = format!("--{}", arg.get_long().unwrap_or_default());
+    let long = arg.get_long().unwrap_or_default();
+    let resume_takes_it = ResumeArgs::augment_args(clap::Command::new("resume"))
+        .get_arguments()
+        .any(|a| a.get_long() == Some(long));
     Err(usage(match name {
+        "resume" if resume_takes_it => format!(
+            "read the command line: {flag} was given before `resume`, where it is not read; put \
+             it after `resume` (oneshot resume {flag} … ID)"
+        ),
         "run" => format!(
             "read the command line: {flag} was given before `run`, where it is not read; put it \
              after `run` (oneshot run {flag} … \"the task\")"
