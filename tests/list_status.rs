@@ -236,6 +236,18 @@ fn a_killed_oneshot_leaves_a_stale_session_with_its_resume_command() {
 
     let line = list_line(&w, &[], &id).unwrap();
     assert!(line.contains("WORKER_EXECUTING (stale)"), "{line}");
+    for (filter, listed) in [
+        ("stale", true),
+        ("resumable", true),
+        ("running", false),
+        ("paused", false),
+    ] {
+        assert_eq!(
+            list_line(&w, &["--state", filter], &id).is_some(),
+            listed,
+            "--state {filter}"
+        );
+    }
     let out = w.cmd().args(["status", &id]).output().unwrap();
     assert_eq!(code(&out), 0, "{}", text(&out));
     let s = String::from_utf8_lossy(&out.stdout);

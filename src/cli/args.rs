@@ -124,8 +124,8 @@ pub enum Command {
         /// Show at most N sessions (the newest).
         #[arg(long, value_name = "N")]
         limit: Option<usize>,
-        /// Only sessions in state S: a state name (any case) or running, stale, resumable,
-        /// terminal (or done); repeatable or comma-separated.
+        /// Only sessions in state S: a state name (any case) or running, stale, paused,
+        /// resumable (stale or paused), terminal (or done); repeatable or comma-separated.
         #[arg(long, value_name = "S", value_delimiter = ',', value_parser = super::list::parse_state)]
         state: Vec<super::list::StateFilter>,
     },

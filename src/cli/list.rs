@@ -17,6 +17,8 @@ pub enum StateFilter {
     Running,
     /// A step under way but no oneshot drives it (see [`Liveness::Stale`]).
     Stale,
+    /// Between steps or INTERRUPTED, and no oneshot drives it (see [`Liveness::Paused`]).
+    Paused,
     /// Not running, not ended: `oneshot resume ID` picks it up (stale or paused).
     Resumable,
     /// COMPLETED, FAILED or REJECTED.
@@ -30,6 +32,7 @@ impl StateFilter {
             StateFilter::State(s) => s == state,
             StateFilter::Running => matches!(live, Liveness::Running { .. }),
             StateFilter::Stale => live == Liveness::Stale,
+            StateFilter::Paused => live == Liveness::Paused,
             StateFilter::Resumable => live.resumable(),
             StateFilter::Terminal => state.is_terminal(),
         }
@@ -37,7 +40,7 @@ impl StateFilter {
 }
 
 /// The words `--state` takes besides the state names, for clap and for the error message.
-const GROUPS: &str = "running, stale, resumable, terminal (or done)";
+const GROUPS: &str = "running, stale, paused, resumable (stale or paused), terminal (or done)";
 
 /// Parses one `--state` word, case-insensitively (clap's value parser).
 pub fn parse_state(word: &str) -> Result<StateFilter, String> {
@@ -45,6 +48,7 @@ pub fn parse_state(word: &str) -> Result<StateFilter, String> {
     Ok(match lower.as_str() {
         "running" => StateFilter::Running,
         "stale" => StateFilter::Stale,
+        "paused" => StateFilter::Paused,
         "resumable" => StateFilter::Resumable,
         "terminal" | "done" => StateFilter::Terminal,
         _ => match lower.to_ascii_uppercase().replace('-', "_").parse() {
