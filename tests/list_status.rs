@@ -220,6 +220,8 @@ fn a_killed_oneshot_leaves_a_stale_session_with_its_resume_command() {
         line.contains("WORKER_EXECUTING ") && !line.contains("stale"),
         "{line}"
     );
+    assert!(list_line(&w, &["--state", "running"], &id).is_some());
+    assert!(list_line(&w, &["--state", "stale"], &id).is_none());
     let out = w.cmd().args(["status", &id]).output().unwrap();
     let s = String::from_utf8_lossy(&out.stdout);
     assert!(
