@@ -2,7 +2,7 @@
 
 mod cli;
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches};
 use cli::args::{Cli, Command, ResumeArgs};
 use oneshot::store::Store;
 
@@ -12,10 +12,17 @@ fn main() {
         cli::guard::run(&session.to_string_lossy());
     }
     cli::signals::catch_early();
-    let cli = match Cli::try_parse() {
+    let matches = match Cli::command().try_get_matches() {
+        Ok(m) => m,
+        Err(e) => cli::args::explain(e),
+    };
+    let cli = match Cli::from_arg_matches(&matches) {
         Ok(cli) => cli,
         Err(e) => cli::args::explain(e),
     };
+    if let Err(e) = cli::run_flags::check(&matches) {
+        fail(e);
+    }
     if cli.command.is_some()
         && let Some(task) = &cli.run.prompt
     {
@@ -58,9 +65,27 @@ fn main() {
         Some(Command::Run(args)) => cli::run::run(&store, args, quiet, session_signals()),
         Some(Command::Resume(args)) => cli::run::resume(&store, args, quiet, session_signals()),
         Some(Command::Status { id, json }) => cli::show::status(&store, id.as_deref(), json),
-        Some(Command::List { json }) => cli::show::list(&store, json),
+        Some(Command::List { json, limit, state }) => cli::list::list(
+            &store,
+            cli::list::ListArgs {
+                json,
+                limit,
+                states: state,
+            },
+        ),
         Some(Command::Log { id, follow, json }) => cli::show::log(&store, &id, follow, json),
         Some(Command::Policy(cmd)) => cli::policy::run(&store, cmd),
+        Some(Command::Prune {
+            older_than,
+            dry_run,
+        }) => cli::prune::prune(&store, older_than, dry_run),
+        Some(Command::Stop { id, wait, no_wait }) => cli::stop::stop(
+            &store,
+            &id,
+            cli::stop::StopArgs {
+                wait: (!no_wait).then_some(wait),
+            },
+        ),
         None => match cli.run.resume.clone() {
             Some(id) => cli::run::resume(
                 &store,

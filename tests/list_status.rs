@@ -151,9 +151,13 @@ fn list_json_has_one_object_per_session_with_the_whole_task() {
             .collect();
         assert_eq!(
             fields.len(),
-            7,
-            "oneshot_id, state, iteration_count, max_iterations, created_at, updated_at, task: {row}"
+            10,
+            "oneshot_id, state, iteration_count, max_iterations, created_at, updated_at, task, \
+             liveness, stale, pid: {row}"
         );
+        assert_eq!(row["liveness"], "ended");
+        assert_eq!(row["stale"], false);
+        assert!(row["pid"].is_null(), "{row}");
         assert_eq!(row["oneshot_id"], id.as_str());
         assert_eq!(row["task"], task(n).as_str());
         assert_eq!(row["iteration_count"], n % 12 + 1);
@@ -189,4 +193,150 @@ fn status_shows_the_newest_or_the_one_asked_for() {
 
     let out = w.cmd().args(["status", &bad[0]]).output().unwrap();
     assert_eq!(code(&out), 1, "{}", text(&out));
+}
+
+/// The STATE column of `list`'s line for session `id`.
+fn list_line(w: &World, args: &[&str], id: &str) -> Option<String> {
+    let out = w.cmd().arg("list").args(args).output().unwrap();
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .find(|l| l.starts_with(&id[..8]))
+        .map(str::to_string)
+}
+
+#[test]
+fn a_killed_oneshot_leaves_a_stale_session_with_its_resume_command() {
+    let w = World::new();
+    let (worker, marker) = w.pausing_worker();
+    let auditor = w.script("a.sh", AUDIT_DONE);
+    let mut child = w.spawn(&worker, &auditor, &[], "task to crash");
+    w.wait_for(&marker, Duration::from_secs(15));
+    let id = w.session_id();
+
+    // While it runs: alive, with the driver's pid.
+    let line = list_line(&w, &[], &id).unwrap();
+    assert!(
+        line.contains("WORKER_EXECUTING ") && !line.contains("stale"),
+        "{line}"
+    );
+    assert!(list_line(&w, &["--state", "running"], &id).is_some());
+    assert!(list_line(&w, &["--state", "stale"], &id).is_none());
+    let out = w.cmd().args(["status", &id]).output().unwrap();
+    let s = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        s.contains(&format!(
+            "state     WORKER_EXECUTING (oneshot pid {})",
+            child.id()
+        )),
+        "{s}"
+    );
+    assert!(!s.contains("resume    "), "{s}");
+
+    signal(child.id(), SIGKILL);
+    wait_timeout(&mut child, Duration::from_secs(10));
+
+    let line = list_line(&w, &[], &id).unwrap();
+    assert!(line.contains("WORKER_EXECUTING (stale)"), "{line}");
+    for (filter, listed) in [
+        ("stale", true),
+        ("resumable", true),
+        ("running", false),
+        ("paused", false),
+    ] {
+        assert_eq!(
+            list_line(&w, &["--state", filter], &id).is_some(),
+            listed,
+            "--state {filter}"
+        );
+    }
+    let out = w.cmd().args(["status", &id]).output().unwrap();
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let s = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        s.contains("state     WORKER_EXECUTING (stale: the oneshot that drove it is gone)\n"),
+        "{s}"
+    );
+    assert!(s.contains("running   was worker pid"), "{s}");
+    assert!(
+        s.ends_with(&format!("resume    oneshot resume {id}\n")),
+        "{s}"
+    );
+
+    let out = w.cmd().args(["status", &id, "--json"]).output().unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (&v["stale"], &v["liveness"], &v["resume_command"]),
+        (
+            &Value::Bool(true),
+            &Value::from("stale"),
+            &Value::from(format!("oneshot resume {id}"))
+        )
+    );
+    let out = w.cmd().args(["list", "--json"]).output().unwrap();
+    let row: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (&row["stale"], &row["liveness"]),
+        (&Value::Bool(true), &Value::from("stale"))
+    );
+    // The resume command it printed works.
+    let out = w.cmd().args(["resume", &id]).output().unwrap();
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    assert!(list_line(&w, &[], &id).unwrap().contains("COMPLETED"));
+}
+
+#[test]
+fn list_keeps_the_states_asked_for_up_to_the_limit() {
+    let w = World::new();
+    let good = sessions(&w);
+    // Session n is COMPLETED, FAILED or REJECTED as n % 3 is 0, 1 or 2; good[k] is n = 49 - k.
+    let ids = |args: &[&str]| -> Vec<String> {
+        let out = w.cmd().arg("list").args(args).output().unwrap();
+        assert_eq!(code(&out), 0, "{args:?}: {}", text(&out));
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .skip(1)
+            .map(|l| l[..8].to_string())
+            .collect()
+    };
+    let short = |pick: &dyn Fn(u64) -> bool| -> Vec<String> {
+        good.iter()
+            .enumerate()
+            .filter(|(k, _)| pick(SESSIONS - 1 - *k as u64))
+            .map(|(_, id)| id[..8].to_string())
+            .collect()
+    };
+    assert_eq!(ids(&["--limit", "3"]), short(&|n| n >= SESSIONS - 3));
+    let failed = short(&|n| n % 3 == 1);
+    assert_eq!(ids(&["--state", "failed"]), failed);
+    assert_eq!(ids(&["--state", "FAILED", "--limit", "2"]), failed[..2]);
+    let not_completed = short(&|n| n % 3 != 0);
+    assert_eq!(ids(&["--state", "Failed,rejected"]), not_completed);
+    assert_eq!(
+        ids(&["--state", "failed", "--state", "REJECTED"]),
+        not_completed
+    );
+    assert_eq!(ids(&["--state", "done"]).len(), good.len());
+    let out = w
+        .cmd()
+        .args(["list", "--state", "running"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    assert!(out.stdout.is_empty(), "{}", text(&out));
+    assert!(String::from_utf8_lossy(&out.stderr).starts_with("no sessions match"));
+
+    let out = w
+        .cmd()
+        .args(["list", "--state", "finished"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 2, "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("unknown state `finished`; use a state"),
+        "{}",
+        text(&out)
+    );
+    let out = w.cmd().args(["list", "--limit", "0"]).output().unwrap();
+    assert_eq!(code(&out), 2, "{}", text(&out));
 }

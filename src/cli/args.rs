@@ -112,7 +112,7 @@ pub enum Command {
     Status {
         /// Session id or unique prefix.
         id: Option<String>,
-        /// Print the state file as JSON.
+        /// Print the state file and whether a oneshot drives it, as one JSON object.
         #[arg(long)]
         json: bool,
     },
@@ -121,6 +121,13 @@ pub enum Command {
         /// Print JSON, one object per session.
         #[arg(long)]
         json: bool,
+        /// Show at most N sessions (the newest).
+        #[arg(long, value_name = "N")]
+        limit: Option<usize>,
+        /// Only sessions in state S: a state name (any case) or running, stale, paused,
+        /// resumable (stale or paused), terminal (or done); repeatable or comma-separated.
+        #[arg(long, value_name = "S", value_delimiter = ',', value_parser = super::list::parse_state)]
+        state: Vec<super::list::StateFilter>,
     },
     /// Check, test, replay and trust policies; write editor stubs.
     #[command(subcommand)]
@@ -135,6 +142,28 @@ pub enum Command {
         /// Print the raw NDJSON records.
         #[arg(long)]
         json: bool,
+    },
+    /// Pause a session running elsewhere (as Ctrl-C there would; again: kill its agent now);
+    /// `resume` continues it.
+    Stop {
+        /// Session id or unique prefix.
+        id: String,
+        /// How long to wait for the session to pause.
+        #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_duration)]
+        wait: std::time::Duration,
+        /// Ask it to pause and return at once.
+        #[arg(long, conflicts_with = "wait")]
+        no_wait: bool,
+    },
+    /// Remove finished sessions (COMPLETED, FAILED, REJECTED) last updated longer ago than D;
+    /// never one that runs or can be resumed.
+    Prune {
+        /// The age, e.g. 7d, 12h, 30m.
+        #[arg(long, value_name = "D", required = true, value_parser = parse_duration)]
+        older_than: std::time::Duration,
+        /// List what would be removed, remove nothing.
+        #[arg(long)]
+        dry_run: bool,
     },
 }
 

@@ -21,6 +21,9 @@ pub fn run(store: &Store, cmd: PolicyCommand) -> Result<i32> {
         }
         PolicyCommand::Test { file, json } => {
             let report = oneshot::policy::run_tests(&file, opts)?;
+            if report.cases.is_empty() {
+                return Err(no_tests(&file));
+            }
             if json {
                 outln!("{}", serde_json::to_string_pretty(&report)?);
             } else {
@@ -78,4 +81,21 @@ pub fn run(store: &Store, cmd: PolicyCommand) -> Result<i32> {
             Ok(exit::OK)
         }
     }
+}
+
+/// A policy without tests "passes" nothing: CI that runs `policy test` must not go green on a
+/// test file that was misnamed or never written. Says where tests were looked for.
+fn no_tests(file: &std::path::Path) -> anyhow::Error {
+    let beside = oneshot::policy::test_file_for(file);
+    let found = if beside.exists() {
+        "exists but defines no tests"
+    } else {
+        "does not exist"
+    };
+    anyhow::anyhow!(
+        "test policy {}: it has no tests; looked in {} (which {found}) and in the policy's \
+         `tests` table (absent or empty) — add a case to either (see docs/policy.md)",
+        file.display(),
+        beside.display()
+    )
 }

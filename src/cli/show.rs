@@ -1,14 +1,13 @@
-//! `oneshot status`, `list` and `log`: reading sessions without driving them.
+//! `oneshot status` and `log`: reading one session without driving it (and the formatting
+//! `list` and `prune` share).
 
 use super::exit::usage;
-use super::term::short_id;
 use anyhow::{Context, Result};
-use oneshot::error::failure;
 use oneshot::policy::GuardOutcome;
 use oneshot::session::{Phase, Session};
 use oneshot::store::{
-    DecisionRecord, DecisionResult, Decoder, ProcessEvent, Record, SessionDir, Store, holder_alive,
-    read_from, read_log,
+    DecisionRecord, DecisionResult, Decoder, Liveness, ProcessEvent, Record, SessionDir, Store,
+    holder_alive, read_from, read_log,
 };
 use serde_json::Value;
 use std::time::Duration;
@@ -28,21 +27,54 @@ pub fn status(store: &Store, id: Option<&str>, json: bool) -> Result<i32> {
             }
         },
     };
+    // The same typed, sealed read as `resume`: a corrupt or rewritten state file is an error
+    // here too, never printed as if it were the session.
+    let file = dir.read_sealed_state()?;
+    let live = Liveness::of(file.state(), &dir.lock_path());
     if json {
-        let path = dir.state_path();
-        let text = std::fs::read_to_string(&path)
-            .with_context(|| format!("read state file {}", path.display()))?;
-        out!("{text}");
+        outln!(
+            "{}",
+            serde_json::to_string_pretty(&status_json(&file, live)?)?
+        );
         return Ok(0);
     }
-    let file = dir.read_state()?;
-    print_status(&file);
+    print_status(&file, live);
     Ok(0)
 }
 
-fn print_status(f: &Session) {
+/// `status --json` (documented in docs/json.md): the state file's fields, and whether a
+/// oneshot drives the session now.
+fn status_json(f: &Session, live: Liveness) -> Result<Value> {
+    let mut v = serde_json::to_value(f).context("write the session as JSON")?;
+    if let Value::Object(map) = &mut v {
+        map.insert("liveness".into(), live.as_str().into());
+        map.insert("stale".into(), (live == Liveness::Stale).into());
+        let pid = match live {
+            Liveness::Running { pid } => Some(pid),
+            _ => None,
+        };
+        map.insert("pid".into(), pid.into());
+        let resume = live.resumable().then(|| resume_command(&f.id));
+        map.insert("resume_command".into(), resume.into());
+    }
+    Ok(v)
+}
+
+/// How to continue a session nobody drives.
+pub fn resume_command(id: &str) -> String {
+    format!("oneshot resume {id}")
+}
+
+fn print_status(f: &Session, live: Liveness) {
     outln!("session   {}", f.id);
-    outln!("state     {}", f.state());
+    match live {
+        Liveness::Stale => outln!(
+            "state     {} (stale: the oneshot that drove it is gone)",
+            f.state()
+        ),
+        Liveness::Running { pid } => outln!("state     {} (oneshot pid {pid})", f.state()),
+        Liveness::Paused | Liveness::Ended => outln!("state     {}", f.state()),
+    }
     outln!("iteration {}/{}", f.iteration, f.max_iterations);
     outln!("task      {}", one_line(&f.task, 100));
     outln!("workdir   {}", f.workdir.display());
@@ -68,7 +100,9 @@ fn print_status(f: &Session) {
         );
     }
     if let (Some(role), Some(p)) = (f.phase.role(), f.phase.run().and_then(|r| r.process)) {
-        outln!("running   {role} pid {} (group {})", p.pid, p.pgid);
+        // Without a live oneshot the recorded process is only what was running at the crash.
+        let was = if live == Liveness::Stale { "was " } else { "" };
+        outln!("running   {was}{role} pid {} (group {})", p.pid, p.pgid);
     }
     if let Phase::Interrupted(p) = &f.phase {
         outln!("paused    during the {} ({})", p.during, p.cause);
@@ -89,50 +123,9 @@ fn print_status(f: &Session) {
         }
         outln!("{line}");
     }
-}
-
-/// `oneshot list [--json]`.
-pub fn list(store: &Store, json: bool) -> Result<i32> {
-    let sessions = store.list()?;
-    if json {
-        for (dir, file) in &sessions {
-            let v = match file {
-                Ok(f) => serde_json::json!({
-                    "oneshot_id": f.id, "state": f.state, "iteration_count": f.iteration,
-                    "max_iterations": f.max_iterations, "created_at": rfc3339(f.created_ms),
-                    "updated_at": rfc3339(f.updated_ms), "task": f.task,
-                }),
-                Err(e) => serde_json::json!({"oneshot_id": dir.id(), "error": failure(e)}),
-            };
-            outln!("{v}");
-        }
-        return Ok(0);
+    if live.resumable() {
+        outln!("resume    {}", resume_command(&f.id));
     }
-    if sessions.is_empty() {
-        errln!("no sessions under {}", store.root().display());
-        return Ok(0);
-    }
-    outln!(
-        "{:<8}  {:<20}  {:>5}  {:<24}  TASK",
-        "ID",
-        "STATE",
-        "ITER",
-        "UPDATED"
-    );
-    for (dir, file) in &sessions {
-        match file {
-            Ok(f) => outln!(
-                "{:<8}  {:<20}  {:>5}  {:<24}  {}",
-                short_id(&f.id),
-                f.state.as_str(),
-                format!("{}/{}", f.iteration, f.max_iterations),
-                rfc3339(f.updated_ms),
-                one_line(&f.task, 60)
-            ),
-            Err(e) => outln!("{:<8}  unreadable: {}", short_id(dir.id()), failure(e)),
-        }
-    }
-    Ok(0)
 }
 
 /// `oneshot log ID [--follow] [--json]`.
@@ -193,7 +186,8 @@ fn finished(dir: &SessionDir) -> bool {
     !holder_alive(&dir.lock_path())
 }
 
-/// One record as a line for people; `None` for records only machines read (blobs).
+/// One record as a line for people; `None` for records only machines read (blobs, routine
+/// built-in decisions).
 fn render(r: &Record) -> Option<String> {
     let ts = r.ts().map(fmt_ts).unwrap_or_default();
     Some(match r {
@@ -236,6 +230,9 @@ fn render(r: &Record) -> Option<String> {
         Record::Interrupt(i) => {
             format!("{ts} !! interrupt{}", if i.force { " (kill)" } else { "" })
         }
+        // A built-in default that let things go on as usual (a guard that allows, an
+        // observer, the standard prompt) decided nothing worth reading; `--json` keeps them.
+        Record::Decision(d) if d.builtin && routine(&d.result) => return None,
         Record::Decision(d) => format!("{ts} ?? {}", decision(d)),
         Record::Blob(_) | Record::Unknown => return None,
         Record::Session(s) => format!(
@@ -260,6 +257,16 @@ fn render(r: &Record) -> Option<String> {
     })
 }
 
+/// An answer that changes nothing: a guard allowing, an observer returning, a prompt.
+fn routine(r: &DecisionResult) -> bool {
+    matches!(
+        r,
+        DecisionResult::Guard(GuardOutcome::Allow)
+            | DecisionResult::Observed
+            | DecisionResult::Prompt(_)
+    )
+}
+
 /// A decision in a few words: the hook and what it answered.
 fn decision(d: &DecisionRecord) -> String {
     let key = d.key.clone().unwrap_or_else(|| d.hook.to_string());
@@ -270,12 +277,17 @@ fn decision(d: &DecisionRecord) -> String {
             .unwrap_or_default()
     };
     let answer = match &d.result {
-        DecisionResult::Verdict(v) => {
-            format!("{:?}{}", v.verdict, reason(&v.reason)).to_lowercase()
-        }
-        DecisionResult::Salvage(s) => {
-            format!("{:?}{}", s.salvage, reason(&s.reason)).to_lowercase()
-        }
+        // The words as the auditor and the policy write them; the reason exactly as given.
+        DecisionResult::Verdict(v) => format!(
+            "{}{}",
+            format!("{:?}", v.verdict).to_uppercase(),
+            reason(&v.reason)
+        ),
+        DecisionResult::Salvage(s) => format!(
+            "{}{}",
+            format!("{:?}", s.salvage).to_lowercase(),
+            reason(&s.reason)
+        ),
         DecisionResult::Guard(GuardOutcome::Allow) => "allow".into(),
         DecisionResult::Guard(GuardOutcome::Veto(why)) => format!("VETO: {why}"),
         DecisionResult::Prompt(p) => format!("prompt ({} bytes)", p.len()),
@@ -286,7 +298,7 @@ fn decision(d: &DecisionRecord) -> String {
 }
 
 /// RFC 3339 with milliseconds, UTC.
-fn rfc3339(ms: u64) -> String {
+pub fn rfc3339(ms: u64) -> String {
     let t = std::time::UNIX_EPOCH + Duration::from_millis(ms);
     humantime::format_rfc3339_millis(t).to_string()
 }
@@ -298,7 +310,8 @@ fn fmt_ts(ms: u64) -> String {
     full.get(11..23).unwrap_or(&full).to_string()
 }
 
-fn one_line(s: &str, max: usize) -> String {
+/// `s` on one line (whitespace runs become one space), cut to `max` characters with `…`.
+pub fn one_line(s: &str, max: usize) -> String {
     let flat: String = s.split_whitespace().collect::<Vec<_>>().join(" ");
     if flat.chars().count() > max {
         let cut: String = flat.chars().take(max.saturating_sub(1)).collect();

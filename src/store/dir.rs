@@ -343,7 +343,7 @@ impl SessionDir {
                 self.read_state()?;
                 Err(StoreError::Tampered {
                     path: path.display().to_string(),
-                    source,
+                    seal: source,
                 })
             }
         }

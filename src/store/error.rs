@@ -68,15 +68,18 @@ pub enum StoreError {
         source: LockError,
     },
     /// The state file's seal does not hold: it was changed outside oneshot.
+    // The seal's error is part of the sentence (what to do comes after it), so it is written
+    // here whole, with its own cause, and is not also the source: printed once.
     #[error(
-        "trust state file {path}: {source}; nothing was changed — an agent may have rewritten \
-         it: check the workdir and start a new session"
+        "trust state file {path}: {}; nothing was changed — an agent may have rewritten it: \
+         check the workdir and start a new session",
+        crate::error::chain(.seal)
     )]
     Tampered {
         /// The state file.
         path: String,
         /// What is wrong with the seal.
-        source: super::seal::SealError,
+        seal: super::seal::SealError,
     },
     /// The user's sealing key could not be read or made.
     #[error(

@@ -87,8 +87,8 @@ impl SessionLock {
 
 /// What the holder wrote into the lock file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Holder {
-    pid: u32,
+pub(super) struct Holder {
+    pub(super) pid: u32,
     start_time: Option<u64>,
 }
 
@@ -102,7 +102,7 @@ impl Holder {
     }
 
     /// The process that wrote this is still running (not merely a process with its pid).
-    fn alive(self) -> bool {
+    pub(super) fn alive(self) -> bool {
         let Ok(pid) = i32::try_from(self.pid) else {
             return false;
         };
@@ -129,11 +129,14 @@ pub fn holder_alive(path: &Path) -> bool {
 /// The pid of the process that holds the lock at `path`, if it is alive (see
 /// [`holder_alive`]).
 pub fn live_holder(path: &Path) -> Option<u32> {
+    read_holder(path).filter(|h| h.alive()).map(|h| h.pid)
+}
+
+/// Who the lock file at `path` names, alive or not.
+pub(super) fn read_holder(path: &Path) -> Option<Holder> {
     std::fs::read_to_string(path)
         .ok()
         .and_then(|s| Holder::parse(&s))
-        .filter(|h| h.alive())
-        .map(|h| h.pid)
 }
 
 #[cfg(test)]

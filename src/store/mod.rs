@@ -5,18 +5,24 @@
 mod atomic;
 mod dir;
 mod error;
+mod holder_signal;
+mod liveness;
 mod location;
 mod lock;
 mod log;
+mod prune;
 mod seal;
 mod summary;
 
 pub use atomic::{replace, sync, write_atomic};
 pub use dir::{Listed, SessionDir, Store};
 pub use error::StoreError;
+pub use holder_signal::signal_holder;
+pub use liveness::Liveness;
 pub(crate) use location::user_dir;
 pub use location::{default_state_dir, project_root};
 pub use lock::{LockError, SessionLock, holder_alive, live_holder};
 pub use log::*;
+pub use prune::{Kept, PruneOptions, Pruned};
 pub use seal::{KEY_FILE_ENV, SEAL_FILE, SealError};
 pub use summary::{Summary, SummaryReader};
