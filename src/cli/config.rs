@@ -109,13 +109,15 @@ fn arg_id(key: Key) -> &'static str {
     }
 }
 
-/// Who set `key` on the command line or in the environment, per clap.
+/// Who set `key` on the command line or in the environment, per clap. A command without that
+/// option (`resume` has no `--worker-cmd`) set nothing; asking clap directly would panic.
 fn clap_origin(matches: &ArgMatches, key: Key) -> Origin {
+    let id = arg_id(key);
     match matches
-        .try_get_raw(arg_id(key))
+        .try_get_raw(id)
         .ok()
         .flatten()
-        .and(matches.value_source(arg_id(key)))
+        .and_then(|_| matches.value_source(id))
     {
         Some(ValueSource::CommandLine) => Origin::Flag,
         Some(ValueSource::EnvVariable) => Origin::Env(key.env()),
