@@ -72,6 +72,8 @@ fn flags_beat_the_project_file_which_beats_the_user_file_and_the_environment() {
             .ends_with("oneshot/config.toml:2")
     );
     assert_eq!(values["auditor-cmd"]["from"], "env ONESHOT_AUDITOR_CMD");
+    assert_eq!(values["hook-budget"]["from"], "env ONESHOT_HOOK_BUDGET");
+    assert_eq!(values["hook-budget"]["value"], "1s");
     assert_eq!(values["policy-reload"]["source"], "default");
     assert_eq!(values["policy-reload"]["value"], Value::Null);
 

@@ -199,7 +199,7 @@ pub struct ResumeArgs {
 #[derive(Debug, Args, Clone)]
 pub struct PolicyArgs {
     /// Wall-clock budget of each policy hook call [default: 100ms; resume: the session's].
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", env = "ONESHOT_HOOK_BUDGET", value_parser = parse_duration)]
     pub hook_budget: Option<std::time::Duration>,
     /// Extra directories `require` may load policy modules from (after the policy's own
     /// directory); repeatable, or `:`-separated in ONESHOT_POLICY_PATH [resume: the
@@ -215,7 +215,7 @@ pub struct PolicyArgs {
     /// the workdir and asks for `oneshot policy trust` for files an agent could have written;
     /// `trusted` asks for trust for every change; `off` never reloads [default: auto; resume:
     /// the session's].
-    #[arg(long, value_name = "MODE")]
+    #[arg(long, value_name = "MODE", env = "ONESHOT_POLICY_RELOAD")]
     pub policy_reload: Option<oneshot::policy::ReloadMode>,
     /// How many worker iterations the session may use, whatever the policy's
     /// `limits.max_iterations` says [resume: the session's].

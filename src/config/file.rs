@@ -147,9 +147,18 @@ fn checked(key: Key, value: &Spanned<DeValue<'_>>, base: &Path) -> Result<Value,
             DeValue::Array(items) => Value::Paths(
                 items
                     .iter()
-                    .map(|i| path(i.get_ref()))
-                    .collect::<Result<_, _>>()
-                    .map_err(|_| wrong("an array of path strings"))?,
+                    .enumerate()
+                    .map(|(n, i)| {
+                        path(i.get_ref()).map_err(|_| {
+                            let kind = i.get_ref().type_str();
+                            format!(
+                                "{key} must be an array of path strings; item {} is {} {kind}",
+                                n + 1,
+                                article(kind)
+                            )
+                        })
+                    })
+                    .collect::<Result<_, _>>()?,
             ),
             other => Value::Paths(vec![
                 path(other).map_err(|_| wrong("a path string or an array of them"))?,
@@ -264,6 +273,11 @@ mod tests {
         assert!(e.contains("reserved") && e.contains("worker-cmd"), "{e}");
         let e = parse("a = 1\nb = = 2\n").unwrap_err();
         assert!(e.starts_with("load config /p/oneshot.toml:2: "), "{e}");
+        assert_eq!(
+            parse("policy-path = [\"lib\", 1]").unwrap_err(),
+            "load config /p/oneshot.toml:1: policy-path must be an array of path strings; item \
+             2 is an integer"
+        );
         let e = parse("policy-reload = \"sometimes\"").unwrap_err();
         assert!(
             e.starts_with("load config /p/oneshot.toml:1: policy-reload: "),
