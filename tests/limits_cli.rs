@@ -46,6 +46,13 @@ fn max_iterations_from_the_command_line_beats_the_policys() {
             == "limits overridden for this session: max_iterations = 1 (from --max-iterations)"),
         "{notes:?}"
     );
+    // A replay decides with the same limits: the same policy changes nothing.
+    let out = w
+        .cmd()
+        .args(["policy", "replay", &id, "--policy", &policy, "--exit-code"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", text(&out));
 }
 
 #[test]

@@ -82,6 +82,7 @@ impl Step<'_> {
                 workdir: self.s.workdir.clone(),
                 worker_cmd: self.s.worker_cmd.clone(),
                 auditor_cmd: self.s.auditor_cmd.clone(),
+                limits: Box::new(self.s.settings.limits.clone()),
             }
         } else {
             SessionEvent::Resumed
