@@ -12,12 +12,12 @@ fn main() {
         cli::guard::run(&session.to_string_lossy());
     }
     cli::signals::catch_early();
-    let matches = match Cli::command().try_get_matches() {
-        Ok(m) => m,
-        Err(e) => cli::args::explain(e),
-    };
-    let cli = match Cli::from_arg_matches(&matches) {
-        Ok(cli) => cli,
+    // The matches are kept: they tell a flag from an environment variable (`cli::config`).
+    let (mut cli, matches) = match Cli::command()
+        .try_get_matches()
+        .and_then(|m| Cli::from_arg_matches(&m).map(|cli| (cli, m)))
+    {
+        Ok(parsed) => parsed,
         Err(e) => cli::args::explain(e),
     };
     if let Err(e) = cli::run_flags::check(&matches) {
@@ -48,7 +48,11 @@ fn main() {
     };
     let mut session_signals = move || signals.take().expect("installed for session commands");
     init_tracing(cli.global.verbose);
-    let store = Store::new(state_dir(cli.global.state_dir.clone()));
+    let effective = match cli::config::apply(&mut cli, &matches) {
+        Ok(e) => e,
+        Err(e) => fail(e),
+    };
+    let store = Store::new(effective.state_dir.clone());
     let quiet = cli.global.quiet;
     let result = match cli.command {
         // `run --resume ID` is `resume ID`, as the top-level `--resume` is.
@@ -86,6 +90,8 @@ fn main() {
                 wait: (!no_wait).then_some(wait),
             },
         ),
+        Some(Command::Config { json }) => cli::config::show(&cli, &effective, json),
+        Some(Command::Init { ref dir, force }) => cli::init::run(dir, force),
         None => match cli.run.resume.clone() {
             Some(id) => cli::run::resume(
                 &store,
@@ -109,22 +115,6 @@ fn main() {
         Ok(code) => std::process::exit(code),
         Err(e) => fail(e),
     }
-}
-
-/// `--state-dir`, else the project's directory in the user's state home (see
-/// `oneshot::store::default_state_dir`), else `.oneshot` here.
-fn state_dir(given: Option<std::path::PathBuf>) -> std::path::PathBuf {
-    if let Some(dir) = given {
-        return dir;
-    }
-    let cwd = std::env::current_dir().unwrap_or_else(|_| ".".into());
-    oneshot::store::default_state_dir(&cwd, |k| std::env::var_os(k)).unwrap_or_else(|| {
-        cli::out::stderr(format_args!(
-            "oneshot: warning: no home directory; keeping sessions in .oneshot here, where an \
-             agent working here could change them\n"
-        ));
-        ".oneshot".into()
-    })
 }
 
 /// Reports a stopping error and exits with its code.

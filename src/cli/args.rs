@@ -38,7 +38,7 @@ pub fn explain(e: clap::Error) -> ! {
 /// The words of a command line that are neither options nor their values.
 fn positional_words(args: impl Iterator<Item = String>) -> Vec<String> {
     /// Options that take a value as the next word.
-    const VALUED: [&str; 9] = [
+    const VALUED: [&str; 12] = [
         "--policy",
         "--worker-cmd",
         "--auditor-cmd",
@@ -48,6 +48,9 @@ fn positional_words(args: impl Iterator<Item = String>) -> Vec<String> {
         "--policy-reload",
         "--resume",
         "--state-dir",
+        "--max-iterations",
+        "--timeout",
+        "--inactivity-timeout",
     ];
     let mut words = Vec::new();
     let mut skip = false;
@@ -165,6 +168,22 @@ pub enum Command {
         #[arg(long)]
         dry_run: bool,
     },
+    /// Show the effective settings and where each came from (flag, config file, environment,
+    /// default).
+    Config {
+        /// Print one JSON object.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Write a starter oneshot.toml, a policy (oneshot.lua) with its tests, and editor stubs.
+    Init {
+        /// Where to write them [default: the current directory].
+        #[arg(long, default_value = ".", value_name = "DIR")]
+        dir: PathBuf,
+        /// Overwrite files that already exist.
+        #[arg(long)]
+        force: bool,
+    },
 }
 
 /// Options of a new session.
@@ -209,7 +228,7 @@ pub struct ResumeArgs {
 #[derive(Debug, Args, Clone)]
 pub struct PolicyArgs {
     /// Wall-clock budget of each policy hook call [default: 100ms; resume: the session's].
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", env = "ONESHOT_HOOK_BUDGET", value_parser = parse_duration)]
     pub hook_budget: Option<std::time::Duration>,
     /// Extra directories `require` may load policy modules from (after the policy's own
     /// directory); repeatable, or `:`-separated in ONESHOT_POLICY_PATH [resume: the
@@ -225,8 +244,23 @@ pub struct PolicyArgs {
     /// the workdir and asks for `oneshot policy trust` for files an agent could have written;
     /// `trusted` asks for trust for every change; `off` never reloads [default: auto; resume:
     /// the session's].
-    #[arg(long, value_name = "MODE")]
+    #[arg(long, value_name = "MODE", env = "ONESHOT_POLICY_RELOAD")]
     pub policy_reload: Option<oneshot::policy::ReloadMode>,
+    /// How many worker iterations the session may use, whatever the policy's
+    /// `limits.max_iterations` says [resume: the session's].
+    #[arg(long, value_name = "N", env = "ONESHOT_MAX_ITERATIONS", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_iterations: Option<u32>,
+    /// The worker's wall-clock timeout, whatever the policy's `limits.worker_timeout` says
+    /// [resume: the session's].
+    #[arg(long, value_name = "DURATION", env = "ONESHOT_TIMEOUT", value_parser = parse_duration)]
+    pub timeout: Option<std::time::Duration>,
+    /// Silence from a running agent for this long stops it, whatever the policy's
+    /// `limits.inactivity_timeout` says [resume: the session's].
+    #[arg(long, value_name = "DURATION", env = "ONESHOT_INACTIVITY_TIMEOUT", value_parser = parse_duration)]
+    pub inactivity_timeout: Option<std::time::Duration>,
+    /// Where each value came from (filled in by `super::config::apply`).
+    #[arg(skip)]
+    pub origins: super::config::Origins,
 }
 
 fn parse_duration(s: &str) -> Result<std::time::Duration, String> {

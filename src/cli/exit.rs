@@ -133,6 +133,10 @@ fn classify(e: &(dyn Error + 'static)) -> Option<i32> {
     if e.is::<PolicyError>() {
         return Some(USAGE);
     }
+    // A config file the user wrote wrong (or cannot be read): theirs to fix, like a policy.
+    if e.is::<oneshot::config::ConfigError>() {
+        return Some(USAGE);
+    }
     if let Some(e) = e.downcast_ref::<TrustError>() {
         return Some(match e {
             // Where the store lives, or the file the command line named, is the user's to fix.

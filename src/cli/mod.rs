@@ -3,8 +3,10 @@
 #[macro_use]
 pub mod out;
 pub mod args;
+pub mod config;
 pub mod exit;
 pub mod guard;
+pub mod init;
 pub mod list;
 pub mod policy;
 pub mod prune;

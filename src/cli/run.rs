@@ -24,7 +24,9 @@ const NO_TASK: &str = "start a session: no task given; write it last, e.g. onesh
                        'sh fix.sh' --auditor-cmd 'sh check.sh' \"the task\" (see oneshot --help)";
 
 /// The subcommands a one-word task given without `run` could be a typo of.
-const COMMANDS: [&str; 7] = ["run", "resume", "status", "list", "log", "policy", "help"];
+const COMMANDS: [&str; 9] = [
+    "run", "resume", "status", "list", "log", "policy", "help", "config", "init",
+];
 
 /// Checks a task given without the `run` subcommand (`oneshot TASK`): an empty one, or one word
 /// that looks like a mistyped command (`oneshot stauts`), must not start an agent.
@@ -126,6 +128,7 @@ impl PolicyArgs {
         if let Some(mode) = self.policy_reload {
             options.reload = mode;
         }
+        options.limits = self.limit_overrides(&options.limits);
         options
     }
 }

@@ -12,11 +12,15 @@ use clap::{ArgMatches, Args};
 
 /// Refuses top-level run options (`--policy`, `--worker-cmd`, …) typed before a subcommand,
 /// naming the first one. `run` takes them after its name, `resume` some of them after its
-/// name; other commands not at all.
+/// name; `config` shows their effect; other commands do not take them.
 pub fn check(matches: &ArgMatches) -> anyhow::Result<()> {
     let Some(name) = matches.subcommand_name() else {
         return Ok(());
     };
+    if name == "config" {
+        // `oneshot --max-iterations 2 config` shows what a session would get with them.
+        return Ok(());
+    }
     // The run options as clap knows them, so a new one is covered without a list to update.
     let options = RunArgs::augment_args(clap::Command::new("run"));
     let given = options.get_arguments().find(|a| {

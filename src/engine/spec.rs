@@ -18,6 +18,8 @@ pub struct Options {
     /// Budgets and module paths for policies the engine loads itself (a reload, the recorded
     /// policy on resume).
     pub policy_options: PolicyOptions,
+    /// Limits that replace the policy's for this session (kept in its settings).
+    pub limits: crate::session::LimitOverrides,
 }
 
 impl Options {
@@ -33,6 +35,7 @@ impl Options {
                 .map(|p| std::path::absolute(p).unwrap_or_else(|_| p.clone()))
                 .collect(),
             reload: self.reload,
+            limits: self.limits.clone(),
         }
     }
 
@@ -47,6 +50,7 @@ impl Options {
                 module_paths: settings.module_paths.clone(),
                 ..PolicyOptions::default()
             },
+            limits: settings.limits.clone(),
         }
     }
 }

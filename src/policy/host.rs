@@ -91,7 +91,8 @@ impl PolicyHost {
         let name = chunk_name(path);
         let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
         let mut host = PolicyHost::build(&name, source, abs.parent(), opts)?;
-        host.path = Some(path.to_path_buf());
+        // Absolute, so a session that records it can be resumed from any directory.
+        host.path = Some(abs.clone());
         host.sources.insert(0, abs);
         Ok(host)
     }

@@ -52,6 +52,7 @@ pub use lua_ctx::{LAZY_FIELDS, MAX_LUA_STRING};
 pub use prompts::{default_audit_prompt, default_worker_retry_prompt};
 pub use reload::*;
 pub use schema::TOP_LEVEL_KEYS;
+pub(crate) use schema::suggest as suggest_name;
 pub use stubs::{stubs_luals, stubs_luau};
 pub use testing::{TestCase, TestReport, run_tests, test_file_for, validate_for_reload};
 pub use verdict::{NO_VERDICT_REASON, parse_verdict};

@@ -19,6 +19,7 @@ pub(crate) struct Created {
     pub workdir: std::path::PathBuf,
     pub worker_cmd: String,
     pub auditor_cmd: String,
+    pub limits: crate::session::LimitOverrides,
 }
 
 /// One fact, as the core was given it.
@@ -96,6 +97,7 @@ impl Recording {
                         workdir,
                         worker_cmd,
                         auditor_cmd,
+                        limits,
                     } = &s.event
                         && r.created.is_none()
                     {
@@ -106,6 +108,7 @@ impl Recording {
                             workdir: workdir.clone(),
                             worker_cmd: worker_cmd.clone(),
                             auditor_cmd: auditor_cmd.clone(),
+                            limits: (**limits).clone(),
                         });
                     }
                     r.facts.push(fact(s.ts, Event::Start));

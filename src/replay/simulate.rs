@@ -79,7 +79,7 @@ pub(crate) fn simulate(rec: &Recording, policy: &PolicyHost) -> Simulated {
 }
 
 fn new_session(c: &Created, policy: &PolicyHost) -> Session {
-    Session::new(
+    let mut session = Session::new(
         NewSession {
             id: c.session_id.clone(),
             task: c.task.clone(),
@@ -94,7 +94,10 @@ fn new_session(c: &Created, policy: &PolicyHost) -> Session {
         },
         policy.limits().max_iterations,
         c.ts,
-    )
+    );
+    // The limits the session was started with replace the policy's here too, as they did.
+    session.settings.limits = c.limits.clone();
+    session
 }
 
 impl Sim<'_> {

@@ -1,6 +1,8 @@
-//! How a session's policy is run — hook budget, module search path, reload mode — kept in the
-//! state file so that a `resume` runs it the way it was started unless told otherwise.
+//! How a session's policy is run — hook budget, module search path, reload mode, overridden
+//! limits — kept in the state file so that a `resume` runs it the way it was started unless
+//! told otherwise.
 
+use super::LimitOverrides;
 use crate::policy::ReloadMode;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::path::PathBuf;
@@ -16,6 +18,9 @@ pub struct SessionSettings {
     /// When an edited policy is loaded into the running session.
     #[serde(with = "reload_mode")]
     pub reload: ReloadMode,
+    /// Limits that replace the policy's for this session (absent in older files: none).
+    #[serde(default, skip_serializing_if = "LimitOverrides::is_empty")]
+    pub limits: LimitOverrides,
 }
 
 impl Default for SessionSettings {
@@ -25,6 +30,7 @@ impl Default for SessionSettings {
             hook_budget_ms: 100,
             module_paths: Vec::new(),
             reload: ReloadMode::Auto,
+            limits: LimitOverrides::default(),
         }
     }
 }
@@ -53,6 +59,7 @@ mod tests {
             hook_budget_ms: 250,
             module_paths: vec!["/lib/lua".into()],
             reload: ReloadMode::Trusted,
+            limits: LimitOverrides::default(),
         };
         let json = serde_json::to_string(&s).unwrap();
         assert_eq!(

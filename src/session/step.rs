@@ -82,6 +82,7 @@ impl Step<'_> {
                 workdir: self.s.workdir.clone(),
                 worker_cmd: self.s.worker_cmd.clone(),
                 auditor_cmd: self.s.auditor_cmd.clone(),
+                limits: Box::new(self.s.settings.limits.clone()),
             }
         } else {
             SessionEvent::Resumed
@@ -94,6 +95,9 @@ impl Step<'_> {
             event,
         });
         self.record(record);
+        if let Some(overridden) = self.s.settings.limits.describe() {
+            self.note(&format!("limits overridden for this session: {overridden}"));
+        }
         if changed && !created {
             self.note(
                 "the policy changed since this session last ran; decisions from now on use \
@@ -113,7 +117,7 @@ impl Step<'_> {
                     Some(process) => {
                         self.s.awaiting = Some(Awaiting::Fence);
                         self.journal();
-                        let grace = self.d.limits().grace_period;
+                        let grace = self.limits().grace_period;
                         self.out.push(Effect::Fence { process, grace });
                     }
                     None => self.took_over(),
@@ -127,18 +131,24 @@ impl Step<'_> {
         }
     }
 
-    /// Adopts the answering policy (a reload, or a different policy on resume) and its
-    /// iteration budget.
+    /// Adopts the answering policy (a reload, or a different policy on resume) and the
+    /// iteration budget in force (its own, or the session's override).
     /// Returns whether its content differs from the one recorded.
     fn sync_policy(&mut self) -> bool {
+        self.s.max_iterations = self.limits().max_iterations;
         let policy = self.d.policy();
         if policy == self.s.policy {
             return false;
         }
         let changed = policy.hash != self.s.policy.hash;
         self.s.policy = policy;
-        self.s.max_iterations = self.d.limits().max_iterations;
         changed
+    }
+
+    /// The limits in force: the answering policy's, with the session's overrides applied
+    /// (the only place they are).
+    fn limits(&self) -> crate::policy::Limits {
+        self.s.settings.limits.apply(self.d.limits())
     }
 
     fn spawned(&mut self, process: ProcessIdentity) {
@@ -321,7 +331,7 @@ impl Step<'_> {
     fn stop(&mut self, role: Role, why: StopReason) {
         self.journal();
         self.process(role, ProcessEvent::Stopping { reason: why });
-        let grace = self.d.limits().grace_period;
+        let grace = self.limits().grace_period;
         self.out.push(Effect::Stop { grace });
     }
 
@@ -467,7 +477,7 @@ impl Step<'_> {
         let Some(role) = self.s.phase.role() else {
             return;
         };
-        let limits = self.d.limits();
+        let limits = self.limits();
         let (prompt, wall_timeout) = match &self.s.phase {
             Phase::AuditorExecuting(a) => (a.prompt.clone(), limits.auditor_timeout),
             _ => {

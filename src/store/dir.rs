@@ -66,6 +66,7 @@ impl Store {
         let id = uuid::Uuid::new_v4().to_string();
         let path = self.sessions().join(&id);
         fs::create_dir_all(&path).map_err(io_err("cannot create", &path))?;
+        super::location::ignore_in_repo(&self.root);
         Ok(self.dir(id, path))
     }
 

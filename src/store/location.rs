@@ -1,9 +1,10 @@
 //! Where sessions are stored by default: outside any workdir, so an agent — which can write in
 //! its workdir — cannot reach its own state. One directory per project and user:
 //! `$XDG_STATE_HOME/oneshot/projects/<name>-<hash>` (else `~/.local/state/…`), where the project
-//! is the nearest directory holding `.git` above the current one (else the current directory
-//! itself), `<name>` its last component and `<hash>` the first 12 hex digits of the SHA-256 of
-//! its canonical path. Without a home directory: `.oneshot` in the current directory.
+//! is [`crate::config::project_root`] (the nearest directory above holding `oneshot.toml`, else
+//! `.git`, else the directory itself), `<name>` its last component and `<hash>` the first 12
+//! hex digits of the SHA-256 of its canonical path. Without a home directory: `.oneshot` in the
+//! current directory.
 
 use sha2::{Digest, Sha256};
 use std::ffi::OsString;
@@ -13,7 +14,7 @@ use std::path::{Path, PathBuf};
 /// directory to put it in.
 pub fn default_state_dir(cwd: &Path, var: impl Fn(&str) -> Option<OsString>) -> Option<PathBuf> {
     let base = user_dir(&var, "XDG_STATE_HOME", ".local/state")?;
-    let root = project_root(cwd);
+    let root = crate::config::project_root(cwd);
     let name: String = root
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -51,13 +52,26 @@ pub(crate) fn user_dir(
         .or_else(|| set("HOME").map(|h| h.join(home_fallback)))
 }
 
-/// The nearest ancestor of `cwd` (itself included) that holds `.git`, else `cwd`; canonical.
-pub fn project_root(cwd: &Path) -> PathBuf {
-    let cwd = cwd.canonicalize().unwrap_or_else(|_| cwd.to_path_buf());
-    cwd.ancestors()
-        .find(|d| d.join(".git").exists())
-        .unwrap_or(&cwd)
-        .to_path_buf()
+/// Keeps a state directory that lies inside a git work tree out of git: writes a `.gitignore`
+/// holding `*` at its top, so an agent's `git add -A` never commits sessions, logs or keys.
+/// Nothing is written outside a repository. Best effort: a failure only warns, since the
+/// session itself can still run.
+pub(crate) fn ignore_in_repo(root: &Path) {
+    let canonical = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    if !canonical.ancestors().any(|d| d.join(".git").exists()) {
+        return;
+    }
+    let file = root.join(".gitignore");
+    if file.exists() {
+        return;
+    }
+    if let Err(e) = std::fs::write(&file, "# oneshot's state: never commit it\n*\n") {
+        tracing::warn!(
+            "failed to write {}: {e}; the state directory is inside a git repository, so \
+             `git add -A` there may commit it",
+            file.display()
+        );
+    }
 }
 
 #[cfg(test)]
@@ -98,5 +112,20 @@ mod tests {
                 .starts_with("/xdg/oneshot/projects")
         );
         assert_eq!(default_state_dir(&repo, |_| None), None);
+    }
+
+    #[test]
+    fn state_inside_a_repository_is_ignored_by_git() {
+        let tmp = tempfile::tempdir().unwrap();
+        let outside = tmp.path().join("state");
+        std::fs::create_dir_all(&outside).unwrap();
+        ignore_in_repo(&outside);
+        assert!(!outside.join(".gitignore").exists());
+        let inside = tmp.path().join("repo/.oneshot");
+        std::fs::create_dir_all(tmp.path().join("repo/.git")).unwrap();
+        std::fs::create_dir_all(&inside).unwrap();
+        ignore_in_repo(&inside);
+        let text = std::fs::read_to_string(inside.join(".gitignore")).unwrap();
+        assert!(text.lines().any(|l| l == "*"), "{text}");
     }
 }

@@ -14,13 +14,14 @@ mod prune;
 mod seal;
 mod summary;
 
+pub use crate::config::project_root;
 pub use atomic::{replace, sync, write_atomic};
 pub use dir::{Listed, SessionDir, Store};
 pub use error::StoreError;
 pub use holder_signal::signal_holder;
 pub use liveness::Liveness;
+pub use location::default_state_dir;
 pub(crate) use location::user_dir;
-pub use location::{default_state_dir, project_root};
 pub use lock::{LockError, SessionLock, holder_alive, live_holder};
 pub use log::*;
 pub use prune::{Kept, PruneOptions, Pruned};

@@ -53,7 +53,9 @@ impl World {
                 c.env_remove(k);
             }
         }
+        // A developer's own ~/.config/oneshot/config.toml must not reach the tests.
         c.env("ONESHOT_STATE_DIR", self.state_dir())
+            .env("XDG_CONFIG_HOME", self.tmp.path().join("xdg-config"))
             .current_dir(self.work())
             .stdin(Stdio::null());
         c

@@ -93,7 +93,16 @@ pub enum SessionEvent {
         worker_cmd: String,
         /// The auditor command line.
         auditor_cmd: String,
+        /// Limits that replace the policy's (`--max-iterations` …), so a replay decides with
+        /// them too; absent when there are none. (Boxed: most sessions have none.)
+        #[serde(default, skip_serializing_if = "no_overrides")]
+        limits: Box<crate::session::LimitOverrides>,
     },
     /// An existing session is continued.
     Resumed,
+}
+
+/// Whether a `created` record has no limits to write.
+fn no_overrides(limits: &crate::session::LimitOverrides) -> bool {
+    limits.is_empty()
 }

@@ -69,6 +69,7 @@ pub(crate) fn samples() -> Vec<Record> {
                 workdir: "/work/app".into(),
                 worker_cmd: "sh fix.sh".into(),
                 auditor_cmd: "sh check.sh".into(),
+                limits: Default::default(),
             },
         }),
         Record::Session(SessionRecord {
