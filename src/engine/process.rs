@@ -125,6 +125,7 @@ impl Engine {
                     Some(Event::Exited {
                         exit: ExitStatus { code, signal },
                         tail: p.pipeline.tail().to_string(),
+                        stdout: p.pipeline.stdout_tail().to_string(),
                     })
                 })
             }
