@@ -90,8 +90,8 @@ fn read_task(prompt: Option<String>, task_file: Option<&Path>) -> Result<String>
     };
     let task = String::from_utf8(bytes).map_err(|e| {
         usage(format!(
-            "read the task from {from}: it is not UTF-8 text (invalid byte at offset {}); save \
-             it as UTF-8",
+            "read the task from {from}: it is not UTF-8 text (invalid byte at offset {}); convert \
+             it to UTF-8 (e.g. with iconv -t UTF-8)",
             e.utf8_error().valid_up_to()
         ))
     })?;
