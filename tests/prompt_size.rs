@@ -47,6 +47,8 @@ fn a_200_kb_task_reaches_worker_and_auditor_on_stdin_and_in_the_file() {
     let auditor = recorder(&w, "a.sh", "echo 'VERDICT: DONE'");
     let out = w
         .cmd()
+        // An inherited prompt must not pass for this one.
+        .env("ONESHOT_PROMPT", "stale")
         .args([
             "--worker-cmd",
             &worker,
