@@ -167,3 +167,35 @@ fn help_shows_the_task_file_and_stdin_examples() {
         "{help}"
     );
 }
+
+#[test]
+fn ctrl_c_ends_oneshot_while_it_waits_for_the_task_on_stdin() {
+    let w = World::new();
+    let (worker, auditor) = agents(&w);
+    let mut child = w
+        .cmd()
+        .args(["--worker-cmd", &worker, "--auditor-cmd", &auditor, "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // The pipe stays open: oneshot waits in its read. A Ctrl-C that comes before the read
+    // starts is only counted (a session's rule), so press it until oneshot goes.
+    let _open = child.stdin.take();
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if start.elapsed() > std::time::Duration::from_secs(5) {
+            let _ = child.kill();
+            panic!("Ctrl-C did not end oneshot waiting for stdin");
+        }
+        signal(child.id(), SIGINT);
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(status.signal(), Some(SIGINT), "{status:?}");
+    assert!(w.session_ids().is_empty());
+}

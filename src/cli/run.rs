@@ -73,7 +73,7 @@ fn read_task(prompt: Option<String>, task_file: Option<&Path>) -> Result<String>
                 ));
             }
             let mut bytes = Vec::new();
-            std::io::Read::read_to_end(&mut stdin.lock(), &mut bytes)
+            interruptible(|| std::io::Read::read_to_end(&mut stdin.lock(), &mut bytes))
                 .map_err(|e| usage(format!("read the task from stdin: {e}")))?;
             (bytes, "stdin".to_string())
         }
@@ -101,6 +101,28 @@ fn read_task(prompt: Option<String>, task_file: Option<&Path>) -> Result<String>
         )));
     }
     Ok(task)
+}
+
+/// Runs `f` (a blocking read) with Ctrl-C, SIGTERM and SIGHUP ending oneshot as usual: the
+/// session's handlers only count them, and a read waiting on a pipe that never closes would
+/// then ignore them. No session exists yet, so there is nothing to pause; the handlers come
+/// back afterwards.
+fn interruptible<T>(f: impl FnOnce() -> T) -> T {
+    const SIGNALS: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
+    // SAFETY: plain sigaction calls; every saved action is restored as it was.
+    unsafe {
+        let mut saved: [libc::sigaction; 3] = std::mem::zeroed();
+        let mut default: libc::sigaction = std::mem::zeroed();
+        default.sa_sigaction = libc::SIG_DFL;
+        for (sig, old) in SIGNALS.iter().zip(saved.iter_mut()) {
+            libc::sigaction(*sig, &default, old);
+        }
+        let out = f();
+        for (sig, old) in SIGNALS.iter().zip(saved.iter()) {
+            libc::sigaction(*sig, old, std::ptr::null_mut());
+        }
+        out
+    }
 }
 
 /// Starts a new session and runs it to the end; returns the exit code.
