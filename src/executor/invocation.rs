@@ -33,7 +33,8 @@ pub struct Invocation {
 
 impl Invocation {
     /// Whether the prompt is too large to stand for `{prompt}` in this command's argv: argv
-    /// then gets [`pointer`]'s one line instead, and the prompt is in the file only.
+    /// then gets one line naming `$ONESHOT_PROMPT_FILE` instead (the prompt is whole on stdin
+    /// and in the file).
     pub fn prompt_replaced_in_argv(&self) -> bool {
         self.command.takes_prompt() && !fits_inline(&self.prompt)
     }
