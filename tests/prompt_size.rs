@@ -178,3 +178,31 @@ fn a_later_prompt_too_large_for_argv_points_to_the_file_and_the_session_complete
         "{err}"
     );
 }
+
+#[test]
+fn the_prompt_file_goes_with_the_agent_when_oneshot_is_killed() {
+    let w = World::new();
+    let named = w.tmp.path().join("prompt-path");
+    let worker = w.script(
+        "w.sh",
+        &format!(
+            "echo \"$ONESHOT_PROMPT_FILE\" > {n}.tmp; mv {n}.tmp {n}; sleep 60",
+            n = named.display()
+        ),
+    );
+    let mut child = w.spawn(&worker, &w.script("a.sh", AUDIT_DONE), &["-q"], "the task");
+    assert!(
+        eventually(std::time::Duration::from_secs(10), || named.exists()),
+        "the worker never started"
+    );
+    let path = std::path::PathBuf::from(std::fs::read_to_string(&named).unwrap().trim());
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "the task");
+    signal(child.id(), SIGKILL);
+    wait_timeout(&mut child, std::time::Duration::from_secs(10));
+    assert!(
+        eventually(std::time::Duration::from_secs(10), || !path.exists()
+            && !path.parent().unwrap().exists()),
+        "{} outlived a killed oneshot",
+        path.display()
+    );
+}

@@ -70,6 +70,9 @@ impl Invocation {
                 .render(&pointer(prompt_file.path(), self.prompt.len()))
         };
         let reaper = cfg!(target_os = "linux") && super::shim::available();
+        // Made before the fork: the reaper may not allocate.
+        #[cfg(target_os = "linux")]
+        let (file, dir) = (c_path(prompt_file.path()), c_path(prompt_file.dir()));
         let mut wrap = CommandWrap::with_new(&program, |cmd| {
             cmd.arg0(&argv[0])
                 .args(&argv[1..])
@@ -93,7 +96,7 @@ impl Invocation {
                 // SAFETY: `split` only makes async-signal-safe calls between fork and exec.
                 let parent = std::process::id() as libc::pid_t;
                 unsafe {
-                    cmd.pre_exec(move || super::shim::split(parent));
+                    cmd.pre_exec(move || super::shim::split(parent, &file, &dir));
                 }
             } else {
                 set_parent_death_signal(cmd);
@@ -138,6 +141,13 @@ impl Invocation {
             _prompt_file: prompt_file,
         })
     }
+}
+
+/// A path as a C string (a path holds no NUL).
+#[cfg(target_os = "linux")]
+fn c_path(path: &std::path::Path) -> std::ffi::CString {
+    use std::os::unix::ffi::OsStrExt;
+    std::ffi::CString::new(path.as_os_str().as_bytes()).unwrap_or_default()
 }
 
 /// Small enough for `ONESHOT_PROMPT` and argv.

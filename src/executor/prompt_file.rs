@@ -4,7 +4,8 @@
 //! all of them together at `ARG_MAX`), stdin can but only once. A file can always be read, and
 //! read again. It lives in a fresh directory of the system's temporary directory (never in the
 //! workdir, where it would count as the worker's change), readable only by the user, and is
-//! removed with the process's handle.
+//! removed with the process's handle — or, when oneshot is killed before it can do that, by the
+//! reaper (`shim.rs`) once the agent is gone.
 
 use std::io::Write;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
@@ -56,6 +57,11 @@ impl PromptFile {
     /// Where the prompt is.
     pub(super) fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// The private directory it is in (removed with it).
+    pub(super) fn dir(&self) -> &Path {
+        &self.dir
     }
 }
 
