@@ -13,10 +13,11 @@ Examples:
   oneshot log ID --follow   # tail a running session
   oneshot resume ID         # continue after Ctrl-C or a crash
 
-How a session runs: the worker gets the task (on stdin and in the file $ONESHOT_PROMPT_FILE; also in
-$ONESHOT_PROMPT and as {prompt} in its argv up to 100 KiB); when it exits 0 the auditor gets the task and the worker's output and must end with a line
-VERDICT: DONE | RETRY | IMPOSSIBLE (or a JSON object with a \"verdict\" field). RETRY runs the worker
-again with the critique. A policy file (Lua) can change every one of these decisions.";
+How a session runs: the worker gets the task (on stdin and in the file $ONESHOT_PROMPT_FILE; also
+in $ONESHOT_PROMPT and as {prompt} in its argv up to 100 KiB); when it exits 0 the auditor gets the
+task and the worker's output and must end its stdout with a line VERDICT: DONE | RETRY | IMPOSSIBLE
+(or a JSON object with a \"verdict\" field); its stderr is logged but never read as a verdict.
+RETRY runs the worker again with the critique. A policy file (Lua) can change every one of these decisions.";
 
 /// A command line clap refused. An unknown word where a command may stand, after a task, is
 /// almost always an unquoted task (`oneshot fix the bug`): say so; anything else is clap's
