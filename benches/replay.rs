@@ -88,6 +88,7 @@ fn record(policy: &PolicyHost) -> Vec<serde_json::Value> {
                             code: Some(0),
                             signal: None,
                         },
+                        stdout: tail.clone(),
                         tail,
                     });
                 }

@@ -23,7 +23,7 @@
 ---@field reason string? Why the last process stopped or the last transition happened (e.g. "inactivity_timeout").
 ---@field elapsed number Seconds since the session was created.
 ---@field worker_output string The tail of the worker's last output (redacted, at most 256 KiB).
----@field auditor_output string The tail of the auditor's last output (redacted, at most 256 KiB).
+---@field auditor_output string The tail of the auditor's last stdout, its answer (redacted, at most 256 KiB).
 ---@field verdict OneshotVerdict? The auditor's last verdict, if any.
 ---@field critique string? The auditor's last reason/critique, if any.
 ---@field confidence number? The auditor's confidence in [0, 1], if it gave one.
@@ -78,7 +78,7 @@
 ---The table a policy file returns.
 ---@class OneshotPolicy
 ---@field limits? OneshotLimits Budgets the engine enforces.
----@field verdict? (fun(output: string, ctx: OneshotCtx): (OneshotVerdict|OneshotVerdictTable), string?, number?) Judge the auditor's output: verdict [, reason [, confidence]].
+---@field verdict? (fun(output: string, ctx: OneshotCtx): (OneshotVerdict|OneshotVerdictTable), string?, number?) Judge the auditor's stdout (its answer; never stderr): verdict [, reason [, confidence]].
 ---@field salvage? (fun(evidence: OneshotEvidence, ctx: OneshotCtx): OneshotSalvage, string?) Judge a stopped worker.
 ---@field guards? table<string, fun(ctx: OneshotCtx): boolean, string?> guards["FROM -> TO"]: true, or false and a reason.
 ---@field next_prompt? (fun(ctx: OneshotCtx): string?) The worker's next prompt (nil keeps the built-in one).

@@ -36,7 +36,7 @@ fn main() {
     let starts_session = match &cli.command {
         Some(Command::Run(_) | Command::Resume(_)) => true,
         Some(_) => false,
-        None => cli.run.resume.is_some() || cli.run.prompt.is_some(),
+        None => cli.run.resume.is_some() || cli.run.prompt.is_some() || cli.run.task_file.is_some(),
     };
     if !starts_session {
         cli::signals::release_early();
@@ -103,9 +103,9 @@ fn main() {
                 quiet,
                 session_signals(),
             ),
-            None if cli.run.prompt.is_some() => {
-                let task = cli.run.prompt.as_deref().unwrap_or_default();
-                cli::run::check_implicit_task(task)
+            None if cli.run.prompt.is_some() || cli.run.task_file.is_some() => {
+                let task = cli.run.prompt.as_deref();
+                task.map_or(Ok(()), cli::run::check_implicit_task)
                     .and_then(|()| cli::run::run(&store, cli.run, quiet, session_signals()))
             }
             None => cli::run::nothing_to_do(),

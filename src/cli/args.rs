@@ -7,14 +7,17 @@ const EXAMPLES: &str = "\
 Examples:
   oneshot --worker-cmd 'sh fix.sh' --auditor-cmd 'sh check.sh' \"make the tests pass\"
   oneshot --policy policies/strict.lua --worker-cmd 'sh fix.sh' --auditor-cmd 'sh check.sh' \"fix the failing test\"
+  oneshot --worker-cmd 'sh fix.sh' --auditor-cmd 'sh check.sh' --task-file TASK.md
+  git diff | oneshot --worker-cmd 'sh fix.sh' --auditor-cmd 'sh check.sh' -   # the task from stdin
   oneshot status            # the latest session
   oneshot log ID --follow   # tail a running session
   oneshot resume ID         # continue after Ctrl-C or a crash
 
-How a session runs: the worker gets the task (on stdin, in $ONESHOT_PROMPT and as {prompt} in its
-argv); when it exits 0 the auditor gets the task and the worker's output and must end with a line
-VERDICT: DONE | RETRY | IMPOSSIBLE (or a JSON object with a \"verdict\" field). RETRY runs the worker
-again with the critique. A policy file (Lua) can change every one of these decisions.";
+How a session runs: the worker gets the task (on stdin and in the file $ONESHOT_PROMPT_FILE; also
+in $ONESHOT_PROMPT and as {prompt} in its argv up to 100 KiB); when it exits 0 the auditor gets the
+task and the worker's output and must end its stdout with a line VERDICT: DONE | RETRY | IMPOSSIBLE
+(or a JSON object with a \"verdict\" field); its stderr is logged but never read as a verdict.
+RETRY runs the worker again with the critique. A policy file (Lua) can change every one of these decisions.";
 
 /// A command line clap refused. An unknown word where a command may stand, after a task, is
 /// almost always an unquoted task (`oneshot fix the bug`): say so; anything else is clap's
@@ -205,10 +208,13 @@ pub struct RunArgs {
     #[command(flatten)]
     pub policy_opts: PolicyArgs,
     /// Continue session ID instead of starting one (the same as `oneshot resume ID`).
-    #[arg(long, value_name = "ID", conflicts_with_all = ["worker_cmd", "auditor_cmd", "prompt"])]
+    #[arg(long, value_name = "ID", conflicts_with_all = ["worker_cmd", "auditor_cmd", "prompt", "task_file"])]
     pub resume: Option<String>,
-    /// The task for the worker.
+    /// The task for the worker; `-` reads it from stdin.
     pub prompt: Option<String>,
+    /// Read the task from FILE (UTF-8 text, any size) instead of the command line.
+    #[arg(long, value_name = "FILE")]
+    pub task_file: Option<PathBuf>,
 }
 
 /// Options of `resume`.

@@ -54,11 +54,82 @@ pub fn check_implicit_task(task: &str) -> Result<()> {
     Ok(())
 }
 
+/// The task: as given, from `--task-file FILE`, or from stdin for `-`. Whatever cannot be
+/// read as text is a usage error naming where it was read from.
+fn read_task(prompt: Option<String>, task_file: Option<&Path>) -> Result<String> {
+    let (bytes, from) = match (prompt, task_file) {
+        (Some(_), Some(file)) => {
+            return Err(usage(format!(
+                "start a session: both a task and --task-file {} were given; give one of them",
+                file.display()
+            )));
+        }
+        (None, None) => return Err(usage(NO_TASK)),
+        (Some(task), None) if task != "-" => return Ok(task),
+        (Some(_), None) => {
+            let stdin = std::io::stdin();
+            if std::io::IsTerminal::is_terminal(&stdin) {
+                return Err(usage(
+                    "read the task from stdin (`-`): stdin is a terminal; pipe the task in \
+                     (echo 'fix it' | oneshot … -) or use --task-file FILE",
+                ));
+            }
+            let mut bytes = Vec::new();
+            interruptible(|| std::io::Read::read_to_end(&mut stdin.lock(), &mut bytes))
+                .map_err(|e| usage(format!("read the task from stdin: {e}")))?;
+            (bytes, "stdin".to_string())
+        }
+        (None, Some(file)) => {
+            let bytes = std::fs::read(file).map_err(|e| {
+                usage(format!(
+                    "read the task file {}: {e}; check the path (relative paths start at the \
+                     current directory)",
+                    file.display()
+                ))
+            })?;
+            (bytes, file.display().to_string())
+        }
+    };
+    let task = String::from_utf8(bytes).map_err(|e| {
+        usage(format!(
+            "read the task from {from}: it is not UTF-8 text (invalid byte at offset {}); convert \
+             it to UTF-8 (e.g. with iconv -t UTF-8)",
+            e.utf8_error().valid_up_to()
+        ))
+    })?;
+    if task.trim().is_empty() {
+        return Err(usage(format!(
+            "start a session: the task read from {from} is empty; say what the worker should do"
+        )));
+    }
+    Ok(task)
+}
+
+/// Runs `f` (a blocking read) with Ctrl-C, SIGTERM and SIGHUP ending oneshot as usual: the
+/// session's handlers only count them, and a read waiting on a pipe that never closes would
+/// then ignore them. No session exists yet, so there is nothing to pause; the handlers come
+/// back afterwards.
+fn interruptible<T>(f: impl FnOnce() -> T) -> T {
+    const SIGNALS: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
+    // SAFETY: plain sigaction calls; every saved action is restored as it was.
+    unsafe {
+        let mut saved: [libc::sigaction; 3] = std::mem::zeroed();
+        let mut default: libc::sigaction = std::mem::zeroed();
+        default.sa_sigaction = libc::SIG_DFL;
+        for (sig, old) in SIGNALS.iter().zip(saved.iter_mut()) {
+            libc::sigaction(*sig, &default, old);
+        }
+        let out = f();
+        for (sig, old) in SIGNALS.iter().zip(saved.iter()) {
+            libc::sigaction(*sig, old, std::ptr::null_mut());
+        }
+        out
+    }
+}
+
 /// Starts a new session and runs it to the end; returns the exit code.
 pub fn run(store: &Store, args: RunArgs, quiet: bool, signals: Signals) -> Result<i32> {
-    let Some(prompt) = args.prompt else {
-        return Err(usage(NO_TASK));
-    };
+    let prompt = read_task(args.prompt, args.task_file.as_deref())?;
     if prompt.trim().is_empty() {
         return Err(usage(
             "start a session: the task is empty; say what the worker should do",

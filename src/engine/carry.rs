@@ -28,7 +28,8 @@ impl Engine {
                 Effect::Snapshot => self.snapshot_workdir(observer)?,
                 Effect::Spawn(spawn) => {
                     self.persist()?;
-                    queue.push_back(self.spawn(spawn));
+                    let event = self.spawn(spawn, observer)?;
+                    queue.push_back(event);
                 }
                 Effect::Stop { grace } => {
                     self.persist()?;

@@ -87,6 +87,9 @@ impl Engine {
                 redacted
             }
         };
+        // Every prompt holds the task: one too large for a command's argv would fail late.
+        worker_cmd.check_task(Role::Worker, &task)?;
+        auditor_cmd.check_task(Role::Auditor, &task)?;
         let dir = store.create_session()?;
         let lock = dir.lock()?;
         let session = Session::new(

@@ -38,7 +38,11 @@ impl Proc {
 
 impl Engine {
     /// Starts the process the core asked for and reports how that went.
-    pub(super) fn spawn(&mut self, spawn: Spawn) -> Event {
+    pub(super) fn spawn(
+        &mut self,
+        spawn: Spawn,
+        observer: &mut dyn Observer,
+    ) -> Result<Event, EngineError> {
         let invocation = Invocation {
             role: spawn.role,
             command: match spawn.role {
@@ -51,7 +55,20 @@ impl Engine {
             workdir: self.session.workdir.clone(),
             env: Vec::new(),
         };
-        match invocation.spawn() {
+        if invocation.prompt_replaced_in_argv() {
+            // The task fits (checked when the session was made); this prompt also carries
+            // output or critique. The agent still gets all of it: on stdin and in the file.
+            let message = format!(
+                "the {} prompt is {} bytes, more than {{prompt}} can carry in argv ({} bytes); \
+                 the command gets a line pointing to $ONESHOT_PROMPT_FILE instead, and the whole \
+                 prompt on stdin and in that file",
+                spawn.role,
+                invocation.prompt.len(),
+                crate::executor::PROMPT_INLINE_MAX
+            );
+            self.warn_out_of_band(&message, observer)?;
+        }
+        Ok(match invocation.spawn() {
             Ok(running) => {
                 let identity = running.identity();
                 let now = Instant::now();
@@ -74,7 +91,7 @@ impl Engine {
                 Event::Spawned(identity)
             }
             Err(e) => Event::SpawnFailed(crate::error::failure(&e)),
-        }
+        })
     }
 
     /// One report from the running process: output goes through the pipeline (redaction,
@@ -108,6 +125,7 @@ impl Engine {
                     Some(Event::Exited {
                         exit: ExitStatus { code, signal },
                         tail: p.pipeline.tail().to_string(),
+                        stdout: p.pipeline.stdout_tail().to_string(),
                     })
                 })
             }

@@ -59,15 +59,44 @@ pub enum ExecError {
         path: PathBuf,
     },
 
-    /// `argv` plus environment exceed the kernel's limit (E2BIG), almost always a huge prompt.
+    /// `argv` plus environment exceed the kernel's limit (E2BIG): the command line or the
+    /// environment is huge (a prompt over [`PROMPT_INLINE_MAX`](super::PROMPT_INLINE_MAX) never
+    /// goes there).
     #[error(
-        "start '{program}': the prompt ({prompt_bytes} bytes) is too large to pass in argv and env; shorten it"
+        "start '{program}': its arguments and environment are larger than the system allows \
+         (E2BIG; the prompt is {prompt_bytes} bytes); shorten the command line or the environment"
     )]
     PromptTooLarge {
         /// The program being started.
         program: String,
         /// Size of the prompt.
         prompt_bytes: usize,
+    },
+
+    /// The task is too large for a command that takes it as `{prompt}` in argv.
+    #[error(
+        "pass the {task_bytes}-byte task to the {role} command `{command}` as {{prompt}}: one \
+         command-line argument holds at most {max} bytes; remove {{prompt}} from the command and \
+         let it read the prompt from stdin or from the file named by $ONESHOT_PROMPT_FILE",
+        max = super::PROMPT_INLINE_MAX
+    )]
+    TaskTooLargeForArgv {
+        /// Which command.
+        role: Role,
+        /// The command line.
+        command: String,
+        /// Size of the task.
+        task_bytes: usize,
+    },
+
+    /// The private prompt file (`$ONESHOT_PROMPT_FILE`) could not be written.
+    #[error("write the prompt file {}; check the space and permissions of the temporary directory (TMPDIR)", .path.display())]
+    PromptFile {
+        /// The file or its directory.
+        path: PathBuf,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
     },
 
     /// Any other spawn failure.

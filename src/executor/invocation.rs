@@ -7,7 +7,8 @@ use process_wrap::tokio::{CommandWrap, KillOnDrop, ProcessGroup};
 use tokio::io::AsyncWriteExt;
 use tokio::process::ChildStdin;
 
-use super::{CommandTemplate, ExecError, ProcessIdentity, Role, Running};
+use super::prompt_file::PromptFile;
+use super::{CommandTemplate, ExecError, PROMPT_INLINE_MAX, ProcessIdentity, Role, Running};
 
 /// Everything needed to start one agent process.
 #[derive(Debug, Clone)]
@@ -16,7 +17,9 @@ pub struct Invocation {
     pub role: Role,
     /// The argv template; `{prompt}` is filled in.
     pub command: CommandTemplate,
-    /// Delivered on stdin, in env `ONESHOT_PROMPT` and as `{prompt}` in argv.
+    /// Delivered on stdin and in the file named by env `ONESHOT_PROMPT_FILE`, whatever its
+    /// size; in env `ONESHOT_PROMPT` and as `{prompt}` in argv when it fits there
+    /// ([`PROMPT_INLINE_MAX`]).
     pub prompt: String,
     /// env `ONESHOT_SESSION_ID`.
     pub session_id: String,
@@ -29,6 +32,13 @@ pub struct Invocation {
 }
 
 impl Invocation {
+    /// Whether the prompt is too large to stand for `{prompt}` in this command's argv: argv
+    /// then gets one line naming `$ONESHOT_PROMPT_FILE` instead (the prompt is whole on stdin
+    /// and in the file).
+    pub fn prompt_replaced_in_argv(&self) -> bool {
+        self.command.takes_prompt() && !fits_inline(&self.prompt)
+    }
+
     /// Starts the process in its own process group, with stdout and stderr piped and the prompt
     /// being written to its stdin by a background task. Must be called inside a tokio runtime.
     ///
@@ -52,26 +62,41 @@ impl Invocation {
             .command
             .resolve(&self.workdir)
             .map_err(|e| e.with_role(self.role))?;
-        let argv = self.command.render(&self.prompt);
+        let prompt_file = PromptFile::write(&self.prompt, &self.workdir)?;
+        let argv = if fits_inline(&self.prompt) {
+            self.command.render(&self.prompt)
+        } else {
+            self.command
+                .render(&pointer(prompt_file.path(), self.prompt.len()))
+        };
         let reaper = cfg!(target_os = "linux") && super::shim::available();
+        // Made before the fork: the reaper may not allocate.
+        #[cfg(target_os = "linux")]
+        let (file, dir) = (c_path(prompt_file.path()), c_path(prompt_file.dir()));
         let mut wrap = CommandWrap::with_new(&program, |cmd| {
             cmd.arg0(&argv[0])
                 .args(&argv[1..])
                 .current_dir(&self.workdir)
                 .envs(self.env.iter().map(|(k, v)| (k, v)))
-                .env("ONESHOT_PROMPT", &self.prompt)
+                .env("ONESHOT_PROMPT_FILE", prompt_file.path())
                 .env("ONESHOT_SESSION_ID", &self.session_id)
                 .env("ONESHOT_ITERATION", self.iteration.to_string())
                 .env("ONESHOT_ROLE", self.role.as_str())
                 .stdin(Stdio::piped())
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped());
+            // Unset rather than inherited when too large: a stale prompt is worse than none.
+            if fits_inline(&self.prompt) {
+                cmd.env("ONESHOT_PROMPT", &self.prompt);
+            } else {
+                cmd.env_remove("ONESHOT_PROMPT");
+            }
             #[cfg(target_os = "linux")]
             if reaper {
                 // SAFETY: `split` only makes async-signal-safe calls between fork and exec.
                 let parent = std::process::id() as libc::pid_t;
                 unsafe {
-                    cmd.pre_exec(move || super::shim::split(parent));
+                    cmd.pre_exec(move || super::shim::split(parent, &file, &dir));
                 }
             } else {
                 set_parent_death_signal(cmd);
@@ -113,8 +138,32 @@ impl Invocation {
             reaped: false,
             reaper,
             session_id: self.session_id.clone(),
+            _prompt_file: prompt_file,
         })
     }
+}
+
+/// A path as a C string (a path holds no NUL).
+#[cfg(target_os = "linux")]
+fn c_path(path: &std::path::Path) -> std::ffi::CString {
+    use std::os::unix::ffi::OsStrExt;
+    std::ffi::CString::new(path.as_os_str().as_bytes()).unwrap_or_default()
+}
+
+/// Small enough for `ONESHOT_PROMPT` and argv.
+fn fits_inline(prompt: &str) -> bool {
+    prompt.len() <= PROMPT_INLINE_MAX
+}
+
+/// What `{prompt}` becomes in argv when the prompt does not fit there: one line telling the
+/// agent where the whole prompt is. (The task alone always fits: a session whose task does not
+/// is refused before it starts; this is for the later prompts that carry output or critique.)
+fn pointer(file: &std::path::Path, bytes: usize) -> String {
+    format!(
+        "Your instructions are {bytes} bytes, too long for a command line. Read them from the \
+         file {} (also named by $ONESHOT_PROMPT_FILE) and follow them.",
+        file.display()
+    )
 }
 
 /// Writes the prompt and closes stdin so the child sees EOF. A child that never reads stdin

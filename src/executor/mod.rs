@@ -4,7 +4,8 @@
 //!
 //! A [`CommandTemplate`] is split once with shell-word rules and never run through a shell.
 //! [`Invocation::spawn`] starts it as the leader of a new process group, with the prompt on
-//! stdin, in `ONESHOT_PROMPT` and in argv, and returns a [`Running`] handle whose drop kills the
+//! stdin and in a private file named by `ONESHOT_PROMPT_FILE` (any size), and in
+//! `ONESHOT_PROMPT` and argv when it fits there ([`PROMPT_INLINE_MAX`]), and returns a [`Running`] handle whose drop kills the
 //! whole group. On Linux the group's leader is a small reaper between oneshot and the agent
 //! (`shim.rs`): a child subreaper, so whatever the agent starts — in another group, another
 //! session, double-forked, with its environment cleared — stays below it and is killed when the
@@ -25,6 +26,7 @@ mod identity;
 mod stray;
 mod invocation;
 mod pipe;
+mod prompt_file;
 mod recover;
 mod role;
 mod running;
@@ -46,4 +48,4 @@ pub use running::Running;
 pub use stray::{mark, sweep, sweep_started_before, ticks_now};
 pub use snapshot::{DEFAULT_IGNORE_GLOBS, Snapshot, default_ignore};
 pub use supervise::{Control, ProcessEvent, Supervised};
-pub use template::{CommandTemplate, PROMPT_PLACEHOLDER};
+pub use template::{CommandTemplate, PROMPT_INLINE_MAX, PROMPT_PLACEHOLDER};

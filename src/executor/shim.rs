@@ -19,6 +19,7 @@
 //! multi-threaded process, so it only makes async-signal-safe system calls and never allocates.
 
 use libc::{c_int, pid_t};
+use std::ffi::CStr;
 
 /// How long the agent's children may go on after it exited before they are killed (nextest's
 /// `detect_fd_leaks` idea: they may still be flushing output into the pipes).
@@ -55,11 +56,13 @@ pub fn request_kill(pid: i32) {
 }
 
 /// Runs between fork and exec of a spawned agent, with oneshot's pid `parent`. Returns (in the
-/// agent, which goes on to exec) or never returns (in the shim).
+/// agent, which goes on to exec) or never returns (in the shim). The shim removes `prompt_file`
+/// and then its directory `prompt_dir` when it is done (`$ONESHOT_PROMPT_FILE` must not
+/// outlive the agent, even when oneshot was killed and never ran its own cleanup).
 ///
 /// # Safety
 /// Only between fork and exec, as a `pre_exec` closure.
-pub unsafe fn split(parent: pid_t) -> std::io::Result<()> {
+pub unsafe fn split(parent: pid_t, prompt_file: &CStr, prompt_dir: &CStr) -> std::io::Result<()> {
     // SAFETY (whole function): async-signal-safe system calls on plain integers and stack
     // memory only.
     unsafe {
@@ -81,12 +84,12 @@ pub unsafe fn split(parent: pid_t) -> std::io::Result<()> {
             }
             return Ok(());
         }
-        run(parent, agent)
+        run(parent, agent, prompt_file, prompt_dir)
     }
 }
 
-/// The shim's life: wait for the agent, clean up below it, exit as it did.
-unsafe fn run(parent: pid_t, agent: pid_t) -> ! {
+/// The shim's life: wait for the agent, clean up below it and its prompt file, exit as it did.
+unsafe fn run(parent: pid_t, agent: pid_t, prompt_file: &CStr, prompt_dir: &CStr) -> ! {
     // SAFETY (whole function): as in `split`.
     unsafe {
         libc::prctl(libc::PR_SET_NAME, c"oneshot-reaper".as_ptr());
@@ -138,6 +141,9 @@ unsafe fn run(parent: pid_t, agent: pid_t) -> ! {
             lingered += STEP_MS;
         }
         kill_descendants(agent, &mut agent_status);
+        // Nothing below the shim can read it any more.
+        libc::unlink(prompt_file.as_ptr());
+        libc::rmdir(prompt_dir.as_ptr());
         exit_as(agent_status.unwrap_or(1 << 8))
     }
 }

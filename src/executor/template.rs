@@ -10,6 +10,12 @@ use super::{ExecError, Role};
 /// The placeholder replaced by the prompt inside any argv element.
 pub const PROMPT_PLACEHOLDER: &str = "{prompt}";
 
+/// The largest prompt (in bytes) passed inline: in `$ONESHOT_PROMPT` and as `{prompt}` in argv.
+/// Linux refuses a single argv or environment string over 128 KiB (`MAX_ARG_STRLEN`) and all of
+/// them together over `ARG_MAX`; 100 KiB leaves room for the rest of the command line and the
+/// environment. Larger prompts reach the agent on stdin and in `$ONESHOT_PROMPT_FILE` only.
+pub const PROMPT_INLINE_MAX: usize = 100 * 1024;
+
 /// An argv template such as `claude -p {prompt} --output-format stream-json`.
 ///
 /// Split with POSIX shell-word rules but never run through a shell, so a prompt full of quotes,
@@ -49,6 +55,26 @@ impl CommandTemplate {
             .iter()
             .map(|word| word.replace(PROMPT_PLACEHOLDER, prompt))
             .collect()
+    }
+
+    /// Whether `{prompt}` appears in argv: such a command cannot take a prompt larger than
+    /// [`PROMPT_INLINE_MAX`] on its command line.
+    pub fn takes_prompt(&self) -> bool {
+        self.argv.iter().any(|w| w.contains(PROMPT_PLACEHOLDER))
+    }
+
+    /// Refuses a `task` that this command would need in argv but that does not fit there,
+    /// naming the role: checked before a session starts, since every prompt of the session
+    /// holds the task.
+    pub fn check_task(&self, role: Role, task: &str) -> Result<(), ExecError> {
+        if self.takes_prompt() && task.len() > PROMPT_INLINE_MAX {
+            return Err(ExecError::TaskTooLargeForArgv {
+                role,
+                command: self.to_string(),
+                task_bytes: task.len(),
+            });
+        }
+        Ok(())
     }
 
     /// Checks that the program exists and is executable, so the CLI can fail fast (exit 2)

@@ -4,8 +4,9 @@
 //! it reads goes into [`Pipeline::push`]. The pipeline splits chunks into lines (bounded: an
 //! over-long line is cut into partial pieces), stamps them, redacts secrets with a shared
 //! [`Redactor`] **before** anything is written, appends one activity record per line to
-//! `oneshot-log.json` and hands the redacted [`Line`]s back, keeping a bounded tail of the
-//! output for the verdict hook and the state file.
+//! `oneshot-log.json` and hands the redacted [`Line`]s back, keeping bounded tails of the
+//! output for the hooks and the state file: both streams (the worker's output, the evidence)
+//! and stdout alone (the auditor's answer, which the verdict is read from).
 
 mod json;
 mod record;

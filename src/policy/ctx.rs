@@ -28,7 +28,7 @@ pub struct HookCtx {
     pub elapsed: f64,
     /// The tail of the worker's last output (redacted).
     pub worker_output: String,
-    /// The tail of the auditor's last output (redacted).
+    /// The tail of the auditor's last stdout, its answer (redacted); never its stderr.
     pub auditor_output: String,
     /// The auditor's last verdict, if any.
     pub verdict: Option<Verdict>,

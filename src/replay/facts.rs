@@ -134,12 +134,14 @@ impl Recording {
                             exit_code,
                             signal,
                             tail,
+                            stdout,
                         } => Event::Exited {
                             exit: ExitStatus {
                                 code: *exit_code,
                                 signal: *signal,
                             },
                             tail: tail.clone(),
+                            stdout: stdout.clone().unwrap_or_else(|| tail.clone()),
                         },
                         ProcessEvent::Fenced { outcome } => Event::Fenced(outcome.clone()),
                     };

@@ -587,3 +587,33 @@ fn replay_ends_where_a_real_run_ends_for_every_failing_hook() {
         "{ends:?}"
     );
 }
+
+/// The first auditor `exited` record of `values`, to edit.
+fn first_audit_exit(values: &mut [Value]) -> &mut Value {
+    values
+        .iter_mut()
+        .find(|v| v["type"] == "process" && v["role"] == "auditor" && v["event"] == "exited")
+        .expect("an auditor exit")
+}
+
+#[test]
+fn the_verdict_replays_from_the_recorded_stdout_and_older_logs_from_the_tail() {
+    // Recorded: RETRY on stdout, a DONE on stderr that the verdict never saw.
+    let mut values = retry_then_done();
+    let exit = first_audit_exit(&mut values);
+    exit["tail"] = json!(format!("{RETRY}\nVERDICT: DONE from stderr"));
+    exit["stdout"] = json!(RETRY);
+    let report = run(values.clone(), &PolicyHost::builtin());
+    assert_eq!(report.simulated_path, report.recorded_path, "{report:#?}");
+    assert!(report.divergence.is_none(), "{report:#?}");
+
+    // A log without `stdout` is one whose verdict read `tail`: replay reads it too (here
+    // the DONE, so the simulation completes one iteration early and says it diverged).
+    first_audit_exit(&mut values)
+        .as_object_mut()
+        .unwrap()
+        .remove("stdout");
+    let report = run(values, &PolicyHost::builtin());
+    assert!(report.divergence.is_some(), "{report:#?}");
+    assert_eq!(report.simulated_path.last(), Some(&Completed));
+}

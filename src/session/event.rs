@@ -21,8 +21,11 @@ pub enum Event {
     Exited {
         /// How it ended.
         exit: ExitStatus,
-        /// The end of its output.
+        /// The end of its output, both streams: the worker's output and the evidence.
         tail: String,
+        /// The end of its stdout alone: the auditor's answer, which the verdict is read from
+        /// (a verdict on stderr does not count).
+        stdout: String,
     },
     /// A clock ran out while it ran: [`StopReason::InactivityTimeout`] or
     /// [`StopReason::WorkerTimeout`] (the role's wall-clock timeout).

@@ -58,7 +58,7 @@ impl Step<'_> {
             Event::Start => self.start(),
             Event::Spawned(process) => self.spawned(process),
             Event::SpawnFailed(error) => self.spawn_failed(error),
-            Event::Exited { exit, tail } => self.exited(exit, tail),
+            Event::Exited { exit, tail, stdout } => self.exited(exit, tail, stdout),
             Event::TimedOut(why) => self.timed_out(why),
             Event::Interrupt => self.interrupt(false),
             Event::Kill => self.interrupt(true),
@@ -207,7 +207,10 @@ impl Step<'_> {
         self.advance();
     }
 
-    fn exited(&mut self, exit: ExitStatus, tail: String) {
+    /// A process ended. The worker's output is both streams (the auditor and salvage judge
+    /// all of it); the auditor's is its stdout alone, its answer: a verdict is never read from
+    /// stderr. Both streams stay in the log either way.
+    fn exited(&mut self, exit: ExitStatus, tail: String, stdout: String) {
         let Some(role) = self.s.phase.role() else {
             return self.unexpected("a process exit");
         };
@@ -220,16 +223,23 @@ impl Step<'_> {
         run.exited = Some(exit);
         let stopping = run.stopping;
         self.s.exit_code = exit.code;
-        match role {
-            Role::Worker => self.s.worker_output.clone_from(&tail),
-            Role::Auditor => self.s.auditor_output.clone_from(&tail),
-        }
+        let stdout = match role {
+            Role::Worker => {
+                self.s.worker_output.clone_from(&tail);
+                None
+            }
+            Role::Auditor => {
+                self.s.auditor_output.clone_from(&stdout);
+                (stdout != tail).then_some(stdout)
+            }
+        };
         self.process(
             role,
             ProcessEvent::Exited {
                 exit_code: exit.code,
                 signal: exit.signal,
                 tail,
+                stdout,
             },
         );
         match (role, stopping) {

@@ -49,7 +49,7 @@ pub struct Session {
     pub worker_prompt: String,
     /// Tail of the worker's last output (redacted).
     pub worker_output: String,
-    /// Tail of the auditor's last output (redacted).
+    /// Tail of the auditor's last stdout, its answer (redacted); never its stderr.
     pub auditor_output: String,
     /// Exit code of the process that ended last, when it exited normally.
     pub exit_code: Option<i32>,

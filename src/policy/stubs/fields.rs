@@ -61,7 +61,7 @@ pub(super) const CTX: &[Field] = &[
         "auditor_output",
         "string",
         "string",
-        "The tail of the auditor's last output (redacted, at most 256 KiB).",
+        "The tail of the auditor's last stdout, its answer (redacted, at most 256 KiB).",
     ),
     (
         "verdict",
@@ -181,7 +181,7 @@ pub(super) const POLICY: &[Field] = &[
         "verdict",
         "(fun(output: string, ctx: OneshotCtx): (OneshotVerdict|OneshotVerdictTable), string?, number?)?",
         "((output: string, ctx: OneshotCtx) -> (OneshotVerdict | OneshotVerdictTable, string?, number?))?",
-        "Judge the auditor's output: verdict [, reason [, confidence]].",
+        "Judge the auditor's stdout (its answer; never stderr): verdict [, reason [, confidence]].",
     ),
     (
         "salvage",

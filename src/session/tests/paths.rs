@@ -206,6 +206,7 @@ fn worker_inactivity_stops_it_journaled_first_then_recovers() {
             signal: Some(15),
         },
         tail: "half done".into(),
+        stdout: "half done".into(),
     });
     assert!(effects.iter().any(|e| matches!(
         e,
@@ -287,6 +288,7 @@ fn ctrl_c_stops_the_worker_gracefully_and_a_second_one_kills() {
             signal: Some(9),
         },
         tail: String::new(),
+        stdout: String::new(),
     });
     assert_eq!(
         d.session.phase,
@@ -416,6 +418,7 @@ fn an_interrupt_between_processes_pauses_at_the_checkpoint() {
             signal: None,
         },
         tail: "w".into(),
+        stdout: "w".into(),
     });
     // The interrupt lands while the worker's leftovers are being inspected.
     assert!(!d.step(Event::Interrupt).iter().any(Effect::is_act));
@@ -573,6 +576,7 @@ fn exits_and_inspections_out_of_place_are_ignored_with_a_warning() {
     let effects = d.step(Event::Exited {
         exit: Default::default(),
         tail: String::new(),
+        stdout: String::new(),
     });
     assert!(!effects.iter().any(Effect::is_act));
     assert_eq!(d.session.state(), S::Created);

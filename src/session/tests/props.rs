@@ -141,7 +141,7 @@ fn any_input() -> impl Strategy<Value = Input> {
         4 => (1..1000i32).prop_map(|pid| Input::Event(Event::Spawned(ProcessIdentity { pid, pgid: pid, start_time: None }))),
         1 => Just(Input::Event(Event::SpawnFailed("ENOENT".into()))),
         4 => (proptest::option::of(0..3i32), proptest::option::of(9..16i32)).prop_map(|(code, signal)| {
-            Input::Event(Event::Exited { exit: ExitStatus { code, signal }, tail: "out".into() })
+            Input::Event(Event::Exited { exit: ExitStatus { code, signal }, tail: "out".into(), stdout: "out".into() })
         }),
         1 => proptest::sample::select(vec![StopReason::InactivityTimeout, StopReason::WorkerTimeout])
             .prop_map(|r| Input::Event(Event::TimedOut(r))),
@@ -254,7 +254,7 @@ proptest! {
                     }),
                     Some(Effect::Fence { .. }) => Event::Fenced("gone".into()),
                     _ if s.phase.run().is_some_and(|r| r.process.is_some() && r.exited.is_none()) => {
-                        Event::Exited { exit: ExitStatus { code: Some(code), signal: None }, tail: "out".into() }
+                        Event::Exited { exit: ExitStatus { code: Some(code), signal: None }, tail: "out".into(), stdout: "out".into() }
                     }
                     _ => Event::Start,
                 },

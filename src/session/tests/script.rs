@@ -146,6 +146,7 @@ impl Driver {
                 signal: None,
             },
             tail: tail.to_string(),
+            stdout: tail.to_string(),
         };
         let killed = |tail: &str| Event::Exited {
             exit: ExitStatus {
@@ -153,6 +154,7 @@ impl Driver {
                 signal: Some(15),
             },
             tail: tail.to_string(),
+            stdout: tail.to_string(),
         };
         Some(match run {
             Run::Exit(code, out) => vec![started, exit(code, out)],

@@ -51,9 +51,14 @@ pub enum ProcessEvent {
         /// The signal that ended it, when one did.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         signal: Option<i32>,
-        /// The end of its output (redacted): what hooks see as `worker_output` /
-        /// `auditor_output`.
+        /// The end of its output, both streams (redacted): what hooks see as
+        /// `worker_output`.
         tail: String,
+        /// An auditor's stdout alone, when it differs from `tail` (it printed on stderr too):
+        /// what hooks see as `auditor_output` and the verdict is read from. Absent: `tail`
+        /// (also in logs written before it existed, whose verdicts were read from `tail`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        stdout: Option<String>,
     },
     /// A process group left by a oneshot that died was stopped on resume.
     Fenced {

@@ -109,6 +109,7 @@ pub(crate) fn samples() -> Vec<Record> {
             exit_code: None,
             signal: Some(15),
             tail: "half done".into(),
+            stdout: None,
         }),
         process(ProcessEvent::Fenced {
             outcome: "stopped the process group 4242 left running by the previous oneshot".into(),
@@ -269,6 +270,7 @@ fn blobbed_records_come_back_whole() {
             exit_code: Some(0),
             signal: None,
             tail: long.clone(),
+            stdout: None,
         },
     });
     let mut blobber = blob::Blobber::default();
