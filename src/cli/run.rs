@@ -1,14 +1,18 @@
 //! `oneshot [run] PROMPT` and `oneshot resume ID`.
 
 use super::args::{PolicyArgs, ResumeArgs, RunArgs};
+use super::color;
 use super::exit::{self, usage};
+use super::json_report::{self, JsonReporter};
+use super::outcome;
 use super::signals::{self, Signals};
+use super::statusline::clock;
 use super::term::{TerminalReporter, short_id};
 use anyhow::{Context, Result};
 use oneshot::engine::{Engine, Options, SessionBuilder};
 use oneshot::machine::SessionState;
 use oneshot::policy::{PolicyHost, PolicyOptions};
-use oneshot::session::{Outcome, SessionSettings};
+use oneshot::session::{Outcome, Session, SessionSettings};
 use oneshot::store::Store;
 use std::path::Path;
 
@@ -80,7 +84,12 @@ pub fn run(store: &Store, args: RunArgs, quiet: bool, signals: Signals) -> Resul
             workdir.display()
         )));
     }
-    drive(quiet, signals, options, |options| {
+    let face = if args.json {
+        Face::Json
+    } else {
+        Face::Terminal { quiet }
+    };
+    drive(face, signals, options, |options| {
         SessionBuilder::new(prompt)
             .worker(worker_cmd)
             .auditor(auditor_cmd)
@@ -108,7 +117,7 @@ pub fn resume(store: &Store, args: ResumeArgs, quiet: bool, signals: Signals) ->
         )?),
         None => None,
     };
-    drive(quiet, signals, options, |options| {
+    drive(Face::Terminal { quiet }, signals, options, |options| {
         Engine::resume(store, &args.id, policy, options)
     })
 }
@@ -130,8 +139,21 @@ impl PolicyArgs {
     }
 }
 
+/// How a session shows while it runs.
+#[derive(Clone, Copy)]
+enum Face {
+    /// Agent output on stdout, transitions and a status line on stderr (or only the outcome).
+    Terminal {
+        /// `--quiet`.
+        quiet: bool,
+    },
+    /// NDJSON on stdout (`run --json`), nothing on stderr but errors and warnings of oneshot's
+    /// own.
+    Json,
+}
+
 fn drive(
-    quiet: bool,
+    face: Face,
     signals: Signals,
     options: Options,
     make: impl FnOnce(Options) -> Result<Engine, oneshot::engine::EngineError>,
@@ -142,12 +164,14 @@ fn drive(
         let _inside = rt.enter();
         make(options)?
     };
-    if !quiet {
-        errln!(
+    match face {
+        Face::Terminal { quiet: false } => errln!(
             "oneshot: session {} ({})",
             engine.id(),
             engine.session().workdir.display()
-        );
+        ),
+        Face::Terminal { quiet: true } => {}
+        Face::Json => json_report::session(engine.id(), &engine.session().workdir),
     }
     let interrupt = engine.interrupter();
     // Cleans up after the agents if oneshot is killed (see `guard`).
@@ -155,8 +179,10 @@ fn drive(
     let outcome = rt.block_on(async {
         // A signal that came while the policy loaded or the session was made is delivered now.
         let forwarding = tokio::spawn(signals::forward(streams, interrupt, early));
-        let mut reporter = TerminalReporter::new(quiet);
-        let outcome = engine.run(&mut reporter).await;
+        let outcome = match face {
+            Face::Terminal { quiet } => engine.run(&mut TerminalReporter::new(quiet)).await,
+            Face::Json => engine.run(&mut JsonReporter).await,
+        };
         forwarding.abort();
         outcome
     });
@@ -164,26 +190,43 @@ fn drive(
         super::guard::stop(g);
     }
     let outcome = outcome?;
-    report(&outcome);
-    Ok(exit::for_outcome(&outcome))
+    let code = exit::for_outcome(&outcome);
+    match face {
+        Face::Terminal { .. } => report(&outcome, engine.session()),
+        Face::Json => json_report::outcome(&outcome, engine.session(), code),
+    }
+    Ok(code)
 }
 
-fn report(o: &Outcome) {
+/// The final line: the state, the cause of a failure as well as its last reason, the
+/// iterations used and the time taken.
+fn report(o: &Outcome, session: &Session) {
     let id = &o.session_id;
-    let why = o
-        .reason
-        .as_ref()
-        .map(|r| format!(": {r}"))
-        .unwrap_or_default();
+    let mut why = String::new();
+    if let Some(cause) = outcome::cause(session) {
+        why.push_str(&format!(": {cause}"));
+    }
+    if let Some(r) = &o.reason {
+        why.push_str(if why.is_empty() { ": " } else { ", then " });
+        why.push_str(&r.to_string());
+    }
+    let spent = format!(
+        "{} of {} iterations, {}",
+        session.iteration,
+        session.max_iterations,
+        clock(outcome::elapsed(session))
+    );
+    let state = color::state(o.state);
     match o.state {
-        SessionState::Completed => errln!("oneshot: session {id} COMPLETED{why}"),
-        SessionState::Failed => errln!("oneshot: session {id} FAILED{why}"),
+        SessionState::Completed | SessionState::Failed => {
+            errln!("oneshot: session {id} {state}{why} ({spent})")
+        }
         SessionState::Rejected => errln!(
-            "oneshot: session {id} REJECTED{why}\n  the auditor judged the task impossible; \
-             start a new session with a changed task"
+            "oneshot: session {id} {state}{why} ({spent})\n  the auditor judged the task \
+             impossible; start a new session with a changed task"
         ),
-        state => errln!(
-            "oneshot: session {id} paused in {state}; continue with `oneshot resume {}`",
+        _ => errln!(
+            "oneshot: session {id} paused in {state} ({spent}); continue with `oneshot resume {}`",
             short_id(id)
         ),
     }

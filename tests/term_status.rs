@@ -1,0 +1,197 @@
+//! The terminal reporter in a real terminal (tmux): the status line is drawn where it can be
+//! erased and only there, fits the width, goes away at the end, and agent output cannot
+//! retitle the window or clear the screen.
+
+mod common;
+
+use common::World;
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+/// A tmux server of the test's own, killed when the test ends, passed or failed.
+struct Tmux {
+    socket: String,
+}
+
+impl Tmux {
+    /// A detached `width`×24 pane running `sh script`.
+    fn start(name: &str, width: u16, script: &Path) -> Tmux {
+        let socket = format!("oneshot-test-{name}-{}", std::process::id());
+        let tmux = Tmux { socket };
+        let status = tmux
+            .cmd()
+            .args(["-f", "/dev/null", "new-session", "-d", "-x"])
+            .arg(width.to_string())
+            .args(["-y", "24", "sh"])
+            .arg(script)
+            .status()
+            .unwrap();
+        assert!(status.success(), "tmux did not start");
+        tmux
+    }
+
+    fn cmd(&self) -> Command {
+        let mut c = Command::new("tmux");
+        c.args(["-L", &self.socket]);
+        c
+    }
+
+    fn capture(&self) -> String {
+        let out = self.cmd().args(["capture-pane", "-p"]).output().unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    fn title(&self) -> String {
+        let out = self
+            .cmd()
+            .args(["display", "-p", "#{pane_title}"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+
+    /// Polls the pane until `done` holds for its content; panics with the pane after 20 s.
+    fn wait(&self, what: &str, mut done: impl FnMut(&str) -> bool) -> String {
+        let start = Instant::now();
+        loop {
+            let pane = self.capture();
+            if done(&pane) {
+                return pane;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(20),
+                "timed out waiting for {what}; the pane:\n{pane}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = self.cmd().arg("kill-server").status();
+    }
+}
+
+/// A shell script that runs oneshot in the pane with `env` and `pipe` (say `| cat`), prints
+/// `EXITED n` and keeps the pane open.
+fn script(w: &World, worker: &str, env: &str, pipe: &str, before: &str) -> std::path::PathBuf {
+    let auditor = w.script("a.sh", "echo 'VERDICT: DONE'");
+    let body = format!(
+        "{env}\nexport ONESHOT_STATE_DIR='{state}'\ncd '{work}'\n{before}\n'{bin}' --worker-cmd \
+         '{worker}' --auditor-cmd '{auditor}' 'the task' {pipe}\necho EXITED $?\nsleep 60\n",
+        state = w.state_dir().display(),
+        work = w.work().display(),
+        bin = env!("CARGO_BIN_EXE_oneshot"),
+    );
+    w.file("pane.sh", &body)
+}
+
+fn exited(pane: &str) -> bool {
+    pane.contains("EXITED ")
+}
+
+fn status_row(pane: &str) -> Option<&str> {
+    pane.lines()
+        .find(|l| l.starts_with("oneshot ") && l.contains("WORKER_EXECUTING ·"))
+}
+
+#[test]
+fn the_status_line_shows_the_clocks_and_is_cleared_at_the_end() {
+    let w = World::new();
+    let worker = w.script("w.sh", "echo started; sleep 3; echo finished");
+    let tmux = Tmux::start("status", 120, &script(&w, &worker, "", "", ""));
+    let pane = tmux.wait("the status line", |p| {
+        status_row(p).is_some_and(|l| l.contains("worker 1s") || l.contains("worker 2s"))
+    });
+    let row = status_row(&pane).unwrap();
+    assert!(row.contains("iteration 1/5"), "{row}");
+    assert!(row.contains("last output"), "{row}");
+    // The built-in inactivity timeout is 5 minutes: the time left counts down from it.
+    assert!(row.contains("silent timeout in 4m5"), "{row}");
+    assert!(row.contains("total "), "{row}");
+    let pane = tmux.wait("the end", exited);
+    assert!(pane.contains("EXITED 0"), "{pane}");
+    assert!(
+        !pane.contains("last output"),
+        "a status line was left behind:\n{pane}"
+    );
+    assert!(pane.contains("[worker] finished"), "{pane}");
+    let last = pane
+        .lines()
+        .rfind(|l| l.contains("COMPLETED"))
+        .unwrap_or_else(|| panic!("{pane}"));
+    assert!(last.contains("1 of 5 iterations"), "{last}");
+}
+
+#[test]
+fn a_narrow_terminal_truncates_the_status_line() {
+    let w = World::new();
+    let worker = w.script("w.sh", "sleep 3");
+    let tmux = Tmux::start("narrow", 40, &script(&w, &worker, "", "", ""));
+    let pane = tmux.wait("the status line", |p| status_row(p).is_some());
+    let row = status_row(&pane).unwrap();
+    assert!(row.ends_with('…'), "{row:?}");
+    assert!(row.chars().count() <= 39, "{row:?}");
+    // Not wrapped onto a second row either.
+    let after = pane.lines().skip_while(|l| *l != row).nth(1).unwrap_or("");
+    assert!(!after.contains("iteration"), "{pane}");
+    tmux.wait("the end", exited);
+}
+
+#[test]
+fn no_status_line_when_stdout_is_piped_or_the_terminal_is_dumb() {
+    for (name, env, pipe) in [("piped", "", "| cat"), ("dumb", "export TERM=dumb", "")] {
+        let w = World::new();
+        let worker = w.script("w.sh", "echo one; sleep 2; echo two; sleep 1");
+        let tmux = Tmux::start(name, 100, &script(&w, &worker, env, pipe, ""));
+        let mut seen = String::new();
+        let pane = tmux.wait("the end", |p| {
+            seen.push_str(p);
+            exited(p)
+        });
+        assert!(pane.contains("EXITED 0"), "{name}: {pane}");
+        assert!(
+            !seen.contains("last output") && !seen.contains("· total"),
+            "{name}: a status line was drawn:\n{seen}"
+        );
+        // Nothing glued: every agent line starts a row of its own.
+        for l in pane.lines().filter(|l| l.contains("[worker]")) {
+            assert!(l.starts_with("[worker] "), "{name}: {l:?}");
+        }
+        assert!(pane.contains("[worker] two"), "{name}: {pane}");
+    }
+}
+
+#[test]
+fn agent_control_sequences_never_reach_the_terminal() {
+    let w = World::new();
+    let worker = w.script(
+        "w.sh",
+        "printf 'before\\n'; printf '\\033]0;pwned\\007title\\n'; printf '\\033[2Jcleared\\n'; \
+         printf '\\033[5;1Hmoved\\n'",
+    );
+    // A control: the same sequence printed straight to the pane does change the title, so a
+    // title still "control" at the end means oneshot stopped it.
+    let before = "printf '\\033]0;control\\007'; sleep 0.3";
+    let tmux = Tmux::start("osc", 100, &script(&w, &worker, "", "", before));
+    let pane = tmux.wait("the end", exited);
+    assert_eq!(tmux.title(), "control", "{pane}");
+    assert!(pane.contains("EXITED 0"), "{pane}");
+    // The screen was not cleared: oneshot's first line is still on it, above the agent's.
+    let first = pane
+        .lines()
+        .position(|l| l.starts_with("oneshot: session "));
+    let cleared = pane.lines().position(|l| l == "[worker] cleared");
+    assert!(
+        first.is_some() && cleared.is_some() && first < cleared,
+        "{pane}"
+    );
+    assert!(pane.contains("[worker] title"), "{pane}");
+    assert!(pane.contains("[worker] moved"), "{pane}");
+    // The log keeps what the agent wrote.
+    let log =
+        std::fs::read_to_string(w.session_dir(&w.session_id()).join("oneshot-log.json")).unwrap();
+    assert!(log.contains("pwned"), "the log lost the raw bytes");
+}
