@@ -78,9 +78,12 @@ impl Drop for Tmux {
 /// `EXITED n` and keeps the pane open.
 fn script(w: &World, worker: &str, env: &str, pipe: &str, before: &str) -> std::path::PathBuf {
     let auditor = w.script("a.sh", "echo 'VERDICT: DONE'");
+    // The built-in limits, with a wall-clock timeout for the status line to count down.
+    let policy = w.policy("return { limits = { worker_timeout = '10m' } }");
     let body = format!(
         "{env}\nexport ONESHOT_STATE_DIR='{state}'\ncd '{work}'\n{before}\n'{bin}' --worker-cmd \
-         '{worker}' --auditor-cmd '{auditor}' 'the task' {pipe}\necho EXITED $?\nsleep 60\n",
+         '{worker}' --auditor-cmd '{auditor}' --policy '{policy}' 'the task' {pipe}\necho \
+         EXITED $?\nsleep 60\n",
         state = w.state_dir().display(),
         work = w.work().display(),
         bin = env!("CARGO_BIN_EXE_oneshot"),
@@ -101,7 +104,7 @@ fn status_row(pane: &str) -> Option<&str> {
 fn the_status_line_shows_the_clocks_and_is_cleared_at_the_end() {
     let w = World::new();
     let worker = w.script("w.sh", "echo started; sleep 3; echo finished");
-    let tmux = Tmux::start("status", 120, &script(&w, &worker, "", "", ""));
+    let tmux = Tmux::start("status", 200, &script(&w, &worker, "", "", ""));
     let pane = tmux.wait("the status line", |p| {
         status_row(p).is_some_and(|l| l.contains("worker 1s") || l.contains("worker 2s"))
     });
@@ -110,6 +113,7 @@ fn the_status_line_shows_the_clocks_and_is_cleared_at_the_end() {
     assert!(row.contains("last output"), "{row}");
     // The built-in inactivity timeout is 5 minutes: the time left counts down from it.
     assert!(row.contains("silent timeout in 4m5"), "{row}");
+    assert!(row.contains("time left 9m5"), "{row}");
     assert!(row.contains("total "), "{row}");
     let pane = tmux.wait("the end", exited);
     assert!(pane.contains("EXITED 0"), "{pane}");
@@ -194,4 +198,35 @@ fn agent_control_sequences_never_reach_the_terminal() {
     let log =
         std::fs::read_to_string(w.session_dir(&w.session_id()).join("oneshot-log.json")).unwrap();
     assert!(log.contains("pwned"), "the log lost the raw bytes");
+}
+
+#[test]
+fn a_grace_period_shows_stopping() {
+    let w = World::new();
+    // Silent past its inactivity timeout, and deaf to SIGTERM: the grace period runs out.
+    let worker = w.script("w.sh", "trap '' TERM; sleep 10");
+    let auditor = w.script("a.sh", "echo 'VERDICT: DONE'");
+    let policy = w.policy(
+        "return { limits = { max_iterations = 1, inactivity_timeout = 1, grace_period = '3s' } }",
+    );
+    let body = format!(
+        "export ONESHOT_STATE_DIR='{state}'\ncd '{work}'\n'{bin}' --worker-cmd '{worker}' \
+         --auditor-cmd '{auditor}' --policy '{policy}' 'the task'\necho EXITED $?\nsleep 60\n",
+        state = w.state_dir().display(),
+        work = w.work().display(),
+        bin = env!("CARGO_BIN_EXE_oneshot"),
+    );
+    let tmux = Tmux::start("grace", 120, &w.file("pane.sh", &body));
+    let pane = tmux.wait("stopping…", |p| {
+        status_row(p).is_some_and(|l| l.contains("stopping…"))
+    });
+    let row = status_row(&pane).unwrap();
+    assert!(!row.contains("silent timeout"), "{row}");
+    let pane = tmux.wait("the end", exited);
+    assert!(!pane.contains("stopping…"), "{pane}");
+    let last = pane.lines().rfind(|l| l.contains("FAILED")).unwrap_or("");
+    assert!(
+        last.contains("printed nothing for the inactivity timeout"),
+        "{pane}"
+    );
 }
