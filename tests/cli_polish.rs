@@ -235,8 +235,9 @@ fn run_json_streams_transitions_and_ends_with_the_outcome() {
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l:?}")))
         .collect();
     assert!(lines.len() >= 4, "{stdout}");
-    for l in &lines {
+    for (l, raw) in lines.iter().zip(stdout.lines()) {
         assert!(l["type"].is_string(), "no type: {l}");
+        assert!(raw.starts_with("{\"type\":"), "type is not first: {raw}");
     }
     let first = &lines[0];
     assert_eq!(first["type"], "session");

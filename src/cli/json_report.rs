@@ -8,18 +8,65 @@
 
 use super::out::redact;
 use oneshot::engine::{Observer, Update};
+use oneshot::machine::SessionState;
+use oneshot::session::Session;
 use oneshot::{Outcome, Reason};
-use serde_json::{Value, json};
+use serde::Serialize;
 use std::io::Write;
 use std::path::Path;
 use std::time::SystemTime;
 
-/// Writes one object as a line on stdout (redacted, as everything oneshot prints).
-fn emit(value: Value) {
-    let line = format!("{value}\n");
+/// One line of the stream. Internally tagged, so `type` comes first on every line.
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Line<'a> {
+    Session {
+        id: &'a str,
+        workdir: &'a Path,
+        at: String,
+    },
+    Transition {
+        id: &'a str,
+        from: SessionState,
+        to: SessionState,
+        reason: Option<&'a Reason>,
+        reason_text: Option<String>,
+        iteration: u32,
+        max_iterations: u32,
+        at: String,
+    },
+    Warning {
+        message: &'a str,
+        at: String,
+    },
+    Note {
+        message: &'a str,
+        at: String,
+    },
+    Outcome {
+        id: &'a str,
+        state: SessionState,
+        reason: Option<&'a Reason>,
+        reason_text: Option<String>,
+        cause: Option<&'a Reason>,
+        cause_text: Option<String>,
+        iterations: u32,
+        max_iterations: u32,
+        elapsed_ms: u64,
+        exit_code: i32,
+        at: String,
+    },
+}
+
+/// Writes one line on stdout (redacted, as everything oneshot prints).
+fn emit(line: &Line) {
+    let Ok(mut text) = serde_json::to_string(line) else {
+        return;
+    };
+    text.push('\n');
     let mut out = std::io::stdout().lock();
     let _ = out
-        .write_all(redact(&line).as_bytes())
+        .write_all(redact(&text).as_bytes())
         .and_then(|()| out.flush());
 }
 
@@ -28,42 +75,31 @@ fn now() -> String {
     humantime::format_rfc3339_millis(SystemTime::now()).to_string()
 }
 
-/// The reason as data (`{"kind": …}`, as in the state file's history) and as a sentence.
-fn reason_fields(reason: Option<&Reason>) -> (Value, Value) {
-    match reason {
-        Some(r) => (json!(r), json!(r.to_string())),
-        None => (Value::Null, Value::Null),
-    }
-}
-
 /// The first line: which session, where.
 pub fn session(id: &str, workdir: &Path) {
-    emit(json!({
-        "type": "session",
-        "id": id,
-        "workdir": workdir,
-        "at": now(),
-    }));
+    emit(&Line::Session {
+        id,
+        workdir,
+        at: now(),
+    });
 }
 
 /// The last line: how it ended.
-pub fn outcome(o: &Outcome, session: &oneshot::session::Session, exit_code: i32) {
-    let (reason, reason_text) = reason_fields(o.reason.as_ref());
-    let (cause, cause_text) = reason_fields(super::outcome::cause(session));
-    emit(json!({
-        "type": "outcome",
-        "id": o.session_id,
-        "state": o.state,
-        "reason": reason,
-        "reason_text": reason_text,
-        "cause": cause,
-        "cause_text": cause_text,
-        "iterations": session.iteration,
-        "max_iterations": session.max_iterations,
-        "elapsed_ms": super::outcome::elapsed(session).as_millis() as u64,
-        "exit_code": exit_code,
-        "at": now(),
-    }));
+pub fn outcome(o: &Outcome, session: &Session, exit_code: i32) {
+    let cause = super::outcome::cause(session);
+    emit(&Line::Outcome {
+        id: &o.session_id,
+        state: o.state,
+        reason: o.reason.as_ref(),
+        reason_text: o.reason.as_ref().map(Reason::to_string),
+        cause,
+        cause_text: cause.map(Reason::to_string),
+        iterations: session.iteration,
+        max_iterations: session.max_iterations,
+        elapsed_ms: super::outcome::elapsed(session).as_millis() as u64,
+        exit_code,
+        at: now(),
+    });
 }
 
 /// Transitions, warnings and notes as they happen.
@@ -79,26 +115,24 @@ impl Observer for JsonReporter {
                 iteration,
                 max_iterations,
                 reason,
-            } => {
-                let (reason, reason_text) = reason_fields(reason.as_ref());
-                emit(json!({
-                    "type": "transition",
-                    "id": session_id,
-                    "from": from,
-                    "to": to,
-                    "reason": reason,
-                    "reason_text": reason_text,
-                    "iteration": iteration,
-                    "max_iterations": max_iterations,
-                    "at": now(),
-                }));
-            }
-            Update::Warning(message) => {
-                emit(json!({"type": "warning", "message": message, "at": now()}));
-            }
-            Update::Note(message) => {
-                emit(json!({"type": "note", "message": message, "at": now()}));
-            }
+            } => emit(&Line::Transition {
+                id: &session_id,
+                from,
+                to,
+                reason: reason.as_ref(),
+                reason_text: reason.as_ref().map(Reason::to_string),
+                iteration,
+                max_iterations,
+                at: now(),
+            }),
+            Update::Warning(message) => emit(&Line::Warning {
+                message: &message,
+                at: now(),
+            }),
+            Update::Note(message) => emit(&Line::Note {
+                message: &message,
+                at: now(),
+            }),
             Update::Output { .. } | Update::Status(_) => {}
         }
     }
