@@ -230,3 +230,37 @@ fn a_grace_period_shows_stopping() {
         "{pane}"
     );
 }
+
+/// Saves like an editor: a temp file renamed over the original.
+fn save(path: &Path, content: &str) {
+    let tmp = path.with_extension("swp");
+    std::fs::write(&tmp, content).unwrap();
+    std::fs::rename(&tmp, path).unwrap();
+}
+
+#[test]
+fn a_reload_problem_shows_on_the_status_line_until_a_fix_loads() {
+    let w = World::new();
+    let go = w.tmp.path().join("go");
+    let worker = w.script(
+        "w.sh",
+        &format!("while [ ! -f '{}' ]; do sleep 0.05; done", go.display()),
+    );
+    let tmux = Tmux::start("reload", 250, &script(&w, &worker, "", "", ""));
+    tmux.wait("the status line", |p| status_row(p).is_some());
+    let policy = w.tmp.path().join("p.lua");
+    save(&policy, "return { limits = { max_iteratons = 3 } }\n");
+    let pane = tmux.wait("the reload problem", |p| {
+        status_row(p).is_some_and(|l| l.contains("policy: policy edit not activated"))
+    });
+    assert!(pane.contains("max_iteratons"), "{pane}");
+    save(&policy, "return { limits = { max_iterations = 3 } }\n");
+    let pane = tmux.wait("the fix", |p| {
+        status_row(p).is_some_and(|l| l.contains("iteration 1/3"))
+    });
+    let row = status_row(&pane).unwrap();
+    assert!(!row.contains("policy:"), "a stale reload message: {row}");
+    std::fs::write(&go, "").unwrap();
+    let pane = tmux.wait("the end", exited);
+    assert!(pane.contains("EXITED 0"), "{pane}");
+}
