@@ -22,25 +22,35 @@ pub enum ColorChoice {
     Never,
 }
 
-static ON: OnceLock<bool> = OnceLock::new();
+/// Whether colour is on, and whether it was forced (`always`, `CLICOLOR_FORCE`) rather than
+/// found to suit stderr.
+static ON: OnceLock<(bool, bool)> = OnceLock::new();
 
 /// Decides, once, whether colour is on; later calls change nothing.
 pub fn init(choice: Option<ColorChoice>) {
     ON.get_or_init(|| {
         let var = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
         match choice.unwrap_or(ColorChoice::Auto) {
-            ColorChoice::Always => true,
-            ColorChoice::Never => false,
-            ColorChoice::Auto if var("NO_COLOR").is_some() => false,
-            ColorChoice::Auto if var("CLICOLOR_FORCE").is_some_and(|v| v != "0") => true,
-            ColorChoice::Auto => std::io::stderr().is_terminal() && !super::term::dumb_term(),
+            ColorChoice::Always => (true, true),
+            ColorChoice::Never => (false, false),
+            ColorChoice::Auto if var("NO_COLOR").is_some() => (false, false),
+            ColorChoice::Auto if var("CLICOLOR_FORCE").is_some_and(|v| v != "0") => (true, true),
+            ColorChoice::Auto => {
+                let tty = std::io::stderr().is_terminal() && !super::term::dumb_term();
+                (tty, false)
+            }
         }
     });
 }
 
 /// Whether colour is on (off until [`init`] says otherwise).
 pub fn on() -> bool {
-    ON.get().copied().unwrap_or(false)
+    ON.get().is_some_and(|&(on, _)| on)
+}
+
+/// Whether colour was asked for whatever the streams are (`--color always`, `CLICOLOR_FORCE`).
+pub fn forced() -> bool {
+    ON.get().is_some_and(|&(_, forced)| forced)
 }
 
 /// `text` in an SGR colour when colour is on, plain otherwise.

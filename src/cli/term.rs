@@ -26,7 +26,8 @@ pub struct TerminalReporter {
     quiet: bool,
     /// A status line can be drawn (see the module doc).
     live: bool,
-    /// Keep the agents' SGR colours.
+    /// Keep the agents' SGR colours: colour is on and stdout is a terminal too (a file or
+    /// pipe gets plain text unless colour is forced).
     colour: bool,
     /// The terminal's width, read at each status tick (a resize shows within a second).
     width: usize,
@@ -57,7 +58,7 @@ impl TerminalReporter {
         TerminalReporter {
             quiet,
             live,
-            colour: color::on(),
+            colour: color::forced() || (color::on() && std::io::stdout().is_terminal()),
             width: terminal_width(),
             status_shown: false,
             status: None,
