@@ -311,3 +311,20 @@ fn the_final_line_says_the_cause_the_iterations_and_the_time() {
         "{last}"
     );
 }
+
+#[test]
+fn run_json_with_resume_is_refused() {
+    let w = World::new();
+    let out = w
+        .cmd()
+        .args(["run", "--resume", "abc", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 2);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("'--resume <ID>' cannot be used with '--json'"),
+        "{err}"
+    );
+    assert!(out.stdout.is_empty());
+}

@@ -196,8 +196,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "ID", conflicts_with_all = ["worker_cmd", "auditor_cmd", "prompt"])]
     pub resume: Option<String>,
     /// Print the session's transitions and outcome on stdout as NDJSON, one object per line,
-    /// and nothing else (see docs/run-json.md).
-    #[arg(long)]
+    /// and nothing else (see docs/run-json.md). New sessions only.
+    #[arg(long, conflicts_with = "resume")]
     pub json: bool,
     /// The task for the worker.
     pub prompt: Option<String>,
