@@ -108,7 +108,7 @@ impl Engine {
     }
 
     /// The status line's refresh: also the moment a change waiting for trust is looked at again.
-    fn tick(&mut self, observer: &mut dyn Observer) -> Result<(), EngineError> {
+    pub(super) fn tick(&mut self, observer: &mut dyn Observer) -> Result<(), EngineError> {
         if self.slot.pending_untrusted().is_some() {
             self.poll_policy(observer)?;
         }
