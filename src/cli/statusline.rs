@@ -33,7 +33,13 @@ pub fn status_line(s: &Status) -> String {
     }
     let _ = write!(line, " · total {}", clock(s.elapsed));
     if let Some(problem) = &s.policy {
-        let _ = write!(line, " · policy: {problem}");
+        // A load error can span lines (a traceback); the status line is one.
+        line.push_str(" · policy: ");
+        line.extend(
+            problem
+                .chars()
+                .map(|c| if c.is_control() { ' ' } else { c }),
+        );
     }
     line
 }
@@ -55,7 +61,7 @@ pub fn fit(line: &str, width: usize) -> std::borrow::Cow<'_, str> {
     let room = width.saturating_sub(1);
     let mut used = 0;
     for (at, c) in line.char_indices() {
-        // Control characters cannot come from the status text; count them as one if they do.
+        // The status text has no control characters (see above); count any as one column.
         let w = c.width().unwrap_or(1);
         if used + w > room {
             // Make room for the ellipsis by dropping what overlaps it.
@@ -74,7 +80,9 @@ pub fn fit(line: &str, width: usize) -> std::borrow::Cow<'_, str> {
 
 #[cfg(test)]
 mod tests {
-    use super::{clock, fit};
+    use super::{clock, fit, status_line};
+    use oneshot::engine::Status;
+    use oneshot::machine::SessionState;
     use std::time::Duration;
     use unicode_width::UnicodeWidthStr;
 
@@ -94,5 +102,22 @@ mod tests {
         assert!(cut.ends_with('…'));
         assert_eq!(fit("éééééé", 4), "éé…");
         assert_eq!(fit("anything", 0), "…");
+    }
+
+    #[test]
+    fn a_multi_line_policy_problem_stays_on_one_line() {
+        let s = Status {
+            session_id: "1a2b3c4d-0000".into(),
+            state: SessionState::WorkerExecuting,
+            iteration: 1,
+            max_iterations: 5,
+            elapsed: Duration::from_secs(3),
+            idle: Duration::ZERO,
+            policy: Some("p.lua:2: bad\nstack traceback:\n\tp.lua:2".into()),
+            process: None,
+        };
+        let line = status_line(&s);
+        assert!(!line.contains(['\n', '\t']), "{line:?}");
+        assert!(line.starts_with("oneshot 1a2b3c4d · WORKER_EXECUTING · iteration 1/5 · total 3s"));
     }
 }
