@@ -179,7 +179,13 @@ fn agent_control_sequences_never_reach_the_terminal() {
     // A control: the same sequence printed straight to the pane does change the title, so a
     // title still "control" at the end means oneshot stopped it.
     let before = "printf '\\033]0;control\\007'; sleep 0.3";
-    let tmux = Tmux::start("osc", 100, &script(&w, &worker, "", "", before));
+    let pane_script = script(&w, &worker, "", "", before);
+    // The auditor quotes one too, in the reason oneshot prints on its own lines.
+    w.script(
+        "a.sh",
+        "printf 'VERDICT: DONE \\033]0;pwned2\\007looks \\033[2Jgood\\n'",
+    );
+    let tmux = Tmux::start("osc", 100, &pane_script);
     let pane = tmux.wait("the end", exited);
     assert_eq!(tmux.title(), "control", "{pane}");
     assert!(pane.contains("EXITED 0"), "{pane}");
@@ -194,6 +200,7 @@ fn agent_control_sequences_never_reach_the_terminal() {
     );
     assert!(pane.contains("[worker] title"), "{pane}");
     assert!(pane.contains("[worker] moved"), "{pane}");
+    assert!(pane.contains("COMPLETED (done: looks good)"), "{pane}");
     // The log keeps what the agent wrote.
     let log =
         std::fs::read_to_string(w.session_dir(&w.session_id()).join("oneshot-log.json")).unwrap();

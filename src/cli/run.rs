@@ -5,6 +5,7 @@ use super::color;
 use super::exit::{self, usage};
 use super::json_report::{self, JsonReporter};
 use super::outcome;
+use super::sanitize;
 use super::signals::{self, Signals};
 use super::statusline::clock;
 use super::term::{TerminalReporter, short_id};
@@ -216,6 +217,8 @@ fn report(o: &Outcome, session: &Session) {
         session.max_iterations,
         clock(outcome::elapsed(session))
     );
+    // The reason can quote an agent (a verdict's critique): no control sequences in it.
+    let why = sanitize::clean(&why);
     let state = color::state(o.state);
     match o.state {
         SessionState::Completed | SessionState::Failed => {

@@ -54,6 +54,18 @@ pub fn push_clean(out: &mut Vec<u8>, text: &str, keep_sgr: bool) {
     }
 }
 
+/// `text` without terminal control (no colours either), for oneshot's own lines that quote an
+/// agent: a verdict's reason, a critique, a policy's message.
+pub fn clean(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.bytes().any(suspicious) {
+        return text.into();
+    }
+    let mut out = Vec::with_capacity(text.len());
+    push_clean(&mut out, text, false);
+    // Whole characters in, whole characters out.
+    String::from_utf8_lossy(&out).into_owned().into()
+}
+
 /// A byte that may start something to drop: a C0 control other than the tab, DEL, or the lead
 /// byte of U+0080–U+00BF (where the C1 controls are).
 fn suspicious(b: u8) -> bool {
@@ -97,7 +109,7 @@ fn skip_string(chars: &mut Chars) {
 
 #[cfg(test)]
 mod tests {
-    use super::push_clean;
+    use super::{clean as clean_cow, push_clean};
 
     fn clean(text: &str, keep_sgr: bool) -> String {
         let mut out = Vec::new();
@@ -128,5 +140,14 @@ mod tests {
         assert_eq!(clean(red, true), red);
         assert_eq!(clean(red, false), "red");
         assert_eq!(clean("\x1b[2Jx\x1b[32mg", true), "x\x1b[32mg");
+    }
+
+    #[test]
+    fn quoted_agent_text_loses_its_control_too() {
+        assert_eq!(
+            clean_cow("retry: \x1b]0;pwned\x07fix \x1b[31mit"),
+            "retry: fix it"
+        );
+        assert!(matches!(clean_cow("plain"), std::borrow::Cow::Borrowed(_)));
     }
 }

@@ -8,7 +8,7 @@
 //! would glue onto it.
 
 use super::color;
-use super::sanitize::push_clean;
+use super::sanitize::{clean, push_clean};
 use super::statusline::{fit, status_line};
 use oneshot::engine::Line;
 use oneshot::engine::{Observer, Status, Update};
@@ -126,7 +126,7 @@ impl Observer for TerminalReporter {
             }
             Update::Warning(message) => {
                 self.clear_status();
-                errln!("oneshot: {} {message}", color::warning());
+                errln!("oneshot: {} {}", color::warning(), clean(&message));
                 self.draw_status();
             }
             Update::Note(message) => {
@@ -138,7 +138,7 @@ impl Observer for TerminalReporter {
                     return;
                 }
                 self.clear_status();
-                errln!("oneshot: {message}");
+                errln!("oneshot: {}", clean(&message));
                 self.draw_status();
             }
         }
@@ -174,7 +174,10 @@ impl TerminalReporter {
             return;
         }
         self.clear_status();
-        let why = reason.map(|r| format!(" ({r})")).unwrap_or_default();
+        // A reason can quote an agent (a verdict's critique): no control sequences in it.
+        let why = reason
+            .map(|r| format!(" ({})", clean(&r.to_string())))
+            .unwrap_or_default();
         errln!(
             "oneshot: {} -> {}{why}",
             color::state(from),
