@@ -35,7 +35,7 @@ impl Engine {
                     self.control(Control::Stop(grace));
                     // The grace period can be long: the status line says `stopping…` now,
                     // not at the next tick.
-                    self.tick(observer)?;
+                    self.report_status(observer);
                 }
                 Effect::Kill => {
                     self.persist()?;
