@@ -12,13 +12,15 @@ use std::time::{Duration, Instant};
 /// A tmux server of the test's own, killed when the test ends, passed or failed.
 struct Tmux {
     socket: String,
+    /// The server's socket file, which `kill-server` leaves behind.
+    path: Option<std::path::PathBuf>,
 }
 
 impl Tmux {
     /// A detached `width`×24 pane running `sh script`.
     fn start(name: &str, width: u16, script: &Path) -> Tmux {
         let socket = format!("oneshot-test-{name}-{}", std::process::id());
-        let tmux = Tmux { socket };
+        let mut tmux = Tmux { socket, path: None };
         let status = tmux
             .cmd()
             .args(["-f", "/dev/null", "new-session", "-d", "-x"])
@@ -28,6 +30,13 @@ impl Tmux {
             .status()
             .unwrap();
         assert!(status.success(), "tmux did not start");
+        let out = tmux
+            .cmd()
+            .args(["display", "-p", "#{socket_path}"])
+            .output()
+            .unwrap();
+        let path = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        tmux.path = (!path.is_empty()).then(|| path.into());
         tmux
     }
 
@@ -71,6 +80,9 @@ impl Tmux {
 impl Drop for Tmux {
     fn drop(&mut self) {
         let _ = self.cmd().arg("kill-server").status();
+        if let Some(path) = &self.path {
+            let _ = std::fs::remove_file(path);
+        }
     }
 }
 
