@@ -41,8 +41,8 @@ pub mod session;
 pub mod store;
 
 pub use engine::{
-    Engine, EngineError, Interrupt, Observer, Options, SessionBuilder, Status, Update,
-    channel_observer,
+    Engine, EngineError, Interrupt, Observer, Options, ProcessClock, SessionBuilder, Status,
+    Update, channel_observer,
 };
 pub use machine::SessionState;
 /// Secret redaction as oneshot applies it before anything reaches disk or the terminal, for a

@@ -23,6 +23,7 @@ fn main() {
     if let Err(e) = cli::run_flags::check(&matches) {
         fail(e);
     }
+    cli::color::init(cli.global.color);
     if cli.command.is_some()
         && let Some(task) = &cli.run.prompt
     {
@@ -92,6 +93,8 @@ fn main() {
         ),
         Some(Command::Config { json }) => cli::config::show(&cli, &effective, json),
         Some(Command::Init { ref dir, force }) => cli::init::run(dir, force),
+        Some(Command::Completions { shell }) => cli::manual::completions(shell),
+        Some(Command::Man) => cli::manual::man(),
         None => match cli.run.resume.clone() {
             Some(id) => cli::run::resume(
                 &store,
@@ -121,22 +124,28 @@ fn main() {
 fn fail(e: anyhow::Error) -> ! {
     // Every error reads after "failed to …" and carries its causes as its chain, which `{:#}`
     // prints once each, joined by ": " (see `oneshot::error`).
-    cli::out::stderr(format_args!("oneshot: error: failed to {e:#}\n"));
+    cli::out::stderr(format_args!(
+        "oneshot: {} failed to {e:#}\n",
+        cli::color::error()
+    ));
     std::process::exit(cli::exit::for_error(&e));
 }
 
+/// oneshot's diagnostics at the level `-v` asks for. Dependencies (notify, mlua, tokio…)
+/// stay at warnings until `-vvv`: their debug lines bury oneshot's own. RUST_LOG overrides.
 fn init_tracing(verbose: u8) {
     let default = match verbose {
         0 => "warn",
-        1 => "info",
-        _ => "debug",
+        1 => "oneshot=info,warn",
+        2 => "oneshot=debug,warn",
+        _ => "trace",
     };
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(|| cli::out::RedactingStderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .with_ansi(cli::color::on())
         .event_format(Voice)
         .init();
 }
@@ -160,7 +169,9 @@ where
     ) -> std::fmt::Result {
         let meta = event.metadata();
         match *meta.level() {
-            tracing::Level::ERROR | tracing::Level::WARN => write!(writer, "oneshot: warning: ")?,
+            tracing::Level::ERROR | tracing::Level::WARN => {
+                write!(writer, "oneshot: {} ", cli::color::warning())?
+            }
             level => write!(
                 writer,
                 "oneshot: {} {}: ",

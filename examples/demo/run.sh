@@ -6,8 +6,17 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/oneshot-demo.XXXXXX")
 echo "demo: scratch directory $scratch"
-cargo build --quiet --manifest-path "$root/Cargo.toml" --bin oneshot
-oneshot="$root/target/debug/oneshot"
+# Cargo shows its progress on stderr; stdout carries its JSON messages, the last executable
+# among them is the binary, wherever CARGO_TARGET_DIR or a config put the target directory.
+echo "demo: building oneshot (the first build takes a few minutes)"
+oneshot=$(cargo build --manifest-path "$root/Cargo.toml" --bin oneshot \
+    --message-format=json-render-diagnostics |
+    sed -n 's/.*"executable":"\([^"]*\)".*/\1/p' | tail -n 1)
+if [ ! -x "$oneshot" ]; then
+    echo "demo: the build failed (see above)" >&2
+    exit 1
+fi
+echo "demo: running $oneshot"
 status=0
 "$oneshot" --state-dir "$scratch/.oneshot" --workdir "$scratch" \
     --policy "$root/policies/default.lua" \

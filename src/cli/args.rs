@@ -1,5 +1,6 @@
 //! Command-line arguments.
 
+use super::examples;
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
@@ -41,7 +42,7 @@ pub fn explain(e: clap::Error) -> ! {
 /// The words of a command line that are neither options nor their values.
 fn positional_words(args: impl Iterator<Item = String>) -> Vec<String> {
     /// Options that take a value as the next word.
-    const VALUED: [&str; 12] = [
+    const VALUED: [&str; 14] = [
         "--policy",
         "--worker-cmd",
         "--auditor-cmd",
@@ -54,6 +55,8 @@ fn positional_words(args: impl Iterator<Item = String>) -> Vec<String> {
         "--max-iterations",
         "--timeout",
         "--inactivity-timeout",
+        "--color",
+        "--task-file",
     ];
     let mut words = Vec::new();
     let mut skip = false;
@@ -79,7 +82,7 @@ fn after_help() -> String {
 #[derive(Debug, Parser)]
 #[command(
     name = "oneshot",
-    version,
+    version = env!("ONESHOT_VERSION"),
     after_long_help = after_help(),
     after_help = "Run `oneshot --help` for examples and exit codes."
 )]
@@ -97,24 +100,47 @@ pub struct Cli {
 pub struct Global {
     /// Where sessions are stored [default: one directory per project under
     /// $XDG_STATE_HOME/oneshot/projects (~/.local/state/…), outside the agents' reach].
-    #[arg(long, global = true, env = "ONESHOT_STATE_DIR", value_name = "DIR")]
+    #[arg(
+        long,
+        global = true,
+        env = "ONESHOT_STATE_DIR",
+        value_name = "DIR",
+        help_heading = GLOBAL
+    )]
     pub state_dir: Option<PathBuf>,
     /// Show only the outcome, not the agents' output or transitions.
-    #[arg(long, short, global = true)]
+    #[arg(long, short, global = true, help_heading = GLOBAL)]
     pub quiet: bool,
-    /// More of oneshot's own diagnostics on stderr (-v, -vv); RUST_LOG also works.
-    #[arg(long, short, global = true, action = clap::ArgAction::Count)]
+    /// More of oneshot's own diagnostics on stderr: -v what it does, -vv detail, -vvv every
+    /// library's too; RUST_LOG overrides.
+    #[arg(long, short, global = true, action = clap::ArgAction::Count, help_heading = GLOBAL)]
     pub verbose: u8,
+    /// When to colour state names and errors [default: auto: on a terminal, unless NO_COLOR
+    /// is set; CLICOLOR_FORCE=1 forces it].
+    #[arg(
+        long,
+        global = true,
+        value_name = "WHEN",
+        value_enum,
+        help_heading = GLOBAL
+    )]
+    pub color: Option<super::color::ColorChoice>,
 }
+
+/// The help heading of the options every command takes.
+const GLOBAL: &str = "Global options";
 
 /// Subcommands. Without one, `oneshot [OPTIONS] PROMPT` runs a session.
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run a new session (the same as `oneshot [OPTIONS] PROMPT`).
+    #[command(after_help = examples::RUN)]
     Run(RunArgs),
     /// Continue an interrupted or crashed session.
+    #[command(after_help = examples::RESUME)]
     Resume(ResumeArgs),
     /// Show a session's state (the latest one without ID).
+    #[command(after_help = examples::STATUS)]
     Status {
         /// Session id or unique prefix.
         id: Option<String>,
@@ -123,6 +149,7 @@ pub enum Command {
         json: bool,
     },
     /// List sessions, newest first.
+    #[command(after_help = examples::LIST)]
     List {
         /// Print JSON, one object per session.
         #[arg(long)]
@@ -136,9 +163,10 @@ pub enum Command {
         state: Vec<super::list::StateFilter>,
     },
     /// Check, test, replay and trust policies; write editor stubs.
-    #[command(subcommand)]
+    #[command(subcommand, after_help = examples::POLICY)]
     Policy(PolicyCommand),
     /// Show a session's activity log.
+    #[command(after_help = examples::LOG)]
     Log {
         /// Session id or unique prefix.
         id: String,
@@ -151,6 +179,7 @@ pub enum Command {
     },
     /// Pause a session running elsewhere (as Ctrl-C there would; again: kill its agent now);
     /// `resume` continues it.
+    #[command(after_help = examples::STOP)]
     Stop {
         /// Session id or unique prefix.
         id: String,
@@ -163,6 +192,7 @@ pub enum Command {
     },
     /// Remove finished sessions (COMPLETED, FAILED, REJECTED) last updated longer ago than D;
     /// never one that runs or can be resumed.
+    #[command(after_help = examples::PRUNE)]
     Prune {
         /// The age, e.g. 7d, 12h, 30m.
         #[arg(long, value_name = "D", required = true, value_parser = parse_duration)]
@@ -173,12 +203,14 @@ pub enum Command {
     },
     /// Show the effective settings and where each came from (flag, config file, environment,
     /// default).
+    #[command(after_help = examples::CONFIG)]
     Config {
         /// Print one JSON object.
         #[arg(long)]
         json: bool,
     },
     /// Write a starter oneshot.toml, a policy (oneshot.lua) with its tests, and editor stubs.
+    #[command(after_help = examples::INIT)]
     Init {
         /// Where to write them [default: the current directory].
         #[arg(long, default_value = ".", value_name = "DIR")]
@@ -187,6 +219,15 @@ pub enum Command {
         #[arg(long)]
         force: bool,
     },
+    /// Print a shell completion script to stdout.
+    #[command(after_help = examples::COMPLETIONS)]
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff) to stdout.
+    #[command(after_help = examples::MAN)]
+    Man,
 }
 
 /// Options of a new session.
@@ -210,6 +251,10 @@ pub struct RunArgs {
     /// Continue session ID instead of starting one (the same as `oneshot resume ID`).
     #[arg(long, value_name = "ID", conflicts_with_all = ["worker_cmd", "auditor_cmd", "prompt", "task_file"])]
     pub resume: Option<String>,
+    /// Print the session's transitions and outcome on stdout as NDJSON, one object per line,
+    /// and nothing else (see docs/run-json.md). New sessions only.
+    #[arg(long, conflicts_with = "resume")]
+    pub json: bool,
     /// The task for the worker; `-` reads it from stdin.
     pub prompt: Option<String>,
     /// Read the task from FILE (UTF-8 text, any size) instead of the command line.
@@ -277,6 +322,7 @@ fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
 #[derive(Debug, Subcommand)]
 pub enum PolicyCommand {
     /// Load and validate a policy; list its hooks, effective limits and modules.
+    #[command(after_help = examples::POLICY_CHECK)]
     Check {
         /// The policy file.
         file: PathBuf,
@@ -285,6 +331,7 @@ pub enum PolicyCommand {
         json: bool,
     },
     /// Run a policy's tests (FILE_test.lua beside it, and its `tests` table).
+    #[command(after_help = examples::POLICY_TEST)]
     Test {
         /// The policy file.
         file: PathBuf,
@@ -293,6 +340,7 @@ pub enum PolicyCommand {
         json: bool,
     },
     /// Re-run a recorded session's decisions through another policy and show what differs.
+    #[command(after_help = examples::POLICY_REPLAY)]
     Replay {
         /// Session id or unique prefix (may still be running).
         id: String,
@@ -308,12 +356,14 @@ pub enum PolicyCommand {
     },
     /// Trust the current content of a policy file (or module) so a running session may load
     /// it, even though it lives where an agent can write.
+    #[command(after_help = examples::POLICY_TRUST)]
     Trust {
         /// The files to trust.
         #[arg(required = true)]
         files: Vec<PathBuf>,
     },
     /// Write editor type definitions for the policy API (LuaLS and luau-lsp).
+    #[command(after_help = examples::POLICY_STUBS)]
     Stubs {
         /// Where to write oneshot.d.lua and oneshot.d.luau.
         #[arg(long, default_value = ".")]

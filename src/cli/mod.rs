@@ -3,16 +3,23 @@
 #[macro_use]
 pub mod out;
 pub mod args;
+pub mod color;
 pub mod config;
+pub mod examples;
 pub mod exit;
 pub mod guard;
 pub mod init;
+pub mod json_report;
 pub mod list;
+pub mod manual;
+pub mod outcome;
 pub mod policy;
 pub mod prune;
 pub mod run;
 pub mod run_flags;
+pub mod sanitize;
 pub mod show;
 pub mod signals;
+pub mod statusline;
 pub mod stop;
 pub mod term;

@@ -1,14 +1,19 @@
 //! `oneshot [run] PROMPT` and `oneshot resume ID`.
 
 use super::args::{PolicyArgs, ResumeArgs, RunArgs};
+use super::color;
 use super::exit::{self, usage};
+use super::json_report::{self, JsonReporter};
+use super::outcome;
+use super::sanitize;
 use super::signals::{self, Signals};
+use super::statusline::clock;
 use super::term::{TerminalReporter, short_id};
 use anyhow::{Context, Result};
 use oneshot::engine::{Engine, Options, SessionBuilder};
 use oneshot::machine::SessionState;
 use oneshot::policy::{PolicyHost, PolicyOptions};
-use oneshot::session::{Outcome, SessionSettings};
+use oneshot::session::{Outcome, Session, SessionSettings};
 use oneshot::store::Store;
 use std::path::Path;
 
@@ -23,10 +28,18 @@ fn load_policy(path: Option<&Path>, opts: PolicyOptions) -> Result<PolicyHost> {
 const NO_TASK: &str = "start a session: no task given; write it last, e.g. oneshot --worker-cmd \
                        'sh fix.sh' --auditor-cmd 'sh check.sh' \"the task\" (see oneshot --help)";
 
-/// The subcommands a one-word task given without `run` could be a typo of.
-const COMMANDS: [&str; 9] = [
-    "run", "resume", "status", "list", "log", "policy", "help", "config", "init",
-];
+/// The subcommands a one-word task given without `run` could be a typo of: clap's own list,
+/// so a new command is covered without a list to update.
+fn commands() -> Vec<String> {
+    use clap::CommandFactory;
+    let cli = super::args::Cli::command();
+    let mut names: Vec<String> = cli
+        .get_subcommands()
+        .map(|c| c.get_name().to_owned())
+        .collect();
+    names.push("help".into());
+    names
+}
 
 /// Checks a task given without the `run` subcommand (`oneshot TASK`): an empty one, or one word
 /// that looks like a mistyped command (`oneshot stauts`), must not start an agent.
@@ -42,8 +55,8 @@ pub fn check_implicit_task(task: &str) -> Result<()> {
     let slack = if word.chars().count() <= 4 { 1 } else { 2 };
     let lower = word.to_ascii_lowercase();
     if !word.contains(char::is_whitespace)
-        && let Some(command) = COMMANDS
-            .iter()
+        && let Some(command) = commands()
+            .into_iter()
             .find(|c| strsim::osa_distance(&lower, c) <= slack)
     {
         return Err(usage(format!(
@@ -153,7 +166,12 @@ pub fn run(store: &Store, args: RunArgs, quiet: bool, signals: Signals) -> Resul
             workdir.display()
         )));
     }
-    drive(quiet, signals, options, |options| {
+    let face = if args.json {
+        Face::Json
+    } else {
+        Face::Terminal { quiet }
+    };
+    drive(face, signals, options, |options| {
         SessionBuilder::new(prompt)
             .worker(worker_cmd)
             .auditor(auditor_cmd)
@@ -181,7 +199,7 @@ pub fn resume(store: &Store, args: ResumeArgs, quiet: bool, signals: Signals) ->
         )?),
         None => None,
     };
-    drive(quiet, signals, options, |options| {
+    drive(Face::Terminal { quiet }, signals, options, |options| {
         Engine::resume(store, &args.id, policy, options)
     })
 }
@@ -204,8 +222,21 @@ impl PolicyArgs {
     }
 }
 
+/// How a session shows while it runs.
+#[derive(Clone, Copy)]
+enum Face {
+    /// Agent output on stdout, transitions and a status line on stderr (or only the outcome).
+    Terminal {
+        /// `--quiet`.
+        quiet: bool,
+    },
+    /// NDJSON on stdout (`run --json`), nothing on stderr but errors and warnings of oneshot's
+    /// own.
+    Json,
+}
+
 fn drive(
-    quiet: bool,
+    face: Face,
     signals: Signals,
     options: Options,
     make: impl FnOnce(Options) -> Result<Engine, oneshot::engine::EngineError>,
@@ -216,12 +247,14 @@ fn drive(
         let _inside = rt.enter();
         make(options)?
     };
-    if !quiet {
-        errln!(
+    match face {
+        Face::Terminal { quiet: false } => errln!(
             "oneshot: session {} ({})",
             engine.id(),
             engine.session().workdir.display()
-        );
+        ),
+        Face::Terminal { quiet: true } => {}
+        Face::Json => json_report::session(engine.id(), &engine.session().workdir),
     }
     let interrupt = engine.interrupter();
     // Cleans up after the agents if oneshot is killed (see `guard`).
@@ -229,8 +262,10 @@ fn drive(
     let outcome = rt.block_on(async {
         // A signal that came while the policy loaded or the session was made is delivered now.
         let forwarding = tokio::spawn(signals::forward(streams, interrupt, early));
-        let mut reporter = TerminalReporter::new(quiet);
-        let outcome = engine.run(&mut reporter).await;
+        let outcome = match face {
+            Face::Terminal { quiet } => engine.run(&mut TerminalReporter::new(quiet)).await,
+            Face::Json => engine.run(&mut JsonReporter).await,
+        };
         forwarding.abort();
         outcome
     });
@@ -238,26 +273,45 @@ fn drive(
         super::guard::stop(g);
     }
     let outcome = outcome?;
-    report(&outcome);
-    Ok(exit::for_outcome(&outcome))
+    let code = exit::for_outcome(&outcome);
+    match face {
+        Face::Terminal { .. } => report(&outcome, engine.session()),
+        Face::Json => json_report::outcome(&outcome, engine.session(), code),
+    }
+    Ok(code)
 }
 
-fn report(o: &Outcome) {
+/// The final line: the state, the cause of a failure as well as its last reason, the
+/// iterations used and the time taken.
+fn report(o: &Outcome, session: &Session) {
     let id = &o.session_id;
-    let why = o
-        .reason
-        .as_ref()
-        .map(|r| format!(": {r}"))
-        .unwrap_or_default();
+    let mut why = String::new();
+    if let Some(cause) = outcome::cause(session) {
+        why.push_str(&format!(": {cause}"));
+    }
+    if let Some(r) = &o.reason {
+        why.push_str(if why.is_empty() { ": " } else { ", then " });
+        why.push_str(&r.to_string());
+    }
+    let spent = format!(
+        "{} of {} iterations, {}",
+        session.iteration,
+        session.max_iterations,
+        clock(outcome::elapsed(session))
+    );
+    // The reason can quote an agent (a verdict's critique): no control sequences in it.
+    let why = sanitize::clean(&why);
+    let state = color::state(o.state);
     match o.state {
-        SessionState::Completed => errln!("oneshot: session {id} COMPLETED{why}"),
-        SessionState::Failed => errln!("oneshot: session {id} FAILED{why}"),
+        SessionState::Completed | SessionState::Failed => {
+            errln!("oneshot: session {id} {state}{why} ({spent})")
+        }
         SessionState::Rejected => errln!(
-            "oneshot: session {id} REJECTED{why}\n  the auditor judged the task impossible; \
-             start a new session with a changed task"
+            "oneshot: session {id} {state}{why} ({spent})\n  the auditor judged the task \
+             impossible; start a new session with a changed task"
         ),
-        state => errln!(
-            "oneshot: session {id} paused in {state}; continue with `oneshot resume {}`",
+        _ => errln!(
+            "oneshot: session {id} paused in {state} ({spent}); continue with `oneshot resume {}`",
             short_id(id)
         ),
     }

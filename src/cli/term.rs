@@ -1,6 +1,15 @@
 //! The terminal face of a running session: agent output prefixed by role, transitions, and on
-//! a TTY a live status line.
+//! a terminal that can show it a live status line.
+//!
+//! The status line is drawn on stderr with `\r` and "erase line", so it is drawn only where it
+//! can be erased again: stderr is a terminal that understands the sequences (not `TERM=dumb`)
+//! *and* stdout goes to the same kind of place. With stdout piped and stderr a terminal, agent
+//! lines go to the pipe while the status line stays on the screen, and oneshot's own lines
+//! would glue onto it.
 
+use super::color;
+use super::sanitize::{clean, push_clean};
+use super::statusline::{fit, status_line};
 use oneshot::engine::Line;
 use oneshot::engine::{Observer, Status, Update};
 use oneshot::machine::SessionState;
@@ -9,22 +18,48 @@ use oneshot::session::Role;
 use std::io::{IsTerminal, Write};
 use std::time::Duration;
 
+/// The width assumed when the terminal does not say.
+const DEFAULT_WIDTH: usize = 80;
+
 /// Writes agent output to stdout and everything else to stderr.
 pub struct TerminalReporter {
     quiet: bool,
-    tty: bool,
+    /// A status line can be drawn (see the module doc).
+    live: bool,
+    /// Keep the agents' SGR colours: colour is on and stdout is a terminal too (a file or
+    /// pipe gets plain text unless colour is forced).
+    colour: bool,
+    /// The terminal's width, read at each status tick (a resize shows within a second).
+    width: usize,
     status_shown: bool,
     status: Option<Status>,
     /// Agent lines of the current batch, written to stdout in one go at its end.
     pending: Vec<u8>,
 }
 
+/// The width of the terminal on stderr, in columns.
+fn terminal_width() -> usize {
+    terminal_size::terminal_size_of(std::io::stderr())
+        .map_or(DEFAULT_WIDTH, |(w, _)| usize::from(w.0))
+}
+
+/// Whether the terminal cannot take cursor control: `TERM=dumb`, or no `TERM` at all.
+pub fn dumb_term() -> bool {
+    std::env::var_os("TERM").is_none_or(|t| t.is_empty() || t == "dumb")
+}
+
 impl TerminalReporter {
     /// A reporter for this process's terminal.
     pub fn new(quiet: bool) -> Self {
+        let live = !quiet
+            && std::io::stderr().is_terminal()
+            && std::io::stdout().is_terminal()
+            && !dumb_term();
         TerminalReporter {
             quiet,
-            tty: std::io::stderr().is_terminal(),
+            live,
+            colour: color::forced() || (color::on() && std::io::stdout().is_terminal()),
+            width: terminal_width(),
             status_shown: false,
             status: None,
             pending: Vec::new(),
@@ -39,33 +74,15 @@ impl TerminalReporter {
     }
 
     fn draw_status(&mut self) {
-        if !self.tty || self.quiet {
+        if !self.live {
             return;
         }
         if let Some(s) = &self.status {
-            err!("\r\x1b[2K{}", status_line(s));
-            let _ = std::io::stderr().flush();
+            let line = status_line(s);
+            err!("\r\x1b[2K{}", fit(&line, self.width));
             self.status_shown = true;
         }
     }
-}
-
-/// `oneshot 1a2b3c4d · WORKER_EXECUTING · iteration 1/5 · 12s · last output 3s ago`
-pub fn status_line(s: &Status) -> String {
-    let mut line = format!(
-        "oneshot {} · {} · iteration {}/{} · {}s · last output {}s ago",
-        short_id(&s.session_id),
-        s.state,
-        s.iteration,
-        s.max_iterations,
-        s.elapsed.as_secs(),
-        s.idle.as_secs()
-    );
-    if let Some(problem) = &s.policy {
-        let short: String = problem.chars().take(80).collect();
-        line.push_str(&format!(" · policy: {short}"));
-    }
-    line
 }
 
 /// The first 8 characters of a session id, enough to type.
@@ -92,35 +109,43 @@ impl Observer for TerminalReporter {
                     elapsed: Duration::ZERO,
                     idle: Duration::ZERO,
                     policy: None,
+                    process: None,
                 });
                 status.state = to;
                 status.iteration = iteration;
                 status.max_iterations = max_iterations;
+                // The clocks were the last process's; the next tick brings the new one's.
+                status.process = None;
                 self.transition(from, to, reason.as_ref());
             }
             Update::Output { role, line } => self.line(role, &line),
             Update::Status(status) => {
+                self.width = terminal_width();
                 self.status = Some(status);
                 self.draw_status();
             }
             Update::Warning(message) => {
                 self.clear_status();
-                errln!("oneshot: warning: {message}");
+                errln!("oneshot: {} {}", color::warning(), clean(&message));
                 self.draw_status();
             }
             Update::Note(message) => {
+                // Good news (a reload went in) ends whatever policy problem the line showed.
+                if let Some(s) = &mut self.status {
+                    s.policy = None;
+                }
                 if self.quiet {
                     return;
                 }
                 self.clear_status();
-                errln!("oneshot: {message}");
+                errln!("oneshot: {}", clean(&message));
                 self.draw_status();
             }
         }
     }
 
     fn wants_status(&self) -> bool {
-        self.tty && !self.quiet
+        self.live
     }
 
     fn wants_output(&self) -> bool {
@@ -149,8 +174,15 @@ impl TerminalReporter {
             return;
         }
         self.clear_status();
-        let why = reason.map(|r| format!(" ({r})")).unwrap_or_default();
-        errln!("oneshot: {from} -> {to}{why}");
+        // A reason can quote an agent (a verdict's critique): no control sequences in it.
+        let why = reason
+            .map(|r| format!(" ({})", clean(&r.to_string())))
+            .unwrap_or_default();
+        errln!(
+            "oneshot: {} -> {}{why}",
+            color::state(from),
+            color::state(to)
+        );
         // After the last transition the outcome line follows; a status line would sit on it.
         if to.is_terminal() || to == SessionState::Interrupted {
             self.status = None;
@@ -159,12 +191,15 @@ impl TerminalReporter {
         }
     }
 
-    /// Queues an agent line; [`Observer::flush`] prints the batch.
+    /// Queues an agent line, without its terminal control sequences; [`Observer::flush`]
+    /// prints the batch.
     fn line(&mut self, role: Role, line: &Line) {
         if self.quiet {
             return;
         }
-        let _ = writeln!(self.pending, "[{role}] {}", line.text);
+        let _ = write!(self.pending, "[{role}] ");
+        push_clean(&mut self.pending, &line.text, self.colour);
+        self.pending.push(b'\n');
     }
 }
 

@@ -34,6 +34,9 @@ impl Engine {
                 Effect::Stop { grace } => {
                     self.persist()?;
                     self.control(Control::Stop(grace));
+                    // The grace period can be long: the status line says `stopping…` now,
+                    // not at the next tick.
+                    self.report_status(observer);
                 }
                 Effect::Kill => {
                     self.persist()?;

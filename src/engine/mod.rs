@@ -35,7 +35,7 @@ pub use error::EngineError;
 pub use interrupt::Interrupt;
 pub use open::Engine;
 pub use spec::{Options, SessionBuilder};
-pub use update::{Observer, Silent, Status, Update, channel_observer};
+pub use update::{Observer, ProcessClock, Silent, Status, Update, channel_observer};
 
 // The pipeline's line type an observer receives, re-exported because the pipeline is internal.
 /// Finding and killing what a session's agents left behind (by the environment mark every

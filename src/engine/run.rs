@@ -1,7 +1,7 @@
 //! The loop: wait for something to happen, turn it into an event, step, carry out.
 
 use super::interrupt::Ask;
-use super::{Engine, EngineError, Observer, Status, Update};
+use super::{Engine, EngineError, Observer, ProcessClock, Status, Update};
 use crate::executor::StopReason;
 use crate::pipeline::now_ms;
 use crate::session::{Effect, Event, Outcome, PolicyJudge};
@@ -112,13 +112,26 @@ impl Engine {
         if self.slot.pending_untrusted().is_some() {
             self.poll_policy(observer)?;
         }
+        self.report_status(observer);
+        Ok(())
+    }
+
+    /// Tells an observer that wants ticks where things stand, with the running process's
+    /// clocks measured to the deadlines the loop's timers fire at.
+    pub(super) fn report_status(&self, observer: &mut dyn Observer) {
         if !observer.wants_status() {
-            return Ok(());
+            return;
         }
-        let idle = self
-            .process
-            .as_ref()
-            .map_or(Duration::ZERO, |p| p.last_output.elapsed());
+        let now = Instant::now();
+        let process = self.process.as_ref().map(|p| ProcessClock {
+            role: p.role,
+            running: now.saturating_duration_since(p.started),
+            idle: now.saturating_duration_since(p.last_output),
+            inactivity_left: p.idle_deadline().map(|d| d.saturating_duration_since(now)),
+            wall_left: p.wall_deadline().map(|d| d.saturating_duration_since(now)),
+            stopping: p.stopping,
+        });
+        let idle = process.as_ref().map_or(Duration::ZERO, |p| p.idle);
         let s = &self.session;
         observer.update(Update::Status(Status {
             session_id: s.id.clone(),
@@ -128,7 +141,7 @@ impl Engine {
             elapsed: Duration::from_millis(now_ms().saturating_sub(s.created_ms)),
             idle,
             policy: self.slot.outstanding().first().map(|e| e.to_string()),
+            process,
         }));
-        Ok(())
     }
 }

@@ -56,8 +56,32 @@ pub struct Status {
     pub elapsed: Duration,
     /// Time since the running process last printed anything.
     pub idle: Duration,
-    /// A policy problem in effect (a broken or untrusted edit), for the status line.
+    /// A policy problem in effect (a broken or untrusted edit), for the status line. `None`
+    /// once the file on disk is the running generation again (reloaded or restored).
     pub policy: Option<String>,
+    /// The process running now, if any, with its clocks.
+    pub process: Option<ProcessClock>,
+}
+
+/// The clocks of the running process, as the loop's own timers see them: the time left is
+/// measured to the very deadlines the inactivity and wall-clock timeouts fire at.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProcessClock {
+    /// Worker or auditor.
+    pub role: Role,
+    /// Time since it started.
+    pub running: Duration,
+    /// Time since it last printed anything.
+    pub idle: Duration,
+    /// Time left before the inactivity timeout stops it (unless it prints first); `None`
+    /// while it is being stopped.
+    pub inactivity_left: Option<Duration>,
+    /// Time left before its wall-clock timeout stops it; `None` without one, or while it is
+    /// being stopped.
+    pub wall_left: Option<Duration>,
+    /// A stop was asked for (an interrupt, a timeout, a veto): the process has its grace
+    /// period to exit before it is killed.
+    pub stopping: bool,
 }
 
 /// Receives a session's [`Update`]s as they happen.

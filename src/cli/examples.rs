@@ -1,0 +1,116 @@
+//! The "Examples:" section of each subcommand's `--help`: real command lines a user can copy.
+
+/// `oneshot run --help`.
+pub const RUN: &str = "\
+Examples:
+  oneshot run --worker-cmd 'sh fix.sh' --auditor-cmd 'sh check.sh' \"make the tests pass\"
+  oneshot run --policy policies/strict.lua --hook-budget 250ms \"fix the failing test\"
+  oneshot run --json \"fix the failing test\" > events.ndjson   # NDJSON for CI (docs/run-json.md)
+  ONESHOT_WORKER_CMD='claude -p {prompt}' oneshot run --workdir ../app \"add a --dry-run flag\"";
+
+/// `oneshot resume --help`.
+pub const RESUME: &str = "\
+Examples:
+  oneshot resume 1a2b3c4d                      # continue where Ctrl-C or a crash left it
+  oneshot resume 1a2b --policy policies/lenient.lua
+  oneshot resume 1a2b --hook-budget 250ms";
+
+/// `oneshot status --help`.
+pub const STATUS: &str = "\
+Examples:
+  oneshot status              # the latest session
+  oneshot status 1a2b3c4d     # one session, by id or unique prefix
+  oneshot status --json | jq .state";
+
+/// `oneshot list --help`.
+pub const LIST: &str = "\
+Examples:
+  oneshot list
+  oneshot list --state stale,running --limit 10
+  oneshot list --json | jq -r .oneshot_id";
+
+/// `oneshot log --help`.
+pub const LOG: &str = "\
+Examples:
+  oneshot log 1a2b3c4d            # the activity log, for people
+  oneshot log 1a2b --follow       # tail a running session
+  oneshot log 1a2b --json | jq 'select(.type == \"decision\")'";
+
+/// `oneshot policy --help`.
+pub const POLICY: &str = "\
+Examples:
+  oneshot policy check policies/strict.lua
+  oneshot policy test policies/strict.lua
+  oneshot policy replay 1a2b3c4d --policy policies/lenient.lua
+  oneshot policy stubs --dir .";
+
+/// `oneshot policy check --help`.
+pub const POLICY_CHECK: &str = "\
+Examples:
+  oneshot policy check policies/strict.lua
+  oneshot policy check my.lua --json | jq .limits";
+
+/// `oneshot policy test --help`.
+pub const POLICY_TEST: &str = "\
+Examples:
+  oneshot policy test policies/strict.lua      # runs strict_test.lua and the policy's `tests`
+  oneshot policy test my.lua --json";
+
+/// `oneshot policy replay --help`.
+pub const POLICY_REPLAY: &str = "\
+Examples:
+  oneshot policy replay 1a2b3c4d --policy policies/lenient.lua
+  oneshot policy replay 1a2b --policy new.lua --exit-code   # exit 1 when a decision differs (CI)
+  oneshot policy replay 1a2b --policy new.lua --json";
+
+/// `oneshot policy trust --help`.
+pub const POLICY_TRUST: &str = "\
+Examples:
+  oneshot policy trust ./oneshot-policy.lua
+  oneshot policy trust policy.lua common.lua";
+
+/// `oneshot policy stubs --help`.
+pub const POLICY_STUBS: &str = "\
+Examples:
+  oneshot policy stubs                 # oneshot.d.lua and oneshot.d.luau here
+  oneshot policy stubs --dir .types";
+
+/// `oneshot completions --help`.
+pub const COMPLETIONS: &str = "\
+Examples:
+  oneshot completions bash > ~/.local/share/bash-completion/completions/oneshot
+  oneshot completions zsh > \"${fpath[1]}/_oneshot\"
+  oneshot completions fish > ~/.config/fish/completions/oneshot.fish";
+
+/// `oneshot man --help`.
+pub const MAN: &str = "\
+Examples:
+  oneshot man | man -l -
+  oneshot man > ~/.local/share/man/man1/oneshot.1";
+
+/// `oneshot stop --help`.
+pub const STOP: &str = "\
+Examples:
+  oneshot stop 1a2b3c4d              # pause it (as Ctrl-C in its terminal), wait up to 30s
+  oneshot stop 1a2b --no-wait
+  oneshot resume 1a2b                # later: continue it";
+
+/// `oneshot prune --help`.
+pub const PRUNE: &str = "\
+Examples:
+  oneshot prune --older-than 30d --dry-run   # what would go
+  oneshot prune --older-than 30d";
+
+/// `oneshot config --help`.
+pub const CONFIG: &str = "\
+Examples:
+  oneshot config                            # every setting and where it came from
+  oneshot --max-iterations 2 config         # what a session started with this flag would get
+  oneshot config --json | jq '.values[\"worker-cmd\"]'";
+
+/// `oneshot init --help`.
+pub const INIT: &str = "\
+Examples:
+  oneshot init                   # oneshot.toml, oneshot.lua + oneshot_test.lua, editor stubs
+  oneshot init --dir ../app
+  oneshot init --force           # overwrite them";
