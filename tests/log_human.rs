@@ -169,3 +169,39 @@ fn the_log_shows_a_reload_and_the_verdict_of_the_new_policy() {
     );
     assert_eq!(lines[1], "?? verdict -> DONE: new policy");
 }
+
+/// Agent text quoted by `log` and `status` (output lines, a verdict's reason, the task) keeps
+/// its terminal control sequences in the log file but never prints them.
+#[test]
+fn log_and_status_print_no_control_sequences_from_an_agent() {
+    let w = World::new();
+    let worker = w.script(
+        "w.sh",
+        "printf 'before\\033]0;pwned\\007after\\033[2J\\n'; echo x > f.txt",
+    );
+    let auditor = w.script(
+        "a.sh",
+        "printf 'VERDICT: DONE fine\\033]0;pwned2\\007 indeed\\n'",
+    );
+    let out = w.run(&worker, &auditor, &[], "the \u{1b}[31mred\u{1b}[0m task");
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let id = w.session_id();
+    let log = w.cmd().args(["log", &id]).output().unwrap();
+    let status = w.cmd().args(["status", &id]).output().unwrap();
+    let raw = w.cmd().args(["log", &id, "--json"]).output().unwrap();
+    for out in [&log, &status] {
+        assert_eq!(code(out), 0, "{}", text(out));
+        assert!(
+            !out.stdout.contains(&0x1b) && !out.stdout.contains(&0x07),
+            "{:?}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+    }
+    let log = String::from_utf8_lossy(&log.stdout);
+    assert!(log.contains("beforeafter"), "{log}");
+    assert!(log.contains("fine indeed"), "{log}");
+    let status = String::from_utf8_lossy(&status.stdout);
+    assert!(status.contains("the red task"), "{status}");
+    // The raw bytes stay in the log file (JSON-escaped there).
+    assert!(String::from_utf8_lossy(&raw.stdout).contains("\\u001b]0;pwned"));
+}

@@ -145,7 +145,9 @@ pub fn log(store: &Store, id: &str, follow: bool, json: bool) -> Result<i32> {
             match decoder.decode(r.clone()) {
                 Ok((record, _)) => {
                     if let Some(line) = render(&record) {
-                        outln!("{line}");
+                        // Agent text is quoted here: its control sequences (a title change,
+                        // a clear screen) stay in the log, never reach the reader's terminal.
+                        outln!("{}", super::sanitize::clean(&line));
                     }
                 }
                 Err(e) => errln!("oneshot: warning: {e}"),
@@ -312,7 +314,9 @@ fn fmt_ts(ms: u64) -> String {
 
 /// `s` on one line (whitespace runs become one space), cut to `max` characters with `…`.
 pub fn one_line(s: &str, max: usize) -> String {
-    let flat: String = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    let flat = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    // Tasks and reasons may quote an agent: no control sequence reaches the terminal.
+    let flat = super::sanitize::clean(&flat).into_owned();
     if flat.chars().count() > max {
         let cut: String = flat.chars().take(max.saturating_sub(1)).collect();
         format!("{cut}…")
