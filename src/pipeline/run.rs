@@ -66,15 +66,16 @@ struct Stages {
     encoder: Encoder,
     key_block: [KeyBlock; 2],
     tail: Tail,
-    /// stdout alone: an agent's answer (an auditor's verdict is read from it, never from
-    /// stderr, where any tool may print anything).
-    stdout_tail: Tail,
+    /// stdout alone, kept for the auditor only: its answer (the verdict is read from it, never
+    /// from stderr, where any tool may print anything). Nobody reads the worker's stdout alone,
+    /// and a second copy of every byte costs a worker's throughput about a tenth.
+    stdout_tail: Option<Tail>,
 }
 
 /// The synchronous output processor of one agent run. The engine feeds it the chunks it reads
 /// from the process; it writes one activity record per line to the log and returns the
 /// redacted lines. Memory is bounded whatever the output: at most `max_line` buffered per
-/// stream, two 64 KiB tails (both streams, stdout alone), and whatever the caller leaves in `out`.
+/// stream, a 64 KiB tail (and the auditor's stdout alone), and whatever the caller leaves in `out`.
 #[derive(Debug)]
 pub struct Pipeline {
     splitters: [Splitter; 2],
@@ -96,7 +97,7 @@ impl Pipeline {
                 encoder: Encoder::new(meta.role, meta.iteration, &meta.executor),
                 key_block: [KeyBlock::default(); 2],
                 tail: Tail::new(DEFAULT_TAIL),
-                stdout_tail: Tail::new(DEFAULT_TAIL),
+                stdout_tail: (meta.role == "auditor").then(|| Tail::new(DEFAULT_TAIL)),
             },
         }
     }
@@ -141,9 +142,10 @@ impl Pipeline {
         self.stages.tail.as_str()
     }
 
-    /// The last 64 KiB of the redacted stdout alone, like [`Pipeline::tail`].
+    /// The last 64 KiB of the redacted stdout alone, like [`Pipeline::tail`]; kept for the
+    /// auditor only (empty for the worker).
     pub fn stdout_tail(&self) -> &str {
-        self.stages.stdout_tail.as_str()
+        self.stages.stdout_tail.as_ref().map_or("", Tail::as_str)
     }
 
     /// Bytes currently held for unfinished lines (the capacity of both line buffers).
@@ -172,8 +174,10 @@ impl Stages {
         let encoder = &self.encoder;
         log.append_encoded(|buf| encoder.encode(buf, ts, stream, partial, &text))?;
         self.tail.push(&text);
-        if stream == Stream::Stdout {
-            self.stdout_tail.push(&text);
+        if stream == Stream::Stdout
+            && let Some(t) = &mut self.stdout_tail
+        {
+            t.push(&text);
         }
         if let Some(out) = out {
             out.push(Line {

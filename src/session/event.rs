@@ -24,7 +24,7 @@ pub enum Event {
         /// The end of its output, both streams: the worker's output and the evidence.
         tail: String,
         /// The end of its stdout alone: the auditor's answer, which the verdict is read from
-        /// (a verdict on stderr does not count).
+        /// (a verdict on stderr does not count). Only the auditor's is read.
         stdout: String,
     },
     /// A clock ran out while it ran: [`StopReason::InactivityTimeout`] or
