@@ -31,6 +31,7 @@ macro_rules! internal {
 
 internal!(executor, pipeline);
 
+pub mod agent;
 pub mod config;
 pub mod engine;
 pub mod error;

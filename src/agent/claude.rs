@@ -1,0 +1,503 @@
+//! Claude Code `--output-format stream-json --verbose` (with or without
+//! `--include-partial-messages`).
+//!
+//! Lines: `system` (`init`, `api_retry`, others kept as unknown), `assistant` (one line per
+//! content block; the blocks of one message share `message.id`), `user` (tool results),
+//! `stream_event` (the Anthropic SSE events: `message_start`, `content_block_*`,
+//! `message_delta`, `message_stop`) and the final `result`.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::{AgentEvent, Decoded, ErrorKind, LineParser, decode, unknown, value_text};
+
+/// Parser for Claude Code's stream-json output.
+///
+/// State it keeps between lines, because the protocol spreads one fact over several lines:
+/// the message a `stream_event` delta belongs to (only `message_start` names it), tool inputs
+/// streamed as JSON fragments, how many blocks of each message the whole `assistant` lines have
+/// carried (each line restarts its `content` array at 0), and whether the current run already
+/// reported its error.
+#[derive(Debug, Default)]
+pub struct ClaudeParser {
+    /// The message the stream's deltas belong to (set by `message_start`).
+    current: Option<String>,
+    /// Why the current message stopped, from `message_delta`, reported at `message_stop`.
+    stop_reason: Option<String>,
+    /// A tool_use block being streamed: its index, id, name and input fragments so far.
+    pending_tool: Option<PendingTool>,
+    /// Blocks of each message seen in whole `assistant` lines: the next block's index.
+    blocks_seen: HashMap<String, u32>,
+    /// An [`AgentEvent::Error`] was emitted since the last result (so the result's own error
+    /// does not repeat it).
+    error_reported: bool,
+}
+
+#[derive(Debug)]
+struct PendingTool {
+    index: u32,
+    id: String,
+    name: String,
+    input: Value,
+    json: String,
+}
+
+impl LineParser for ClaudeParser {
+    fn feed(&mut self, line: &[u8], out: &mut Vec<AgentEvent>) {
+        let parsed: Line = match decode(line) {
+            Decoded::Line(l) => l,
+            Decoded::Blank => return,
+            Decoded::Fallback(ev) => return out.push(ev),
+        };
+        match parsed.kind.as_ref() {
+            "stream_event" => match parsed.event {
+                Some(ev) => self.stream_event(ev, line, out),
+                None => out.push(unknown(line.trim_ascii())),
+            },
+            "assistant" => self.assistant(parsed, out),
+            "user" => user(parsed, out),
+            "system" => self.system(parsed, line, out),
+            "result" => self.result(parsed, out),
+            _ => out.push(unknown(line.trim_ascii())),
+        }
+    }
+}
+
+impl ClaudeParser {
+    fn system(&mut self, l: Line, line: &[u8], out: &mut Vec<AgentEvent>) {
+        match l.subtype.as_deref() {
+            Some("init") => {
+                let Some(session_id) = l.session_id else {
+                    return out.push(unknown(line.trim_ascii()));
+                };
+                let tools = match l.tools {
+                    Some(Value::Array(items)) => items
+                        .into_iter()
+                        .filter_map(|t| match t {
+                            Value::String(s) => Some(s),
+                            // A tool described by an object: keep its name.
+                            other => other.get("name")?.as_str().map(str::to_owned),
+                        })
+                        .collect(),
+                    _ => Vec::new(),
+                };
+                out.push(AgentEvent::SessionStarted {
+                    session_id: session_id.into_owned(),
+                    model: l.model.map(Cow::into_owned),
+                    tools,
+                    cwd: l.cwd.map(Cow::into_owned),
+                    version: l.claude_code_version.map(Cow::into_owned),
+                });
+            }
+            Some("api_retry") => {
+                let status = l.error_status.as_ref().and_then(as_u16);
+                let message = l.error.as_ref().map(value_text);
+                let kind = status
+                    .map(ErrorKind::from_status)
+                    .or_else(|| message.as_deref().map(ErrorKind::from_text));
+                out.push(AgentEvent::RetryNotice {
+                    attempt: l.attempt.as_ref().and_then(as_u32),
+                    max_attempts: l.max_retries.as_ref().and_then(as_u32),
+                    delay_ms: l
+                        .retry_delay_ms
+                        .as_ref()
+                        .and_then(Value::as_f64)
+                        .map(|ms| ms.round() as u64),
+                    kind,
+                    status,
+                    message,
+                });
+            }
+            _ => out.push(unknown(line.trim_ascii())),
+        }
+    }
+
+    fn assistant(&mut self, l: Line, out: &mut Vec<AgentEvent>) {
+        let Some(message) = l.message else { return };
+        let message_id = message.id.map(Cow::into_owned);
+        let blocks = match message.content {
+            Some(Value::Array(blocks)) => blocks,
+            Some(Value::String(text)) => vec![serde_json::json!({"type": "text", "text": text})],
+            _ => Vec::new(),
+        };
+        let first = match &message_id {
+            Some(id) => {
+                let seen = self.blocks_seen.entry(id.clone()).or_insert(0);
+                let first = *seen;
+                *seen += blocks.len() as u32;
+                first
+            }
+            None => 0,
+        };
+        let mut text_of_error = None;
+        for (i, block) in blocks.into_iter().enumerate() {
+            let index = first + i as u32;
+            match content_block(block, message_id.clone(), index) {
+                Some(ev) => {
+                    if let AgentEvent::AssistantText { text, .. } = &ev {
+                        text_of_error = Some(text.clone());
+                    }
+                    out.push(ev);
+                }
+                None => continue,
+            }
+        }
+        // A synthetic message (model "<synthetic>") carries the provider's failure, e.g.
+        // `"error":"authentication_failed"` after a 401: report it now, before the result.
+        if let Some(code) = l.error.as_ref().map(value_text) {
+            self.error_reported = true;
+            out.push(AgentEvent::Error {
+                kind: ErrorKind::from_text(&code),
+                status: None,
+                message: text_of_error.unwrap_or(code),
+            });
+        }
+    }
+
+    fn result(&mut self, l: Line, out: &mut Vec<AgentEvent>) {
+        let usage = l.usage.unwrap_or_default();
+        out.push(AgentEvent::Usage {
+            input_tokens: usage.input_tokens,
+            output_tokens: usage.output_tokens,
+            cached_input_tokens: usage.cache_read_input_tokens,
+            cost_usd: l.total_cost_usd.as_ref().and_then(Value::as_f64),
+            turns: l.num_turns.as_ref().and_then(as_u32),
+        });
+        let text = l.result.map(|v| value_text(&v));
+        // `subtype` says "success" even on a 401 (is_error true): is_error is the truth.
+        let is_error = l
+            .is_error
+            .unwrap_or_else(|| l.subtype.as_deref().is_some_and(|s| s.starts_with("error")));
+        if is_error && !self.error_reported {
+            let status = l.api_error_status.as_ref().and_then(as_u16);
+            let subtype = l.subtype.as_deref().unwrap_or("error");
+            let kind = match status {
+                Some(s) => ErrorKind::from_status(s),
+                // A cut stream ends this way (the agents README): transient.
+                None if subtype == "error_during_execution" => ErrorKind::Network,
+                None => ErrorKind::from_text(text.as_deref().unwrap_or(subtype)),
+            };
+            out.push(AgentEvent::Error {
+                kind,
+                status,
+                message: text.clone().unwrap_or_else(|| subtype.to_owned()),
+            });
+        }
+        out.push(AgentEvent::Final {
+            success: !is_error,
+            text,
+            structured_output: l.structured_output,
+            permission_denials: l.permission_denials.unwrap_or_default(),
+        });
+        self.error_reported = false;
+        self.blocks_seen.clear();
+    }
+
+    fn stream_event(&mut self, ev: StreamEvent, line: &[u8], out: &mut Vec<AgentEvent>) {
+        match ev.kind.as_ref() {
+            "message_start" => {
+                let message = ev.message.unwrap_or_default();
+                let id = message.id.map(Cow::into_owned);
+                self.stop_reason = None;
+                self.pending_tool = None;
+                if let Some(id) = &id {
+                    out.push(AgentEvent::MessageStarted {
+                        message_id: id.clone(),
+                        model: message.model.map(Cow::into_owned),
+                    });
+                }
+                self.current = id;
+            }
+            "content_block_start" => {
+                let index = ev.index.unwrap_or(0);
+                let Some(block) = ev.content_block else {
+                    return;
+                };
+                match block.get("type").and_then(Value::as_str) {
+                    Some("tool_use" | "server_tool_use") => {
+                        let field =
+                            |k: &str| block.get(k).and_then(Value::as_str).map(str::to_owned);
+                        self.pending_tool = Some(PendingTool {
+                            index,
+                            id: field("id").unwrap_or_default(),
+                            name: field("name").unwrap_or_default(),
+                            input: block.get("input").cloned().unwrap_or(Value::Null),
+                            json: String::new(),
+                        });
+                    }
+                    Some("text") => {
+                        if let Some(text) = block.get("text").and_then(Value::as_str)
+                            && !text.is_empty()
+                        {
+                            out.push(self.delta_text(index, text.to_owned()));
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            "content_block_delta" => {
+                let index = ev.index.unwrap_or(0);
+                let Some(delta) = ev.delta else { return };
+                match delta.kind.as_deref() {
+                    Some("text_delta") => {
+                        if let Some(text) = delta.text {
+                            out.push(self.delta_text(index, text));
+                        }
+                    }
+                    Some("thinking_delta") => {
+                        if let Some(text) = delta.thinking {
+                            out.push(AgentEvent::Reasoning {
+                                message_id: self.current.clone(),
+                                index,
+                                text,
+                                partial: true,
+                            });
+                        }
+                    }
+                    Some("input_json_delta") => {
+                        if let (Some(tool), Some(part)) =
+                            (&mut self.pending_tool, delta.partial_json)
+                            && tool.index == index
+                        {
+                            tool.json.push_str(&part);
+                        }
+                    }
+                    // Signatures and citations are not progress anyone reads.
+                    _ => {}
+                }
+            }
+            "content_block_stop" => {
+                let index = ev.index.unwrap_or(0);
+                if self.pending_tool.as_ref().is_some_and(|t| t.index == index) {
+                    let tool = self.pending_tool.take().expect("checked above");
+                    let input = if tool.json.trim().is_empty() {
+                        tool.input
+                    } else {
+                        // A cut stream can leave half an input: keep its text rather than lose it.
+                        serde_json::from_str(&tool.json).unwrap_or(Value::String(tool.json))
+                    };
+                    out.push(AgentEvent::ToolCall {
+                        id: tool.id,
+                        name: tool.name,
+                        input,
+                        message_id: self.current.clone(),
+                    });
+                }
+            }
+            "message_delta" => {
+                if let Some(reason) = ev.delta.and_then(|d| d.stop_reason) {
+                    self.stop_reason = Some(reason.into_owned());
+                }
+            }
+            "message_stop" => out.push(AgentEvent::MessageStopped {
+                message_id: self.current.take(),
+                stop_reason: self.stop_reason.take(),
+            }),
+            "ping" => {}
+            "error" => {
+                let error = ev.error.unwrap_or(Value::Null);
+                let code = error.get("type").and_then(Value::as_str).unwrap_or("error");
+                let message = error.get("message").and_then(Value::as_str).unwrap_or(code);
+                self.error_reported = true;
+                out.push(AgentEvent::Error {
+                    kind: ErrorKind::from_text(code),
+                    status: None,
+                    message: message.to_owned(),
+                });
+            }
+            _ => out.push(unknown(line.trim_ascii())),
+        }
+    }
+
+    fn delta_text(&self, index: u32, text: String) -> AgentEvent {
+        AgentEvent::AssistantText {
+            message_id: self.current.clone(),
+            index,
+            text,
+            partial: true,
+        }
+    }
+}
+
+/// A `user` line: tool results (and, when the CLI replays them, the user's own text).
+fn user(l: Line, out: &mut Vec<AgentEvent>) {
+    let Some(message) = l.message else { return };
+    match message.content {
+        Some(Value::String(text)) => out.push(AgentEvent::UserMessage { text }),
+        Some(Value::Array(blocks)) => {
+            for block in blocks {
+                match block.get("type").and_then(Value::as_str) {
+                    Some("tool_result") => out.push(AgentEvent::ToolResult {
+                        tool_call_id: block
+                            .get("tool_use_id")
+                            .and_then(Value::as_str)
+                            .unwrap_or_default()
+                            .to_owned(),
+                        content: block.get("content").map(value_text).unwrap_or_default(),
+                        is_error: block
+                            .get("is_error")
+                            .and_then(Value::as_bool)
+                            .unwrap_or(false),
+                    }),
+                    Some("text") => out.push(AgentEvent::UserMessage {
+                        text: block.get("text").map(value_text).unwrap_or_default(),
+                    }),
+                    _ => out.push(AgentEvent::Unknown { raw: block }),
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// One content block of a whole `assistant` line as an event; `None` for blocks nobody reads
+/// (redacted thinking).
+fn content_block(mut block: Value, message_id: Option<String>, index: u32) -> Option<AgentEvent> {
+    let take_str = |b: &mut Value, k: &str| match b.get_mut(k).map(Value::take) {
+        Some(Value::String(s)) => s,
+        _ => String::new(),
+    };
+    let ev = match block.get("type").and_then(Value::as_str) {
+        Some("text") => AgentEvent::AssistantText {
+            message_id,
+            index,
+            text: take_str(&mut block, "text"),
+            partial: false,
+        },
+        Some("thinking") => AgentEvent::Reasoning {
+            message_id,
+            index,
+            text: take_str(&mut block, "thinking"),
+            partial: false,
+        },
+        Some("tool_use" | "server_tool_use") => AgentEvent::ToolCall {
+            id: take_str(&mut block, "id"),
+            name: take_str(&mut block, "name"),
+            input: block
+                .get_mut("input")
+                .map(Value::take)
+                .unwrap_or(Value::Null),
+            message_id,
+        },
+        Some("redacted_thinking") => return None,
+        _ => AgentEvent::Unknown { raw: block },
+    };
+    Some(ev)
+}
+
+fn as_u32(v: &Value) -> Option<u32> {
+    v.as_u64().and_then(|n| u32::try_from(n).ok())
+}
+
+fn as_u16(v: &Value) -> Option<u16> {
+    v.as_u64().and_then(|n| u16::try_from(n).ok())
+}
+
+/// Every field any line type uses; serde skips the rest, so neither key order nor new fields
+/// matter. Fields whose type is not certain across versions are kept as [`Value`].
+#[derive(Deserialize)]
+struct Line<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Cow<'a, str>,
+    #[serde(default, borrow)]
+    subtype: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    session_id: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    model: Option<Cow<'a, str>>,
+    #[serde(default)]
+    tools: Option<Value>,
+    #[serde(default, borrow)]
+    cwd: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    claude_code_version: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    message: Option<WireMessage<'a>>,
+    #[serde(default, borrow)]
+    event: Option<StreamEvent<'a>>,
+    #[serde(default)]
+    attempt: Option<Value>,
+    #[serde(default)]
+    max_retries: Option<Value>,
+    #[serde(default)]
+    retry_delay_ms: Option<Value>,
+    #[serde(default)]
+    error_status: Option<Value>,
+    #[serde(default)]
+    error: Option<Value>,
+    #[serde(default)]
+    is_error: Option<bool>,
+    #[serde(default)]
+    result: Option<Value>,
+    #[serde(default)]
+    api_error_status: Option<Value>,
+    #[serde(default)]
+    total_cost_usd: Option<Value>,
+    #[serde(default)]
+    usage: Option<WireUsage>,
+    #[serde(default)]
+    num_turns: Option<Value>,
+    #[serde(default)]
+    permission_denials: Option<Vec<Value>>,
+    #[serde(default)]
+    structured_output: Option<Value>,
+}
+
+#[derive(Deserialize, Default)]
+struct WireMessage<'a> {
+    #[serde(default, borrow)]
+    id: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    model: Option<Cow<'a, str>>,
+    #[serde(default)]
+    content: Option<Value>,
+}
+
+#[derive(Deserialize, Default)]
+struct WireUsage {
+    #[serde(default)]
+    input_tokens: Option<u64>,
+    #[serde(default)]
+    output_tokens: Option<u64>,
+    #[serde(default)]
+    cache_read_input_tokens: Option<u64>,
+}
+
+/// The Anthropic SSE event inside a `stream_event` line: the hot path with partial messages,
+/// so its fields are borrowed where they can be.
+#[derive(Deserialize)]
+struct StreamEvent<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Cow<'a, str>,
+    #[serde(default)]
+    index: Option<u32>,
+    #[serde(default, borrow)]
+    message: Option<WireMessage<'a>>,
+    #[serde(default, borrow)]
+    delta: Option<Delta<'a>>,
+    #[serde(default)]
+    content_block: Option<Value>,
+    #[serde(default)]
+    error: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct Delta<'a> {
+    #[serde(rename = "type", default, borrow)]
+    kind: Option<Cow<'a, str>>,
+    #[serde(default)]
+    text: Option<String>,
+    #[serde(default)]
+    thinking: Option<String>,
+    #[serde(default, borrow)]
+    partial_json: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    stop_reason: Option<Cow<'a, str>>,
+}
+
+#[cfg(test)]
+#[path = "claude_tests.rs"]
+mod tests;

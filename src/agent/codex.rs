@@ -1,0 +1,286 @@
+//! Codex `exec --json`: `thread.started`, `turn.started`, `item.started` / `item.updated` /
+//! `item.completed` (items `agent_message`, `reasoning`, `command_execution`, `file_change`,
+//! `mcp_tool_call`, `web_search`, `error`), `turn.completed` (usage), `turn.failed`, and the
+//! top-level `error` lines Codex writes while it reconnects.
+
+use std::borrow::Cow;
+use std::collections::HashSet;
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::{
+    AgentEvent, Decoded, ErrorKind, LineParser, decode, json_answer, status_in, unknown, value_text,
+};
+
+/// Parser for Codex's `exec --json` output.
+///
+/// Codex has no final-result line: the answer is the last `agent_message`, so the parser keeps
+/// it until `turn.completed`. It also remembers which tool items it announced at
+/// `item.started`, so a completion without its start still yields the call.
+#[derive(Debug, Default)]
+pub struct CodexParser {
+    /// The latest agent message's text: the turn's answer if no other follows.
+    last_message: Option<String>,
+    /// Tool items whose call was already emitted (at `item.started`).
+    announced: HashSet<String>,
+}
+
+impl LineParser for CodexParser {
+    fn feed(&mut self, line: &[u8], out: &mut Vec<AgentEvent>) {
+        let l: Line = match decode(line) {
+            Decoded::Line(l) => l,
+            Decoded::Blank => return,
+            Decoded::Fallback(ev) => return out.push(ev),
+        };
+        match l.kind.as_ref() {
+            "thread.started" => match l.thread_id {
+                Some(id) => out.push(AgentEvent::SessionStarted {
+                    session_id: id.into_owned(),
+                    model: None,
+                    tools: Vec::new(),
+                    cwd: None,
+                    version: None,
+                }),
+                None => out.push(unknown(line.trim_ascii())),
+            },
+            "turn.started" => out.push(AgentEvent::TurnStarted),
+            "item.started" | "item.updated" | "item.completed" => {
+                let completed = l.kind == "item.completed";
+                match l.item {
+                    Some(item) => self.item(item, completed, line, out),
+                    None => out.push(unknown(line.trim_ascii())),
+                }
+            }
+            "turn.completed" => {
+                let usage = l.usage.unwrap_or_default();
+                out.push(AgentEvent::Usage {
+                    input_tokens: usage.input_tokens,
+                    output_tokens: usage.output_tokens,
+                    cached_input_tokens: usage.cached_input_tokens,
+                    cost_usd: None,
+                    turns: Some(1),
+                });
+                let text = self.last_message.take();
+                out.push(AgentEvent::Final {
+                    success: true,
+                    structured_output: text.as_deref().and_then(json_answer),
+                    text,
+                    permission_denials: Vec::new(),
+                });
+                self.announced.clear();
+            }
+            "turn.failed" => {
+                let message = l
+                    .error
+                    .as_ref()
+                    .and_then(|e| e.get("message"))
+                    .map(value_text)
+                    .unwrap_or_else(|| "turn failed".to_owned());
+                out.push(error(message));
+                out.push(AgentEvent::Final {
+                    success: false,
+                    text: self.last_message.take(),
+                    structured_output: None,
+                    permission_denials: Vec::new(),
+                });
+                self.announced.clear();
+            }
+            "error" => {
+                let message = l.message.map(Cow::into_owned).unwrap_or_default();
+                out.push(top_level_error(message));
+            }
+            _ => out.push(unknown(line.trim_ascii())),
+        }
+    }
+}
+
+impl CodexParser {
+    fn item(&mut self, mut item: Value, completed: bool, line: &[u8], out: &mut Vec<AgentEvent>) {
+        let id = item
+            .get("id")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        let text = |item: &mut Value| match item.get_mut("text").map(Value::take) {
+            Some(Value::String(s)) => s,
+            _ => String::new(),
+        };
+        let kind = item
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        let kind = kind.as_str();
+        match kind {
+            "agent_message" => {
+                let text = text(&mut item);
+                // Only the completed item is sure to hold the whole message.
+                if completed {
+                    self.last_message = Some(text.clone());
+                }
+                if completed || !text.is_empty() {
+                    out.push(AgentEvent::AssistantText {
+                        message_id: Some(id),
+                        index: 0,
+                        text,
+                        partial: false,
+                    });
+                }
+            }
+            "reasoning" => {
+                let text = text(&mut item);
+                if completed || !text.is_empty() {
+                    out.push(AgentEvent::Reasoning {
+                        message_id: Some(id),
+                        index: 0,
+                        text,
+                        partial: false,
+                    });
+                }
+            }
+            "command_execution" | "file_change" | "mcp_tool_call" | "web_search" => {
+                if !self.announced.contains(&id) {
+                    let (name, input) = tool_call(kind, &item);
+                    out.push(AgentEvent::ToolCall {
+                        id: id.clone(),
+                        name,
+                        input,
+                        message_id: None,
+                    });
+                    self.announced.insert(id.clone());
+                }
+                if completed {
+                    let (content, is_error) = tool_result(kind, &item);
+                    out.push(AgentEvent::ToolResult {
+                        tool_call_id: id,
+                        content,
+                        is_error,
+                    });
+                }
+            }
+            // An `error` item is a notice (unknown model metadata, …); the turn goes on.
+            "error" => out.push(AgentEvent::Warning {
+                message: item.get("message").map(value_text).unwrap_or_default(),
+            }),
+            _ => out.push(unknown(line.trim_ascii())),
+        }
+    }
+}
+
+/// A tool item's name and input: what the model asked for, without the outcome fields.
+fn tool_call(kind: &str, item: &Value) -> (String, Value) {
+    let get = |k: &str| item.get(k).cloned().unwrap_or(Value::Null);
+    match kind {
+        "command_execution" => (kind.to_owned(), json!({ "command": get("command") })),
+        "file_change" => (kind.to_owned(), json!({ "changes": get("changes") })),
+        "web_search" => (kind.to_owned(), json!({ "query": get("query") })),
+        _ => {
+            let server = item.get("server").and_then(Value::as_str).unwrap_or("mcp");
+            let tool = item.get("tool").and_then(Value::as_str).unwrap_or("tool");
+            (format!("{server}/{tool}"), get("arguments"))
+        }
+    }
+}
+
+/// A finished tool item's output and whether it failed.
+fn tool_result(kind: &str, item: &Value) -> (String, bool) {
+    let status = item
+        .get("status")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let failed = matches!(status, "failed" | "declined");
+    match kind {
+        "command_execution" => {
+            let output = item
+                .get("aggregated_output")
+                .map(value_text)
+                .unwrap_or_default();
+            let code = item.get("exit_code").and_then(Value::as_i64);
+            (output, failed || code.is_some_and(|c| c != 0))
+        }
+        "mcp_tool_call" => {
+            let result = match item.get("error") {
+                Some(e) if !e.is_null() => e.get("message").unwrap_or(e),
+                // An MCP result is `{content: [blocks]}`: its text is what the model reads.
+                _ => match item.get("result") {
+                    Some(r) => r.get("content").unwrap_or(r),
+                    None => &Value::Null,
+                },
+            };
+            (value_text(result), failed)
+        }
+        _ => (status.to_owned(), failed),
+    }
+}
+
+/// A top-level `error` line: "Reconnecting... 2/5 (…)" while Codex retries, a failure
+/// otherwise.
+fn top_level_error(message: String) -> AgentEvent {
+    if let Some(rest) = message.strip_prefix("Reconnecting...") {
+        let (attempt, max_attempts) = attempts(rest);
+        return AgentEvent::RetryNotice {
+            attempt,
+            max_attempts,
+            delay_ms: None,
+            kind: Some(kind_of(&message)),
+            status: status_in(&message),
+            message: Some(message),
+        };
+    }
+    error(message)
+}
+
+fn error(message: String) -> AgentEvent {
+    AgentEvent::Error {
+        kind: kind_of(&message),
+        status: status_in(&message),
+        message,
+    }
+}
+
+fn kind_of(message: &str) -> ErrorKind {
+    match status_in(message) {
+        Some(status) => ErrorKind::from_status(status),
+        None => ErrorKind::from_text(message),
+    }
+}
+
+/// "2/5" at the start of `rest` (after spaces) as (2, 5).
+fn attempts(rest: &str) -> (Option<u32>, Option<u32>) {
+    let word = rest.split_whitespace().next().unwrap_or_default();
+    match word.split_once('/') {
+        Some((a, m)) => (a.parse().ok(), m.parse().ok()),
+        None => (None, None),
+    }
+}
+
+#[derive(Deserialize)]
+struct Line<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Cow<'a, str>,
+    #[serde(default, borrow)]
+    thread_id: Option<Cow<'a, str>>,
+    #[serde(default)]
+    item: Option<Value>,
+    #[serde(default)]
+    usage: Option<Usage>,
+    #[serde(default)]
+    error: Option<Value>,
+    #[serde(default, borrow)]
+    message: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize, Default)]
+struct Usage {
+    #[serde(default)]
+    input_tokens: Option<u64>,
+    #[serde(default)]
+    cached_input_tokens: Option<u64>,
+    #[serde(default)]
+    output_tokens: Option<u64>,
+}
+
+#[cfg(test)]
+#[path = "codex_tests.rs"]
+mod tests;
