@@ -34,6 +34,9 @@ pub struct ClaudeParser {
     /// An [`AgentEvent::Error`] was emitted since the last result (so the result's own error
     /// does not repeat it).
     error_reported: bool,
+    /// The HTTP status of the latest `api_retry`: the synthetic error message that follows
+    /// names only a code, so its status comes from here.
+    retry_status: Option<u16>,
 }
 
 #[derive(Debug)]
@@ -94,6 +97,7 @@ impl ClaudeParser {
             }
             Some("api_retry") => {
                 let status = l.error_status.as_ref().and_then(as_u16);
+                self.retry_status = status;
                 let message = l.error.as_ref().map(value_text);
                 let kind = status
                     .map(ErrorKind::from_status)
@@ -149,9 +153,13 @@ impl ClaudeParser {
         // `"error":"authentication_failed"` after a 401: report it now, before the result.
         if let Some(code) = l.error.as_ref().map(value_text) {
             self.error_reported = true;
+            let kind = ErrorKind::from_text(&code);
+            let status = self
+                .retry_status
+                .filter(|&s| ErrorKind::from_status(s) == kind);
             out.push(AgentEvent::Error {
-                kind: ErrorKind::from_text(&code),
-                status: None,
+                kind,
+                status,
                 message: text_of_error.unwrap_or(code),
             });
         }
@@ -193,6 +201,7 @@ impl ClaudeParser {
             permission_denials: l.permission_denials.unwrap_or_default(),
         });
         self.error_reported = false;
+        self.retry_status = None;
         self.blocks_seen.clear();
     }
 

@@ -140,9 +140,10 @@ fn a_result_gives_usage_and_the_final_answer() {
 
 #[test]
 fn a_401_reports_one_auth_error_and_a_failed_result() {
+    let retry = r#"{"type":"system","subtype":"api_retry","attempt":1,"max_retries":1,"error_status":401,"error":"authentication_failed"}"#;
     let synthetic = r#"{"type":"assistant","message":{"id":"u-1","model":"<synthetic>","content":[{"type":"text","text":"Failed to authenticate. API Error: 401 fake 401"}]},"error":"authentication_failed"}"#;
     let result = r#"{"type":"result","subtype":"success","is_error":true,"api_error_status":401,"result":"Failed to authenticate. API Error: 401 fake 401"}"#;
-    let events = parse(&[synthetic, result]);
+    let events = parse(&[retry, synthetic, result]);
     let errors: Vec<_> = events
         .iter()
         .filter(|e| matches!(e, AgentEvent::Error { .. }))
@@ -151,7 +152,7 @@ fn a_401_reports_one_auth_error_and_a_failed_result() {
         errors,
         vec![&AgentEvent::Error {
             kind: ErrorKind::Auth,
-            status: None,
+            status: Some(401),
             message: "Failed to authenticate. API Error: 401 fake 401".into()
         }]
     );
