@@ -198,4 +198,54 @@ mod tests {
         assert_eq!(value_text(&json!({"k": 1})), r#"{"k":1}"#);
         assert_eq!(value_text(&json!(null)), "");
     }
+
+    mod never_panics {
+        use super::*;
+        use proptest::prelude::*;
+
+        proptest! {
+            /// No line, however broken, makes a parser panic; each yields at most a few events.
+            #[test]
+            fn on_arbitrary_bytes(lines in proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..64), 0..8)) {
+                for protocol in [Protocol::Claude, Protocol::Codex, Protocol::Gemini] {
+                    let mut p = protocol.parser();
+                    let mut out = Vec::new();
+                    for line in &lines {
+                        p.feed(line, &mut out);
+                    }
+                    prop_assert!(out.len() <= lines.len());
+                }
+            }
+
+            /// Known line types with fields of any JSON type are kept or mapped, never a panic.
+            #[test]
+            fn on_known_types_with_odd_fields(
+                kind in prop::sample::select(vec![
+                    "system", "assistant", "user", "result", "stream_event", "thread.started",
+                    "item.completed", "item.started", "turn.completed", "turn.failed", "error",
+                    "init", "message", "tool_use", "tool_result",
+                ]),
+                field in prop::sample::select(vec![
+                    "subtype", "message", "event", "item", "content", "usage", "error",
+                    "session_id", "thread_id", "stats", "result", "tools", "delta", "role",
+                ]),
+                value in prop::sample::select(vec![
+                    "null", "1", "-3.5", "\"x\"", "[]", "[1,{}]", "{}", "{\"type\":\"text\"}",
+                    "{\"type\":\"content_block_stop\",\"index\":4294967296}",
+                    "{\"type\":\"agent_message\"}", "{\"content\":[{\"type\":\"tool_use\"}]}",
+                ]),
+            ) {
+                let line = format!(r#"{{"type":"{kind}","{field}":{value},"subtype":"init","session_id":"s"}}"#);
+                for protocol in [Protocol::Claude, Protocol::Codex, Protocol::Gemini] {
+                    let mut p = protocol.parser();
+                    let mut out = Vec::new();
+                    p.feed_str(&line, &mut out);
+                    let mut t = Timeline::new();
+                    for e in &out {
+                        t.apply(e);
+                    }
+                }
+            }
+        }
+    }
 }

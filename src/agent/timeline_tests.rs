@@ -265,3 +265,51 @@ fn usage_errors_and_structured_output_are_collected() {
     assert_eq!(t.errors()[0].kind, ErrorKind::Auth);
     assert_eq!(t.structured_output(), Some(&json!({"ok": true})));
 }
+
+mod any_order {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// One streamed message with a tool call, as Claude's partial messages give it.
+    fn streamed() -> Vec<AgentEvent> {
+        vec![
+            start("m1"),
+            text(Some("m1"), 0, "Hel", true),
+            text(Some("m1"), 0, "lo ", true),
+            text(Some("m1"), 0, "you", true),
+            text(Some("m1"), 0, "Hello you", false),
+            AgentEvent::ToolCall {
+                id: "t1".into(),
+                name: "Bash".into(),
+                input: json!({"command": "ls"}),
+                message_id: Some("m1".into()),
+            },
+            stop("m1", "tool_use"),
+            AgentEvent::ToolResult {
+                tool_call_id: "t1".into(),
+                content: "a.txt".into(),
+                is_error: false,
+            },
+        ]
+    }
+
+    proptest! {
+        /// Whatever order the events arrive in, the timeline holds one message with its text
+        /// once and one tool call with its result.
+        #[test]
+        fn any_order_assembles_the_same_run(order in Just((0..8).collect::<Vec<usize>>()).prop_shuffle()) {
+            let events = streamed();
+            let mut t = Timeline::new();
+            for &i in &order {
+                t.apply(&events[i]);
+            }
+            prop_assert_eq!(t.messages().len(), 1);
+            prop_assert_eq!(t.message("m1").map(Message::text), Some("Hello you".to_owned()));
+            prop_assert_eq!(t.tools().len(), 1);
+            let tool = t.tool_call("t1").unwrap();
+            prop_assert_eq!(tool.name.as_deref(), Some("Bash"));
+            prop_assert_eq!(tool.result.as_deref(), Some("a.txt"));
+            prop_assert!(!t.state().is_terminal());
+        }
+    }
+}
