@@ -186,3 +186,52 @@ fn gemini_samples_give_the_session_the_shell_call_and_the_answer() {
     );
     assert_eq!(t.state(), RunState::Completed);
 }
+
+/// The hello sample as `--include-partial-messages` gives it: the same message streamed as
+/// deltas first, then the real whole `assistant` line and the real result.
+#[test]
+fn claude_partial_deltas_then_the_whole_line_keep_one_message() {
+    let real = std::fs::read_to_string(Path::new(SAMPLES).join("claude-hello.stream.jsonl"))
+        .expect("hello sample");
+    let lines: Vec<&str> = real.lines().collect();
+    let whole: Value = serde_json::from_str(lines[1]).unwrap();
+    let id = whole["message"]["id"].as_str().unwrap();
+    let text = whole["message"]["content"][0]["text"].as_str().unwrap();
+    let event =
+        |e: Value| json!({"type": "stream_event", "event": e, "session_id": "s"}).to_string();
+    let mut stream = vec![lines[0].to_owned()];
+    stream.push(event(
+        json!({"type": "message_start", "message": {"id": id, "model": "m"}}),
+    ));
+    stream.push(event(json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}})));
+    for chunk in text.as_bytes().chunks(7) {
+        let chunk = std::str::from_utf8(chunk).unwrap();
+        stream.push(event(json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": chunk}})));
+    }
+    stream.push(event(json!({"type": "content_block_stop", "index": 0})));
+    stream.push(lines[1].to_owned());
+    stream.push(event(
+        json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"}}),
+    ));
+    stream.push(event(json!({"type": "message_stop"})));
+    stream.push(lines[2].to_owned());
+
+    let mut parser = Protocol::Claude.parser();
+    let mut timeline = Timeline::new();
+    let mut states = Vec::new();
+    let mut events = Vec::new();
+    for line in &stream {
+        parser.feed_str(line, &mut events);
+        for e in events.drain(..) {
+            timeline.apply(&e);
+        }
+        states.push(timeline.state());
+    }
+    assert_eq!(timeline.messages().len(), 1);
+    assert_eq!(timeline.messages()[0].text(), text);
+    assert!(timeline.messages()[0].stopped);
+    assert!(states.contains(&RunState::Streaming));
+    assert!(states.contains(&RunState::Finalizing));
+    assert_eq!(timeline.state(), RunState::Completed);
+    assert_eq!(timeline.final_text(), Some(text));
+}

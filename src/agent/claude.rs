@@ -23,12 +23,11 @@ use super::{AgentEvent, Decoded, ErrorKind, LineParser, decode, unknown, value_t
 /// reported its error.
 #[derive(Debug, Default)]
 pub struct ClaudeParser {
-    /// The message the stream's deltas belong to (set by `message_start`).
-    current: Option<String>,
-    /// Why the current message stopped, from `message_delta`, reported at `message_stop`.
-    stop_reason: Option<String>,
-    /// A tool_use block being streamed: its index, id, name and input fragments so far.
-    pending_tool: Option<PendingTool>,
+    /// The main conversation's partial-message stream.
+    main: Stream,
+    /// Subagents' streams (Task tool), by the `parent_tool_use_id` their lines carry: their
+    /// deltas interleave with the main ones and must not land in its message.
+    subagents: Vec<(String, Stream)>,
     /// Blocks of each message seen in whole `assistant` lines: the next block's index.
     blocks_seen: HashMap<String, u32>,
     /// An [`AgentEvent::Error`] was emitted since the last result (so the result's own error
@@ -37,6 +36,17 @@ pub struct ClaudeParser {
     /// The HTTP status of the latest `api_retry`: the synthetic error message that follows
     /// names only a code, so its status comes from here.
     retry_status: Option<u16>,
+}
+
+/// What one partial-message stream has open.
+#[derive(Debug, Default)]
+struct Stream {
+    /// The message the stream's deltas belong to (set by `message_start`).
+    current: Option<String>,
+    /// Why the current message stopped, from `message_delta`, reported at `message_stop`.
+    stop_reason: Option<String>,
+    /// A tool_use block being streamed: its index, id, name and input fragments so far.
+    pending_tool: Option<PendingTool>,
 }
 
 #[derive(Debug)]
@@ -57,7 +67,15 @@ impl LineParser for ClaudeParser {
         };
         match parsed.kind.as_ref() {
             "stream_event" => match parsed.event {
-                Some(ev) => self.stream_event(ev, line, out),
+                Some(ev) => {
+                    let stream = match parsed.parent_tool_use_id.as_deref() {
+                        None => &mut self.main,
+                        Some(parent) => self.subagent(parent),
+                    };
+                    if stream.event(ev, line, out) {
+                        self.error_reported = true;
+                    }
+                }
                 None => out.push(unknown(line.trim_ascii())),
             },
             "assistant" => self.assistant(parsed, out),
@@ -205,7 +223,22 @@ impl ClaudeParser {
         self.blocks_seen.clear();
     }
 
-    fn stream_event(&mut self, ev: StreamEvent, line: &[u8], out: &mut Vec<AgentEvent>) {
+    /// The stream of the subagent started by tool call `parent`.
+    fn subagent(&mut self, parent: &str) -> &mut Stream {
+        let at = match self.subagents.iter().position(|(p, _)| p == parent) {
+            Some(at) => at,
+            None => {
+                self.subagents.push((parent.to_owned(), Stream::default()));
+                self.subagents.len() - 1
+            }
+        };
+        &mut self.subagents[at].1
+    }
+}
+
+impl Stream {
+    /// Applies one SSE event; returns whether it reported an error.
+    fn event(&mut self, ev: StreamEvent, line: &[u8], out: &mut Vec<AgentEvent>) -> bool {
         match ev.kind.as_ref() {
             "message_start" => {
                 let message = ev.message.unwrap_or_default();
@@ -223,7 +256,7 @@ impl ClaudeParser {
             "content_block_start" => {
                 let index = ev.index.unwrap_or(0);
                 let Some(block) = ev.content_block else {
-                    return;
+                    return false;
                 };
                 match block.get("type").and_then(Value::as_str) {
                     Some("tool_use" | "server_tool_use") => {
@@ -249,7 +282,7 @@ impl ClaudeParser {
             }
             "content_block_delta" => {
                 let index = ev.index.unwrap_or(0);
-                let Some(delta) = ev.delta else { return };
+                let Some(delta) = ev.delta else { return false };
                 match delta.kind.as_deref() {
                     Some("text_delta") => {
                         if let Some(text) = delta.text {
@@ -310,15 +343,16 @@ impl ClaudeParser {
                 let error = ev.error.unwrap_or(Value::Null);
                 let code = error.get("type").and_then(Value::as_str).unwrap_or("error");
                 let message = error.get("message").and_then(Value::as_str).unwrap_or(code);
-                self.error_reported = true;
                 out.push(AgentEvent::Error {
                     kind: ErrorKind::from_text(code),
                     status: None,
                     message: message.to_owned(),
                 });
+                return true;
             }
             _ => out.push(unknown(line.trim_ascii())),
         }
+        false
     }
 
     fn delta_text(&self, index: u32, text: String) -> AgentEvent {
@@ -427,6 +461,8 @@ struct Line<'a> {
     message: Option<WireMessage<'a>>,
     #[serde(default, borrow)]
     event: Option<StreamEvent<'a>>,
+    #[serde(default, borrow)]
+    parent_tool_use_id: Option<Cow<'a, str>>,
     #[serde(default)]
     attempt: Option<Value>,
     #[serde(default)]

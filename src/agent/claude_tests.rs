@@ -326,3 +326,44 @@ fn a_field_of_an_unexpected_type_keeps_the_line() {
     let line = r#"{"type":"assistant","message":"oops"}"#;
     assert!(matches!(&parse(&[line])[0], AgentEvent::Unknown { raw } if raw["message"] == "oops"));
 }
+
+#[test]
+fn a_subagents_deltas_do_not_land_in_the_main_message() {
+    let sub = |event: Value| {
+        json!({"type": "stream_event", "event": event, "parent_tool_use_id": "toolu_task"})
+            .to_string()
+    };
+    let lines = [
+        partial(json!({"type": "message_start", "message": {"id": "main"}})),
+        sub(json!({"type": "message_start", "message": {"id": "sub"}})),
+        partial(
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "A"}}),
+        ),
+        sub(
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "B"}}),
+        ),
+        sub(json!({"type": "message_stop"})),
+        partial(
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "C"}}),
+        ),
+    ];
+    let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+    let texts: Vec<(Option<String>, String)> = parse(&lines)
+        .into_iter()
+        .filter_map(|e| match e {
+            AgentEvent::AssistantText {
+                message_id, text, ..
+            } => Some((message_id, text)),
+            _ => None,
+        })
+        .collect();
+    let main = || Some("main".to_owned());
+    assert_eq!(
+        texts,
+        vec![
+            (main(), "A".to_owned()),
+            (Some("sub".to_owned()), "B".to_owned()),
+            (main(), "C".to_owned()),
+        ]
+    );
+}
