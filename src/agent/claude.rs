@@ -9,9 +9,9 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 
-use serde::Deserialize;
 use serde_json::Value;
 
+use super::claude_wire::{Line, StreamEvent, as_u16, as_u32};
 use super::{AgentEvent, Decoded, ErrorKind, LineParser, decode, unknown, value_text};
 
 /// Parser for Claude Code's stream-json output.
@@ -429,118 +429,6 @@ fn content_block(mut block: Value, message_id: Option<String>, index: u32) -> Op
         _ => AgentEvent::Unknown { raw: block },
     };
     Some(ev)
-}
-
-fn as_u32(v: &Value) -> Option<u32> {
-    v.as_u64().and_then(|n| u32::try_from(n).ok())
-}
-
-fn as_u16(v: &Value) -> Option<u16> {
-    v.as_u64().and_then(|n| u16::try_from(n).ok())
-}
-
-/// Every field any line type uses; serde skips the rest, so neither key order nor new fields
-/// matter. Fields whose type is not certain across versions are kept as [`Value`].
-#[derive(Deserialize)]
-struct Line<'a> {
-    #[serde(rename = "type", borrow)]
-    kind: Cow<'a, str>,
-    #[serde(default, borrow)]
-    subtype: Option<Cow<'a, str>>,
-    #[serde(default, borrow)]
-    session_id: Option<Cow<'a, str>>,
-    #[serde(default, borrow)]
-    model: Option<Cow<'a, str>>,
-    #[serde(default)]
-    tools: Option<Value>,
-    #[serde(default, borrow)]
-    cwd: Option<Cow<'a, str>>,
-    #[serde(default, borrow)]
-    claude_code_version: Option<Cow<'a, str>>,
-    #[serde(default, borrow)]
-    message: Option<WireMessage<'a>>,
-    #[serde(default, borrow)]
-    event: Option<StreamEvent<'a>>,
-    #[serde(default, borrow)]
-    parent_tool_use_id: Option<Cow<'a, str>>,
-    #[serde(default)]
-    attempt: Option<Value>,
-    #[serde(default)]
-    max_retries: Option<Value>,
-    #[serde(default)]
-    retry_delay_ms: Option<Value>,
-    #[serde(default)]
-    error_status: Option<Value>,
-    #[serde(default)]
-    error: Option<Value>,
-    #[serde(default)]
-    is_error: Option<bool>,
-    #[serde(default)]
-    result: Option<Value>,
-    #[serde(default)]
-    api_error_status: Option<Value>,
-    #[serde(default)]
-    total_cost_usd: Option<Value>,
-    #[serde(default)]
-    usage: Option<WireUsage>,
-    #[serde(default)]
-    num_turns: Option<Value>,
-    #[serde(default)]
-    permission_denials: Option<Vec<Value>>,
-    #[serde(default)]
-    structured_output: Option<Value>,
-}
-
-#[derive(Deserialize, Default)]
-struct WireMessage<'a> {
-    #[serde(default, borrow)]
-    id: Option<Cow<'a, str>>,
-    #[serde(default, borrow)]
-    model: Option<Cow<'a, str>>,
-    #[serde(default)]
-    content: Option<Value>,
-}
-
-#[derive(Deserialize, Default)]
-struct WireUsage {
-    #[serde(default)]
-    input_tokens: Option<u64>,
-    #[serde(default)]
-    output_tokens: Option<u64>,
-    #[serde(default)]
-    cache_read_input_tokens: Option<u64>,
-}
-
-/// The Anthropic SSE event inside a `stream_event` line: the hot path with partial messages,
-/// so its fields are borrowed where they can be.
-#[derive(Deserialize)]
-struct StreamEvent<'a> {
-    #[serde(rename = "type", borrow)]
-    kind: Cow<'a, str>,
-    #[serde(default)]
-    index: Option<u32>,
-    #[serde(default, borrow)]
-    message: Option<WireMessage<'a>>,
-    #[serde(default, borrow)]
-    delta: Option<Delta<'a>>,
-    #[serde(default)]
-    content_block: Option<Value>,
-    #[serde(default)]
-    error: Option<Value>,
-}
-
-#[derive(Deserialize)]
-struct Delta<'a> {
-    #[serde(rename = "type", default, borrow)]
-    kind: Option<Cow<'a, str>>,
-    #[serde(default)]
-    text: Option<String>,
-    #[serde(default)]
-    thinking: Option<String>,
-    #[serde(default, borrow)]
-    partial_json: Option<Cow<'a, str>>,
-    #[serde(default, borrow)]
-    stop_reason: Option<Cow<'a, str>>,
 }
 
 #[cfg(test)]

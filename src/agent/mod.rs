@@ -24,18 +24,21 @@
 //! `benches/agent_events.rs`, holds it above 500,000 events/s).
 
 mod claude;
+mod claude_wire;
 mod codex;
+mod entries;
 mod event;
 mod gemini;
+mod run_state;
 mod timeline;
 
 pub use claude::ClaudeParser;
 pub use codex::CodexParser;
+pub use entries::{Block, BlockKind, ErrorSeen, FinalResult, Message, ToolEntry, UsageTotals};
 pub use event::{AgentEvent, ErrorKind, MALFORMED_KEEP};
 pub use gemini::GeminiParser;
-pub use timeline::{
-    Block, BlockKind, ErrorSeen, FinalResult, Message, RunState, Timeline, ToolEntry, UsageTotals,
-};
+pub use run_state::RunState;
+pub use timeline::Timeline;
 
 use serde::Deserialize;
 

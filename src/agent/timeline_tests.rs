@@ -1,4 +1,5 @@
 use super::*;
+use crate::agent::ErrorKind;
 use serde_json::json;
 
 fn text(id: Option<&str>, index: u32, text: &str, partial: bool) -> AgentEvent {
