@@ -35,7 +35,7 @@ pub struct Message {
     pub id: String,
     /// The model, when `message_start` named it.
     pub model: Option<String>,
-    /// Text and reasoning blocks by their index (tool calls are in [`Timeline::tools`]).
+    /// Text and reasoning blocks by their index (tool calls are in [`super::Timeline::tools`]).
     pub blocks: BTreeMap<u32, Block>,
     /// `message_start` was seen.
     pub started: bool,
