@@ -220,7 +220,10 @@ impl ClaudeParser {
         });
         self.error_reported = false;
         self.retry_status = None;
+        // A run's subagents and whole-line block counts end with it; a long-lived process
+        // would otherwise hold them for every turn.
         self.blocks_seen.clear();
+        self.subagents.clear();
     }
 
     /// The stream of the subagent started by tool call `parent`.
