@@ -1,1 +1,128 @@
-//! gemini
+//! Gemini CLI 0.61.0: `gemini -m MODEL -p PROMPT --output-format stream-json --yolo` against the
+//! fake Gemini API (`streamGenerateContent?alt=sse`).
+
+use super::harness::{Run, Sandbox, find, run};
+use crate::fake_model::{Api, FakeModel, Reply};
+use std::time::Duration;
+
+const LIMIT: Duration = Duration::from_secs(60);
+
+/// API-key auth and no telemetry or update checks, as the CLI reads them from its settings.
+const SETTINGS: &str = r#"{"security":{"auth":{"selectedType":"gemini-api-key"}},
+ "privacy":{"usageStatisticsEnabled":false},"telemetry":{"enabled":false},
+ "general":{"enableAutoUpdate":false}}"#;
+
+/// Runs gemini headless. `-m` always (otherwise a model-router call runs first); `--yolo`
+/// because without it the shell tool is not even registered in headless mode.
+fn gemini(sb: &Sandbox, model: &FakeModel, prompt: &str, extra: &[&str]) -> Option<Run> {
+    let bin = find("gemini")?;
+    sb.home_file(".gemini/settings.json", SETTINGS);
+    let mut c = sb.command(&bin);
+    c.env("GEMINI_API_KEY", "fake-key")
+        .env("GOOGLE_GEMINI_BASE_URL", model.url())
+        .env("GEMINI_CLI_TRUST_WORKSPACE", "true")
+        .args([
+            "-m",
+            "gemini-2.5-flash",
+            "-p",
+            prompt,
+            "--output-format",
+            "stream-json",
+        ])
+        .args(["--skip-trust", "--yolo"])
+        .args(extra);
+    Some(run(c, LIMIT))
+}
+
+/// The assistant's answer: the concatenated `message` deltas with role assistant.
+fn answer(r: &Run) -> String {
+    r.of_type("message")
+        .iter()
+        .filter(|m| m["role"] == "assistant")
+        .filter_map(|m| m["content"].as_str().map(str::to_string))
+        .collect()
+}
+
+#[test]
+fn gemini_text_answer() {
+    let model = FakeModel::with([Reply::Text("Hello from the fake model.".into())]);
+    let sb = Sandbox::new();
+    let Some(r) = gemini(&sb, &model, "say hello zq3", &[]) else {
+        return;
+    };
+    assert_eq!(r.code(), Some(0), "{}", r.dump());
+    assert!(r.last("init")["session_id"].is_string());
+    assert_eq!(answer(&r), "Hello from the fake model.");
+    assert_eq!(r.last("result")["status"], "success");
+    let reqs = model.model_requests();
+    assert_eq!(reqs.len(), 1, "{:#?}", model.requests());
+    assert_eq!(reqs[0].api, Api::Gemini);
+    assert!(
+        reqs[0]
+            .path
+            .contains("gemini-2.5-flash:streamGenerateContent"),
+        "{}",
+        reqs[0].path
+    );
+    assert_eq!(reqs[0].count("zq3"), 1, "the prompt reaches the model once");
+}
+
+#[test]
+fn gemini_shell_tool_result_reaches_the_model() {
+    let model = FakeModel::with([
+        Reply::Bash("echo hi from gemini > made_by_gemini.txt && cat made_by_gemini.txt".into()),
+        Reply::Text("done".into()),
+    ]);
+    let sb = Sandbox::new();
+    let Some(r) = gemini(&sb, &model, "run it", &[]) else {
+        return;
+    };
+    assert_eq!(r.code(), Some(0), "{}", r.dump());
+    assert_eq!(
+        std::fs::read_to_string(sb.work().join("made_by_gemini.txt")).unwrap(),
+        "hi from gemini\n"
+    );
+    assert_eq!(r.last("tool_use")["tool_name"], "run_shell_command");
+    assert_eq!(r.last("tool_result")["status"], "success");
+    let reqs = model.model_requests();
+    assert_eq!(reqs.len(), 2, "{}", r.dump());
+    let second = reqs[1].body_text();
+    assert!(
+        second.contains("functionResponse") && second.contains("hi from gemini"),
+        "{second}"
+    );
+}
+
+#[test]
+fn gemini_write_file_creates_the_file() {
+    let sb = Sandbox::new();
+    let path = sb.work().join("written.txt");
+    let model = FakeModel::with([
+        Reply::Write {
+            path: path.display().to_string(),
+            content: "content from write_file".into(),
+        },
+        Reply::Text("written".into()),
+    ]);
+    let Some(r) = gemini(&sb, &model, "write it", &[]) else {
+        return;
+    };
+    assert_eq!(r.code(), Some(0), "{}", r.dump());
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        "content from write_file"
+    );
+    assert_eq!(r.last("tool_use")["tool_name"], "write_file");
+}
+
+#[test]
+fn gemini_401_fails_fast_with_exit_145() {
+    let model = FakeModel::start();
+    model.set_fallback(Reply::Status(401));
+    let sb = Sandbox::new();
+    let Some(r) = gemini(&sb, &model, "hello", &[]) else {
+        return;
+    };
+    assert_eq!(r.code(), Some(145), "{}", r.dump());
+    assert!(r.elapsed < Duration::from_secs(30), "{:?}", r.elapsed);
+}
