@@ -3,7 +3,11 @@
 
 use super::harness::{Run, Sandbox, find, run};
 use crate::fake_model::{Api, FakeModel, Reply};
+use std::process::Command;
 use std::time::Duration;
+
+/// A known model slug (an unknown one still works, but adds a warning).
+pub const MODEL: &str = "gemini-2.5-flash";
 
 const LIMIT: Duration = Duration::from_secs(60);
 
@@ -12,23 +16,22 @@ const SETTINGS: &str = r#"{"security":{"auth":{"selectedType":"gemini-api-key"}}
  "privacy":{"usageStatisticsEnabled":false},"telemetry":{"enabled":false},
  "general":{"enableAutoUpdate":false}}"#;
 
-/// Runs gemini headless. `-m` always (otherwise a model-router call runs first); `--yolo`
-/// because without it the shell tool is not even registered in headless mode.
-fn gemini(sb: &Sandbox, model: &FakeModel, prompt: &str, extra: &[&str]) -> Option<Run> {
+/// `gemini` with API-key auth against `model`, its settings in the sandbox's HOME.
+pub fn command(sb: &Sandbox, model: &FakeModel) -> Option<Command> {
     let bin = find("gemini")?;
     sb.home_file(".gemini/settings.json", SETTINGS);
     let mut c = sb.command(&bin);
     c.env("GEMINI_API_KEY", "fake-key")
         .env("GOOGLE_GEMINI_BASE_URL", model.url())
-        .env("GEMINI_CLI_TRUST_WORKSPACE", "true")
-        .args([
-            "-m",
-            "gemini-2.5-flash",
-            "-p",
-            prompt,
-            "--output-format",
-            "stream-json",
-        ])
+        .env("GEMINI_CLI_TRUST_WORKSPACE", "true");
+    Some(c)
+}
+
+/// Runs gemini headless. `-m` always (otherwise a model-router call runs first); `--yolo`
+/// because without it the shell tool is not even registered in headless mode.
+fn gemini(sb: &Sandbox, model: &FakeModel, prompt: &str, extra: &[&str]) -> Option<Run> {
+    let mut c = command(sb, model)?;
+    c.args(["-m", MODEL, "-p", prompt, "--output-format", "stream-json"])
         .args(["--skip-trust", "--yolo"])
         .args(extra);
     Some(run(c, LIMIT))

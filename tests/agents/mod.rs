@@ -2,6 +2,8 @@
 
 mod aider;
 mod claude;
-mod codex;
-mod gemini;
+pub mod codex;
+pub mod gemini;
 pub mod harness;
+mod protocols;
+pub mod stdio;

@@ -1,0 +1,181 @@
+//! The long-lived structured protocols the native executors will speak, checked against the
+//! pinned CLIs: Claude Code's stream-json input with its control protocol, Codex's app-server
+//! (JSON-RPC over stdio), Gemini CLI's Agent Client Protocol (`--acp`).
+
+use super::harness::{Sandbox, find};
+use super::stdio::Session;
+use super::{codex, gemini};
+use crate::fake_model::{FakeModel, Reply};
+use serde_json::{Value, json};
+use std::time::Duration;
+
+const WAIT: Duration = Duration::from_secs(30);
+
+/// Claude 2.1.197 accepts `--input-format stream-json` with `--permission-prompt-tool stdio`:
+/// it answers `initialize`, takes a user turn from stdin, asks us (`can_use_tool`) before running
+/// Bash, honours our denial (the model sees it, the tool never runs), and ends the turn with a
+/// normal `result`; closing stdin ends the process with exit 0.
+#[test]
+fn claude_stream_json_input_with_the_control_protocol() {
+    let model = FakeModel::with([
+        Reply::Bash("touch denied.txt".into()),
+        Reply::Text("understood".into()),
+    ]);
+    let sb = Sandbox::new();
+    let Some(bin) = find("claude") else { return };
+    let mut c = sb.command(&bin);
+    c.env("ANTHROPIC_BASE_URL", model.url())
+        .env("ANTHROPIC_API_KEY", "fake-key")
+        .env("CLAUDE_CONFIG_DIR", sb.home().join(".claude"))
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .env("DISABLE_AUTOUPDATER", "1")
+        .env("DISABLE_TELEMETRY", "1")
+        .env("DISABLE_ERROR_REPORTING", "1")
+        .env("CLAUDE_CODE_MAX_RETRIES", "1")
+        .args([
+            "-p",
+            "--input-format",
+            "stream-json",
+            "--output-format",
+            "stream-json",
+        ])
+        .args(["--verbose", "--permission-prompt-tool", "stdio"]);
+    let mut s = Session::spawn(c);
+    s.send(&json!({"type": "control_request", "request_id": "init1",
+                   "request": {"subtype": "initialize"}}));
+    let init = s.wait_for(WAIT, |v| v["type"] == "control_response");
+    assert_eq!(init["response"]["request_id"], "init1", "{init}");
+    assert_eq!(init["response"]["subtype"], "success", "{init}");
+    s.send(
+        &json!({"type": "user", "message": {"role": "user", "content": "run the command zq6"},
+                   "parent_tool_use_id": null, "session_id": "default"}),
+    );
+    let ask = s.wait_for(WAIT, |v| v["type"] == "control_request");
+    assert_eq!(ask["request"]["subtype"], "can_use_tool", "{ask}");
+    assert_eq!(ask["request"]["tool_name"], "Bash");
+    assert_eq!(ask["request"]["input"]["command"], "touch denied.txt");
+    s.send(
+        &json!({"type": "control_response", "response": {"subtype": "success",
+        "request_id": ask["request_id"],
+        "response": {"behavior": "deny", "message": "denied by policy zq7"}}}),
+    );
+    let result = s.wait_for(WAIT, |v| v["type"] == "result");
+    assert_eq!(result["is_error"], false, "{result}");
+    assert_eq!(result["result"], "understood");
+    assert!(
+        !sb.work().join("denied.txt").exists(),
+        "the denied tool never ran"
+    );
+    let reqs = model.model_requests();
+    assert_eq!(reqs.len(), 2);
+    assert!(
+        reqs[1].body_text().contains("denied by policy zq7"),
+        "the model sees the denial"
+    );
+    assert_eq!(reqs[0].count("zq6"), 1, "the prompt reaches the model once");
+    s.close_stdin();
+    assert_eq!(s.wait_exit(WAIT), Some(0));
+}
+
+/// A JSON-RPC request line (Codex's app-server omits `"jsonrpc"`; ACP requires it, and Codex
+/// accepts it).
+fn rpc(id: u64, method: &str, params: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+}
+
+fn is_response(id: u64) -> impl Fn(&Value) -> bool {
+    move |v: &Value| v["id"] == id && (v.get("result").is_some() || v.get("error").is_some())
+}
+
+/// Codex 0.169's `app-server` answers `initialize`, starts a thread and runs a turn against the
+/// fake Responses API, streaming item and turn notifications.
+#[test]
+fn codex_app_server_runs_a_turn() {
+    let model = FakeModel::with([Reply::Text("Hello over app-server.".into())]);
+    let sb = Sandbox::new();
+    let Some(mut c) = codex::codex(&sb, &model) else {
+        return;
+    };
+    c.arg("app-server");
+    let mut s = Session::spawn(c);
+    s.send(&rpc(
+        1,
+        "initialize",
+        json!({"clientInfo": {"name": "oneshot-tests", "version": "0"}}),
+    ));
+    let init = s.wait_for(WAIT, is_response(1));
+    assert!(init.get("result").is_some(), "{init}");
+    s.send(&json!({"jsonrpc": "2.0", "method": "initialized"}));
+    let cwd = sb.work().display().to_string();
+    s.send(&rpc(
+        2,
+        "thread/start",
+        json!({"cwd": cwd, "model": "gpt-5.5",
+        "sandbox": "workspace-write", "approvalPolicy": "never"}),
+    ));
+    let thread = s.wait_for(WAIT, is_response(2));
+    let thread_id = thread["result"]["thread"]["id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{thread}"))
+        .to_string();
+    s.send(&rpc(
+        3,
+        "turn/start",
+        json!({"threadId": thread_id,
+        "input": [{"type": "text", "text": "say hello zq8"}]}),
+    ));
+    let started = s.wait_for(WAIT, is_response(3));
+    assert!(started.get("result").is_some(), "{started}");
+    let done = s.wait_for(WAIT, |v| v["method"] == "turn/completed");
+    assert_eq!(done["params"]["threadId"], thread_id.as_str(), "{done}");
+    let text = s.transcript.join("\n");
+    assert!(text.contains("Hello over app-server."), "{text}");
+    assert_eq!(model.model_requests().len(), 1);
+    assert_eq!(model.model_requests()[0].count("zq8"), 1);
+}
+
+/// Gemini CLI 0.61's `--acp` speaks the Agent Client Protocol: initialize, session/new,
+/// session/prompt (answer streamed as `session/update` notifications, then a stop reason).
+#[test]
+fn gemini_acp_runs_a_prompt() {
+    let model = FakeModel::with([Reply::Text("Hello over ACP.".into())]);
+    let sb = Sandbox::new();
+    let Some(mut c) = gemini::command(&sb, &model) else {
+        return;
+    };
+    c.args(["-m", gemini::MODEL, "--acp"]);
+    let mut s = Session::spawn(c);
+    s.send(&rpc(
+        1,
+        "initialize",
+        json!({"protocolVersion": 1,
+        "clientCapabilities": {"fs": {"readTextFile": false, "writeTextFile": false}}}),
+    ));
+    let init = s.wait_for(WAIT, is_response(1));
+    assert_eq!(init["result"]["protocolVersion"], 1, "{init}");
+    let cwd = sb.work().display().to_string();
+    s.send(&rpc(
+        2,
+        "session/new",
+        json!({"cwd": cwd, "mcpServers": []}),
+    ));
+    let session = s.wait_for(WAIT, is_response(2));
+    let sid = session["result"]["sessionId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{session}"))
+        .to_string();
+    s.send(&rpc(
+        3,
+        "session/prompt",
+        json!({"sessionId": sid,
+        "prompt": [{"type": "text", "text": "say hello zq9"}]}),
+    ));
+    let done = s.wait_for(WAIT, is_response(3));
+    assert_eq!(done["result"]["stopReason"], "end_turn", "{done}");
+    let text = s.transcript.join("\n");
+    assert!(
+        text.contains("session/update") && text.contains("Hello over ACP."),
+        "{text}"
+    );
+    assert_eq!(model.model_requests()[0].count("zq9"), 1);
+}
