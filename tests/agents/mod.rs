@@ -6,4 +6,5 @@ pub mod codex;
 pub mod gemini;
 pub mod harness;
 mod protocols;
+mod server;
 pub mod stdio;
