@@ -225,3 +225,97 @@ fn claude_stream_cut_is_an_error() {
     assert_eq!(r.code(), Some(1), "{}", r.dump());
     assert_eq!(r.last("result")["is_error"], true);
 }
+
+#[test]
+fn claude_hang_is_bounded_by_api_timeout() {
+    let model = FakeModel::start();
+    model.set_fallback(Reply::Hang);
+    let sb = Sandbox::new();
+    let Some(mut c) = claude(&sb, &model) else {
+        return;
+    };
+    c.env("API_TIMEOUT_MS", "1500").args([
+        "-p",
+        "hello",
+        "--output-format",
+        "stream-json",
+        "--verbose",
+    ]);
+    let r = run(c, LIMIT);
+    assert_eq!(r.code(), Some(1), "{}", r.dump());
+    let result = r.last("result");
+    assert_eq!(result["is_error"], true);
+    assert_eq!(result["result"], "Request timed out");
+    assert!(result["api_error_status"].is_null(), "{result}");
+    assert_eq!(model.model_requests().len(), 2, "one retry");
+}
+
+#[test]
+fn claude_529_is_retried_then_names_the_status() {
+    let model = FakeModel::start();
+    model.set_fallback(Reply::Status(529));
+    let sb = Sandbox::new();
+    let Some(r) = print(&sb, &model, "hello", &[]) else {
+        return;
+    };
+    assert_eq!(r.code(), Some(1), "{}", r.dump());
+    let retry = r
+        .of_type("system")
+        .into_iter()
+        .find(|e| e["subtype"] == "api_retry")
+        .expect("retry");
+    assert_eq!(retry["error_status"], 529);
+    assert_eq!(retry["error"], "overloaded");
+    assert_eq!(r.last("result")["api_error_status"], 529);
+}
+
+#[test]
+fn claude_preassigned_session_id_transcript_and_resume() {
+    let model = FakeModel::with([
+        Reply::Text("first answer".into()),
+        Reply::Text("second answer".into()),
+    ]);
+    let sb = Sandbox::new();
+    let sid = "6f1c2a3b-4d5e-4f60-8a7b-9c0d1e2f3a4b";
+    let Some(r) = print(&sb, &model, "first zq10", &["--session-id", sid]) else {
+        return;
+    };
+    assert_eq!(r.code(), Some(0), "{}", r.dump());
+    assert_eq!(r.last("result")["session_id"], sid);
+    // The transcript: $CLAUDE_CONFIG_DIR/projects/<cwd, '/' and '.' as '-'>/<sid>.jsonl.
+    let found: Vec<_> = walk(&sb.home().join(".claude/projects"))
+        .into_iter()
+        .filter(|p| p.ends_with(format!("{sid}.jsonl")))
+        .collect();
+    assert_eq!(found.len(), 1, "{found:?}");
+    let transcript = std::fs::read_to_string(&found[0]).unwrap();
+    assert!(transcript.lines().any(|l| {
+        let v: serde_json::Value = serde_json::from_str(l).unwrap();
+        v["type"] == "assistant" && v["message"]["content"][0]["text"] == "first answer"
+    }));
+    let Some(r2) = print(&sb, &model, "second zq11", &["--resume", sid]) else {
+        return;
+    };
+    assert_eq!(r2.code(), Some(0), "{}", r2.dump());
+    assert_eq!(r2.last("result")["session_id"], sid);
+    let second = &model.model_requests()[1];
+    assert!(
+        second.body_text().contains("first answer"),
+        "the history is sent on resume"
+    );
+    assert_eq!(second.count("zq10"), 1);
+    assert_eq!(second.count("zq11"), 1);
+}
+
+fn walk(dir: &std::path::Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p))
+        } else {
+            out.push(p)
+        }
+    }
+    out
+}

@@ -1,7 +1,7 @@
 //! Codex 0.169.0: `codex exec --json` against the fake OpenAI Responses API, through a custom
 //! provider (the built-in provider ignores `OPENAI_BASE_URL`).
 
-use super::harness::{Run, Sandbox, find, run};
+use super::harness::{Run, Sandbox, find, run, try_run};
 use crate::fake_model::{Api, FakeModel, Reply};
 use std::process::Command;
 use std::time::Duration;
@@ -164,4 +164,89 @@ fn codex_stream_cut_exits_1() {
     };
     assert_eq!(r.code(), Some(1), "{}", r.dump());
     assert!(!r.of_type("turn.failed").is_empty(), "{}", r.dump());
+}
+
+#[test]
+fn codex_resume_continues_the_thread_and_keeps_a_rollout() {
+    let model = FakeModel::with([
+        Reply::Text("first answer".into()),
+        Reply::Text("second answer".into()),
+    ]);
+    let sb = Sandbox::new();
+    let Some(r) = exec(&sb, &model, "first zq12") else {
+        return;
+    };
+    assert_eq!(r.code(), Some(0), "{}", r.dump());
+    let tid = r.last("thread.started")["thread_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let rollouts: Vec<_> = walk(&sb.home().join(".codex/sessions"))
+        .into_iter()
+        .filter(|p| p.to_string_lossy().ends_with(&format!("{tid}.jsonl")))
+        .collect();
+    assert_eq!(
+        rollouts.len(),
+        1,
+        "$CODEX_HOME/sessions/Y/M/D/rollout-…-<thread_id>.jsonl"
+    );
+    let Some(mut c) = codex(&sb, &model) else {
+        return;
+    };
+    c.args([
+        "exec",
+        "--json",
+        "--skip-git-repo-check",
+        "--sandbox",
+        "workspace-write",
+    ])
+    .args(["-m", "gpt-5.5", "resume", &tid, "second zq13"]);
+    let r2 = run(c, LIMIT);
+    assert_eq!(r2.code(), Some(0), "{}", r2.dump());
+    assert_eq!(r2.last("thread.started")["thread_id"], tid.as_str());
+    let second = &model.model_requests()[1];
+    assert!(
+        second.body_text().contains("first answer"),
+        "the history is sent on resume"
+    );
+    assert_eq!(second.count("zq13"), 1);
+}
+
+/// A server that accepts the request and never answers: Codex waits forever (its
+/// `stream_idle_timeout_ms` only counts once a response has started), so the orchestrator's own
+/// limits must stop it. This test fails the day Codex gives up by itself.
+#[test]
+fn codex_never_gives_up_on_a_hung_server() {
+    let model = FakeModel::start();
+    model.set_fallback(Reply::Hang);
+    let sb = Sandbox::new();
+    let Some(mut c) = codex(&sb, &model) else {
+        return;
+    };
+    c.args(["-c", "model_providers.fake.stream_idle_timeout_ms=1000"])
+        .args([
+            "exec",
+            "--json",
+            "--skip-git-repo-check",
+            "-m",
+            "gpt-5.5",
+            "hello",
+        ]);
+    let r = try_run(c, Duration::from_secs(6)).expect_err("codex exited on its own");
+    assert_eq!(model.model_requests().len(), 1, "{}", r.dump());
+    assert!(!r.of_type("turn.started").is_empty(), "{}", r.dump());
+    assert!(r.of_type("turn.failed").is_empty(), "{}", r.dump());
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p))
+        } else {
+            out.push(p)
+        }
+    }
+    out
 }

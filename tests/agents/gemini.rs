@@ -11,10 +11,12 @@ pub const MODEL: &str = "gemini-2.5-flash";
 
 const LIMIT: Duration = Duration::from_secs(60);
 
-/// API-key auth and no telemetry or update checks, as the CLI reads them from its settings.
+/// API-key auth, no telemetry or update checks, and two attempts per model call instead of the
+/// default five with backoff (`general.maxAttempts`, read from the bundle's settings schema), as
+/// the CLI reads them from its settings.
 const SETTINGS: &str = r#"{"security":{"auth":{"selectedType":"gemini-api-key"}},
  "privacy":{"usageStatisticsEnabled":false},"telemetry":{"enabled":false},
- "general":{"enableAutoUpdate":false}}"#;
+ "general":{"enableAutoUpdate":false,"maxAttempts":2}}"#;
 
 /// `gemini` with API-key auth against `model`, its settings in the sandbox's HOME.
 pub fn command(sb: &Sandbox, model: &FakeModel) -> Option<Command> {
@@ -128,4 +130,39 @@ fn gemini_401_fails_fast_with_exit_145() {
     };
     assert_eq!(r.code(), Some(145), "{}", r.dump());
     assert!(r.elapsed < Duration::from_secs(30), "{:?}", r.elapsed);
+}
+
+#[test]
+fn gemini_500_exits_244_after_its_attempts() {
+    let model = FakeModel::start();
+    model.set_fallback(Reply::Status(500));
+    let sb = Sandbox::new();
+    let Some(r) = gemini(&sb, &model, "hello", &[]) else {
+        return;
+    };
+    assert_eq!(r.code(), Some(244), "{}", r.dump());
+    assert_eq!(model.model_requests().len(), 2, "general.maxAttempts = 2");
+    assert!(r.elapsed < Duration::from_secs(40), "{:?}", r.elapsed);
+}
+
+#[test]
+fn gemini_stream_cut_is_an_error_result() {
+    let model = FakeModel::start();
+    model.set_fallback(Reply::Cut("partial ans".into()));
+    let sb = Sandbox::new();
+    let Some(r) = gemini(&sb, &model, "hello", &[]) else {
+        return;
+    };
+    assert_eq!(r.code(), Some(1), "{}", r.dump());
+    // The partial text was already streamed out as a delta before the error.
+    assert_eq!(answer(&r), "partial ans");
+    let result = r.last("result");
+    assert_eq!(result["status"], "error");
+    assert!(
+        result["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("terminated"),
+        "{result}"
+    );
 }

@@ -98,6 +98,7 @@ impl Sandbox {
 }
 
 /// What a finished run left.
+#[derive(Debug)]
 pub struct Run {
     pub status: ExitStatus,
     pub stdout: String,
@@ -144,7 +145,14 @@ impl Run {
 }
 
 /// Runs `cmd` to completion; panics if it outlives `limit` (after killing it).
-pub fn run(mut cmd: Command, limit: Duration) -> Run {
+pub fn run(cmd: Command, limit: Duration) -> Run {
+    try_run(cmd, limit)
+        .unwrap_or_else(|r| panic!("agent still running after {limit:?}\n{}", r.dump()))
+}
+
+/// Runs `cmd` for at most `limit`: `Err` with what it printed when it had to be killed (for the
+/// CLIs that never give up on their own).
+pub fn try_run(mut cmd: Command, limit: Duration) -> Result<Run, Run> {
     let start = Instant::now();
     // Its own process group, so the kill below also reaches the tools it spawned.
     std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
@@ -161,26 +169,27 @@ pub fn run(mut cmd: Command, limit: Duration) -> Run {
         let _ = err.read_to_string(&mut s);
         s
     });
+    let mut timed_out = false;
     let status = loop {
         if let Some(s) = child.try_wait().unwrap() {
             break s;
         }
         if start.elapsed() > limit {
+            timed_out = true;
             kill_group(child.id());
-            let _ = child.wait();
-            let (o, e) = (t_out.join().unwrap(), t_err.join().unwrap());
-            panic!("agent still running after {limit:?}\n--- stdout\n{o}\n--- stderr\n{e}");
+            break child.wait().unwrap();
         }
         std::thread::sleep(Duration::from_millis(20));
     };
     // Tools the CLI left behind must not keep the pipes (and this test) open.
     kill_group(child.id());
-    Run {
+    let r = Run {
         status,
         stdout: t_out.join().unwrap(),
         stderr: t_err.join().unwrap(),
         elapsed: start.elapsed(),
-    }
+    };
+    if timed_out { Err(r) } else { Ok(r) }
 }
 
 fn kill_group(pid: u32) {
