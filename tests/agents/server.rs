@@ -285,3 +285,15 @@ fn the_fallback_answers_once_the_script_is_exhausted() {
     }
     assert_eq!(m.model_requests().len(), 2);
 }
+
+#[test]
+fn head_requests_get_no_body_and_keep_the_connection_usable() {
+    let m = FakeModel::with([Reply::Text("after head".into())]);
+    let (mut s, mut r) = connect(&m);
+    s.write_all(b"HEAD / HTTP/1.1\r\nhost: x\r\n\r\n").unwrap();
+    let h = read_resp(&mut r);
+    assert_eq!((h.status, h.body.as_str()), (200, ""));
+    s.write_all(post("/v1/messages", &json!({"stream": false}), "").as_bytes())
+        .unwrap();
+    assert_eq!(read_resp(&mut r).json()["content"][0]["text"], "after head");
+}

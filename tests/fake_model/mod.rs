@@ -394,7 +394,14 @@ fn respond(raw: &http::RawRequest, w: &mut TcpStream, shared: &Shared) -> std::i
         } else {
             json!({})
         };
-        http::write_full(w, 200, &[], body.to_string().as_bytes())?;
+        // A HEAD answer has no body (Claude Code sends `HEAD /` as a connectivity check); one
+        // would be read as the start of the next response on this keep-alive connection.
+        let body = if raw.method == "HEAD" {
+            String::new()
+        } else {
+            body.to_string()
+        };
+        http::write_full(w, 200, &[], body.as_bytes())?;
         return Ok(true);
     };
     match reply {
