@@ -98,6 +98,11 @@ fn codex_shell_tool_result_reaches_the_model() {
     assert_eq!(cmds[0]["exit_code"], 0);
     let reqs = model.model_requests();
     assert_eq!(reqs.len(), 2);
+    assert!(
+        reqs[0].tool_names().contains(&"exec_command".to_string()),
+        "{:?}",
+        reqs[0].tool_names()
+    );
     let second = reqs[1].body_text();
     assert!(
         second.contains("function_call_output") && second.contains("hi from codex"),
