@@ -319,3 +319,28 @@ fn walk(dir: &std::path::Path) -> Vec<PathBuf> {
     }
     out
 }
+
+#[test]
+fn claude_partial_messages_stream_the_raw_events_keyed_by_message_id() {
+    let model = FakeModel::with([Reply::Text("streamed answer".into())]);
+    let sb = Sandbox::new();
+    let Some(r) = print(&sb, &model, "hello", &["--include-partial-messages"]) else {
+        return;
+    };
+    assert_eq!(r.code(), Some(0), "{}", r.dump());
+    let raw: Vec<_> = r
+        .of_type("stream_event")
+        .into_iter()
+        .map(|e| e["event"].clone())
+        .collect();
+    let kinds: Vec<_> = raw.iter().filter_map(|e| e["type"].as_str()).collect();
+    for k in ["message_start", "content_block_delta", "message_stop"] {
+        assert!(kinds.contains(&k), "{kinds:?}");
+    }
+    let id = raw[0]["message"]["id"].as_str().unwrap();
+    assert_eq!(
+        r.last("assistant")["message"]["id"],
+        id,
+        "one id across raw and whole events"
+    );
+}

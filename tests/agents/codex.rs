@@ -255,3 +255,42 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     }
     out
 }
+
+/// `--output-schema` is sent to the model but the answer is not validated: a reply that breaks
+/// the schema still exits 0, so oneshot must validate it itself.
+#[test]
+fn codex_output_schema_is_not_validated() {
+    let model = FakeModel::with([Reply::Json(serde_json::json!({"unexpected": 1}))]);
+    let sb = Sandbox::new();
+    let schema = sb.tmp.path().join("schema.json");
+    std::fs::write(
+        &schema,
+        r#"{"type":"object","properties":{"ok":{"type":"boolean"}},"required":["ok"],"additionalProperties":false}"#,
+    )
+    .unwrap();
+    let Some(mut c) = codex(&sb, &model) else {
+        return;
+    };
+    c.args([
+        "exec",
+        "--json",
+        "--skip-git-repo-check",
+        "-m",
+        "gpt-5.5",
+        "--output-schema",
+    ])
+    .arg(&schema)
+    .arg("judge");
+    let r = run(c, LIMIT);
+    assert_eq!(r.code(), Some(0), "{}", r.dump());
+    assert_eq!(
+        items(&r, "agent_message").last().unwrap()["text"],
+        r#"{"unexpected":1}"#
+    );
+    assert!(
+        model.model_requests()[0]
+            .body_text()
+            .contains("additionalProperties"),
+        "schema sent"
+    );
+}

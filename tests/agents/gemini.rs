@@ -166,3 +166,15 @@ fn gemini_stream_cut_is_an_error_result() {
         "{result}"
     );
 }
+
+#[test]
+fn gemini_preassigned_session_id() {
+    let model = FakeModel::with([Reply::Text("hi".into())]);
+    let sb = Sandbox::new();
+    let sid = "0b7e9d4c-2f51-4a8e-9c3d-5e6f7a8b9c0d";
+    let Some(r) = gemini(&sb, &model, "hello", &["--session-id", sid]) else {
+        return;
+    };
+    assert_eq!(r.code(), Some(0), "{}", r.dump());
+    assert_eq!(r.last("init")["session_id"], sid);
+}

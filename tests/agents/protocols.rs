@@ -179,3 +179,41 @@ fn gemini_acp_runs_a_prompt() {
     );
     assert_eq!(model.model_requests()[0].count("zq9"), 1);
 }
+
+/// One Claude process, two user turns: the second request carries the first turn's history, and
+/// each turn ends with its own `result`.
+#[test]
+fn claude_stream_json_keeps_one_conversation_across_turns() {
+    let model = FakeModel::with([Reply::Text("first".into()), Reply::Text("second".into())]);
+    let sb = Sandbox::new();
+    let Some(bin) = find("claude") else { return };
+    let mut c = sb.command(&bin);
+    c.env("ANTHROPIC_BASE_URL", model.url())
+        .env("ANTHROPIC_API_KEY", "fake-key")
+        .env("CLAUDE_CONFIG_DIR", sb.home().join(".claude"))
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .env("CLAUDE_CODE_MAX_RETRIES", "1")
+        .args([
+            "-p",
+            "--input-format",
+            "stream-json",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+        ]);
+    let mut s = Session::spawn(c);
+    for (text, want) in [("turn one zq14", "first"), ("turn two zq15", "second")] {
+        s.send(
+            &json!({"type": "user", "message": {"role": "user", "content": text},
+                       "parent_tool_use_id": null, "session_id": "default"}),
+        );
+        let result = s.wait_for(WAIT, |v| v["type"] == "result");
+        assert_eq!(result["result"], want, "{result}");
+    }
+    let reqs = model.model_requests();
+    assert_eq!(reqs.len(), 2);
+    assert_eq!(reqs[1].count("zq14"), 1, "history sent once");
+    assert_eq!(reqs[1].count("zq15"), 1);
+    s.close_stdin();
+    assert_eq!(s.wait_exit(WAIT), Some(0));
+}
