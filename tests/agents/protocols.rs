@@ -217,3 +217,122 @@ fn claude_stream_json_keeps_one_conversation_across_turns() {
     s.close_stdin();
     assert_eq!(s.wait_exit(WAIT), Some(0));
 }
+
+/// The request (a line with both `id` and `method`) the agent sends us.
+fn is_request(method: &'static str) -> impl Fn(&Value) -> bool {
+    move |v: &Value| v["method"] == method && v.get("id").is_some()
+}
+
+/// Codex app-server asks before running a command under `approvalPolicy: "untrusted"`
+/// (`item/commandExecution/requestApproval`); `decision: "decline"` keeps it from running and the
+/// turn completes. This is the hook for oneshot's `permit`.
+#[test]
+fn codex_app_server_approval_request_can_be_declined() {
+    let model = FakeModel::with([
+        Reply::Bash("touch codex_denied.txt".into()),
+        Reply::Text("ok".into()),
+    ]);
+    let sb = Sandbox::new();
+    let Some(mut c) = codex::codex(&sb, &model) else {
+        return;
+    };
+    c.arg("app-server");
+    let mut s = Session::spawn(c);
+    s.send(&rpc(
+        1,
+        "initialize",
+        json!({"clientInfo": {"name": "oneshot-tests", "version": "0"}}),
+    ));
+    s.wait_for(WAIT, is_response(1));
+    s.send(&json!({"jsonrpc": "2.0", "method": "initialized"}));
+    let cwd = sb.work().display().to_string();
+    s.send(&rpc(
+        2,
+        "thread/start",
+        json!({"cwd": cwd, "model": "gpt-5.5",
+        "sandbox": "workspace-write", "approvalPolicy": "untrusted"}),
+    ));
+    let thread = s.wait_for(WAIT, is_response(2));
+    let thread_id = thread["result"]["thread"]["id"].clone();
+    s.send(&rpc(
+        3,
+        "turn/start",
+        json!({"threadId": thread_id,
+        "input": [{"type": "text", "text": "run it"}]}),
+    ));
+    let ask = s.wait_for(WAIT, is_request("item/commandExecution/requestApproval"));
+    assert!(
+        ask["params"].to_string().contains("codex_denied.txt"),
+        "{ask}"
+    );
+    s.send(&json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"decision": "decline"}}));
+    s.wait_for(WAIT, |v| v["method"] == "turn/completed");
+    assert!(
+        !sb.work().join("codex_denied.txt").exists(),
+        "the declined command never ran"
+    );
+    assert_eq!(
+        model.model_requests().len(),
+        2,
+        "the model got the refusal and answered"
+    );
+}
+
+/// Gemini `--acp` without `--yolo` asks the client (`session/request_permission`, options with
+/// `kind` allow_once / reject_once …) before running a shell command; choosing the reject option
+/// keeps it from running and the prompt still ends normally.
+#[test]
+fn gemini_acp_permission_request_can_be_rejected() {
+    let model = FakeModel::with([
+        Reply::Bash("touch gemini_denied.txt".into()),
+        Reply::Text("ok".into()),
+    ]);
+    let sb = Sandbox::new();
+    let Some(mut c) = gemini::command(&sb, &model) else {
+        return;
+    };
+    c.args(["-m", gemini::MODEL, "--acp"]);
+    let mut s = Session::spawn(c);
+    s.send(&rpc(
+        1,
+        "initialize",
+        json!({"protocolVersion": 1,
+        "clientCapabilities": {"fs": {"readTextFile": false, "writeTextFile": false}}}),
+    ));
+    s.wait_for(WAIT, is_response(1));
+    let cwd = sb.work().display().to_string();
+    s.send(&rpc(
+        2,
+        "session/new",
+        json!({"cwd": cwd, "mcpServers": []}),
+    ));
+    let session = s.wait_for(WAIT, is_response(2));
+    let sid = session["result"]["sessionId"].clone();
+    s.send(&rpc(
+        3,
+        "session/prompt",
+        json!({"sessionId": sid,
+        "prompt": [{"type": "text", "text": "run it"}]}),
+    ));
+    let ask = s.wait_for(WAIT, is_request("session/request_permission"));
+    let options = ask["params"]["options"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{ask}"));
+    let reject = options
+        .iter()
+        .find(|o| o["kind"] == "reject_once")
+        .unwrap_or_else(|| panic!("no reject_once option: {ask}"));
+    s.send(&json!({"jsonrpc": "2.0", "id": ask["id"],
+        "result": {"outcome": {"outcome": "selected", "optionId": reject["optionId"]}}}));
+    let done = s.wait_for(WAIT, is_response(3));
+    assert_eq!(done["result"]["stopReason"], "end_turn", "{done}");
+    assert_eq!(
+        model.model_requests().len(),
+        2,
+        "the model got the refusal and answered"
+    );
+    assert!(
+        !sb.work().join("gemini_denied.txt").exists(),
+        "the rejected command never ran"
+    );
+}
