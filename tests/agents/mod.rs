@@ -3,6 +3,7 @@
 mod aider;
 mod claude;
 pub mod codex;
+mod containment;
 pub mod gemini;
 pub mod harness;
 mod protocols;
