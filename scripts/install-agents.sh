@@ -39,8 +39,9 @@ npm_cli() {
 
 aider_cli() {
     local version=$1 start=$SECONDS venv="$dir/aider/venv"
-    if [ -x "$venv/bin/python" ] &&
-        [ "$("$venv/bin/python" -c 'import importlib.metadata as m; print(m.version("aider-chat"))' 2>/dev/null)" = "$version" ]; then
+    # Ask aider itself: a venv's scripts hold absolute paths, so a moved cache fails here and is
+    # reinstalled instead of failing the tests.
+    if [ -x "$venv/bin/aider" ] && [ "$("$venv/bin/aider" --version 2>/dev/null)" = "aider $version" ]; then
         echo "install-agents: aider-chat==$version already installed"
         return
     fi

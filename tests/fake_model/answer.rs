@@ -98,7 +98,8 @@ pub(super) fn respond(
 fn wants_stream(api: Api, req: &Request) -> bool {
     match api {
         Api::Gemini => req.path.contains(":streamGenerateContent"),
-        Api::Responses => req.body["stream"].as_bool().unwrap_or(true),
+        // Codex only speaks the streaming form; there is no whole-response rendering for it.
+        Api::Responses => true,
         _ => req.body["stream"].as_bool().unwrap_or(false),
     }
 }
