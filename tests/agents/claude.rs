@@ -344,3 +344,22 @@ fn claude_partial_messages_stream_the_raw_events_keyed_by_message_id() {
         "one id across raw and whole events"
     );
 }
+
+#[test]
+fn claude_429_is_retried_then_names_the_status() {
+    let model = FakeModel::start();
+    model.set_fallback(Reply::Status(429));
+    let sb = Sandbox::new();
+    let Some(r) = print(&sb, &model, "hello", &[]) else {
+        return;
+    };
+    assert_eq!(r.code(), Some(1), "{}", r.dump());
+    let retry = r
+        .of_type("system")
+        .into_iter()
+        .find(|e| e["subtype"] == "api_retry")
+        .expect("retry");
+    assert_eq!(retry["error_status"], 429);
+    assert_eq!(retry["error"], "rate_limit");
+    assert_eq!(r.last("result")["api_error_status"], 429);
+}

@@ -294,3 +294,25 @@ fn codex_output_schema_is_not_validated() {
         "schema sent"
     );
 }
+
+#[test]
+fn codex_429_fails_the_turn() {
+    let model = FakeModel::start();
+    model.set_fallback(Reply::Status(429));
+    let sb = Sandbox::new();
+    let Some(r) = exec(&sb, &model, "hello") else {
+        return;
+    };
+    assert_eq!(r.code(), Some(1), "{}", r.dump());
+    // The retry notice is a top-level `error` line; the turn then fails naming the status.
+    let notice = r.last("error");
+    assert!(
+        notice["message"].as_str().unwrap().contains("429"),
+        "{notice}"
+    );
+    let failed = r.last("turn.failed");
+    assert!(
+        failed["error"]["message"].as_str().unwrap().contains("429"),
+        "{failed}"
+    );
+}

@@ -178,3 +178,21 @@ fn gemini_preassigned_session_id() {
     assert_eq!(r.code(), Some(0), "{}", r.dump());
     assert_eq!(r.last("init")["session_id"], sid);
 }
+
+#[test]
+fn gemini_429_exits_173_after_its_attempts() {
+    let model = FakeModel::start();
+    model.set_fallback(Reply::Status(429));
+    let sb = Sandbox::new();
+    let Some(r) = gemini(&sb, &model, "hello", &[]) else {
+        return;
+    };
+    assert_eq!(r.code(), Some(173), "{}", r.dump());
+    assert_eq!(model.model_requests().len(), 2);
+    let result = r.last("result");
+    assert_eq!(result["status"], "error");
+    assert!(
+        result["error"]["message"].as_str().unwrap().contains("429"),
+        "{result}"
+    );
+}
