@@ -15,8 +15,8 @@ fn pgrp_and_session(pid: i32) -> Option<(i32, i32)> {
     Some((f[2].parse().ok()?, f[3].parse().ok()?))
 }
 
-/// The pids whose command line contains `needle`.
-fn pids_with(needle: &str) -> Vec<i32> {
+/// The pids whose command line contains `needle` (a marker unique to one test).
+pub(super) fn pids_with(needle: &str) -> Vec<i32> {
     std::fs::read_dir("/proc")
         .unwrap()
         .flatten()
@@ -33,7 +33,7 @@ fn pids_with(needle: &str) -> Vec<i32> {
         .collect()
 }
 
-fn kill(pid: i32, group: bool) {
+pub(super) fn kill(pid: i32, group: bool) {
     // SAFETY: kill(2) on a process (group) this test started; no memory involved.
     unsafe {
         libc::kill(if group { -pid } else { pid }, libc::SIGKILL);

@@ -4,7 +4,7 @@
 
 use super::harness::{Sandbox, find};
 use super::stdio::Session;
-use super::{codex, gemini};
+use super::{codex, containment, gemini};
 use crate::fake_model::{FakeModel, Reply};
 use serde_json::{Value, json};
 use std::time::Duration;
@@ -335,4 +335,68 @@ fn gemini_acp_permission_request_can_be_rejected() {
         !sb.work().join("gemini_denied.txt").exists(),
         "the rejected command never ran"
     );
+}
+
+/// An `interrupt` control request while Claude's Bash tool runs stops the turn: Claude answers
+/// the control request, and the turn ends with a `result` long before the tool would have.
+#[test]
+fn claude_control_interrupt_stops_a_running_tool() {
+    let marker = format!("sleep 31.{}", std::process::id());
+    let model = FakeModel::with([
+        Reply::Bash(marker.clone()),
+        Reply::Text("after interrupt".into()),
+    ]);
+    let sb = Sandbox::new();
+    let Some(bin) = find("claude") else { return };
+    let mut c = sb.command(&bin);
+    c.env("ANTHROPIC_BASE_URL", model.url())
+        .env("ANTHROPIC_API_KEY", "fake-key")
+        .env("CLAUDE_CONFIG_DIR", sb.home().join(".claude"))
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .env("CLAUDE_CODE_MAX_RETRIES", "1")
+        .args([
+            "-p",
+            "--input-format",
+            "stream-json",
+            "--output-format",
+            "stream-json",
+        ])
+        .args(["--verbose", "--allowedTools", "Bash"]);
+    let mut s = Session::spawn(c);
+    s.send(
+        &json!({"type": "user", "message": {"role": "user", "content": "run it"},
+                   "parent_tool_use_id": null, "session_id": "default"}),
+    );
+    s.wait_for(WAIT, |v| {
+        v["type"] == "assistant" && v["message"]["content"][0]["type"] == "tool_use"
+    });
+    std::thread::sleep(Duration::from_millis(500));
+    let start = std::time::Instant::now();
+    s.send(&json!({"type": "control_request", "request_id": "int1",
+                   "request": {"subtype": "interrupt"}}));
+    let ack = s.wait_for(WAIT, |v| v["type"] == "control_response");
+    let result = s.wait_for(WAIT, |v| v["type"] == "result");
+    let took = start.elapsed();
+    // Claude signals the tool; give it a moment to go. Whatever survives is killed by pid before
+    // asserting, so a failure leaks nothing.
+    let gone = std::time::Instant::now() + Duration::from_secs(3);
+    while !containment::pids_with(&marker).is_empty() && std::time::Instant::now() < gone {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let left = containment::pids_with(&marker);
+    for pid in &left {
+        containment::kill(*pid, false);
+    }
+    assert_eq!(ack["response"]["request_id"], "int1", "{ack}");
+    assert_eq!(ack["response"]["subtype"], "success", "{ack}");
+    assert_eq!(result["subtype"], "error_during_execution", "{result}");
+    assert_eq!(result["terminal_reason"], "aborted_tools", "{result}");
+    assert_eq!(result["is_error"], true);
+    assert!(took < Duration::from_secs(10), "{took:?}");
+    assert_eq!(
+        model.model_requests().len(),
+        1,
+        "no model call after the interrupt"
+    );
+    assert!(left.is_empty(), "the interrupted tool was killed: {left:?}");
 }
