@@ -8,7 +8,7 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 /// (pgrp, session) of `pid`, from /proc/PID/stat (fields after the parenthesised command name).
-fn pgrp_and_session(pid: i32) -> Option<(i32, i32)> {
+pub(super) fn pgrp_and_session(pid: i32) -> Option<(i32, i32)> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     let after = &stat[stat.rfind(')')? + 2..];
     let f: Vec<&str> = after.split_whitespace().collect();

@@ -400,3 +400,157 @@ fn claude_control_interrupt_stops_a_running_tool() {
     );
     assert!(left.is_empty(), "the interrupted tool was killed: {left:?}");
 }
+
+/// Waits up to 3 s for every process whose command line holds `marker` to go, kills the rest by
+/// pid, and returns the pids that had to be killed.
+fn reap(marker: &str) -> Vec<i32> {
+    let gone = std::time::Instant::now() + Duration::from_secs(3);
+    while !containment::pids_with(marker).is_empty() && std::time::Instant::now() < gone {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let left = containment::pids_with(marker);
+    for pid in &left {
+        containment::kill(*pid, false);
+    }
+    left
+}
+
+/// `turn/interrupt` while a command runs: acknowledged, the turn completes `interrupted` at once
+/// and no model call follows, but the command itself keeps running.
+#[test]
+fn codex_app_server_turn_interrupt_leaves_the_command_running() {
+    let marker = format!("sleep 32.{}", std::process::id());
+    let model = FakeModel::with([Reply::Bash(marker.clone()), Reply::Text("after".into())]);
+    let sb = Sandbox::new();
+    let Some(mut c) = codex::codex(&sb, &model) else {
+        return;
+    };
+    c.arg("app-server");
+    let mut s = Session::spawn(c);
+    s.send(&rpc(
+        1,
+        "initialize",
+        json!({"clientInfo": {"name": "oneshot-tests", "version": "0"}}),
+    ));
+    s.wait_for(WAIT, is_response(1));
+    s.send(&json!({"jsonrpc": "2.0", "method": "initialized"}));
+    let cwd = sb.work().display().to_string();
+    s.send(&rpc(
+        2,
+        "thread/start",
+        json!({"cwd": cwd, "model": "gpt-5.5",
+        "sandbox": "workspace-write", "approvalPolicy": "never"}),
+    ));
+    let thread = s.wait_for(WAIT, is_response(2));
+    let thread_id = thread["result"]["thread"]["id"].clone();
+    s.send(&rpc(
+        3,
+        "turn/start",
+        json!({"threadId": thread_id,
+        "input": [{"type": "text", "text": "run it"}]}),
+    ));
+    let turn = s.wait_for(WAIT, is_response(3));
+    let turn_id = turn["result"]["turn"]["id"].clone();
+    let started = s.wait_for(WAIT, |v| {
+        v["method"] == "item/started" && v["params"]["item"]["type"] == "commandExecution"
+    });
+    std::thread::sleep(Duration::from_millis(500));
+    let t0 = std::time::Instant::now();
+    s.send(&rpc(
+        4,
+        "turn/interrupt",
+        json!({"threadId": thread_id, "turnId": turn_id}),
+    ));
+    let ack = s.wait_for(WAIT, is_response(4));
+    let done = s.wait_for(WAIT, |v| v["method"] == "turn/completed");
+    let took = t0.elapsed();
+    // The command runs in a session of its own (outside app-server's process group) and
+    // outlives the interrupt: a canary for the day Codex starts killing it.
+    let outside = containment::pids_with(&marker)
+        .into_iter()
+        .filter_map(containment::pgrp_and_session)
+        .all(|(pgrp, _)| pgrp != s.pid());
+    let left = reap(&marker);
+    assert!(
+        started["params"]["item"]["command"]
+            .as_str()
+            .unwrap()
+            .contains(&marker)
+    );
+    assert!(ack.get("result").is_some(), "{ack}");
+    assert_eq!(done["params"]["turn"]["status"], "interrupted", "{done}");
+    assert!(took < Duration::from_secs(10), "{took:?}");
+    assert_eq!(
+        model.model_requests().len(),
+        1,
+        "no model call after the interrupt"
+    );
+    assert!(
+        !left.is_empty(),
+        "Codex now kills the interrupted command: update the docs"
+    );
+    assert!(
+        outside,
+        "the command ran outside app-server's process group"
+    );
+}
+
+/// ACP `session/cancel` (a notification) while a shell command runs: the prompt ends with
+/// `stopReason: "cancelled"` and the command is killed.
+#[test]
+fn gemini_acp_cancel_stops_a_running_command() {
+    let marker = format!("sleep 33.{}", std::process::id());
+    let model = FakeModel::with([Reply::Bash(marker.clone()), Reply::Text("after".into())]);
+    let sb = Sandbox::new();
+    let Some(mut c) = gemini::command(&sb, &model) else {
+        return;
+    };
+    c.args(["-m", gemini::MODEL, "--acp", "--yolo"]);
+    let mut s = Session::spawn(c);
+    s.send(&rpc(
+        1,
+        "initialize",
+        json!({"protocolVersion": 1,
+        "clientCapabilities": {"fs": {"readTextFile": false, "writeTextFile": false}}}),
+    ));
+    s.wait_for(WAIT, is_response(1));
+    let cwd = sb.work().display().to_string();
+    s.send(&rpc(
+        2,
+        "session/new",
+        json!({"cwd": cwd, "mcpServers": []}),
+    ));
+    let session = s.wait_for(WAIT, is_response(2));
+    let sid = session["result"]["sessionId"].clone();
+    s.send(&rpc(
+        3,
+        "session/prompt",
+        json!({"sessionId": sid,
+        "prompt": [{"type": "text", "text": "run it"}]}),
+    ));
+    let started = s.wait_for(WAIT, |v| {
+        v["method"] == "session/update" && v["params"]["update"]["sessionUpdate"] == "tool_call"
+    });
+    std::thread::sleep(Duration::from_millis(800));
+    let t0 = std::time::Instant::now();
+    s.send(&json!({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": sid}}));
+    let done = s.wait_for(WAIT, is_response(3));
+    let took = t0.elapsed();
+    let left = reap(&marker);
+    assert_eq!(
+        started["params"]["update"]["title"],
+        marker.as_str(),
+        "{started}"
+    );
+    assert_eq!(done["result"]["stopReason"], "cancelled", "{done}");
+    assert!(took < Duration::from_secs(10), "{took:?}");
+    assert_eq!(
+        model.model_requests().len(),
+        1,
+        "no model call after the cancel"
+    );
+    assert!(
+        left.is_empty(),
+        "the cancelled command was killed: {left:?}"
+    );
+}

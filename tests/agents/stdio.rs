@@ -43,6 +43,11 @@ impl Session {
         }
     }
 
+    /// The CLI's pid, which is also its process group id.
+    pub fn pid(&self) -> i32 {
+        self.child.id() as i32
+    }
+
     /// Writes one JSON line to the CLI's stdin.
     pub fn send(&mut self, msg: &Value) {
         let stdin = self.stdin.as_mut().expect("stdin open");
