@@ -1,0 +1,11 @@
+//! One module per CLI, plus the harness that finds them and runs them in a private sandbox.
+
+mod aider;
+mod claude;
+pub mod codex;
+mod containment;
+pub mod gemini;
+pub mod harness;
+mod protocols;
+mod server;
+pub mod stdio;
