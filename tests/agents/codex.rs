@@ -22,6 +22,10 @@ pub fn codex(sb: &Sandbox, model: &FakeModel) -> Option<Command> {
         format!("model_providers.fake.base_url=\"{}/v1\"", model.url()),
         "model_providers.fake.env_key=\"FAKE_API_KEY\"".into(),
         "model_providers.fake.wire_api=\"responses\"".into(),
+        // Its workspace-write sandbox makes every writable root's `.git`, `.codex` and
+        // `.agents` read-only by creating them: /tmp (a writable root by default) would get an
+        // empty `.git` that makes every later test under /tmp look inside a repository.
+        "sandbox_workspace_write.exclude_slash_tmp=true".into(),
         "model_providers.fake.request_max_retries=1".into(),
         "model_providers.fake.stream_max_retries=1".into(),
     ] {
