@@ -11,7 +11,7 @@ use std::time::Duration;
 const LIMIT: Duration = Duration::from_secs(60);
 
 /// `claude` pointed at `model`, with a private config dir, no nonessential traffic and one retry.
-fn claude(sb: &Sandbox, model: &FakeModel) -> Option<Command> {
+pub fn claude(sb: &Sandbox, model: &FakeModel) -> Option<Command> {
     let bin: PathBuf = find("claude")?;
     let mut c = sb.command(&bin);
     c.env("ANTHROPIC_BASE_URL", model.url())

@@ -1,7 +1,7 @@
 //! Where a CLI's tool processes live, which decides how an executor must stop them: Claude
 //! Code's Bash tool leaves Claude's process group, so killing the group orphans it.
 
-use super::harness::{Sandbox, find};
+use super::harness::Sandbox;
 use crate::fake_model::{FakeModel, Reply};
 use std::os::unix::process::CommandExt;
 use std::process::Stdio;
@@ -46,24 +46,20 @@ fn claude_bash_tool_runs_outside_claudes_process_group() {
     let marker = format!("sleep 29{}.{}", std::process::id() % 10, std::process::id());
     let model = FakeModel::with([Reply::Bash(marker.clone()), Reply::Text("done".into())]);
     let sb = Sandbox::new();
-    let Some(bin) = find("claude") else { return };
-    let mut c = sb.command(&bin);
-    c.env("ANTHROPIC_BASE_URL", model.url())
-        .env("ANTHROPIC_API_KEY", "fake-key")
-        .env("CLAUDE_CONFIG_DIR", sb.home().join(".claude"))
-        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-        .env("CLAUDE_CODE_MAX_RETRIES", "1")
-        .args([
-            "-p",
-            "run it",
-            "--output-format",
-            "stream-json",
-            "--verbose",
-        ])
-        .args(["--allowedTools", "Bash"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .process_group(0);
+    let Some(mut c) = super::claude::claude(&sb, &model) else {
+        return;
+    };
+    c.args([
+        "-p",
+        "run it",
+        "--output-format",
+        "stream-json",
+        "--verbose",
+    ])
+    .args(["--allowedTools", "Bash"])
+    .stdout(Stdio::null())
+    .stderr(Stdio::null())
+    .process_group(0);
     let mut child = c.spawn().unwrap();
     let claude = child.id() as i32;
     let deadline = Instant::now() + Duration::from_secs(30);

@@ -2,7 +2,8 @@
 //! pinned CLIs: Claude Code's stream-json input with its control protocol, Codex's app-server
 //! (JSON-RPC over stdio), Gemini CLI's Agent Client Protocol (`--acp`).
 
-use super::harness::{Sandbox, find};
+use super::claude::claude;
+use super::harness::Sandbox;
 use super::stdio::Session;
 use super::{codex, containment, gemini};
 use crate::fake_model::{FakeModel, Reply};
@@ -22,24 +23,17 @@ fn claude_stream_json_input_with_the_control_protocol() {
         Reply::Text("understood".into()),
     ]);
     let sb = Sandbox::new();
-    let Some(bin) = find("claude") else { return };
-    let mut c = sb.command(&bin);
-    c.env("ANTHROPIC_BASE_URL", model.url())
-        .env("ANTHROPIC_API_KEY", "fake-key")
-        .env("CLAUDE_CONFIG_DIR", sb.home().join(".claude"))
-        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-        .env("DISABLE_AUTOUPDATER", "1")
-        .env("DISABLE_TELEMETRY", "1")
-        .env("DISABLE_ERROR_REPORTING", "1")
-        .env("CLAUDE_CODE_MAX_RETRIES", "1")
-        .args([
-            "-p",
-            "--input-format",
-            "stream-json",
-            "--output-format",
-            "stream-json",
-        ])
-        .args(["--verbose", "--permission-prompt-tool", "stdio"]);
+    let Some(mut c) = claude(&sb, &model) else {
+        return;
+    };
+    c.args([
+        "-p",
+        "--input-format",
+        "stream-json",
+        "--output-format",
+        "stream-json",
+    ])
+    .args(["--verbose", "--permission-prompt-tool", "stdio"]);
     let mut s = Session::spawn(c);
     s.send(&json!({"type": "control_request", "request_id": "init1",
                    "request": {"subtype": "initialize"}}));
@@ -87,17 +81,10 @@ fn is_response(id: u64) -> impl Fn(&Value) -> bool {
     move |v: &Value| v["id"] == id && (v.get("result").is_some() || v.get("error").is_some())
 }
 
-/// Codex 0.169's `app-server` answers `initialize`, starts a thread and runs a turn against the
-/// fake Responses API, streaming item and turn notifications.
-#[test]
-fn codex_app_server_runs_a_turn() {
-    let model = FakeModel::with([Reply::Text("Hello over app-server.".into())]);
-    let sb = Sandbox::new();
-    let Some(mut c) = codex::codex(&sb, &model) else {
-        return;
-    };
-    c.arg("app-server");
-    let mut s = Session::spawn(c);
+/// Codex app-server: `initialize` (answered with a result), `initialized`, `thread/start` in the
+/// sandbox's workdir under `approval`, then `turn/start` with `text` as request 3 (its answer is
+/// left to the caller). Returns the thread id.
+fn codex_turn(s: &mut Session, sb: &Sandbox, approval: &str, text: &str) -> String {
     s.send(&rpc(
         1,
         "initialize",
@@ -111,7 +98,7 @@ fn codex_app_server_runs_a_turn() {
         2,
         "thread/start",
         json!({"cwd": cwd, "model": "gpt-5.5",
-        "sandbox": "workspace-write", "approvalPolicy": "never"}),
+        "sandbox": "workspace-write", "approvalPolicy": approval}),
     ));
     let thread = s.wait_for(WAIT, is_response(2));
     let thread_id = thread["result"]["thread"]["id"]
@@ -122,29 +109,15 @@ fn codex_app_server_runs_a_turn() {
         3,
         "turn/start",
         json!({"threadId": thread_id,
-        "input": [{"type": "text", "text": "say hello zq8"}]}),
+        "input": [{"type": "text", "text": text}]}),
     ));
-    let started = s.wait_for(WAIT, is_response(3));
-    assert!(started.get("result").is_some(), "{started}");
-    let done = s.wait_for(WAIT, |v| v["method"] == "turn/completed");
-    assert_eq!(done["params"]["threadId"], thread_id.as_str(), "{done}");
-    let text = s.transcript.join("\n");
-    assert!(text.contains("Hello over app-server."), "{text}");
-    assert_eq!(model.model_requests().len(), 1);
-    assert_eq!(model.model_requests()[0].count("zq8"), 1);
+    thread_id
 }
 
-/// Gemini CLI 0.61's `--acp` speaks the Agent Client Protocol: initialize, session/new,
-/// session/prompt (answer streamed as `session/update` notifications, then a stop reason).
-#[test]
-fn gemini_acp_runs_a_prompt() {
-    let model = FakeModel::with([Reply::Text("Hello over ACP.".into())]);
-    let sb = Sandbox::new();
-    let Some(mut c) = gemini::command(&sb, &model) else {
-        return;
-    };
-    c.args(["-m", gemini::MODEL, "--acp"]);
-    let mut s = Session::spawn(c);
+/// ACP (Gemini `--acp`): `initialize` (protocol version 1 agreed), `session/new` in the
+/// sandbox's workdir, then `session/prompt` with `text` as request 3 (its answer is left to the
+/// caller). Returns the session id.
+fn acp_prompt(s: &mut Session, sb: &Sandbox, text: &str) -> String {
     s.send(&rpc(
         1,
         "initialize",
@@ -168,8 +141,45 @@ fn gemini_acp_runs_a_prompt() {
         3,
         "session/prompt",
         json!({"sessionId": sid,
-        "prompt": [{"type": "text", "text": "say hello zq9"}]}),
+        "prompt": [{"type": "text", "text": text}]}),
     ));
+    sid
+}
+
+/// Codex 0.169's `app-server` answers `initialize`, starts a thread and runs a turn against the
+/// fake Responses API, streaming item and turn notifications.
+#[test]
+fn codex_app_server_runs_a_turn() {
+    let model = FakeModel::with([Reply::Text("Hello over app-server.".into())]);
+    let sb = Sandbox::new();
+    let Some(mut c) = codex::codex(&sb, &model) else {
+        return;
+    };
+    c.arg("app-server");
+    let mut s = Session::spawn(c);
+    let thread_id = codex_turn(&mut s, &sb, "never", "say hello zq8");
+    let started = s.wait_for(WAIT, is_response(3));
+    assert!(started.get("result").is_some(), "{started}");
+    let done = s.wait_for(WAIT, |v| v["method"] == "turn/completed");
+    assert_eq!(done["params"]["threadId"], thread_id.as_str(), "{done}");
+    let text = s.transcript.join("\n");
+    assert!(text.contains("Hello over app-server."), "{text}");
+    assert_eq!(model.model_requests().len(), 1);
+    assert_eq!(model.model_requests()[0].count("zq8"), 1);
+}
+
+/// Gemini CLI 0.61's `--acp` speaks the Agent Client Protocol: initialize, session/new,
+/// session/prompt (answer streamed as `session/update` notifications, then a stop reason).
+#[test]
+fn gemini_acp_runs_a_prompt() {
+    let model = FakeModel::with([Reply::Text("Hello over ACP.".into())]);
+    let sb = Sandbox::new();
+    let Some(mut c) = gemini::command(&sb, &model) else {
+        return;
+    };
+    c.args(["-m", gemini::MODEL, "--acp"]);
+    let mut s = Session::spawn(c);
+    acp_prompt(&mut s, &sb, "say hello zq9");
     let done = s.wait_for(WAIT, is_response(3));
     assert_eq!(done["result"]["stopReason"], "end_turn", "{done}");
     let text = s.transcript.join("\n");
@@ -186,21 +196,17 @@ fn gemini_acp_runs_a_prompt() {
 fn claude_stream_json_keeps_one_conversation_across_turns() {
     let model = FakeModel::with([Reply::Text("first".into()), Reply::Text("second".into())]);
     let sb = Sandbox::new();
-    let Some(bin) = find("claude") else { return };
-    let mut c = sb.command(&bin);
-    c.env("ANTHROPIC_BASE_URL", model.url())
-        .env("ANTHROPIC_API_KEY", "fake-key")
-        .env("CLAUDE_CONFIG_DIR", sb.home().join(".claude"))
-        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-        .env("CLAUDE_CODE_MAX_RETRIES", "1")
-        .args([
-            "-p",
-            "--input-format",
-            "stream-json",
-            "--output-format",
-            "stream-json",
-            "--verbose",
-        ]);
+    let Some(mut c) = claude(&sb, &model) else {
+        return;
+    };
+    c.args([
+        "-p",
+        "--input-format",
+        "stream-json",
+        "--output-format",
+        "stream-json",
+        "--verbose",
+    ]);
     let mut s = Session::spawn(c);
     for (text, want) in [("turn one zq14", "first"), ("turn two zq15", "second")] {
         s.send(
@@ -238,28 +244,7 @@ fn codex_app_server_approval_request_can_be_declined() {
     };
     c.arg("app-server");
     let mut s = Session::spawn(c);
-    s.send(&rpc(
-        1,
-        "initialize",
-        json!({"clientInfo": {"name": "oneshot-tests", "version": "0"}}),
-    ));
-    s.wait_for(WAIT, is_response(1));
-    s.send(&json!({"jsonrpc": "2.0", "method": "initialized"}));
-    let cwd = sb.work().display().to_string();
-    s.send(&rpc(
-        2,
-        "thread/start",
-        json!({"cwd": cwd, "model": "gpt-5.5",
-        "sandbox": "workspace-write", "approvalPolicy": "untrusted"}),
-    ));
-    let thread = s.wait_for(WAIT, is_response(2));
-    let thread_id = thread["result"]["thread"]["id"].clone();
-    s.send(&rpc(
-        3,
-        "turn/start",
-        json!({"threadId": thread_id,
-        "input": [{"type": "text", "text": "run it"}]}),
-    ));
+    codex_turn(&mut s, &sb, "untrusted", "run it");
     let ask = s.wait_for(WAIT, is_request("item/commandExecution/requestApproval"));
     assert!(
         ask["params"].to_string().contains("codex_denied.txt"),
@@ -293,27 +278,7 @@ fn gemini_acp_permission_request_can_be_rejected() {
     };
     c.args(["-m", gemini::MODEL, "--acp"]);
     let mut s = Session::spawn(c);
-    s.send(&rpc(
-        1,
-        "initialize",
-        json!({"protocolVersion": 1,
-        "clientCapabilities": {"fs": {"readTextFile": false, "writeTextFile": false}}}),
-    ));
-    s.wait_for(WAIT, is_response(1));
-    let cwd = sb.work().display().to_string();
-    s.send(&rpc(
-        2,
-        "session/new",
-        json!({"cwd": cwd, "mcpServers": []}),
-    ));
-    let session = s.wait_for(WAIT, is_response(2));
-    let sid = session["result"]["sessionId"].clone();
-    s.send(&rpc(
-        3,
-        "session/prompt",
-        json!({"sessionId": sid,
-        "prompt": [{"type": "text", "text": "run it"}]}),
-    ));
+    acp_prompt(&mut s, &sb, "run it");
     let ask = s.wait_for(WAIT, is_request("session/request_permission"));
     let options = ask["params"]["options"]
         .as_array()
@@ -347,21 +312,17 @@ fn claude_control_interrupt_stops_a_running_tool() {
         Reply::Text("after interrupt".into()),
     ]);
     let sb = Sandbox::new();
-    let Some(bin) = find("claude") else { return };
-    let mut c = sb.command(&bin);
-    c.env("ANTHROPIC_BASE_URL", model.url())
-        .env("ANTHROPIC_API_KEY", "fake-key")
-        .env("CLAUDE_CONFIG_DIR", sb.home().join(".claude"))
-        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-        .env("CLAUDE_CODE_MAX_RETRIES", "1")
-        .args([
-            "-p",
-            "--input-format",
-            "stream-json",
-            "--output-format",
-            "stream-json",
-        ])
-        .args(["--verbose", "--allowedTools", "Bash"]);
+    let Some(mut c) = claude(&sb, &model) else {
+        return;
+    };
+    c.args([
+        "-p",
+        "--input-format",
+        "stream-json",
+        "--output-format",
+        "stream-json",
+    ])
+    .args(["--verbose", "--allowedTools", "Bash"]);
     let mut s = Session::spawn(c);
     s.send(
         &json!({"type": "user", "message": {"role": "user", "content": "run it"},
@@ -427,28 +388,7 @@ fn codex_app_server_turn_interrupt_leaves_the_command_running() {
     };
     c.arg("app-server");
     let mut s = Session::spawn(c);
-    s.send(&rpc(
-        1,
-        "initialize",
-        json!({"clientInfo": {"name": "oneshot-tests", "version": "0"}}),
-    ));
-    s.wait_for(WAIT, is_response(1));
-    s.send(&json!({"jsonrpc": "2.0", "method": "initialized"}));
-    let cwd = sb.work().display().to_string();
-    s.send(&rpc(
-        2,
-        "thread/start",
-        json!({"cwd": cwd, "model": "gpt-5.5",
-        "sandbox": "workspace-write", "approvalPolicy": "never"}),
-    ));
-    let thread = s.wait_for(WAIT, is_response(2));
-    let thread_id = thread["result"]["thread"]["id"].clone();
-    s.send(&rpc(
-        3,
-        "turn/start",
-        json!({"threadId": thread_id,
-        "input": [{"type": "text", "text": "run it"}]}),
-    ));
+    let thread_id = codex_turn(&mut s, &sb, "never", "run it");
     let turn = s.wait_for(WAIT, is_response(3));
     let turn_id = turn["result"]["turn"]["id"].clone();
     let started = s.wait_for(WAIT, |v| {
@@ -507,27 +447,7 @@ fn gemini_acp_cancel_stops_a_running_command() {
     };
     c.args(["-m", gemini::MODEL, "--acp", "--yolo"]);
     let mut s = Session::spawn(c);
-    s.send(&rpc(
-        1,
-        "initialize",
-        json!({"protocolVersion": 1,
-        "clientCapabilities": {"fs": {"readTextFile": false, "writeTextFile": false}}}),
-    ));
-    s.wait_for(WAIT, is_response(1));
-    let cwd = sb.work().display().to_string();
-    s.send(&rpc(
-        2,
-        "session/new",
-        json!({"cwd": cwd, "mcpServers": []}),
-    ));
-    let session = s.wait_for(WAIT, is_response(2));
-    let sid = session["result"]["sessionId"].clone();
-    s.send(&rpc(
-        3,
-        "session/prompt",
-        json!({"sessionId": sid,
-        "prompt": [{"type": "text", "text": "run it"}]}),
-    ));
+    let sid = acp_prompt(&mut s, &sb, "run it");
     let started = s.wait_for(WAIT, |v| {
         v["method"] == "session/update" && v["params"]["update"]["sessionUpdate"] == "tool_call"
     });
