@@ -27,6 +27,7 @@ mod phase;
 mod reason;
 mod settings;
 mod step;
+mod takeover;
 mod transition;
 mod value;
 

@@ -275,7 +275,7 @@ impl Step<'_> {
     }
 
     /// Asks for the evidence a stopped worker left.
-    fn inspect(&mut self, reason: Option<StopReason>, exit: ExitStatus) {
+    pub(super) fn inspect(&mut self, reason: Option<StopReason>, exit: ExitStatus) {
         self.s.awaiting = Some(Awaiting::Inspect);
         self.out.push(Effect::Inspect { reason, exit });
     }
@@ -376,84 +376,6 @@ impl Step<'_> {
         }
         self.process(role, ProcessEvent::Killed);
         self.out.push(Effect::Kill);
-    }
-
-    fn fenced(&mut self, outcome: String) {
-        if self.s.awaiting != Some(Awaiting::Fence) {
-            return self.unexpected("a fence result");
-        }
-        self.s.awaiting = None;
-        let Some(role) = self.s.phase.role() else {
-            return self.unexpected("a fence result");
-        };
-        self.process(role, ProcessEvent::Fenced { outcome });
-        if let Some(run) = self.s.phase.run_mut() {
-            run.process = None;
-        }
-        self.took_over();
-    }
-
-    /// The session was executing when this oneshot found it, and nothing of that run is left:
-    /// record what it really was — a stop finishes as the stop it was, anything else was an
-    /// interruption by oneshot's death — then resume as the seed says.
-    fn took_over(&mut self) {
-        let Some(role) = self.s.phase.role() else {
-            return;
-        };
-        let run = self.s.phase.run().cloned().unwrap_or_default();
-        match (role, run.stopping) {
-            (
-                Role::Worker,
-                Some(why @ (StopReason::InactivityTimeout | StopReason::WorkerTimeout)),
-            ) => {
-                self.inspect(Some(why), run.exited.unwrap_or_default());
-            }
-            (
-                Role::Auditor,
-                Some(why @ (StopReason::InactivityTimeout | StopReason::WorkerTimeout)),
-            ) => {
-                let reason = Some(Reason::TimedOut { role, why });
-                self.transition(Trigger::Timeout, Phase::Failed, reason);
-                self.advance();
-            }
-            (_, stopping) => {
-                let (cause, reason) = match stopping {
-                    Some(StopReason::Interrupted) => {
-                        (StopReason::Interrupted, Reason::Interrupted { role })
-                    }
-                    _ => (StopReason::OneshotDied, Reason::OneshotDied { role }),
-                };
-                let pause = Pause {
-                    during: role,
-                    cause,
-                };
-                self.transition(Trigger::Interrupt, Phase::Interrupted(pause), Some(reason));
-                if matches!(self.s.phase, Phase::Interrupted(_)) {
-                    self.resume();
-                } else {
-                    self.advance();
-                }
-            }
-        }
-    }
-
-    /// INTERRUPTED → seed 000 §3.2: an interrupted worker's leftovers are inspected; an
-    /// interrupted auditor simply runs again.
-    fn resume(&mut self) {
-        let Phase::Interrupted(pause) = self.s.phase.clone() else {
-            return;
-        };
-        match pause.during {
-            Role::Worker => self.inspect(Some(pause.cause), ExitStatus::default()),
-            Role::Auditor => {
-                let reason = Some(Reason::Resumed { after: pause.cause });
-                let trigger = Trigger::Resume {
-                    last_active: SessionState::AuditorExecuting,
-                };
-                self.transition(trigger, Phase::AuditPending, reason);
-                self.advance();
-            }
-        }
     }
 
     /// Does what the current phase calls for: start its process, make its checkpoint's
@@ -617,7 +539,7 @@ impl Step<'_> {
         self.out.push(Effect::Record(record));
     }
 
-    fn process(&mut self, role: Role, event: ProcessEvent) {
+    pub(super) fn process(&mut self, role: Role, event: ProcessEvent) {
         let record = Record::Process(ProcessRecord {
             ts: self.now,
             role,
@@ -648,7 +570,7 @@ impl Step<'_> {
     }
 
     /// An event that does not belong to the current phase: said, and otherwise ignored.
-    fn unexpected(&mut self, what: &str) {
+    pub(super) fn unexpected(&mut self, what: &str) {
         let state = self.s.state();
         self.warn(&format!(
             "ignored {what} that does not belong to state {state}"

@@ -250,10 +250,11 @@ fn claude_hang_is_bounded_by_api_timeout() {
     assert_eq!(model.model_requests().len(), 2, "one retry");
 }
 
-#[test]
-fn claude_529_is_retried_then_names_the_status() {
+/// A provider status Claude retries: a `system/api_retry` line names it (as `error`), and the
+/// final `result` carries it.
+fn retried_then_named(status: u16, error: &str) {
     let model = FakeModel::start();
-    model.set_fallback(Reply::Status(529));
+    model.set_fallback(Reply::Status(status));
     let sb = Sandbox::new();
     let Some(r) = print(&sb, &model, "hello", &[]) else {
         return;
@@ -264,9 +265,14 @@ fn claude_529_is_retried_then_names_the_status() {
         .into_iter()
         .find(|e| e["subtype"] == "api_retry")
         .expect("retry");
-    assert_eq!(retry["error_status"], 529);
-    assert_eq!(retry["error"], "overloaded");
-    assert_eq!(r.last("result")["api_error_status"], 529);
+    assert_eq!(retry["error_status"], status);
+    assert_eq!(retry["error"], error);
+    assert_eq!(r.last("result")["api_error_status"], status);
+}
+
+#[test]
+fn claude_529_is_retried_then_names_the_status() {
+    retried_then_named(529, "overloaded");
 }
 
 #[test]
@@ -347,19 +353,5 @@ fn claude_partial_messages_stream_the_raw_events_keyed_by_message_id() {
 
 #[test]
 fn claude_429_is_retried_then_names_the_status() {
-    let model = FakeModel::start();
-    model.set_fallback(Reply::Status(429));
-    let sb = Sandbox::new();
-    let Some(r) = print(&sb, &model, "hello", &[]) else {
-        return;
-    };
-    assert_eq!(r.code(), Some(1), "{}", r.dump());
-    let retry = r
-        .of_type("system")
-        .into_iter()
-        .find(|e| e["subtype"] == "api_retry")
-        .expect("retry");
-    assert_eq!(retry["error_status"], 429);
-    assert_eq!(retry["error"], "rate_limit");
-    assert_eq!(r.last("result")["api_error_status"], 429);
+    retried_then_named(429, "rate_limit");
 }
