@@ -26,11 +26,16 @@ pub fn project_root(start: &Path) -> PathBuf {
     {
         return dir.to_path_buf();
     }
-    start
-        .ancestors()
+    git_root(&start).unwrap_or(start)
+}
+
+/// The nearest directory at or above `dir` holding `.git` (a work tree's top, as far as the
+/// files tell, without starting git). The one test of "inside a repository" for the project
+/// root, the state directory's `.gitignore` and the snapshot's git probe.
+pub(crate) fn git_root(dir: &Path) -> Option<PathBuf> {
+    dir.ancestors()
         .find(|d| d.join(".git").exists())
-        .unwrap_or(&start)
-        .to_path_buf()
+        .map(Path::to_path_buf)
 }
 
 /// The user's config file, with the environment passed in: `$XDG_CONFIG_HOME/oneshot/

@@ -58,7 +58,7 @@ pub(crate) fn user_dir(
 /// session itself can still run.
 pub(crate) fn ignore_in_repo(root: &Path) {
     let canonical = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
-    if !canonical.ancestors().any(|d| d.join(".git").exists()) {
+    if crate::config::git_root(&canonical).is_none() {
         return;
     }
     let file = root.join(".gitignore");
