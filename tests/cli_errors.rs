@@ -300,10 +300,35 @@ fn usage_errors_exit_2_and_say_what_to_write() {
     );
     assert!(line.contains("oneshot --help"), "{line}");
 
+    let out = oneshot(
+        &w,
+        &["--worker", "cluade", "--auditor-cmd", "true", "the task"],
+    );
+    assert_eq!(code(&out), 2, "{}", text(&out));
+    assert!(
+        error_line(&out).contains("unknown agent \"cluade\"")
+            && error_line(&out).contains("did you mean claude?"),
+        "{}",
+        text(&out)
+    );
+    let out = oneshot(
+        &w,
+        &[
+            "--worker-cmd",
+            "true",
+            "--auditor-cmd",
+            "true",
+            "--worker-arg=-x",
+            "t",
+        ],
+    );
+    assert_eq!(code(&out), 2, "{}", text(&out));
+    assert!(error_line(&out).contains("--worker-arg"), "{}", text(&out));
+
     let out = oneshot(&w, &["--worker-cmd", "true", "the task"]);
     assert_eq!(code(&out), 2, "{}", text(&out));
     assert!(
-        error_line(&out).contains("it needs --worker-cmd and --auditor-cmd"),
+        error_line(&out).contains("it needs an auditor: --auditor AGENT[:MODEL]"),
         "{}",
         text(&out)
     );

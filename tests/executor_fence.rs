@@ -18,6 +18,7 @@ fn sleeper(dir: &std::path::Path) -> Invocation {
         iteration: 1,
         workdir: dir.to_path_buf(),
         env: Vec::new(),
+        stdin: oneshot::executor::StdinMode::Prompt,
     }
 }
 

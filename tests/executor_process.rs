@@ -60,6 +60,7 @@ fn invocation(script: &str, workdir: &Path) -> Invocation {
         iteration: 3,
         workdir: workdir.to_path_buf(),
         env: vec![("EXTRA_VAR".into(), "extra".into())],
+        stdin: oneshot::executor::StdinMode::Prompt,
     }
 }
 

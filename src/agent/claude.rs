@@ -82,6 +82,10 @@ impl LineParser for ClaudeParser {
             "user" => user(parsed, out),
             "system" => self.system(parsed, line, out),
             "result" => self.result(parsed, out),
+            "control_request" => control_request(parsed, line, out),
+            // The answer to a control request of ours (initialize, interrupt): nothing the
+            // timeline needs; the line stays in the log.
+            "control_response" => {}
             _ => out.push(unknown(line.trim_ascii())),
         }
     }
@@ -437,3 +441,26 @@ fn content_block(mut block: Value, message_id: Option<String>, index: u32) -> Op
 #[cfg(test)]
 #[path = "claude_tests.rs"]
 mod tests;
+
+/// A control request from Claude (`--permission-prompt-tool stdio`): `can_use_tool` asks
+/// whether a tool may run; anything else is kept as unknown.
+fn control_request(l: Line, line: &[u8], out: &mut Vec<AgentEvent>) {
+    let (Some(request_id), Some(request)) = (l.request_id, l.request) else {
+        return out.push(unknown(line.trim_ascii()));
+    };
+    if request.get("subtype").and_then(Value::as_str) != Some("can_use_tool") {
+        return out.push(unknown(line.trim_ascii()));
+    }
+    let Some(tool) = request.get("tool_name").and_then(Value::as_str) else {
+        return out.push(unknown(line.trim_ascii()));
+    };
+    out.push(AgentEvent::PermissionRequest {
+        request_id: request_id.into_owned(),
+        tool: tool.to_string(),
+        input: request.get("input").cloned().unwrap_or(Value::Null),
+        tool_call_id: request
+            .get("tool_use_id")
+            .and_then(Value::as_str)
+            .map(str::to_string),
+    });
+}

@@ -57,6 +57,10 @@ pub(super) struct Line<'a> {
     pub(super) api_error_status: Option<Value>,
     #[serde(default)]
     pub(super) total_cost_usd: Option<Value>,
+    #[serde(default, borrow)]
+    pub(super) request_id: Option<Cow<'a, str>>,
+    #[serde(default)]
+    pub(super) request: Option<Value>,
     #[serde(default)]
     pub(super) usage: Option<WireUsage>,
     #[serde(default)]

@@ -78,6 +78,19 @@ pub enum AgentEvent {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         message_id: Option<String>,
     },
+    /// The agent asks whether a tool may run (Claude `can_use_tool`); the run waits for the
+    /// answer, which the policy's `permit` hook gives.
+    PermissionRequest {
+        /// The id the answer must name.
+        request_id: String,
+        /// The tool (`Bash`, `Write`, …).
+        tool: String,
+        /// The tool's input.
+        input: Value,
+        /// The tool call this is about, when named.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tool_call_id: Option<String>,
+    },
     /// A tool finished.
     ToolResult {
         /// The id of the call this answers.
@@ -234,6 +247,18 @@ pub enum ErrorKind {
 }
 
 impl ErrorKind {
+    /// The kind as written in logs and JSON (`auth`, `rate_limit`, …).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            ErrorKind::Auth => "auth",
+            ErrorKind::RateLimit => "rate_limit",
+            ErrorKind::Overloaded => "overloaded",
+            ErrorKind::Server => "server",
+            ErrorKind::Network => "network",
+            ErrorKind::Other => "other",
+        }
+    }
+
     /// The kind an HTTP status means.
     pub fn from_status(status: u16) -> ErrorKind {
         match status {

@@ -23,21 +23,28 @@
 //! Nothing here starts processes or reads files: it is pure and cheap (a benchmark,
 //! `benches/agent_events.rs`, holds it above 500,000 events/s).
 
+mod aider;
 mod claude;
+pub mod claude_input;
 mod claude_wire;
 mod codex;
 mod entries;
 mod event;
 mod gemini;
+mod launch;
 mod run_state;
+mod spec;
 mod timeline;
 
+pub use aider::AiderParser;
 pub use claude::ClaudeParser;
 pub use codex::CodexParser;
 pub use entries::{Block, BlockKind, ErrorSeen, FinalResult, Message, ToolEntry, UsageTotals};
 pub use event::{AgentEvent, ErrorKind, MALFORMED_KEEP};
 pub use gemini::GeminiParser;
+pub use launch::Launch;
 pub use run_state::RunState;
+pub use spec::{AGENT_KINDS, AgentKind, AgentSpec, SpecError};
 pub use timeline::Timeline;
 
 use serde::Deserialize;
@@ -63,6 +70,8 @@ pub enum Protocol {
     Codex,
     /// Gemini CLI `-p --output-format stream-json`.
     Gemini,
+    /// Aider's plain text, read for its failures.
+    Aider,
 }
 
 impl Protocol {
@@ -72,6 +81,7 @@ impl Protocol {
             Protocol::Claude => Box::new(ClaudeParser::default()),
             Protocol::Codex => Box::new(CodexParser::default()),
             Protocol::Gemini => Box::new(GeminiParser::default()),
+            Protocol::Aider => Box::new(AiderParser),
         }
     }
 }

@@ -218,7 +218,8 @@ impl Timeline {
             AgentEvent::Unknown { .. } | AgentEvent::Malformed { .. } => self.unknown += 1,
             AgentEvent::TurnStarted
             | AgentEvent::Warning { .. }
-            | AgentEvent::UserMessage { .. } => {}
+            | AgentEvent::UserMessage { .. }
+            | AgentEvent::PermissionRequest { .. } => {}
         }
     }
 

@@ -131,6 +131,8 @@ pub struct Global {
 const GLOBAL: &str = "Global options";
 
 /// Subcommands. Without one, `oneshot [OPTIONS] PROMPT` runs a session.
+// Parsed once per process: the size of the largest variant costs nothing worth a Box.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run a new session (the same as `oneshot [OPTIONS] PROMPT`).
@@ -236,6 +238,28 @@ pub struct RunArgs {
     /// The policy file (Lua) that makes the judgement calls; the built-in policy otherwise.
     #[arg(long, env = "ONESHOT_POLICY", value_name = "FILE")]
     pub policy: Option<PathBuf>,
+    /// The worker: an agent CLI driven over its own protocol — claude (stream-json with its
+    /// control protocol: every tool request goes to the policy's `permit` hook), codex (exec
+    /// --json), gemini (stream-json), aider (--message) — optionally with a model
+    /// (`claude:opus`, `codex:gpt-5.5`); or `cmd` for the --worker-cmd command line. The binary
+    /// comes from PATH or $ONESHOT_<AGENT>_BIN; oneshot's environment reaches it (that is how
+    /// it is pointed at a proxy or a local model). As worker the agent may edit files and run
+    /// commands in the workdir (Codex: --sandbox workspace-write; Gemini: --approval-mode
+    /// yolo; Claude: whatever `permit` allows, by default everything).
+    #[arg(long, env = "ONESHOT_WORKER", value_name = "AGENT[:MODEL]")]
+    pub worker: Option<String>,
+    /// The auditor: an agent (as for --worker) or `cmd`. As auditor an agent judges without
+    /// editing: Codex --sandbox read-only, Gemini --approval-mode default, Aider --chat-mode
+    /// ask, Claude's file-editing tools denied by the default `permit`.
+    #[arg(long, env = "ONESHOT_AUDITOR", value_name = "AGENT[:MODEL]")]
+    pub auditor: Option<String>,
+    /// An argument added to the worker agent's command line after oneshot's own (repeat for
+    /// more), e.g. --worker-arg=--max-turns --worker-arg=20.
+    #[arg(long, value_name = "ARG", allow_hyphen_values = true)]
+    pub worker_arg: Vec<String>,
+    /// An argument added to the auditor agent's command line (repeatable).
+    #[arg(long, value_name = "ARG", allow_hyphen_values = true)]
+    pub auditor_arg: Vec<String>,
     /// The worker's command line: split like a shell would, run without one (write
     /// `sh -c '…'` for shell syntax). `{prompt}` in it is replaced by the prompt.
     #[arg(long, env = "ONESHOT_WORKER_CMD", value_name = "CMDLINE")]
@@ -249,7 +273,7 @@ pub struct RunArgs {
     #[command(flatten)]
     pub policy_opts: PolicyArgs,
     /// Continue session ID instead of starting one (the same as `oneshot resume ID`).
-    #[arg(long, value_name = "ID", conflicts_with_all = ["worker_cmd", "auditor_cmd", "prompt", "task_file"])]
+    #[arg(long, value_name = "ID", conflicts_with_all = ["worker", "auditor", "worker_cmd", "auditor_cmd", "prompt", "task_file"])]
     pub resume: Option<String>,
     /// Print the session's transitions and outcome on stdout as NDJSON, one object per line,
     /// and nothing else (see docs/run-json.md). New sessions only.

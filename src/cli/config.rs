@@ -96,6 +96,8 @@ impl Files {
 /// The clap id of the field `key` fills.
 fn arg_id(key: Key) -> &'static str {
     match key {
+        Key::Worker => "worker",
+        Key::Auditor => "auditor",
         Key::WorkerCmd => "worker_cmd",
         Key::AuditorCmd => "auditor_cmd",
         Key::Policy => "policy",
@@ -222,6 +224,8 @@ fn merge(args: &mut RunArgs, matches: &ArgMatches, files: &Files) {
         };
         let p = &mut args.policy_opts;
         match (key, value.clone()) {
+            (Key::Worker, Value::Text(t)) => args.worker = Some(t),
+            (Key::Auditor, Value::Text(t)) => args.auditor = Some(t),
             (Key::WorkerCmd, Value::Text(t)) => args.worker_cmd = Some(t),
             (Key::AuditorCmd, Value::Text(t)) => args.auditor_cmd = Some(t),
             (Key::Policy, Value::Path(f)) => args.policy = Some(f),
@@ -280,6 +284,8 @@ pub fn show(cli: &Cli, effective: &Effective, json: bool) -> Result<i32> {
         .into_iter()
         .map(|key| {
             let value = match key {
+                Key::Worker => args.worker.clone(),
+                Key::Auditor => args.auditor.clone(),
                 Key::WorkerCmd => args.worker_cmd.clone(),
                 Key::AuditorCmd => args.auditor_cmd.clone(),
                 Key::Policy => args.policy.as_ref().map(|f| f.display().to_string()),
@@ -353,7 +359,8 @@ pub fn show(cli: &Cli, effective: &Effective, json: bool) -> Result<i32> {
 /// What an unset key means.
 fn unset(key: Key) -> &'static str {
     match key {
-        Key::WorkerCmd | Key::AuditorCmd => "not set; a session needs it",
+        Key::Worker | Key::Auditor => "cmd: the command line",
+        Key::WorkerCmd | Key::AuditorCmd => "not set; a session needs it or an agent",
         Key::Policy => "the built-in policy",
         Key::MaxIterations | Key::Timeout | Key::InactivityTimeout => "the policy's limit",
         Key::StateDir => "the per-project default",

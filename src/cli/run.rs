@@ -10,10 +10,11 @@ use super::signals::{self, Signals};
 use super::statusline::clock;
 use super::term::{TerminalReporter, short_id};
 use anyhow::{Context, Result};
+use oneshot::agent::AgentSpec;
 use oneshot::engine::{Engine, Options, SessionBuilder};
 use oneshot::machine::SessionState;
 use oneshot::policy::{PolicyHost, PolicyOptions};
-use oneshot::session::{Outcome, Session, SessionSettings};
+use oneshot::session::{Outcome, Role, Session, SessionSettings};
 use oneshot::store::Store;
 use std::path::Path;
 
@@ -148,12 +149,18 @@ pub fn run(store: &Store, args: RunArgs, quiet: bool, signals: Signals) -> Resul
             "start a session: the task is empty; say what the worker should do",
         ));
     }
-    let (Some(worker_cmd), Some(auditor_cmd)) = (args.worker_cmd, args.auditor_cmd) else {
-        return Err(usage(
-            "start a session: it needs --worker-cmd and --auditor-cmd (or ONESHOT_WORKER_CMD \
-             and ONESHOT_AUDITOR_CMD), e.g. --worker-cmd 'sh fix.sh' --auditor-cmd 'sh check.sh'",
-        ));
-    };
+    let worker = role_choice(
+        Role::Worker,
+        args.worker.as_deref(),
+        args.worker_cmd,
+        args.worker_arg,
+    )?;
+    let auditor = role_choice(
+        Role::Auditor,
+        args.auditor.as_deref(),
+        args.auditor_cmd,
+        args.auditor_arg,
+    )?;
     let options = args.policy_opts.options(&SessionSettings::default());
     let policy = load_policy(args.policy.as_deref(), options.policy_options.clone())?;
     let workdir = match args.workdir {
@@ -172,14 +179,64 @@ pub fn run(store: &Store, args: RunArgs, quiet: bool, signals: Signals) -> Resul
         Face::Terminal { quiet }
     };
     drive(face, signals, options, |options| {
-        SessionBuilder::new(prompt)
-            .worker(worker_cmd)
-            .auditor(auditor_cmd)
+        let builder = match worker {
+            Choice::Agent(a) => SessionBuilder::new(prompt).worker_agent(a),
+            Choice::Command(c) => SessionBuilder::new(prompt).worker(c),
+        };
+        let builder = match auditor {
+            Choice::Agent(a) => builder.auditor_agent(a),
+            Choice::Command(c) => builder.auditor(c),
+        };
+        builder
             .workdir(workdir)
             .policy(policy)
             .options(options)
             .create(store)
     })
+}
+
+/// What plays a role: an agent CLI, or a command line.
+enum Choice {
+    Agent(AgentSpec),
+    Command(String),
+}
+
+/// Reads `--worker`/`--auditor` (`AGENT[:MODEL]` or `cmd`), its `--…-arg`s and `--…-cmd`.
+fn role_choice(
+    role: Role,
+    agent: Option<&str>,
+    cmd: Option<String>,
+    extra: Vec<String>,
+) -> Result<Choice> {
+    let flag = role.as_str();
+    let agent = agent.map(str::trim).filter(|a| !a.is_empty());
+    match agent {
+        Some(a) if a.eq_ignore_ascii_case("cmd") => {}
+        Some(a) => {
+            let mut spec =
+                AgentSpec::parse(a).map_err(|e| usage(format!("use --{flag} {a}: {e}")))?;
+            spec.args = extra;
+            return Ok(Choice::Agent(spec));
+        }
+        None => {}
+    }
+    if !extra.is_empty() {
+        return Err(usage(format!(
+            "use --{flag}-arg: it adds arguments to an agent's command line, and the {flag} is \
+             a command line; put them in --{flag}-cmd or choose an agent with --{flag} AGENT"
+        )));
+    }
+    match cmd {
+        Some(c) => Ok(Choice::Command(c)),
+        None => Err(usage(format!(
+            "start a session: it needs {article} {flag}: --{flag} AGENT[:MODEL] (claude, codex, gemini, \
+             aider) or --{flag}-cmd CMDLINE (also ONESHOT_{up} / ONESHOT_{up}_CMD, or {flag} / \
+             {flag}-cmd in oneshot.toml), e.g. --{flag} claude or --{flag}-cmd 'sh {ex}.sh'",
+            up = flag.to_ascii_uppercase(),
+            article = if role == Role::Worker { "a" } else { "an" },
+            ex = if role == Role::Worker { "fix" } else { "check" },
+        ))),
+    }
 }
 
 /// Resumes a session; returns the exit code.

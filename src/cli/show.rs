@@ -221,6 +221,18 @@ fn render(r: &Record) -> Option<String> {
                     _ => "ended".to_string(),
                 },
                 ProcessEvent::Fenced { outcome } => outcome.clone(),
+                ProcessEvent::AgentSession { session_id } => {
+                    format!("agent session {session_id}")
+                }
+                ProcessEvent::AgentFailed { failure } => {
+                    let status = failure.status.map(|s| format!(" {s}")).unwrap_or_default();
+                    format!(
+                        "{} reported a failure ({}{status}): {}",
+                        failure.agent,
+                        failure.kind.as_str(),
+                        failure.message
+                    )
+                }
             };
             format!("{ts} .. {}#{} {what}", p.role, p.iteration)
         }

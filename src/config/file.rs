@@ -2,7 +2,7 @@
 //! remembered with its line so a later message can say where it came from.
 
 use super::ConfigError;
-use super::key::{Key, Kind, RESERVED_KEYS};
+use super::key::{Key, Kind};
 use crate::policy::ReloadMode;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -109,12 +109,6 @@ fn line_of(text: &str, at: usize) -> usize {
 
 /// Why `word` is not a key, and what was probably meant.
 fn unknown(word: &str) -> String {
-    if RESERVED_KEYS.contains(&word) {
-        return format!(
-            "key {word} is reserved for choosing an agent by name, which this version of \
-             oneshot does not support; write {word}-cmd = \"…\" (the command line) instead"
-        );
-    }
     let names = super::KEYS.map(Key::name);
     match crate::policy::suggest_name(word, &names) {
         Some(near) => format!("unknown key {word}; did you mean {near}?"),
@@ -139,7 +133,15 @@ fn checked(key: Key, value: &Spanned<DeValue<'_>>, base: &Path) -> Result<Value,
     Ok(match key.kind() {
         Kind::Text => match value {
             DeValue::String(s) if !s.trim().is_empty() => Value::Text(s.to_string()),
+            DeValue::String(_) if matches!(key, Key::Worker | Key::Auditor) => {
+                return Err(format!(
+                    "{key} is empty; give an agent (claude, codex, gemini, aider) or cmd"
+                ));
+            }
             DeValue::String(_) => return Err(format!("{key} is empty; give a command line")),
+            _ if matches!(key, Key::Worker | Key::Auditor) => {
+                return Err(wrong("an agent name string (claude, codex:MODEL, …)"));
+            }
             _ => return Err(wrong("a command-line string")),
         },
         Kind::Path => Value::Path(path(value)?),
@@ -269,8 +271,9 @@ mod tests {
             e.starts_with("load config /p/oneshot.toml:1: timeout = \"soon\" is not a duration"),
             "{e}"
         );
-        let e = parse("worker = \"claude\"").unwrap_err();
-        assert!(e.contains("reserved") && e.contains("worker-cmd"), "{e}");
+        assert!(parse("worker = \"claude:opus\"").is_ok());
+        let e = parse("worker = 1").unwrap_err();
+        assert!(e.contains("worker must be an agent name string"), "{e}");
         let e = parse("a = 1\nb = = 2\n").unwrap_err();
         assert!(e.starts_with("load config /p/oneshot.toml:2: "), "{e}");
         assert_eq!(

@@ -4,6 +4,10 @@
 /// One config key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Key {
+    /// `worker`: the worker agent, `AGENT[:MODEL]` (or `cmd` for `worker-cmd`).
+    Worker,
+    /// `auditor`: the auditor agent, `AGENT[:MODEL]` (or `cmd` for `auditor-cmd`).
+    Auditor,
     /// `worker-cmd`: the worker's command line.
     WorkerCmd,
     /// `auditor-cmd`: the auditor's command line.
@@ -27,7 +31,9 @@ pub enum Key {
 }
 
 /// Every key, in the order `oneshot config` shows them.
-pub const KEYS: [Key; 10] = [
+pub const KEYS: [Key; 12] = [
+    Key::Worker,
+    Key::Auditor,
     Key::WorkerCmd,
     Key::AuditorCmd,
     Key::Policy,
@@ -39,10 +45,6 @@ pub const KEYS: [Key; 10] = [
     Key::PolicyPath,
     Key::PolicyReload,
 ];
-
-/// Names kept for a later version (agents chosen by name: `worker = "claude"`): refused today
-/// with a pointer to what works, so a file written for that version fails loudly here.
-pub const RESERVED_KEYS: [&str; 2] = ["worker", "auditor"];
 
 /// What a key's value must be.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,6 +67,8 @@ impl Key {
     /// The key as written in a file (and as its long flag, without `--`).
     pub fn name(self) -> &'static str {
         match self {
+            Key::Worker => "worker",
+            Key::Auditor => "auditor",
             Key::WorkerCmd => "worker-cmd",
             Key::AuditorCmd => "auditor-cmd",
             Key::Policy => "policy",
@@ -81,6 +85,8 @@ impl Key {
     /// The environment variable that sets it.
     pub fn env(self) -> &'static str {
         match self {
+            Key::Worker => "ONESHOT_WORKER",
+            Key::Auditor => "ONESHOT_AUDITOR",
             Key::WorkerCmd => "ONESHOT_WORKER_CMD",
             Key::AuditorCmd => "ONESHOT_AUDITOR_CMD",
             Key::Policy => "ONESHOT_POLICY",
@@ -101,7 +107,7 @@ impl Key {
 
     pub(crate) fn kind(self) -> Kind {
         match self {
-            Key::WorkerCmd | Key::AuditorCmd => Kind::Text,
+            Key::Worker | Key::Auditor | Key::WorkerCmd | Key::AuditorCmd => Kind::Text,
             Key::Policy | Key::StateDir => Kind::Path,
             Key::PolicyPath => Kind::Paths,
             Key::MaxIterations => Kind::Count,

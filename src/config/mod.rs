@@ -27,4 +27,4 @@ pub use error::ConfigError;
 pub use file::{ConfigFile, Entry, Value};
 pub(crate) use find::git_root;
 pub use find::{PROJECT_FILE, find_project_file, project_root, user_file};
-pub use key::{KEYS, Key, RESERVED_KEYS};
+pub use key::{KEYS, Key};

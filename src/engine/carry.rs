@@ -5,6 +5,9 @@ use crate::executor::{Control, FenceOutcome, fence};
 use crate::session::{Effect, Event, Outcome, Report};
 use std::collections::VecDeque;
 
+/// How long an agent asked to stop through its protocol gets before its group is signalled.
+const PROTOCOL_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
 impl Engine {
     /// Carries out one step's effects. Events they produce (a process started, an inspection
     /// came back) join `queue`; the outcome is returned when the core finished.
@@ -104,7 +107,18 @@ impl Engine {
     fn control(&mut self, c: Control) {
         if let Some(p) = self.process.as_mut() {
             p.stopping = true;
-            p.supervised.control(c);
+            match c {
+                // An agent with a protocol is asked first (Claude kills its own tools, ends
+                // the turn and exits when its input closes); the group's SIGTERM follows if
+                // it has not ended in a moment.
+                Control::Stop(grace) if p.interrupt_by_protocol() => {
+                    p.term_at = Some((tokio::time::Instant::now() + PROTOCOL_WAIT, grace));
+                }
+                c => {
+                    p.term_at = None;
+                    p.supervised.control(c);
+                }
+            }
         }
     }
 

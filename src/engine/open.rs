@@ -45,8 +45,19 @@ impl Engine {
     /// before anything is written if a command line does not parse or its program is missing.
     pub(super) fn create(store: &Store, spec: SessionBuilder) -> Result<Engine, EngineError> {
         let usage = |what: &str| EngineError::Usage(format!("create a session: it needs {what}"));
-        let worker = spec.worker.ok_or_else(|| usage("a worker command"))?;
-        let auditor = spec.auditor.ok_or_else(|| usage("an auditor command"))?;
+        // An agent's command line is what it would run first: shown in listings, checked
+        // for its binary now.
+        let agent_line = |role: Role| {
+            spec.agents
+                .spec(role)
+                .map(|a| shell_words::join(a.launch(role, None).argv))
+        };
+        let worker = agent_line(Role::Worker)
+            .or(spec.worker)
+            .ok_or_else(|| usage("a worker (--worker AGENT or --worker-cmd)"))?;
+        let auditor = agent_line(Role::Auditor)
+            .or(spec.auditor)
+            .ok_or_else(|| usage("an auditor (--auditor AGENT or --auditor-cmd)"))?;
         let workdir = match spec.workdir {
             Some(d) => d,
             None => std::env::current_dir()
@@ -92,7 +103,7 @@ impl Engine {
         auditor_cmd.check_task(Role::Auditor, &task)?;
         let dir = store.create_session()?;
         let lock = dir.lock()?;
-        let session = Session::new(
+        let mut session = Session::new(
             NewSession {
                 id: dir.id().to_string(),
                 task,
@@ -108,6 +119,7 @@ impl Engine {
             policy.limits().max_iterations,
             now_ms(),
         );
+        session.agents = spec.agents;
         // Written so the session exists from here on; made durable by the first step.
         dir.replace_state(&session)?;
         let commands = Some((worker_cmd, auditor_cmd));

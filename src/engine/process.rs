@@ -1,10 +1,13 @@
 //! The process running now, as the loop sees it: its supervising task, the pipeline its output
 //! goes through, and the clocks the core's timeouts are measured on.
 
+use super::tap::{Seen, Tap};
 use super::{Engine, EngineError, Observer, Update};
-use crate::executor::{Invocation, ProcessEvent, Role, Supervised};
-use crate::pipeline::{Line, Pipeline, RunMeta, now_ms};
-use crate::session::{Event, ExitStatus, Spawn};
+use crate::agent::claude_input;
+use crate::executor::{CommandTemplate, Invocation, ProcessEvent, Role, StdinMode, Supervised};
+use crate::pipeline::{Line, Pipeline, RunMeta, Stream, now_ms};
+use crate::session::{AgentFailure, Event, ExitStatus, Spawn};
+use std::collections::VecDeque;
 use std::time::Duration;
 use tokio::time::Instant;
 
@@ -20,6 +23,11 @@ pub(super) struct Proc {
     pub wall: Option<Duration>,
     /// A stop or kill was asked for: the timers are off.
     pub stopping: bool,
+    /// The agent's protocol reader, when an agent CLI runs (not a command).
+    pub tap: Option<Tap>,
+    /// An interrupt went through the agent's protocol; the group gets SIGTERM at this time if
+    /// the agent has not ended by then.
+    pub term_at: Option<(Instant, Duration)>,
 }
 
 impl Proc {
@@ -43,17 +51,30 @@ impl Engine {
         spawn: Spawn,
         observer: &mut dyn Observer,
     ) -> Result<Event, EngineError> {
-        let invocation = Invocation {
-            role: spawn.role,
-            command: match spawn.role {
+        let agent = self.session.agents.spec(spawn.role).cloned();
+        let launch = agent.as_ref().map(|a| {
+            a.launch(
+                spawn.role,
+                spawn.resume.as_deref().filter(|_| a.can_resume()),
+            )
+        });
+        let command = match &launch {
+            Some(l) => CommandTemplate::from_argv(l.argv.clone())
+                .map_err(|e| EngineError::Usage(crate::error::failure(&e)))?,
+            None => match spawn.role {
                 Role::Worker => self.worker_cmd.clone(),
                 Role::Auditor => self.auditor_cmd.clone(),
             },
+        };
+        let invocation = Invocation {
+            role: spawn.role,
+            command,
             prompt: spawn.prompt,
             session_id: self.session.id.clone(),
             iteration: spawn.iteration,
             workdir: self.session.workdir.clone(),
-            env: Vec::new(),
+            env: launch.as_ref().map(|l| l.env.clone()).unwrap_or_default(),
+            stdin: launch.as_ref().map_or(StdinMode::Prompt, |l| l.stdin),
         };
         if invocation.prompt_replaced_in_argv() {
             // The task fits (checked when the session was made); this prompt also carries
@@ -75,11 +96,24 @@ impl Engine {
                 let meta = RunMeta {
                     role: spawn.role.as_str(),
                     iteration: spawn.iteration,
-                    executor: "command".to_string(),
+                    executor: agent
+                        .as_ref()
+                        .map_or("command", |a| a.kind.name())
+                        .to_string(),
                 };
+                let supervised = running.supervise();
+                let tap = match (&agent, &launch) {
+                    (Some(a), Some(l)) => Some(Tap::new(a.kind, l.protocol)),
+                    _ => None,
+                };
+                if invocation.stdin == StdinMode::Open {
+                    // Claude's stream-json input: the control handshake, then the turn.
+                    supervised.input(claude_input::initialize("oneshot-init"));
+                    supervised.input(claude_input::user_turn(&invocation.prompt));
+                }
                 self.process = Some(Proc {
                     role: spawn.role,
-                    supervised: running.supervise(),
+                    supervised,
                     pipeline: Pipeline::new(meta, self.redactor.clone()),
                     lines: Vec::new(),
                     started: now,
@@ -87,6 +121,8 @@ impl Engine {
                     inactivity: spawn.inactivity_timeout,
                     wall: spawn.wall_timeout,
                     stopping: false,
+                    tap,
+                    term_at: None,
                 });
                 Event::Spawned(identity)
             }
@@ -95,38 +131,68 @@ impl Engine {
     }
 
     /// One report from the running process: output goes through the pipeline (redaction,
-    /// log, observer); its exit becomes the core's event.
+    /// log, observer) and, for an agent, through its protocol's reader; what they mean for the
+    /// session (the agent's session id, a failure, the exit) joins `queue`.
     pub(super) fn on_process(
         &mut self,
         ev: Option<ProcessEvent>,
         observer: &mut dyn Observer,
-    ) -> Result<Option<Event>, EngineError> {
+        queue: &mut VecDeque<Event>,
+    ) -> Result<(), EngineError> {
         let Some(p) = self.process.as_mut() else {
-            return Ok(None);
+            return Ok(());
         };
-        let lines = observer.wants_output().then_some(&mut p.lines);
+        let wants_lines = observer.wants_output();
+        let mut exited = false;
         let result = match ev {
             Some(ProcessEvent::Output(stream, bytes)) => {
-                p.last_output = Instant::now();
+                match (&mut p.tap, stream) {
+                    (Some(tap), Stream::Stdout) => {
+                        let seen = tap.push(&bytes);
+                        p.seen(seen, queue);
+                    }
+                    // An agent's stderr is not progress (retry chatter goes there); a
+                    // command's output of either kind is.
+                    (Some(_), Stream::Stderr) => {}
+                    (None, _) => p.last_output = Instant::now(),
+                }
+                let lines = wants_lines.then_some(&mut p.lines);
                 let pushed = p
                     .pipeline
                     .push(stream, &bytes, now_ms(), &mut self.log, lines);
                 p.supervised.recycle(bytes);
-                pushed.map(|()| None)
+                pushed
             }
             // A task that ended without saying how the process did (it cannot, short of a
             // panic) is reported as an exit without status, never as a hang.
             ended => {
+                exited = true;
                 let (code, signal) = match ended {
                     Some(ProcessEvent::Exited { code, signal }) => (code, signal),
                     _ => (None, None),
                 };
+                let mut answer = None;
+                if let Some(tap) = &mut p.tap {
+                    let seen = tap.finish();
+                    p.seen_at_exit(seen, queue);
+                    let tap = p.tap.as_ref().expect("just used");
+                    if let Some(f) = tap.failure() {
+                        queue.push_back(Event::AgentFailed(AgentFailure {
+                            agent: tap.kind,
+                            kind: f.kind,
+                            status: f.status,
+                            message: f.message,
+                        }));
+                    }
+                    answer = tap.answer();
+                }
+                let lines = wants_lines.then_some(&mut p.lines);
                 p.pipeline.finish(now_ms(), &mut self.log, lines).map(|()| {
-                    Some(Event::Exited {
+                    queue.push_back(Event::Exited {
                         exit: ExitStatus { code, signal },
                         tail: p.pipeline.tail().to_string(),
-                        stdout: p.pipeline.stdout_tail().to_string(),
-                    })
+                        stdout: answer.unwrap_or_else(|| p.pipeline.stdout_tail().to_string()),
+                    });
                 })
             }
         };
@@ -137,10 +203,63 @@ impl Engine {
             }
             observer.flush();
         }
-        let event = result.map_err(|source| self.log_error(source))?;
-        if event.is_some() {
+        result.map_err(|source| self.log_error(source))?;
+        if exited {
             self.process = None;
         }
-        Ok(event)
+        Ok(())
+    }
+}
+
+impl Proc {
+    /// Asks the agent to stop through its protocol, when it speaks one on stdin (Claude's
+    /// `interrupt` control request, then the end of its input). False when it cannot be asked.
+    pub fn interrupt_by_protocol(&mut self) -> bool {
+        let asked = self
+            .supervised
+            .input(claude_input::interrupt("oneshot-interrupt"));
+        if asked {
+            if let Some(tap) = &mut self.tap {
+                tap.timeline.request_interrupt();
+            }
+            self.supervised.close_input();
+        }
+        asked
+    }
+
+    /// The protocol's stop did not end the agent in time: the group's stop begins.
+    pub fn protocol_stop_expired(&mut self) {
+        if let Some((_, grace)) = self.term_at.take() {
+            self.supervised
+                .control(crate::executor::Control::Stop(grace));
+        }
+    }
+
+    /// Acts on what the agent's reader saw: progress resets the inactivity clock; the agent's
+    /// session id goes to the core; a finished Claude turn closes its input (Claude exits at
+    /// the end of its input); permission questions are answered.
+    fn seen(&mut self, seen: Seen, queue: &mut VecDeque<Event>) {
+        if seen.progress {
+            self.last_output = Instant::now();
+        }
+        if let Some(id) = seen.session {
+            queue.push_back(Event::AgentSession(id));
+        }
+        for (request_id, tool, input) in seen.permissions {
+            let _ = &tool;
+            self.supervised
+                .input(claude_input::permission(&request_id, true, None, &input));
+        }
+        if seen.finished {
+            self.supervised.close_input();
+        }
+    }
+
+    /// [`Proc::seen`] for the last line of a stream that ended: nothing can be answered any
+    /// more.
+    fn seen_at_exit(&mut self, seen: Seen, queue: &mut VecDeque<Event>) {
+        if let Some(id) = seen.session {
+            queue.push_back(Event::AgentSession(id));
+        }
     }
 }

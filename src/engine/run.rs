@@ -47,6 +47,7 @@ impl Engine {
                     ),
                 });
             };
+            let term = p.term_at.map(|(at, _)| at);
             let idle = p.idle_deadline();
             let wall = p.wall_deadline();
             let ticking = observer.wants_status() || self.slot.pending_untrusted().is_some();
@@ -54,9 +55,8 @@ impl Engine {
             let far = Instant::now() + Duration::from_secs(365 * 24 * 3600);
             tokio::select! {
                 ev = p.supervised.events.recv() => {
-                    if let Some(event) = self.on_process(ev, observer)? {
-                        queue.push_back(event);
-                    } else if flush_at.is_none() {
+                    self.on_process(ev, observer, &mut queue)?;
+                    if queue.is_empty() && flush_at.is_none() {
                         flush_at = Some(Instant::now() + TICK);
                     }
                 }
@@ -71,6 +71,11 @@ impl Engine {
                 }
                 _ = sleep_until(wall.unwrap_or(far)), if wall.is_some() => {
                     queue.push_back(Event::TimedOut(StopReason::WorkerTimeout));
+                }
+                _ = sleep_until(term.unwrap_or(far)), if term.is_some() => {
+                    if let Some(p) = self.process.as_mut() {
+                        p.protocol_stop_expired();
+                    }
                 }
                 _ = sleep_until(flush_at.unwrap_or(far)), if flush_at.is_some() => {
                     flush_at = None;

@@ -73,6 +73,7 @@ pub struct SessionBuilder {
     pub(super) task: String,
     pub(super) worker: Option<String>,
     pub(super) auditor: Option<String>,
+    pub(super) agents: crate::session::Agents,
     pub(super) workdir: Option<PathBuf>,
     pub(super) policy: Option<PolicyHost>,
     pub(super) options: Options,
@@ -85,6 +86,7 @@ impl SessionBuilder {
             task: task.into(),
             worker: None,
             auditor: None,
+            agents: crate::session::Agents::default(),
             workdir: None,
             policy: None,
             options: Options::default(),
@@ -100,6 +102,19 @@ impl SessionBuilder {
     /// The auditor command line.
     pub fn auditor(mut self, command: impl Into<String>) -> SessionBuilder {
         self.auditor = Some(command.into());
+        self
+    }
+
+    /// An agent CLI as the worker (Claude Code, Codex, Gemini CLI, Aider), driven over its own
+    /// protocol; replaces [`SessionBuilder::worker`].
+    pub fn worker_agent(mut self, agent: crate::agent::AgentSpec) -> SessionBuilder {
+        self.agents.worker = Some(agent);
+        self
+    }
+
+    /// An agent CLI as the auditor; replaces [`SessionBuilder::auditor`].
+    pub fn auditor_agent(mut self, agent: crate::agent::AgentSpec) -> SessionBuilder {
+        self.agents.auditor = Some(agent);
         self
     }
 

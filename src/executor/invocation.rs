@@ -8,7 +8,10 @@ use tokio::io::AsyncWriteExt;
 use tokio::process::ChildStdin;
 
 use super::prompt_file::PromptFile;
-use super::{CommandTemplate, ExecError, PROMPT_INLINE_MAX, ProcessIdentity, Role, Running};
+use super::{
+    CommandTemplate, ExecError, PROMPT_FILE_PLACEHOLDER, PROMPT_INLINE_MAX, ProcessIdentity, Role,
+    Running,
+};
 
 /// Everything needed to start one agent process.
 #[derive(Debug, Clone)]
@@ -29,6 +32,23 @@ pub struct Invocation {
     pub workdir: PathBuf,
     /// Extra environment, applied before the `ONESHOT_*` variables (which therefore win).
     pub env: Vec<(String, String)>,
+    /// What the process reads on stdin.
+    pub stdin: StdinMode,
+}
+
+/// What an agent process reads on stdin.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum StdinMode {
+    /// The prompt, then end of file: commands and CLIs that read their task from stdin.
+    #[default]
+    Prompt,
+    /// Nothing (end of file at once): CLIs that take the prompt on their command line and
+    /// would otherwise append stdin to it (Gemini, Aider).
+    Empty,
+    /// Kept open for the engine to write to ([`super::Supervised::input`]): CLIs that speak a
+    /// protocol on stdin (Claude's stream-json with its control requests). The prompt is not
+    /// written; the protocol carries it.
+    Open,
 }
 
 impl Invocation {
@@ -63,12 +83,18 @@ impl Invocation {
             .resolve(&self.workdir)
             .map_err(|e| e.with_role(self.role))?;
         let prompt_file = PromptFile::write(&self.prompt, &self.workdir)?;
-        let argv = if fits_inline(&self.prompt) {
+        let mut argv = if fits_inline(&self.prompt) {
             self.command.render(&self.prompt)
         } else {
             self.command
                 .render(&pointer(prompt_file.path(), self.prompt.len()))
         };
+        let file_word = prompt_file.path().to_string_lossy();
+        for word in &mut argv {
+            if word.contains(PROMPT_FILE_PLACEHOLDER) {
+                *word = word.replace(PROMPT_FILE_PLACEHOLDER, &file_word);
+            }
+        }
         let reaper = cfg!(target_os = "linux") && super::shim::available();
         // Made before the fork: the reaper may not allocate.
         #[cfg(target_os = "linux")]
@@ -82,7 +108,10 @@ impl Invocation {
                 .env("ONESHOT_SESSION_ID", &self.session_id)
                 .env("ONESHOT_ITERATION", self.iteration.to_string())
                 .env("ONESHOT_ROLE", self.role.as_str())
-                .stdin(Stdio::piped())
+                .stdin(match self.stdin {
+                    StdinMode::Empty => Stdio::null(),
+                    StdinMode::Prompt | StdinMode::Open => Stdio::piped(),
+                })
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped());
             // Unset rather than inherited when too large: a stale prompt is worse than none.
@@ -127,7 +156,14 @@ impl Invocation {
         let stdin = child.stdin().take();
         let stdout = child.stdout().take();
         let stderr = child.stderr().take();
-        let stdin_task = stdin.map(|s| tokio::spawn(write_prompt(s, self.prompt.clone())));
+        let (stdin_task, stdin) = match self.stdin {
+            StdinMode::Prompt => (
+                stdin.map(|s| tokio::spawn(write_prompt(s, self.prompt.clone()))),
+                None,
+            ),
+            StdinMode::Open => (None, stdin),
+            StdinMode::Empty => (None, None),
+        };
         tracing::debug!(role = %self.role, pid, program = %program.display(), "spawned");
         Ok(Running {
             child,
@@ -135,6 +171,7 @@ impl Invocation {
             stdout,
             stderr,
             stdin_task,
+            stdin,
             reaped: false,
             reaper,
             session_id: self.session_id.clone(),

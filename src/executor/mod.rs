@@ -41,11 +41,13 @@ pub use evidence::{Evidence, StopReason};
 pub use fence::{FenceOutcome, fence};
 pub use group::{group_alive, kill_group};
 pub use identity::{ProcessIdentity, is_zombie, start_time};
-pub use invocation::Invocation;
+pub use invocation::{Invocation, StdinMode};
 pub use recover::{Stopped, recover, recover_with};
 pub use role::Role;
 pub use running::Running;
 pub use stray::{mark, sweep, sweep_started_before, ticks_now};
 pub use snapshot::{DEFAULT_IGNORE_GLOBS, Snapshot, default_ignore};
 pub use supervise::{Control, ProcessEvent, Supervised};
-pub use template::{CommandTemplate, PROMPT_INLINE_MAX, PROMPT_PLACEHOLDER};
+pub use template::{
+    CommandTemplate, PROMPT_FILE_PLACEHOLDER, PROMPT_INLINE_MAX, PROMPT_PLACEHOLDER,
+};

@@ -2,7 +2,7 @@
 //! dies with the handle.
 
 use process_wrap::tokio::ChildWrapper;
-use tokio::process::{ChildStderr, ChildStdout};
+use tokio::process::{ChildStderr, ChildStdin, ChildStdout};
 use tokio::task::JoinHandle;
 
 use super::group::kill_group;
@@ -22,6 +22,8 @@ pub struct Running {
     pub(super) stdout: Option<ChildStdout>,
     pub(super) stderr: Option<ChildStderr>,
     pub(super) stdin_task: Option<JoinHandle<()>>,
+    /// stdin kept open for the engine ([`super::StdinMode::Open`]).
+    pub(super) stdin: Option<ChildStdin>,
     /// Set once the child was reaped and its group cleared: drop then has nothing to kill, and
     /// must not signal a pgid that may since have been reused.
     pub(super) reaped: bool,

@@ -62,6 +62,9 @@ pub struct Supervised {
     /// What happened, in order; closes after [`ProcessEvent::Exited`].
     pub events: mpsc::Receiver<ProcessEvent>,
     control: mpsc::UnboundedSender<Control>,
+    /// Writes to the process's stdin when it was kept open ([`super::StdinMode::Open`]);
+    /// dropping it closes stdin.
+    input: Option<mpsc::UnboundedSender<Vec<u8>>>,
     spent: Pool,
     task: JoinHandle<()>,
 }
@@ -70,6 +73,18 @@ impl Supervised {
     /// Sends a control message; a task that already finished ignores it.
     pub fn control(&self, c: Control) {
         let _ = self.control.send(c);
+    }
+
+    /// Writes `bytes` to the process's stdin, in order with earlier writes. Returns false when
+    /// stdin is not open (never was, was closed, or the process stopped reading).
+    pub fn input(&self, bytes: Vec<u8>) -> bool {
+        self.input.as_ref().is_some_and(|tx| tx.send(bytes).is_ok())
+    }
+
+    /// Closes the process's stdin once what was written before reached it: a protocol's "no
+    /// more requests" (Claude exits when its input ends).
+    pub fn close_input(&mut self) {
+        self.input = None;
     }
 
     /// Gives the buffer of a processed [`ProcessEvent::Output`] back for the next read, so
@@ -92,7 +107,12 @@ impl Drop for Supervised {
 
 impl Running {
     /// Hands the process to a task of the current tokio runtime and returns its handle.
-    pub fn supervise(self) -> Supervised {
+    pub fn supervise(mut self) -> Supervised {
+        let input = self.stdin.take().map(|stdin| {
+            let (tx, rx) = mpsc::unbounded_channel();
+            tokio::spawn(write_input(stdin, rx));
+            tx
+        });
         let (tx, events) = mpsc::channel(IN_FLIGHT);
         let (control, rx) = mpsc::unbounded_channel();
         let spent = Pool::default();
@@ -104,9 +124,28 @@ impl Running {
         Supervised {
             events,
             control,
+            input,
             spent,
             task,
         }
+    }
+}
+
+/// Writes what the engine sends to the process's stdin until the engine closes it (drops the
+/// sender) or the process stops reading; then stdin is closed, which the process sees as EOF.
+async fn write_input(
+    mut stdin: tokio::process::ChildStdin,
+    mut rx: mpsc::UnboundedReceiver<Vec<u8>>,
+) {
+    use tokio::io::AsyncWriteExt;
+    while let Some(bytes) = rx.recv().await {
+        if let Err(e) = stdin.write_all(&bytes).await {
+            if e.kind() != std::io::ErrorKind::BrokenPipe {
+                tracing::debug!(error = %e, "could not write to the agent's stdin");
+            }
+            return;
+        }
+        let _ = stdin.flush().await;
     }
 }
 

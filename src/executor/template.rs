@@ -9,6 +9,10 @@ use super::{ExecError, Role};
 
 /// The placeholder replaced by the prompt inside any argv element.
 pub const PROMPT_PLACEHOLDER: &str = "{prompt}";
+/// The placeholder replaced by the path of the file holding the whole prompt (the one
+/// `$ONESHOT_PROMPT_FILE` names), for CLIs that read a prompt from a file (`aider
+/// --message-file`): any size, nothing on the command line.
+pub const PROMPT_FILE_PLACEHOLDER: &str = "{prompt_file}";
 
 /// The largest prompt (in bytes) passed inline: in `$ONESHOT_PROMPT` and as `{prompt}` in argv.
 /// Linux refuses a single argv or environment string over 128 KiB (`MAX_ARG_STRLEN`) and all of

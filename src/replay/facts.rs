@@ -144,6 +144,12 @@ impl Recording {
                             stdout: stdout.clone().unwrap_or_else(|| tail.clone()),
                         },
                         ProcessEvent::Fenced { outcome } => Event::Fenced(outcome.clone()),
+                        ProcessEvent::AgentSession { session_id } => {
+                            Event::AgentSession(session_id.clone())
+                        }
+                        ProcessEvent::AgentFailed { failure } => {
+                            Event::AgentFailed(failure.clone())
+                        }
                     };
                     r.facts.push(fact(p.ts, event));
                 }

@@ -67,6 +67,8 @@ pub struct Spawn {
     pub inactivity_timeout: Duration,
     /// Stop it after this long in total.
     pub wall_timeout: Option<Duration>,
+    /// The agent session to continue (the worker's own conversation), when there is one.
+    pub resume: Option<String>,
 }
 
 /// Something for the user, as it happens.

@@ -40,6 +40,11 @@ pub enum Event {
     /// What [`Effect::Fence`](super::Effect::Fence) did with a process group left by a dead
     /// oneshot.
     Fenced(String),
+    /// The running agent named its own session (Claude session, Codex thread): journaled, so
+    /// the next iteration can continue it.
+    AgentSession(String),
+    /// The running agent reported that its run failed; its exit follows.
+    AgentFailed(super::AgentFailure),
     /// A new policy generation was swapped in: the core records it and applies its limits.
     PolicyChanged,
 }

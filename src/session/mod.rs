@@ -15,6 +15,8 @@
 //! another policy deciding; the tests feed scripted events. All of them run these rules —
 //! there is no second copy.
 
+mod agent_events;
+mod agents;
 mod ask;
 mod ctx;
 mod decide;
@@ -34,6 +36,7 @@ mod value;
 #[cfg(test)]
 pub(crate) mod tests;
 
+pub use agents::{AgentFailure, Agents};
 pub use decide::{Answer, Decide, HookError, PolicyJudge};
 pub use effect::{Effect, Report, Spawn};
 pub use event::Event;

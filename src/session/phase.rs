@@ -45,6 +45,9 @@ pub struct Run {
     /// How it ended, once it did (a worker waits here while its leftovers are inspected).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exited: Option<ExitStatus>,
+    /// The failure the agent reported before it exited, if it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<super::AgentFailure>,
 }
 
 /// How a process ended, as far as the operating system says.
@@ -194,6 +197,7 @@ mod tests {
                 }),
                 stopping: Some(StopReason::InactivityTimeout),
                 exited: None,
+                failure: None,
             }),
             Phase::AuditPending,
             Phase::AuditorExecuting(AuditRun {

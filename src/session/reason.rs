@@ -92,6 +92,15 @@ pub enum Reason {
         /// The message, with `file:line` where Lua knew it.
         message: String,
     },
+    /// The agent reported a failure oneshot does not retry: refused credentials, or a
+    /// provider error that outlasted the retries.
+    AgentFailed {
+        /// Worker or auditor.
+        role: Role,
+        /// The failure.
+        #[serde(flatten)]
+        failure: super::AgentFailure,
+    },
     /// oneshot could not go on for a reason of its own: a bug, reported rather than hidden.
     Internal {
         /// What went wrong.
@@ -133,6 +142,8 @@ impl Reason {
             Reason::MaxIterations { .. } => "max_iterations",
             Reason::GuardVeto { .. } => "guard_veto",
             Reason::PolicyError { .. } => "policy_error",
+            Reason::AgentFailed { failure, .. } if failure.is_auth() => "agent_auth_failed",
+            Reason::AgentFailed { .. } => "agent_failed",
             Reason::Internal { .. } => "internal_error",
         }
     }
@@ -183,6 +194,27 @@ impl fmt::Display for Reason {
             }
             Reason::GuardVeto { from, to, why } => write!(f, "guard {from} -> {to} vetoed: {why}"),
             Reason::PolicyError { message, .. } => write!(f, "policy error: {message}"),
+            Reason::AgentFailed { role, failure } => {
+                let agent = failure.agent;
+                let status = failure
+                    .status
+                    .map(|s| format!(" ({s})"))
+                    .unwrap_or_default();
+                if failure.is_auth() {
+                    write!(
+                        f,
+                        "the {role} ({agent}) was refused by its provider{status}: {}; {}",
+                        failure.message,
+                        agent.auth_hint()
+                    )
+                } else {
+                    write!(
+                        f,
+                        "the {role} ({agent}) failed{status}: {}",
+                        failure.message
+                    )
+                }
+            }
             Reason::Internal { message } => write!(f, "internal error: {message}"),
         }
     }
@@ -269,6 +301,15 @@ mod tests {
             Reason::Internal {
                 message: "bug".into(),
             },
+            Reason::AgentFailed {
+                role: Role::Worker,
+                failure: crate::session::AgentFailure {
+                    agent: crate::agent::AgentKind::Codex,
+                    kind: crate::agent::ErrorKind::Server,
+                    status: Some(500),
+                    message: "unexpected status 500".into(),
+                },
+            },
         ];
         for r in &all {
             match r {
@@ -284,6 +325,7 @@ mod tests {
                 | Reason::MaxIterations { .. }
                 | Reason::GuardVeto { .. }
                 | Reason::PolicyError { .. }
+                | Reason::AgentFailed { .. }
                 | Reason::Internal { .. } => {}
             }
         }
@@ -303,6 +345,7 @@ mod tests {
             "worker_timeout",
             "auditor_inactivity_timeout",
             "auditor_timeout",
+            "agent_auth_failed",
             "retry",
             "impossible",
             "salvage_success",

@@ -68,6 +68,8 @@ impl Step<'_> {
                 self.sync_policy();
                 self.journal();
             }
+            Event::AgentSession(id) => self.agent_session(id),
+            Event::AgentFailed(failure) => self.agent_failed(failure),
         }
     }
 
@@ -222,6 +224,7 @@ impl Step<'_> {
         }
         run.exited = Some(exit);
         let stopping = run.stopping;
+        let failure = run.failure.clone();
         self.s.exit_code = exit.code;
         let stdout = match role {
             Role::Worker => {
@@ -252,13 +255,31 @@ impl Step<'_> {
                 self.transition(Trigger::Interrupt, Phase::Interrupted(pause), reason);
                 self.advance();
             }
+            // Refused credentials: no retry, no salvage can help; say what to fix.
+            (_, None) if failure.as_ref().is_some_and(|f| f.is_auth()) => {
+                let failure = failure.expect("checked");
+                let reason = Some(Reason::AgentFailed { role, failure });
+                // The table's abort: a worker's run otherwise goes to recovery, which would
+                // salvage nothing and retry with the same refused key.
+                self.transition(Trigger::Abort, Phase::Failed, reason);
+                self.advance();
+            }
             (Role::Worker, stopping) => {
-                let reason = stopping.or((!exit.success()).then_some(StopReason::ExitCode));
+                // An agent that reported a failure failed, whatever its exit code (Aider exits
+                // 0 when its provider refused every call).
+                let failed = !exit.success() || failure.is_some();
+                let reason = stopping.or(failed.then_some(StopReason::ExitCode));
                 self.inspect(reason, exit);
             }
             (Role::Auditor, Some(why)) => {
                 let reason = Some(Reason::TimedOut { role, why });
                 self.transition(Trigger::Timeout, Phase::Failed, reason);
+                self.advance();
+            }
+            (Role::Auditor, None) if failure.is_some() => {
+                let failure = failure.expect("checked");
+                let reason = Some(Reason::AgentFailed { role, failure });
+                self.transition(Trigger::ExitedErr, Phase::Failed, reason);
                 self.advance();
             }
             (Role::Auditor, None) if exit.success() => self.judge(),
@@ -418,12 +439,19 @@ impl Step<'_> {
             }
         };
         self.s.awaiting = Some(Awaiting::Spawn);
+        // The worker continues its own conversation, so the critique arrives in context; an
+        // audit starts fresh, to judge the work rather than its story.
+        let resume = match role {
+            Role::Worker => self.s.agents.worker_session.clone(),
+            Role::Auditor => None,
+        };
         self.out.push(Effect::Spawn(super::Spawn {
             role,
             iteration: self.s.iteration,
             prompt,
             inactivity_timeout: limits.inactivity_timeout,
             wall_timeout,
+            resume,
         }));
     }
 

@@ -41,6 +41,8 @@ pub struct Session {
     pub worker_cmd: String,
     /// The auditor command line, as given.
     pub auditor_cmd: String,
+    /// The agents playing the roles, and their own session ids.
+    pub agents: super::Agents,
     /// The policy in force.
     pub policy: PolicyRef,
     /// How the policy is run (budget, module path, reload mode): what a resume keeps.
@@ -103,6 +105,7 @@ impl Session {
             workdir: spec.workdir,
             worker_cmd: spec.worker_cmd,
             auditor_cmd: spec.auditor_cmd,
+            agents: super::Agents::default(),
             policy,
             settings: super::SessionSettings::default(),
             worker_prompt: String::new(),
@@ -173,6 +176,9 @@ struct Wire<'a> {
     changed_files: std::borrow::Cow<'a, [String]>,
     worker_cmd: std::borrow::Cow<'a, str>,
     auditor_cmd: std::borrow::Cow<'a, str>,
+    /// Absent when no role is played by an agent CLI.
+    #[serde(default, skip_serializing_if = "agents_empty")]
+    agents: std::borrow::Cow<'a, super::Agents>,
     task: std::borrow::Cow<'a, str>,
     #[serde(default)]
     worker_prompt: std::borrow::Cow<'a, str>,
@@ -183,6 +189,11 @@ struct Wire<'a> {
     #[serde(default)]
     phase: Value,
     history: std::borrow::Cow<'a, [HistoryEntry]>,
+}
+
+#[allow(clippy::ptr_arg)] // serde's skip_serializing_if passes the field as it is.
+fn agents_empty(a: &std::borrow::Cow<'_, super::Agents>) -> bool {
+    a.is_empty()
 }
 
 /// RFC 3339 with milliseconds, UTC.
@@ -213,6 +224,7 @@ impl Serialize for Session {
             changed_files: Borrowed(&self.changed_files),
             worker_cmd: Borrowed(&self.worker_cmd),
             auditor_cmd: Borrowed(&self.auditor_cmd),
+            agents: Borrowed(&self.agents),
             task: Borrowed(&self.task),
             worker_prompt: Borrowed(&self.worker_prompt),
             worker_output_tail: Borrowed(&self.worker_output),
@@ -246,6 +258,7 @@ impl<'de> Deserialize<'de> for Session {
             workdir: w.workdir.into_owned(),
             worker_cmd: w.worker_cmd.into_owned(),
             auditor_cmd: w.auditor_cmd.into_owned(),
+            agents: w.agents.into_owned(),
             policy: w.policy.into_owned(),
             settings: w.settings.into_owned(),
             worker_prompt: w.worker_prompt.into_owned(),

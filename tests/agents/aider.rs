@@ -13,31 +13,38 @@ const PRICES: &str = r#"{"fake-model": {"litellm_provider": "openai", "mode": "c
   "max_input_tokens": 128000, "max_output_tokens": 4096,
   "input_cost_per_token": 0, "output_cost_per_token": 0}}"#;
 
-/// Runs aider in the sandbox: no git, no update check, no analytics, whole-file edits (the format
-/// `Reply::Write` renders), and a price list of our own so Aider does not download one: an empty
-/// `{}` (as the shared notes suggest) is falsy in Aider's check and it fetches from GitHub anyway.
-fn aider(sb: &Sandbox, model: &FakeModel, prompt: &str, files: &[&str]) -> Option<Run> {
+/// `aider` pointed at `model` (`OPENAI_API_BASE`), with a price list of our own so Aider does
+/// not download one: an empty `{}` (as the shared notes suggest) is falsy in Aider's check and
+/// it fetches from GitHub anyway.
+pub fn command(sb: &Sandbox, model: &FakeModel) -> Option<std::process::Command> {
     let bin = find("aider")?;
     sb.home_file(".aider/caches/model_prices_and_context_window.json", PRICES);
     let mut c = sb.command(&bin);
     c.env("OPENAI_API_BASE", format!("{}/v1", model.url()))
         .env("OPENAI_API_KEY", "fake-key")
         // litellm fetches its model price map from GitHub at import unless told to use its own.
-        .env("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-        .args([
-            "--model",
-            "openai/fake-model",
-            "--yes-always",
-            "--no-pretty",
-            "--no-git",
-        ])
-        .args([
-            "--no-check-update",
-            "--analytics-disable",
-            "--no-show-model-warnings",
-        ])
-        .args(["--edit-format", "whole", "--message", prompt])
-        .args(files);
+        .env("LITELLM_LOCAL_MODEL_COST_MAP", "True");
+    Some(c)
+}
+
+/// Runs aider in the sandbox: no git, no update check, no analytics, whole-file edits (the format
+/// `Reply::Write` renders).
+fn aider(sb: &Sandbox, model: &FakeModel, prompt: &str, files: &[&str]) -> Option<Run> {
+    let mut c = command(sb, model)?;
+    c.args([
+        "--model",
+        "openai/fake-model",
+        "--yes-always",
+        "--no-pretty",
+        "--no-git",
+    ])
+    .args([
+        "--no-check-update",
+        "--analytics-disable",
+        "--no-show-model-warnings",
+    ])
+    .args(["--edit-format", "whole", "--message", prompt])
+    .args(files);
     Some(run(c, LIMIT))
 }
 

@@ -8,4 +8,5 @@ pub mod gemini;
 pub mod harness;
 mod protocols;
 mod server;
+mod sessions;
 pub mod stdio;

@@ -60,6 +60,17 @@ pub enum ProcessEvent {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         stdout: Option<String>,
     },
+    /// The agent named its own session (Claude session, Codex thread).
+    AgentSession {
+        /// The agent's session id.
+        session_id: String,
+    },
+    /// The agent reported that its run failed.
+    AgentFailed {
+        /// The failure.
+        #[serde(flatten)]
+        failure: crate::session::AgentFailure,
+    },
     /// A process group left by a oneshot that died was stopped on resume.
     Fenced {
         /// What was found and done.

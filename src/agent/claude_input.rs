@@ -1,0 +1,82 @@
+//! What oneshot writes to Claude Code's stdin in stream-json input mode: the control protocol's
+//! `initialize` and `interrupt` requests, the user turn, and answers to `can_use_tool`. Each is
+//! one JSON line.
+
+use serde_json::{Value, json};
+
+/// One JSON value as a line.
+fn line(v: Value) -> Vec<u8> {
+    let mut bytes = serde_json::to_vec(&v).expect("a JSON value serializes");
+    bytes.push(b'\n');
+    bytes
+}
+
+/// The control protocol's handshake: Claude answers with a `control_response`.
+pub fn initialize(request_id: &str) -> Vec<u8> {
+    line(json!({
+        "type": "control_request",
+        "request_id": request_id,
+        "request": {"subtype": "initialize"},
+    }))
+}
+
+/// A user turn carrying `prompt`.
+pub fn user_turn(prompt: &str) -> Vec<u8> {
+    line(json!({
+        "type": "user",
+        "message": {"role": "user", "content": [{"type": "text", "text": prompt}]},
+        "parent_tool_use_id": null,
+        "session_id": "default",
+    }))
+}
+
+/// Stops the turn in progress (a running tool is killed by Claude); the turn ends with a
+/// `result`.
+pub fn interrupt(request_id: &str) -> Vec<u8> {
+    line(json!({
+        "type": "control_request",
+        "request_id": request_id,
+        "request": {"subtype": "interrupt"},
+    }))
+}
+
+/// The answer to a `can_use_tool` request: allow with the tool's input unchanged, or deny with
+/// a message the model reads.
+pub fn permission(request_id: &str, allow: bool, reason: Option<&str>, input: &Value) -> Vec<u8> {
+    let response = if allow {
+        json!({"behavior": "allow", "updatedInput": input})
+    } else {
+        json!({
+            "behavior": "deny",
+            "message": reason.unwrap_or("denied by the oneshot policy"),
+        })
+    };
+    line(json!({
+        "type": "control_response",
+        "response": {"subtype": "success", "request_id": request_id, "response": response},
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_are_single_json_objects() {
+        for bytes in [
+            initialize("i1"),
+            user_turn("fix \"it\"\nnow"),
+            interrupt("x"),
+            permission("r", true, None, &json!({"command": "ls"})),
+            permission("r", false, Some("no rm"), &Value::Null),
+        ] {
+            assert_eq!(bytes.iter().filter(|&&b| b == b'\n').count(), 1);
+            let v: Value = serde_json::from_slice(&bytes).unwrap();
+            assert!(v.is_object());
+        }
+        let v: Value =
+            serde_json::from_slice(&permission("r", false, Some("no rm"), &Value::Null)).unwrap();
+        assert_eq!(v["response"]["response"]["message"], "no rm");
+        assert_eq!(v["response"]["request_id"], "r");
+    }
+}

@@ -1,0 +1,179 @@
+//! How each agent CLI is started for a role: its command line, how the prompt reaches it (once —
+//! never both on the command line and on stdin, which every one of these CLIs would
+//! concatenate), and which protocol its stdout speaks.
+//!
+//! Every flag here was checked against the pinned CLI versions (`tests/agents_offline.rs`,
+//! `docs/agents-offline.md`).
+
+use super::{AgentKind, AgentSpec, Protocol};
+use crate::executor::{PROMPT_FILE_PLACEHOLDER, PROMPT_PLACEHOLDER, Role, StdinMode};
+
+/// What to start for one run of an agent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Launch {
+    /// argv: the binary, oneshot's flags, then the user's `--worker-arg`s; may hold
+    /// `{prompt}` or `{prompt_file}`.
+    pub argv: Vec<String>,
+    /// How the prompt is delivered.
+    pub stdin: StdinMode,
+    /// What its stdout speaks.
+    pub protocol: Protocol,
+    /// Environment added for the run (oneshot's own environment passes through untouched).
+    pub env: Vec<(String, String)>,
+}
+
+/// The Claude Code flags that make it speak stream-json both ways and send every tool
+/// permission question to oneshot (`--permission-prompt-tool stdio`, hidden from its `--help`).
+const CLAUDE_STREAM: [&str; 8] = [
+    "-p",
+    "--input-format",
+    "stream-json",
+    "--output-format",
+    "stream-json",
+    "--verbose",
+    "--permission-prompt-tool",
+    "stdio",
+];
+
+impl AgentSpec {
+    /// How to start this agent as `role`; `resume` continues the agent's own earlier session
+    /// (Claude `--resume`, Codex `exec resume`) where the CLI can.
+    pub fn launch(&self, role: Role, resume: Option<&str>) -> Launch {
+        let bin = self.kind.binary().to_string_lossy().into_owned();
+        let mut argv = vec![bin];
+        let words = |w: &[&str]| w.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let model = |flag: &str| match &self.model {
+            Some(m) => vec![flag.to_string(), m.clone()],
+            None => Vec::new(),
+        };
+        let mut env = Vec::new();
+        let (stdin, protocol) = match self.kind {
+            AgentKind::Claude => {
+                argv.extend(words(&CLAUDE_STREAM));
+                argv.extend(model("--model"));
+                if let Some(id) = resume {
+                    argv.extend(["--resume".to_string(), id.to_string()]);
+                }
+                argv.extend(self.args.iter().cloned());
+                (StdinMode::Open, Protocol::Claude)
+            }
+            AgentKind::Codex => {
+                argv.extend(words(&["exec", "--json", "--skip-git-repo-check"]));
+                let sandbox = match role {
+                    Role::Worker => "workspace-write",
+                    Role::Auditor => "read-only",
+                };
+                argv.extend(words(&["--sandbox", sandbox]));
+                argv.extend(model("--model"));
+                argv.extend(self.args.iter().cloned());
+                if let Some(id) = resume {
+                    argv.extend(["resume".to_string(), id.to_string()]);
+                }
+                // `-`: the prompt is read from stdin, whatever its size.
+                argv.push("-".into());
+                (StdinMode::Prompt, Protocol::Codex)
+            }
+            AgentKind::Gemini => {
+                argv.extend(words(&["--output-format", "stream-json", "--skip-trust"]));
+                let mode = match role {
+                    Role::Worker => "yolo",
+                    // Headless, the default mode offers only tools that change nothing.
+                    Role::Auditor => "default",
+                };
+                argv.extend(words(&["--approval-mode", mode]));
+                argv.extend(model("--model"));
+                argv.extend(self.args.iter().cloned());
+                argv.extend(["-p".to_string(), PROMPT_PLACEHOLDER.to_string()]);
+                (StdinMode::Empty, Protocol::Gemini)
+            }
+            AgentKind::Aider => {
+                argv.extend(words(&[
+                    "--yes-always",
+                    "--no-pretty",
+                    "--no-stream",
+                    "--no-auto-commits",
+                    "--no-check-update",
+                    "--analytics-disable",
+                    "--no-show-model-warnings",
+                ]));
+                if role == Role::Auditor {
+                    // Answers questions, edits nothing.
+                    argv.extend(words(&["--chat-mode", "ask"]));
+                }
+                argv.extend(model("--model"));
+                argv.extend(self.args.iter().cloned());
+                argv.extend([
+                    "--message-file".to_string(),
+                    PROMPT_FILE_PLACEHOLDER.to_string(),
+                ]);
+                // litellm otherwise downloads its model price list from GitHub on every start.
+                env.push(("LITELLM_LOCAL_MODEL_COST_MAP".into(), "True".into()));
+                (StdinMode::Empty, Protocol::Aider)
+            }
+        };
+        Launch {
+            argv,
+            stdin,
+            protocol,
+            env,
+        }
+    }
+
+    /// Whether this CLI can continue an earlier session of its own on a later run.
+    pub fn can_resume(&self) -> bool {
+        matches!(self.kind, AgentKind::Claude | AgentKind::Codex)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(text: &str) -> AgentSpec {
+        AgentSpec::parse(text).unwrap()
+    }
+
+    /// The prompt reaches each CLI exactly one way.
+    #[test]
+    fn the_prompt_has_one_way_in() {
+        for kind in super::super::AGENT_KINDS {
+            for role in [Role::Worker, Role::Auditor] {
+                let l = spec(kind.name()).launch(role, None);
+                let in_argv = l
+                    .argv
+                    .iter()
+                    .filter(|w| {
+                        w.contains(PROMPT_PLACEHOLDER) || w.contains(PROMPT_FILE_PLACEHOLDER)
+                    })
+                    .count();
+                match l.stdin {
+                    StdinMode::Prompt | StdinMode::Open => assert_eq!(in_argv, 0, "{kind}"),
+                    StdinMode::Empty => assert_eq!(in_argv, 1, "{kind}"),
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn models_resume_and_user_arguments_are_placed() {
+        let mut s = spec("claude:opus");
+        s.args = vec!["--max-turns".into(), "3".into()];
+        let l = s.launch(Role::Worker, Some("sid-1"));
+        let tail = &l.argv[l.argv.len() - 6..];
+        assert_eq!(
+            tail,
+            ["--model", "opus", "--resume", "sid-1", "--max-turns", "3"]
+        );
+        assert_eq!(l.protocol, Protocol::Claude);
+
+        let l = spec("codex:gpt-5.5").launch(Role::Auditor, Some("t-9"));
+        let tail = &l.argv[l.argv.len() - 5..];
+        assert_eq!(tail, ["--model", "gpt-5.5", "resume", "t-9", "-"]);
+        assert!(l.argv.windows(2).any(|w| w == ["--sandbox", "read-only"]));
+
+        let l = spec("gemini").launch(Role::Worker, None);
+        assert!(l.argv.windows(2).any(|w| w == ["--approval-mode", "yolo"]));
+        let l = spec("aider").launch(Role::Auditor, None);
+        assert!(l.argv.windows(2).any(|w| w == ["--chat-mode", "ask"]));
+    }
+}

@@ -1,0 +1,218 @@
+//! The one reader of an agent's stdout protocol: splits the stream into lines, parses them with
+//! the agent's [`LineParser`], keeps the [`Timeline`], and tells the loop what matters to the
+//! session — the model made progress, the agent's own session began, a tool asks for
+//! permission, the run's final result arrived. Its raw lines go to the log through the
+//! pipeline as any output does; this only reads.
+
+use crate::agent::{AgentEvent, AgentKind, ErrorKind, LineParser, Protocol, Timeline};
+
+/// A line longer than this is not parsed (it still reaches the log): a protocol line that large
+/// is a tool result carrying a whole file, and holding it twice would double the memory.
+const MAX_LINE: usize = 8 * 1024 * 1024;
+
+/// What one chunk of stdout meant.
+#[derive(Debug, Default)]
+pub(super) struct Seen {
+    /// The model made progress (inactivity counts this, not retry notices).
+    pub progress: bool,
+    /// The agent's session id, the first time it is seen.
+    pub session: Option<String>,
+    /// Tool permission questions, in order: (request id, tool, input).
+    pub permissions: Vec<(String, String, serde_json::Value)>,
+    /// The run's final result arrived.
+    pub finished: bool,
+}
+
+/// A failure the agent reported, as the session should hear it.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Failure {
+    pub kind: ErrorKind,
+    pub status: Option<u16>,
+    pub message: String,
+}
+
+/// Reads one agent run's stdout.
+pub(super) struct Tap {
+    pub kind: AgentKind,
+    parser: Box<dyn LineParser + Send>,
+    pub timeline: Timeline,
+    partial: Vec<u8>,
+    /// The current line grew past [`MAX_LINE`]: skip to its end.
+    skipping: bool,
+    events: Vec<AgentEvent>,
+    session_seen: bool,
+}
+
+impl Tap {
+    /// A tap for `kind` speaking `protocol`.
+    pub fn new(kind: AgentKind, protocol: Protocol) -> Tap {
+        Tap {
+            kind,
+            parser: protocol.parser(),
+            timeline: Timeline::new(),
+            partial: Vec::new(),
+            skipping: false,
+            events: Vec::new(),
+            session_seen: false,
+        }
+    }
+
+    /// Takes a chunk of stdout (any boundaries).
+    pub fn push(&mut self, mut bytes: &[u8]) -> Seen {
+        let mut seen = Seen::default();
+        while let Some(nl) = bytes.iter().position(|&b| b == b'\n') {
+            let (head, rest) = bytes.split_at(nl);
+            bytes = &rest[1..];
+            if self.skipping {
+                self.skipping = false;
+                continue;
+            }
+            if self.partial.is_empty() {
+                self.line(head, &mut seen);
+            } else {
+                let mut line = std::mem::take(&mut self.partial);
+                line.extend_from_slice(head);
+                self.line(&line, &mut seen);
+                line.clear();
+                self.partial = line;
+            }
+        }
+        if !self.skipping && !bytes.is_empty() {
+            if self.partial.len() + bytes.len() > MAX_LINE {
+                self.partial.clear();
+                self.skipping = true;
+            } else {
+                self.partial.extend_from_slice(bytes);
+            }
+        }
+        seen
+    }
+
+    /// The stream ended: a last line without a newline still counts.
+    pub fn finish(&mut self) -> Seen {
+        let mut seen = Seen::default();
+        if !self.partial.is_empty() && !self.skipping {
+            let line = std::mem::take(&mut self.partial);
+            self.line(&line, &mut seen);
+        }
+        self.timeline.end_of_stream();
+        seen
+    }
+
+    fn line(&mut self, line: &[u8], seen: &mut Seen) {
+        self.parser.feed(line, &mut self.events);
+        for event in self.events.drain(..) {
+            seen.progress |= event.is_progress();
+            match &event {
+                AgentEvent::SessionStarted { session_id, .. } if !self.session_seen => {
+                    self.session_seen = true;
+                    seen.session = Some(session_id.clone());
+                }
+                AgentEvent::PermissionRequest {
+                    request_id,
+                    tool,
+                    input,
+                    ..
+                } => seen
+                    .permissions
+                    .push((request_id.clone(), tool.clone(), input.clone())),
+                AgentEvent::Final { .. } => seen.finished = true,
+                _ => {}
+            }
+            self.timeline.apply(&event);
+        }
+    }
+
+    /// The agent's answer: its structured output when it gave one, else its final text, else
+    /// its last assistant message. `None` for an agent whose protocol has no answer (Aider:
+    /// its whole output is the answer).
+    pub fn answer(&self) -> Option<String> {
+        if self.kind == AgentKind::Aider {
+            return None;
+        }
+        if let Some(v) = self.timeline.structured_output() {
+            return Some(v.to_string());
+        }
+        if let Some(t) = self.timeline.final_text()
+            && !t.trim().is_empty()
+        {
+            return Some(t.to_string());
+        }
+        self.timeline.last_assistant_message().map(|m| m.text())
+    }
+
+    /// The failure the agent reported, if its run failed: the last error it named.
+    pub fn failure(&self) -> Option<Failure> {
+        let failed = match self.timeline.final_result() {
+            Some(f) => !f.success,
+            // No final result: failed if an error was reported (Aider never sends one).
+            None => !self.timeline.errors().is_empty(),
+        };
+        if !failed {
+            return None;
+        }
+        let e = self.timeline.errors().last()?;
+        Some(Failure {
+            kind: e.kind,
+            status: e.status,
+            message: e.message.clone(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn claude() -> Tap {
+        Tap::new(AgentKind::Claude, Protocol::Claude)
+    }
+
+    #[test]
+    fn lines_split_across_chunks_are_parsed_once() {
+        let mut t = claude();
+        let init = br#"{"type":"system","subtype":"init","session_id":"s-1","tools":[]}"#;
+        let (a, b) = init.split_at(20);
+        assert!(t.push(a).session.is_none());
+        let mut chunk = b.to_vec();
+        chunk.extend_from_slice(b"\n{\"type\":\"control_request\",\"request_id\":\"r1\",\"request\":{\"subtype\":\"can_use_tool\",\"tool_name\":\"Bash\",\"input\":{\"command\":\"ls\"}}}\n");
+        let seen = t.push(&chunk);
+        assert_eq!(seen.session.as_deref(), Some("s-1"));
+        assert_eq!(seen.permissions.len(), 1);
+        assert_eq!(seen.permissions[0].1, "Bash");
+        let seen = t.push(br#"{"type":"result","subtype":"success","is_error":false,"result":"ok","session_id":"s-1"}"#);
+        assert!(!seen.finished, "no newline yet");
+        assert!(t.finish().finished);
+        assert_eq!(t.answer().as_deref(), Some("ok"));
+        assert!(t.failure().is_none());
+    }
+
+    #[test]
+    fn retry_notices_are_not_progress() {
+        let mut t = Tap::new(AgentKind::Codex, Protocol::Codex);
+        let seen = t
+            .push(b"{\"type\":\"error\",\"message\":\"Reconnecting... 1/5 (last status: 500)\"}\n");
+        assert!(!seen.progress);
+        let seen = t.push(b"{\"type\":\"turn.started\"}\n");
+        assert!(seen.progress);
+    }
+
+    #[test]
+    fn an_overlong_line_is_skipped_and_the_next_one_read() {
+        let mut t = claude();
+        let big = vec![b'x'; MAX_LINE + 10];
+        t.push(&big);
+        t.push(b"still the same line\n");
+        let seen = t.push(b"{\"type\":\"system\",\"subtype\":\"init\",\"session_id\":\"s-2\"}\n");
+        assert_eq!(seen.session.as_deref(), Some("s-2"));
+    }
+
+    #[test]
+    fn aider_failures_are_read_from_its_words() {
+        let mut t = Tap::new(AgentKind::Aider, Protocol::Aider);
+        t.push(b"litellm.AuthenticationError: Error code: 401 - bad key\n");
+        let f = t.failure().expect("a failure");
+        assert_eq!(f.kind, ErrorKind::Auth);
+        assert_eq!(t.answer(), None);
+    }
+}

@@ -1,0 +1,86 @@
+//! The agents a session runs, and their own sessions: journaled in the state file so a resume
+//! runs the same CLIs and the next iteration continues the worker's conversation.
+
+use crate::agent::AgentSpec;
+use crate::executor::Role;
+use serde::{Deserialize, Serialize};
+
+/// Which roles are played by agent CLIs (the others run their command line), and the agents'
+/// own session ids.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Agents {
+    /// The worker's agent, when it is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worker: Option<AgentSpec>,
+    /// The auditor's agent, when it is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auditor: Option<AgentSpec>,
+    /// The worker agent's own session id (Claude session, Codex thread), journaled as soon as
+    /// the agent names it: what the next iteration resumes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worker_session: Option<String>,
+    /// The last auditor agent's session id (its transcript; audits start fresh).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auditor_session: Option<String>,
+}
+
+impl Agents {
+    /// No agent and no agent session: nothing to write.
+    pub fn is_empty(&self) -> bool {
+        *self == Agents::default()
+    }
+
+    /// The agent playing `role`.
+    pub fn spec(&self, role: Role) -> Option<&AgentSpec> {
+        match role {
+            Role::Worker => self.worker.as_ref(),
+            Role::Auditor => self.auditor.as_ref(),
+        }
+    }
+
+    /// The agent session id last seen for `role`.
+    pub fn session(&self, role: Role) -> Option<&str> {
+        match role {
+            Role::Worker => self.worker_session.as_deref(),
+            Role::Auditor => self.auditor_session.as_deref(),
+        }
+    }
+
+    /// Records `id` as `role`'s agent session; false when it was already the one recorded.
+    pub(crate) fn set_session(&mut self, role: Role, id: String) -> bool {
+        let slot = match role {
+            Role::Worker => &mut self.worker_session,
+            Role::Auditor => &mut self.auditor_session,
+        };
+        if slot.as_deref() == Some(id.as_str()) {
+            return false;
+        }
+        *slot = Some(id);
+        true
+    }
+}
+
+/// A run the agent itself reported as failed (its provider refused, was overloaded, the stream
+/// was cut), with the agent's own words. Aider exits 0 on such failures; this is how the session
+/// still hears of them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AgentFailure {
+    /// The agent.
+    pub agent: crate::agent::AgentKind,
+    /// What kind of failure: authentication fails the session at once. (`error` in JSON:
+    /// the records this is flattened into use `kind` for their own tag.)
+    #[serde(rename = "error")]
+    pub kind: crate::agent::ErrorKind,
+    /// The provider's HTTP status, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<u16>,
+    /// The agent's message (redacted).
+    pub message: String,
+}
+
+impl AgentFailure {
+    /// Credentials were refused: retrying cannot help.
+    pub fn is_auth(&self) -> bool {
+        self.kind == crate::agent::ErrorKind::Auth
+    }
+}

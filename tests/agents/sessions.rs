@@ -1,0 +1,245 @@
+//! Whole oneshot sessions with the real agent CLIs as worker and auditor (`--worker claude`,
+//! `--auditor codex`, …), each against its own fake model server.
+
+use super::harness::{Run, Sandbox, find, run};
+use crate::fake_model::{FakeModel, Reply};
+use serde_json::Value;
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+const LIMIT: Duration = Duration::from_secs(120);
+
+/// `oneshot` in the sandbox, with the environment the agent commands were given (their
+/// provider URLs and keys reach the agents through oneshot, as a user's would), its state in
+/// the sandbox, and the CLI binaries named by `ONESHOT_<AGENT>_BIN`.
+fn oneshot(sb: &Sandbox, agents: &[&Command]) -> Command {
+    let mut c = sb.command(Path::new(env!("CARGO_BIN_EXE_oneshot")));
+    for a in agents {
+        for (k, v) in a.get_envs() {
+            if let Some(v) = v {
+                c.env(k, v);
+            }
+        }
+        let bin = a.get_program().to_string_lossy().into_owned();
+        let name = Path::new(&bin)
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .to_uppercase();
+        c.env(format!("ONESHOT_{name}_BIN"), &bin);
+    }
+    c.arg("--state-dir").arg(sb.tmp.path().join("state"));
+    c
+}
+
+/// The one session's state file.
+fn state(sb: &Sandbox) -> Value {
+    let dir = sb.tmp.path().join("state/sessions");
+    let session = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(Result::ok)
+        .find(|e| e.path().join("oneshot.json").is_file())
+        .expect("a session directory");
+    let text = std::fs::read_to_string(session.path().join("oneshot.json")).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+/// The `args` as `--NAME-arg=…` words (one each, so values starting with `-` are kept).
+fn role_args(role: &str, args: &[String]) -> Vec<String> {
+    args.iter().map(|a| format!("--{role}-arg={a}")).collect()
+}
+
+/// The `-c` overrides of a codex command built by the codex module.
+fn codex_overrides(c: &Command) -> Vec<String> {
+    c.get_args()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect()
+}
+
+/// A Claude worker writes a file through its Write tool (allowed by the default `permit`); a
+/// Codex auditor rejects once, then accepts. The second iteration continues Claude's own
+/// conversation: its first request carries the first iteration and the critique.
+#[test]
+fn claude_worker_and_codex_auditor_loop_to_completion() {
+    let sb = Sandbox::new();
+    let file = sb.work().join("notes.txt");
+    let claude_model = FakeModel::with([
+        Reply::Write {
+            path: file.display().to_string(),
+            content: "line one\n".into(),
+        },
+        Reply::Text("wrote line one zq21".into()),
+        Reply::Write {
+            path: file.display().to_string(),
+            content: "line one\nline two\n".into(),
+        },
+        Reply::Text("added line two".into()),
+    ]);
+    let codex_model = FakeModel::with([
+        Reply::Text(r#"{"verdict": "retry", "reason": "add a second line zq22"}"#.into()),
+        Reply::Text(r#"{"verdict": "done", "reason": "both lines are there"}"#.into()),
+    ]);
+    let (Some(claude), Some(codex)) = (
+        super::claude::claude(&sb, &claude_model),
+        super::codex::codex(&sb, &codex_model),
+    ) else {
+        return;
+    };
+    let mut c = oneshot(&sb, &[&claude, &codex]);
+    c.args(["--worker", "claude", "--auditor", "codex:gpt-5.5"])
+        .args(role_args("auditor", &codex_overrides(&codex)))
+        .arg("write notes.txt with two lines");
+    let r = run(c, LIMIT);
+    assert_eq!(r.code(), Some(0), "{}", r.dump());
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        "line one\nline two\n"
+    );
+    let s = state(&sb);
+    assert_eq!(s["state"], "COMPLETED", "{s:#}");
+    assert_eq!(s["iteration_count"], 2);
+    let sid = s["agents"]["worker_session"].as_str().expect("journaled");
+    assert_eq!(s["agents"]["worker"]["kind"], "claude");
+    let reqs = claude_model.model_requests();
+    assert_eq!(reqs.len(), 4, "{}", r.dump());
+    // Iteration 2 resumed the conversation: the first turn and the critique are both there.
+    let second = reqs[2].body_text();
+    assert!(second.contains("wrote line one zq21"), "{second}");
+    assert!(second.contains("add a second line zq22"), "{second}");
+    assert_eq!(
+        reqs[0].count("write notes.txt with two lines"),
+        1,
+        "prompt sent once"
+    );
+    // The transcript Claude keeps is the session oneshot journaled.
+    let projects = sb.home().join(".claude/projects");
+    assert!(
+        walk(&projects)
+            .iter()
+            .any(|p| p.ends_with(format!("{sid}.jsonl"))),
+        "no transcript for {sid}"
+    );
+}
+
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    if let Ok(rd) = std::fs::read_dir(dir) {
+        for e in rd.filter_map(Result::ok) {
+            let p = e.path();
+            if p.is_dir() {
+                out.extend(walk(&p));
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
+/// Refused credentials end the session at once, naming the agent and what to set.
+#[test]
+fn a_401_fails_fast_and_says_what_to_fix() {
+    let sb = Sandbox::new();
+    let model = FakeModel::start();
+    model.set_fallback(Reply::Status(401));
+    let Some(claude) = super::claude::claude(&sb, &model) else {
+        return;
+    };
+    let mut c = oneshot(&sb, &[&claude]);
+    c.args(["--worker", "claude", "--auditor-cmd", "true", "do it"]);
+    let r = run(c, LIMIT);
+    assert_eq!(r.code(), Some(1), "{}", r.dump());
+    let s = state(&sb);
+    assert_eq!(s["state"], "FAILED", "{s:#}");
+    let last = s["history"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["reason"]["kind"], "agent_failed", "{last:#}");
+    assert_eq!(last["reason"]["agent"], "claude");
+    assert_eq!(last["reason"]["error"], "auth");
+    assert!(
+        r.stderr.contains("ANTHROPIC_API_KEY") || r.stdout.contains("ANTHROPIC_API_KEY"),
+        "{}",
+        r.dump()
+    );
+    assert_eq!(s["iteration_count"], 1, "not retried");
+}
+
+/// A Gemini worker runs its shell tool; the auditor command accepts.
+#[test]
+fn gemini_worker_runs_its_tool_in_a_session() {
+    let sb = Sandbox::new();
+    let model = FakeModel::with([
+        Reply::Bash("echo from gemini > g.txt".into()),
+        Reply::Text("made g.txt".into()),
+    ]);
+    let Some(gemini) = super::gemini::command(&sb, &model) else {
+        return;
+    };
+    let mut c = oneshot(&sb, &[&gemini]);
+    c.args(["--worker", &format!("gemini:{}", super::gemini::MODEL)])
+        .args(["--auditor-cmd", "echo VERDICT: done", "make g.txt"]);
+    let r = run(c, LIMIT);
+    assert_eq!(r.code(), Some(0), "{}", r.dump());
+    assert_eq!(
+        std::fs::read_to_string(sb.work().join("g.txt")).unwrap(),
+        "from gemini\n"
+    );
+    assert_eq!(
+        model.model_requests()[0].count("make g.txt"),
+        1,
+        "prompt sent once"
+    );
+    assert_eq!(state(&sb)["state"], "COMPLETED");
+}
+
+/// An Aider worker's whole-file edit lands; a refused key, which Aider reports with exit 0, is
+/// still a failure.
+#[test]
+fn aider_worker_edits_and_its_401_is_read_from_its_words() {
+    let sb = Sandbox::new();
+    let file = sb.work().join("a.txt");
+    let model = FakeModel::with([Reply::Write {
+        path: "a.txt".into(),
+        content: "from aider\n".into(),
+    }]);
+    let Some(aider) = super::aider::command(&sb, &model) else {
+        return;
+    };
+    let extra: Vec<String> = [
+        "--model",
+        "openai/fake-model",
+        "--no-git",
+        "--edit-format",
+        "whole",
+    ]
+    .map(String::from)
+    .to_vec();
+    let mut c = oneshot(&sb, &[&aider]);
+    c.args(["--worker", "aider"])
+        .args(role_args("worker", &extra))
+        .args(["--auditor-cmd", "echo VERDICT: done", "write a.txt"])
+        .arg("--max-iterations=1");
+    let r: Run = run(c, LIMIT);
+    assert_eq!(r.code(), Some(0), "{}", r.dump());
+    // Aider's whole-file format ends the file with the fence's newline.
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap().trim_end(),
+        "from aider"
+    );
+
+    let sb = Sandbox::new();
+    let model = FakeModel::start();
+    model.set_fallback(Reply::Status(401));
+    let Some(aider) = super::aider::command(&sb, &model) else {
+        return;
+    };
+    let mut c = oneshot(&sb, &[&aider]);
+    c.args(["--worker", "aider"])
+        .args(role_args("worker", &extra))
+        .args(["--auditor-cmd", "echo VERDICT: done", "write a.txt"]);
+    let r = run(c, LIMIT);
+    assert_eq!(r.code(), Some(1), "{}", r.dump());
+    let s = state(&sb);
+    assert_eq!(s["state"], "FAILED", "{s:#}");
+    let _ = find;
+}
