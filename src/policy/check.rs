@@ -142,7 +142,7 @@ impl CheckReport {
              auditor_timeout={at} grace_period={gp}\n\
              retry:      attempts={ra} initial_delay={ri} factor={rf} max_delay={rm}\n\
              budget:     turns={bt} tokens={bk} usd={bu}\n\
-             continue_conversation: {cc}\n\
+             options:    continue_conversation={cc}\n\
              fail modes: {modes}\n\
              modules:    {modules}\n\
              redact:     {redact}\n\
