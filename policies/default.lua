@@ -41,6 +41,12 @@ local function json_field(object, key)
   return tonumber(object:match('"' .. key .. '"%s*:%s*([%d%.]+)'))
 end
 
+-- The tools that change files, as Claude Code, Gemini CLI and Codex name them.
+local FILE_EDIT_TOOLS = {
+  Write = true, Edit = true, MultiEdit = true, NotebookEdit = true,
+  write_file = true, replace = true, apply_patch = true, file_change = true,
+}
+
 return {
   -- Budgets the engine enforces. Durations are seconds (1.5) or strings ("90s", "5m", "1h 30m").
   limits = {
@@ -49,7 +55,19 @@ return {
     worker_timeout = false,      -- wall-clock cap per worker run (false = none)
     auditor_timeout = false,     -- wall-clock cap per auditor run (false = none)
     grace_period = "5s",         -- time between SIGTERM and SIGKILL when stopping an agent
+    -- Transient provider failures (5xx, 529, 429, refused connection, cut stream) are retried
+    -- `attempts` times (0 = never), waiting initial_delay, then factor times longer each time,
+    -- never more than max_delay.
+    retry = { attempts = 3, initial_delay = "2s", factor = 2, max_delay = "60s" },
+    -- Per-session budgets from the agents' own usage reports, e.g.
+    -- budget = { turns = 200, tokens = 5000000, usd = 10 }: warnings at 80 % and 95 %,
+    -- FAILED budget_exceeded at 100 %. None by default.
+    budget = {},
   },
+
+  -- Whether the next worker iteration continues the worker's own conversation
+  -- (`claude --resume`, `codex exec resume`), so the critique arrives in context.
+  continue_conversation = true,
 
   -- Extra secret patterns (Rust regex syntax) redacted from output before it is logged.
   -- The built-in set already covers common API keys.
@@ -108,6 +126,18 @@ return {
   -- A guard can veto a transition the machine allows (the session then fails with your
   -- reason); it can never invent one. The default policy has no guards.
   guards = {},
+
+  -- permit(tool, input, ctx, role): an agent asks to use a tool (`tool` is its name, `input`
+  -- its input as a table). Return "allow" or "deny" (or true/false), optionally and a reason
+  -- the agent is shown. `role` is "worker" or "auditor". A permit that fails (error, budget,
+  -- bad return value) denies: this hook always fails closed.
+  -- The worker may use every tool; the auditor judges the work, so it may not edit files.
+  permit = function(tool, input, ctx, role)
+    if role == "auditor" and FILE_EDIT_TOOLS[tool] then
+      return "deny", "the auditor judges the work; it does not change files"
+    end
+    return "allow"
+  end,
 
   -- next_prompt(ctx) / audit_prompt(ctx): return a string to replace the built-in prompt, or
   -- nil to keep it. Left out here, so the built-in templates are used.

@@ -27,7 +27,17 @@ return {
     expect = { contains = "CRITIQUE: still red" } },
   { name = "built-in audit prompt asks for a verdict line", hook = "audit_prompt",
     input = { ctx = { task = "fix the test" } }, expect = { contains = "VERDICT: DONE" } },
+  { name = "the worker may edit files", hook = "permit",
+    input = { tool = "Write", input = { file_path = "a.rs", content = "x" } }, expect = "allow" },
+  { name = "the auditor may not edit files", hook = "permit",
+    input = { tool = "Edit", role = "auditor" }, expect = "deny",
+    reason = { contains = "does not change files" } },
+  { name = "the auditor may run commands", hook = "permit",
+    input = { tool = "Bash", input = { command = "cargo test" }, role = "auditor" },
+    expect = "allow" },
   function(t)
+    t.eq(policy.limits.retry.attempts, 3)
+    t.eq(policy.continue_conversation, true)
     t.eq(policy.limits.max_iterations, 5)
     t.eq(policy.limits.inactivity_timeout, "5m")
   end,

@@ -5,6 +5,8 @@
 ---@alias OneshotVerdict "done"|"retry"|"impossible"
 ---@alias OneshotSalvage "success"|"partial"|"nothing"
 ---@alias OneshotFailMode "open"|"closed"
+---@alias OneshotPermit "allow"|"deny"
+---@alias OneshotRole "worker"|"auditor"
 
 ---@class OneshotVerdictTable
 ---@field verdict OneshotVerdict
@@ -46,6 +48,21 @@
 ---@field worker_timeout? (number|string|false) Wall-clock cap per worker run (default none).
 ---@field auditor_timeout? (number|string|false) Wall-clock cap per auditor run (default none).
 ---@field grace_period? (number|string) SIGTERM to SIGKILL delay (default "5s").
+---@field retry? OneshotRetry Retries of transient provider failures (5xx, 529, 429, refused connection, cut stream).
+---@field budget? OneshotBudget Per-session budgets from the agents' usage reports (default none).
+
+---The `limits.retry` table.
+---@class OneshotRetry
+---@field attempts? integer Retries per transient failure; 0 disables (default 3).
+---@field initial_delay? (number|string) The wait before the first retry (default "2s").
+---@field factor? number Each later wait is the previous one times this, at least 1 (default 2).
+---@field max_delay? (number|string) The longest wait (default "60s").
+
+---The `limits.budget` table.
+---@class OneshotBudget
+---@field turns? (integer|false) Agent turns per session; warnings at 80 % and 95 %, FAILED budget_exceeded at 100 %.
+---@field tokens? (integer|false) Tokens (input plus output) per session.
+---@field usd? (number|false) Dollars per session, as the agents report them.
 
 ---The `on_error` table.
 ---@class OneshotOnError
@@ -54,14 +71,15 @@
 ---@field next_prompt? "closed" Decision hooks always fail closed.
 ---@field audit_prompt? "closed" Decision hooks always fail closed.
 ---@field approve? "closed" Decision hooks always fail closed.
+---@field permit? "closed" A failing permit always denies the tool.
 ---@field guard? OneshotFailMode "open": a guard error allows the transition, with a warning (default "closed").
 ---@field on_transition? OneshotFailMode "closed": an observer error fails the session (default "open").
 
 ---A test case (OPA-style).
 ---@class OneshotTestCase
 ---@field name? string Shown in the report.
----@field hook "verdict"|"salvage"|"guard"|"next_prompt"|"audit_prompt"|"on_transition" The hook to call.
----@field input? { output?: string, evidence?: OneshotEvidence, ctx?: OneshotCtx } What the hook is given.
+---@field hook "verdict"|"salvage"|"guard"|"next_prompt"|"audit_prompt"|"on_transition"|"permit" The hook to call.
+---@field input? { output?: string, evidence?: OneshotEvidence, ctx?: OneshotCtx, tool?: string, input?: table, role?: OneshotRole } What the hook is given.
 ---@field from? string For guard and on_transition: the FROM state.
 ---@field to? string For guard and on_transition: the TO state.
 ---@field expect? (string|boolean|{ contains?: string, matches?: string }) The expected answer.
@@ -84,6 +102,8 @@
 ---@field next_prompt? (fun(ctx: OneshotCtx): string?) The worker's next prompt (nil keeps the built-in one).
 ---@field audit_prompt? (fun(ctx: OneshotCtx): string?) The auditor's prompt (nil keeps the built-in one).
 ---@field on_transition? (fun(from: string, to: string, ctx: OneshotCtx)) Observe every transition; the return value is ignored.
+---@field permit? (fun(tool: string, input: table?, ctx: OneshotCtx, role: OneshotRole): OneshotPermit|boolean, string?) Answer an agent's tool-permission request: "allow" or "deny" [, reason]. Fails closed (an error denies).
+---@field continue_conversation? boolean Continue the worker's own conversation on the next iteration (default true).
 ---@field redact? string[] Extra secret patterns (Rust regex syntax).
 ---@field approve? function Reserved for job approval.
 ---@field on_error? OneshotOnError Failure modes per hook.

@@ -155,7 +155,7 @@ impl PolicyHost {
 }
 
 impl LuaPolicy {
-    fn ctx_table(&self, hook: &str, ctx: &HookCtx) -> Result<Table, PolicyError> {
+    pub(super) fn ctx_table(&self, hook: &str, ctx: &HookCtx) -> Result<Table, PolicyError> {
         self.ctx
             .borrow_mut()
             .fill(ctx)
@@ -208,7 +208,7 @@ fn raw(table: &Table, key: &str) -> Value {
     table.raw_get(key).unwrap_or(Value::Nil)
 }
 
-fn reason_of(hook: &str, value: Value) -> Result<Option<String>, PolicyError> {
+pub(super) fn reason_of(hook: &str, value: Value) -> Result<Option<String>, PolicyError> {
     match value {
         Value::Nil => Ok(None),
         Value::String(s) => {
@@ -229,7 +229,7 @@ fn reason_of(hook: &str, value: Value) -> Result<Option<String>, PolicyError> {
     }
 }
 
-fn bad(hook: &str, got: &Value, expected: &str) -> PolicyError {
+pub(super) fn bad(hook: &str, got: &Value, expected: &str) -> PolicyError {
     PolicyError::BadReturn {
         hook: hook.to_string(),
         got: describe(got),
@@ -238,7 +238,7 @@ fn bad(hook: &str, got: &Value, expected: &str) -> PolicyError {
 }
 
 /// Building a hook's arguments failed (in practice: the Lua state is out of memory).
-fn policy_setup(hook: &str, err: mlua::Error, limit: usize) -> PolicyError {
+pub(super) fn policy_setup(hook: &str, err: mlua::Error, limit: usize) -> PolicyError {
     match err {
         mlua::Error::MemoryError(_) => PolicyError::Memory {
             hook: hook.to_string(),

@@ -18,6 +18,8 @@ pub struct CheckReport {
     pub hooks: Vec<String>,
     /// The effective limits, defaults filled in.
     pub limits: EffectiveLimits,
+    /// Whether the worker's next iteration continues its own conversation.
+    pub continue_conversation: bool,
     /// Every hook's failure mode, `on_error` applied.
     pub fail_modes: Vec<(String, FailMode)>,
     /// Absolute paths of the modules it loaded.
@@ -30,7 +32,7 @@ pub struct CheckReport {
 
 /// [`Limits`] as a report shows them: durations as humantime strings (`"5m"`), `None` for
 /// "no limit".
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct EffectiveLimits {
     /// Worker iterations per session.
     pub max_iterations: u32,
@@ -42,6 +44,34 @@ pub struct EffectiveLimits {
     pub auditor_timeout: Option<String>,
     /// SIGTERM → SIGKILL delay.
     pub grace_period: String,
+    /// The retry schedule for transient provider failures.
+    pub retry: EffectiveRetry,
+    /// The per-session budgets.
+    pub budget: EffectiveBudget,
+}
+
+/// [`super::RetryLimits`] as a report shows it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EffectiveRetry {
+    /// Retries per transient failure (0: none).
+    pub attempts: u32,
+    /// The first wait.
+    pub initial_delay: String,
+    /// The growth of each later wait.
+    pub factor: f64,
+    /// The longest wait.
+    pub max_delay: String,
+}
+
+/// [`super::Budget`] as a report shows it (`None`: no budget).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EffectiveBudget {
+    /// Agent turns per session.
+    pub turns: Option<u32>,
+    /// Tokens per session.
+    pub tokens: Option<u64>,
+    /// Dollars per session.
+    pub usd: Option<f64>,
 }
 
 impl From<&Limits> for EffectiveLimits {
@@ -53,6 +83,17 @@ impl From<&Limits> for EffectiveLimits {
             worker_timeout: l.worker_timeout.map(d),
             auditor_timeout: l.auditor_timeout.map(d),
             grace_period: d(l.grace_period),
+            retry: EffectiveRetry {
+                attempts: l.retry.attempts,
+                initial_delay: d(l.retry.initial_delay),
+                factor: l.retry.factor,
+                max_delay: d(l.retry.max_delay),
+            },
+            budget: EffectiveBudget {
+                turns: l.budget.turns,
+                tokens: l.budget.tokens,
+                usd: l.budget.usd,
+            },
         }
     }
 }
@@ -69,6 +110,7 @@ pub fn check(path: &Path, opts: PolicyOptions) -> Result<CheckReport, PolicyErro
         hash: host.hash().to_string(),
         hooks: host.hooks(),
         limits: host.limits().into(),
+        continue_conversation: host.continue_conversation(),
         fail_modes: host.fail_modes(),
         modules: host.sources().iter().skip(1).cloned().collect(),
         redact: host.redact_patterns().to_vec(),
@@ -98,6 +140,9 @@ impl CheckReport {
              hooks:      {hooks}\n\
              limits:     max_iterations={mi} inactivity_timeout={it} worker_timeout={wt} \
              auditor_timeout={at} grace_period={gp}\n\
+             retry:      attempts={ra} initial_delay={ri} factor={rf} max_delay={rm}\n\
+             budget:     turns={bt} tokens={bk} usd={bu}\n\
+             options:    continue_conversation={cc}\n\
              fail modes: {modes}\n\
              modules:    {modules}\n\
              redact:     {redact}\n\
@@ -110,6 +155,14 @@ impl CheckReport {
             wt = l.worker_timeout.clone().unwrap_or_else(none),
             at = l.auditor_timeout.clone().unwrap_or_else(none),
             gp = l.grace_period,
+            ra = l.retry.attempts,
+            ri = l.retry.initial_delay,
+            rf = l.retry.factor,
+            rm = l.retry.max_delay,
+            bt = l.budget.turns.map_or_else(none, |n| n.to_string()),
+            bk = l.budget.tokens.map_or_else(none, |n| n.to_string()),
+            bu = l.budget.usd.map_or_else(none, |n| n.to_string()),
+            cc = self.continue_conversation,
             modes = list(modes),
             modules = list(
                 self.modules

@@ -1,6 +1,6 @@
 //! The typed answers hooks give, and the built-in salvage rule.
 
-use crate::executor::Evidence;
+use crate::executor::{Evidence, Role};
 use crate::machine::{Salvage, Verdict};
 
 /// What the `verdict` hook (or the built-in parser) concluded from the auditor's output.
@@ -49,5 +49,61 @@ pub fn default_salvage(evidence: &Evidence) -> SalvageDecision {
     SalvageDecision {
         salvage,
         reason: Some(reason),
+    }
+}
+
+/// The answer to a tool-permission request (Claude Code's `can_use_tool`, a Codex approval
+/// request, an ACP permission request): the `permit` hook's, or [`default_permit`]'s.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PermitDecision {
+    /// Whether the agent may use the tool.
+    pub allow: bool,
+    /// Why, when the hook (or the built-in rule) gave a reason; the agent is shown it on a deny.
+    pub reason: Option<String>,
+}
+
+impl PermitDecision {
+    /// Permission granted, no reason given.
+    pub fn allow() -> PermitDecision {
+        PermitDecision {
+            allow: true,
+            reason: None,
+        }
+    }
+
+    /// Permission refused for `reason`.
+    pub fn deny(reason: impl Into<String>) -> PermitDecision {
+        PermitDecision {
+            allow: false,
+            reason: Some(reason.into()),
+        }
+    }
+}
+
+/// The tools that change files, by the names Claude Code, Gemini CLI and Codex give them.
+pub const FILE_EDIT_TOOLS: [&str; 8] = [
+    "Write",
+    "Edit",
+    "MultiEdit",
+    "NotebookEdit",
+    "write_file",
+    "replace",
+    "apply_patch",
+    "file_change",
+];
+
+/// Why [`default_permit`] refuses the auditor a file-editing tool.
+pub const AUDITOR_EDIT_REASON: &str = "the auditor judges the work; it does not change files";
+
+/// The built-in permission rule, used when the policy has no `permit` hook: the worker may use
+/// every tool (it runs in its own workdir, which is what the session is for); the auditor may
+/// use every tool except the file-editing ones ([`FILE_EDIT_TOOLS`]), so judging the work can
+/// never change it.
+pub fn default_permit(role: Role, tool: &str) -> PermitDecision {
+    match role {
+        Role::Auditor if FILE_EDIT_TOOLS.contains(&tool) => {
+            PermitDecision::deny(AUDITOR_EDIT_REASON)
+        }
+        _ => PermitDecision::allow(),
     }
 }

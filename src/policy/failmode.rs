@@ -5,6 +5,7 @@
 //! neither "done" nor "retry" is right, so the session stops with `policy_error`. An observer
 //! (`on_transition`) decides nothing, so by default its failure is a warning. Guards may be
 //! declared open: then a guard error allows the transition it was guarding, with a warning.
+//! `permit` fails closed too, and its "closed" is a deny of the tool, not a failed session.
 
 use super::PolicyHost;
 use super::lua_ctx::type_name;
@@ -34,12 +35,13 @@ impl FailMode {
 }
 
 /// The hook names [`PolicyHost::fail_mode`] and `on_error` know, in documentation order.
-pub const FAIL_MODE_HOOKS: [&str; 7] = [
+pub const FAIL_MODE_HOOKS: [&str; 8] = [
     "verdict",
     "salvage",
     "next_prompt",
     "audit_prompt",
     "approve",
+    "permit",
     "guard",
     "on_transition",
 ];
@@ -104,6 +106,20 @@ impl FailModes {
                     &key,
                     "on_error",
                     suggest(&key, &FAIL_MODE_HOOKS),
+                ));
+            }
+            // "open" for permit would mean "allow the tool when the hook fails": never.
+            if key == "permit"
+                && !matches!(&value, Value::String(s) if s.to_string_lossy() == "closed")
+            {
+                return Err(SchemaError::keyed(
+                    &key,
+                    format!(
+                        "on_error.permit cannot be {}: a permission request whose hook fails is \
+                         always denied, never allowed (permit fails closed; only \"closed\" may \
+                         be written)",
+                        super::lua_ctx::describe(&value)
+                    ),
                 ));
             }
             let mode = match &value {

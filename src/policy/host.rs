@@ -60,6 +60,8 @@ pub struct PolicyHost {
     sources: Vec<PathBuf>,
     pub(super) fail_modes: FailModes,
     logs: Rc<LogBuffer>,
+    /// `continue_conversation` (default true).
+    continue_conversation: bool,
 }
 
 /// The Lua half of a host loaded from source (absent for [`PolicyHost::builtin`]).
@@ -189,6 +191,7 @@ impl PolicyHost {
             sources: policy.modules.sources(),
             fail_modes: policy.parsed.fail_modes,
             logs,
+            continue_conversation: policy.parsed.continue_conversation.unwrap_or(true),
             lua: Some(policy),
         })
     }
@@ -205,6 +208,7 @@ impl PolicyHost {
             sources: Vec::new(),
             fail_modes: FailModes::default(),
             logs: Rc::new(LogBuffer::default()),
+            continue_conversation: true,
         }
     }
 
@@ -242,6 +246,13 @@ impl PolicyHost {
         &self.limits
     }
 
+    /// Whether the next worker iteration continues the worker agent's own conversation
+    /// (`claude --resume`, `codex exec resume`), so the critique arrives in context; the
+    /// policy's `continue_conversation`, default true.
+    pub fn continue_conversation(&self) -> bool {
+        self.continue_conversation
+    }
+
     /// Extra secret patterns from `redact`, already checked to compile as regexes.
     pub fn redact_patterns(&self) -> &[String] {
         &self.redact
@@ -265,6 +276,8 @@ impl PolicyHost {
                 "audit_prompt" => p.audit_prompt.is_some(),
                 "on_transition" => p.on_transition.is_some(),
                 "approve" => p.approve.is_some(),
+                "permit" => p.permit.is_some(),
+                "continue_conversation" => p.continue_conversation.is_some(),
                 "on_error" => p.has_on_error,
                 "tests" => p.tests.is_some(),
                 _ => false,
@@ -291,6 +304,7 @@ impl PolicyHost {
             "audit_prompt" => p.audit_prompt.is_some(),
             "on_transition" => p.on_transition.is_some(),
             "approve" => p.approve.is_some(),
+            "permit" => p.permit.is_some(),
             guard => p.guards.iter().flatten().any(|g| g.name == guard),
         }
     }
@@ -308,6 +322,7 @@ impl PolicyHost {
             "audit_prompt" => p.audit_prompt.as_ref(),
             "on_transition" => p.on_transition.as_ref(),
             "approve" => p.approve.as_ref(),
+            "permit" => p.permit.as_ref(),
             guard => p
                 .guards
                 .iter()

@@ -1,21 +1,28 @@
-//! The `limits` table: iteration budget and process timeouts.
+//! The `limits` table: iteration budget, process timeouts, and the `retry` and `budget`
+//! sub-tables (parsed in `retry.rs` and `budget.rs`).
 
-use super::lua_ctx::type_name;
+use super::budget::Budget;
+use super::lua_ctx::{describe, type_name};
+use super::retry::RetryLimits;
 use super::schema::{SchemaError, suggest};
 use mlua::{Table, Value};
 use std::time::Duration;
 
 /// The keys a `limits` table may contain.
-pub const LIMIT_KEYS: [&str; 5] = [
+pub const LIMIT_KEYS: [&str; 7] = [
     "max_iterations",
     "inactivity_timeout",
     "worker_timeout",
     "auditor_timeout",
     "grace_period",
+    "retry",
+    "budget",
 ];
 
 /// Budgets the engine enforces for a session. Missing keys take the documented defaults.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+///
+/// `PartialEq` but not `Eq`: the retry factor and the dollar budget are `f64`.
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Limits {
     /// How many worker iterations a session may use (default 5).
     pub max_iterations: u32,
@@ -27,6 +34,10 @@ pub struct Limits {
     pub auditor_timeout: Option<Duration>,
     /// Time between SIGTERM and SIGKILL when stopping an agent's process group (default 5s).
     pub grace_period: Duration,
+    /// How transient provider failures are retried (default 3 attempts, 2s doubling to 60s).
+    pub retry: RetryLimits,
+    /// Per-session turn, token and dollar budgets (default none).
+    pub budget: Budget,
 }
 
 impl Default for Limits {
@@ -37,6 +48,8 @@ impl Default for Limits {
             worker_timeout: None,
             auditor_timeout: None,
             grace_period: Duration::from_secs(5),
+            retry: RetryLimits::default(),
+            budget: Budget::default(),
         }
     }
 }
@@ -46,17 +59,7 @@ impl Limits {
     /// silently ignored.
     pub(crate) fn from_table(table: &Table) -> Result<Limits, SchemaError> {
         let mut limits = Limits::default();
-        for pair in table.pairs::<Value, Value>() {
-            let (key, value) = pair.map_err(|e| SchemaError::new(e.to_string()))?;
-            let key = match key {
-                Value::String(s) => s.to_string_lossy(),
-                other => {
-                    return Err(SchemaError::new(format!(
-                        "limits has a {} key; keys must be names",
-                        type_name(&other)
-                    )));
-                }
-            };
+        for (key, value) in table_keys(table, "limits", &LIMIT_KEYS)? {
             let name = format!("limits.{key}");
             match key.as_str() {
                 "max_iterations" => limits.max_iterations = iterations(&name, &value)?,
@@ -64,16 +67,57 @@ impl Limits {
                 "grace_period" => limits.grace_period = duration(&name, &value)?,
                 "worker_timeout" => limits.worker_timeout = optional_duration(&name, &value)?,
                 "auditor_timeout" => limits.auditor_timeout = optional_duration(&name, &value)?,
-                other => {
-                    return Err(SchemaError::unknown_key(
-                        other,
-                        "limits",
-                        suggest(other, &LIMIT_KEYS),
-                    ));
-                }
+                "retry" => limits.retry = RetryLimits::from_table(&sub_table(&name, value)?)?,
+                _ => limits.budget = Budget::from_table(&sub_table(&name, value)?)?,
             }
         }
         Ok(limits)
+    }
+}
+
+/// The `(key, value)` pairs of `table` (named `within` in errors), every key checked against
+/// `known` so a typo fails with a suggestion.
+pub(super) fn table_keys(
+    table: &Table,
+    within: &str,
+    known: &[&str],
+) -> Result<Vec<(String, Value)>, SchemaError> {
+    let mut out = Vec::new();
+    for pair in table.pairs::<Value, Value>() {
+        let (key, value) = pair.map_err(|e| SchemaError::new(e.to_string()))?;
+        let key = match key {
+            Value::String(s) => s.to_string_lossy(),
+            other => {
+                return Err(SchemaError::new(format!(
+                    "{within} has a {} key; keys must be names",
+                    type_name(&other)
+                )));
+            }
+        };
+        if !known.contains(&key.as_str()) {
+            return Err(SchemaError::unknown_key(&key, within, suggest(&key, known)));
+        }
+        out.push((key, value));
+    }
+    Ok(out)
+}
+
+/// `limits.retry` and `limits.budget` must be tables.
+fn sub_table(name: &str, value: Value) -> Result<Table, SchemaError> {
+    match value {
+        Value::Table(t) => Ok(t),
+        other => Err(SchemaError::keyed(
+            name,
+            format!("{name} must be a table, not {}", type_name(&other)),
+        )),
+    }
+}
+
+/// A value for an error message: numbers as written (`-1`), anything else described.
+pub(super) fn shown(value: &Value) -> String {
+    match number(value) {
+        Some(n) => n.to_string(),
+        None => describe(value),
     }
 }
 
@@ -102,7 +146,7 @@ fn optional_duration(name: &str, value: &Value) -> Result<Option<Duration>, Sche
 }
 
 /// Numbers are seconds (fractions allowed); strings use humantime (`"90s"`, `"1h 30m"`).
-fn duration(name: &str, value: &Value) -> Result<Duration, SchemaError> {
+pub(super) fn duration(name: &str, value: &Value) -> Result<Duration, SchemaError> {
     if let Some(secs) = number(value) {
         return Duration::try_from_secs_f64(secs).map_err(|_| {
             SchemaError::keyed(
@@ -129,7 +173,7 @@ fn duration(name: &str, value: &Value) -> Result<Duration, SchemaError> {
     ))
 }
 
-fn number(value: &Value) -> Option<f64> {
+pub(super) fn number(value: &Value) -> Option<f64> {
     match value {
         Value::Integer(i) => Some(*i as f64),
         Value::Number(n) => Some(*n),

@@ -7,7 +7,7 @@
 //! under the hook budget and validates the table it returns: unknown keys, wrong types, guard
 //! keys naming transitions the machine never makes and bad regexes all fail the load with a
 //! `file:line`. The engine then asks typed questions ([`PolicyHost::verdict`],
-//! [`PolicyHost::guard`], …); each call runs under a wall-clock budget enforced by Luau's
+//! [`PolicyHost::guard`], [`PolicyHost::permit`], …); each call runs under a wall-clock budget enforced by Luau's
 //! interrupt (backed by a watchdog thread for native code that never polls it), and its
 //! answer is validated. A missing hook means the built-in behaviour, which is
 //! also exposed as plain functions ([`parse_verdict`], [`default_salvage`], the prompt
@@ -18,6 +18,7 @@
 //! ([`PolicyHost::fail_mode`]), the policy's own tests ([`run_tests`],
 //! [`validate_for_reload`]), [`check`] and the editor stubs. `docs/policy.md` is the reference.
 
+mod budget;
 mod calls;
 mod check;
 mod ctx;
@@ -29,8 +30,10 @@ mod host;
 mod limits;
 mod lua_ctx;
 mod modules;
+mod permit;
 mod prompts;
 mod reload;
+mod retry;
 mod sandbox;
 mod schema;
 mod stubs;
@@ -41,16 +44,22 @@ mod watchdog;
 #[cfg(test)]
 mod tests;
 
-pub use check::{CheckReport, EffectiveLimits, check};
+pub use budget::{BUDGET_KEYS, Budget, BudgetLevel, BudgetResource, BudgetUse};
+pub use check::{CheckReport, EffectiveBudget, EffectiveLimits, EffectiveRetry, check};
 pub use ctx::HookCtx;
-pub use decision::{GuardOutcome, SalvageDecision, VerdictDecision, default_salvage};
+pub use decision::{
+    AUDITOR_EDIT_REASON, FILE_EDIT_TOOLS, GuardOutcome, PermitDecision, SalvageDecision,
+    VerdictDecision, default_permit, default_salvage,
+};
 pub use error::{LOAD_HOOK, PolicyError};
 pub use failmode::{FAIL_MODE_HOOKS, FailMode};
 pub use host::{PolicyHost, PolicyOptions};
 pub use limits::{LIMIT_KEYS, Limits};
 pub use lua_ctx::{LAZY_FIELDS, MAX_LUA_STRING};
+pub use permit::MAX_INPUT_DEPTH;
 pub use prompts::{default_audit_prompt, default_worker_retry_prompt};
 pub use reload::*;
+pub use retry::{RETRY_KEYS, RetryLimits};
 pub use schema::TOP_LEVEL_KEYS;
 pub(crate) use schema::suggest as suggest_name;
 pub use stubs::{stubs_luals, stubs_luau};

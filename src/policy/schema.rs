@@ -10,7 +10,7 @@ use crate::machine::{SessionState, edges};
 use mlua::{Function, Table, Value};
 
 /// Every top-level key a policy table may have.
-pub const TOP_LEVEL_KEYS: [&str; 11] = [
+pub const TOP_LEVEL_KEYS: [&str; 13] = [
     "limits",
     "verdict",
     "salvage",
@@ -18,6 +18,8 @@ pub const TOP_LEVEL_KEYS: [&str; 11] = [
     "next_prompt",
     "audit_prompt",
     "on_transition",
+    "permit",
+    "continue_conversation",
     "redact",
     "approve",
     "on_error",
@@ -78,6 +80,9 @@ pub(crate) struct Parsed {
     pub audit_prompt: Option<Function>,
     pub on_transition: Option<Function>,
     pub approve: Option<Function>,
+    pub permit: Option<Function>,
+    /// `continue_conversation`, when the policy set it (the default is true).
+    pub continue_conversation: Option<bool>,
     /// Indexed by `from * 10 + to` so a guard lookup is an array index, not a hash.
     pub guards: Vec<Option<Guard>>,
     /// The policy set `limits` (for [`super::PolicyHost::hooks`]).
@@ -128,6 +133,10 @@ pub(crate) fn parse(table: &Table) -> Result<Parsed, SchemaError> {
             "audit_prompt" => parsed.audit_prompt = Some(function(&key, value)?),
             "on_transition" => parsed.on_transition = Some(function(&key, value)?),
             "approve" => parsed.approve = Some(function(&key, value)?),
+            "permit" => parsed.permit = Some(function(&key, value)?),
+            "continue_conversation" => {
+                parsed.continue_conversation = Some(boolean(&key, value)?);
+            }
             "on_error" => {
                 parsed.fail_modes = FailModes::from_table(&table_of(&key, value)?)?;
                 parsed.has_on_error = true;
@@ -161,6 +170,16 @@ fn function(key: &str, value: Value) -> Result<Function, SchemaError> {
         other => Err(SchemaError::keyed(
             key,
             format!("`{key}` must be a function, not {}", type_name(&other)),
+        )),
+    }
+}
+
+fn boolean(key: &str, value: Value) -> Result<bool, SchemaError> {
+    match value {
+        Value::Boolean(b) => Ok(b),
+        other => Err(SchemaError::keyed(
+            key,
+            format!("`{key}` must be true or false, not {}", type_name(&other)),
         )),
     }
 }

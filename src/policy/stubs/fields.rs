@@ -167,6 +167,68 @@ pub(super) const LIMITS: &[Field] = &[
         "(number | string)?",
         "SIGTERM to SIGKILL delay (default \"5s\").",
     ),
+    (
+        "retry",
+        "OneshotRetry?",
+        "OneshotRetry?",
+        "Retries of transient provider failures (5xx, 529, 429, refused connection, cut stream).",
+    ),
+    (
+        "budget",
+        "OneshotBudget?",
+        "OneshotBudget?",
+        "Per-session budgets from the agents' usage reports (default none).",
+    ),
+];
+
+/// The `limits.retry` table.
+pub(super) const RETRY: &[Field] = &[
+    (
+        "attempts",
+        "integer?",
+        "number?",
+        "Retries per transient failure; 0 disables (default 3).",
+    ),
+    (
+        "initial_delay",
+        "(number|string)?",
+        "(number | string)?",
+        "The wait before the first retry (default \"2s\").",
+    ),
+    (
+        "factor",
+        "number?",
+        "number?",
+        "Each later wait is the previous one times this, at least 1 (default 2).",
+    ),
+    (
+        "max_delay",
+        "(number|string)?",
+        "(number | string)?",
+        "The longest wait (default \"60s\").",
+    ),
+];
+
+/// The `limits.budget` table.
+pub(super) const BUDGET: &[Field] = &[
+    (
+        "turns",
+        "(integer|false)?",
+        "(number | boolean)?",
+        "Agent turns per session; warnings at 80 % and 95 %, FAILED budget_exceeded at 100 %.",
+    ),
+    (
+        "tokens",
+        "(integer|false)?",
+        "(number | boolean)?",
+        "Tokens (input plus output) per session.",
+    ),
+    (
+        "usd",
+        "(number|false)?",
+        "(number | boolean)?",
+        "Dollars per session, as the agents report them.",
+    ),
 ];
 
 /// The policy table's top-level keys.
@@ -212,6 +274,18 @@ pub(super) const POLICY: &[Field] = &[
         "(fun(from: string, to: string, ctx: OneshotCtx))?",
         "((from: string, to: string, ctx: OneshotCtx) -> ())?",
         "Observe every transition; the return value is ignored.",
+    ),
+    (
+        "permit",
+        "(fun(tool: string, input: table?, ctx: OneshotCtx, role: OneshotRole): OneshotPermit|boolean, string?)?",
+        "((tool: string, input: { [string]: any }?, ctx: OneshotCtx, role: OneshotRole) -> (OneshotPermit | boolean, string?))?",
+        "Answer an agent's tool-permission request: \"allow\" or \"deny\" [, reason]. Fails closed (an error denies).",
+    ),
+    (
+        "continue_conversation",
+        "boolean?",
+        "boolean?",
+        "Continue the worker's own conversation on the next iteration (default true).",
     ),
     (
         "redact",
@@ -272,6 +346,12 @@ pub(super) const ON_ERROR: &[Field] = &[
         "Decision hooks always fail closed.",
     ),
     (
+        "permit",
+        "\"closed\"?",
+        "\"closed\"?",
+        "A failing permit always denies the tool.",
+    ),
+    (
         "guard",
         "OneshotFailMode?",
         "OneshotFailMode?",
@@ -290,14 +370,14 @@ pub(super) const TEST_CASE: &[Field] = &[
     ("name", "string?", "string?", "Shown in the report."),
     (
         "hook",
-        "\"verdict\"|\"salvage\"|\"guard\"|\"next_prompt\"|\"audit_prompt\"|\"on_transition\"",
+        "\"verdict\"|\"salvage\"|\"guard\"|\"next_prompt\"|\"audit_prompt\"|\"on_transition\"|\"permit\"",
         "string",
         "The hook to call.",
     ),
     (
         "input",
-        "{ output?: string, evidence?: OneshotEvidence, ctx?: OneshotCtx }?",
-        "{ output: string?, evidence: OneshotEvidence?, ctx: OneshotCtx? }?",
+        "{ output?: string, evidence?: OneshotEvidence, ctx?: OneshotCtx, tool?: string, input?: table, role?: OneshotRole }?",
+        "{ output: string?, evidence: OneshotEvidence?, ctx: OneshotCtx?, tool: string?, input: { [string]: any }?, role: OneshotRole? }?",
         "What the hook is given.",
     ),
     (

@@ -4,7 +4,9 @@
 
 mod fields;
 
-use fields::{CTX, EVIDENCE, Field, HELPERS, LIMITS, ON_ERROR, POLICY, TEST, TEST_CASE};
+use fields::{
+    BUDGET, CTX, EVIDENCE, Field, HELPERS, LIMITS, ON_ERROR, POLICY, RETRY, TEST, TEST_CASE,
+};
 use std::fmt::Write;
 use std::sync::LazyLock;
 
@@ -16,7 +18,9 @@ static LUALS: LazyLock<String> = LazyLock::new(|| {
     );
     out.push_str("---@alias OneshotVerdict \"done\"|\"retry\"|\"impossible\"\n");
     out.push_str("---@alias OneshotSalvage \"success\"|\"partial\"|\"nothing\"\n");
-    out.push_str("---@alias OneshotFailMode \"open\"|\"closed\"\n\n");
+    out.push_str("---@alias OneshotFailMode \"open\"|\"closed\"\n");
+    out.push_str("---@alias OneshotPermit \"allow\"|\"deny\"\n");
+    out.push_str("---@alias OneshotRole \"worker\"|\"auditor\"\n\n");
     out.push_str("---@class OneshotVerdictTable\n---@field verdict OneshotVerdict\n---@field reason? string\n---@field confidence? number\n\n");
     let classes = [
         (
@@ -32,6 +36,8 @@ static LUALS: LazyLock<String> = LazyLock::new(|| {
             false,
         ),
         ("OneshotLimits", "The `limits` table.", LIMITS, true),
+        ("OneshotRetry", "The `limits.retry` table.", RETRY, true),
+        ("OneshotBudget", "The `limits.budget` table.", BUDGET, true),
         ("OneshotOnError", "The `on_error` table.", ON_ERROR, true),
         (
             "OneshotTestCase",
@@ -79,11 +85,15 @@ static LUAU: LazyLock<String> = LazyLock::new(|| {
     out.push_str("type OneshotVerdict = \"done\" | \"retry\" | \"impossible\"\n");
     out.push_str("type OneshotSalvage = \"success\" | \"partial\" | \"nothing\"\n");
     out.push_str("type OneshotFailMode = \"open\" | \"closed\"\n");
+    out.push_str("type OneshotPermit = \"allow\" | \"deny\"\n");
+    out.push_str("type OneshotRole = \"worker\" | \"auditor\"\n");
     out.push_str("type OneshotVerdictTable = { verdict: OneshotVerdict, reason: string?, confidence: number? }\n\n");
     let types = [
         ("OneshotCtx", CTX),
         ("OneshotEvidence", EVIDENCE),
         ("OneshotLimits", LIMITS),
+        ("OneshotRetry", RETRY),
+        ("OneshotBudget", BUDGET),
         ("OneshotOnError", ON_ERROR),
         ("OneshotTestCase", TEST_CASE),
         ("OneshotTest", TEST),
@@ -118,10 +128,12 @@ pub fn stubs_luau() -> &'static str {
 
 #[cfg(test)]
 mod tests {
-    use super::fields::{CTX, EVIDENCE, LIMITS, ON_ERROR, POLICY};
+    use super::fields::{BUDGET, CTX, EVIDENCE, LIMITS, ON_ERROR, POLICY, RETRY};
     use super::{stubs_luals, stubs_luau};
     use crate::executor::Evidence;
-    use crate::policy::{FAIL_MODE_HOOKS, HookCtx, LIMIT_KEYS, TOP_LEVEL_KEYS};
+    use crate::policy::{
+        BUDGET_KEYS, FAIL_MODE_HOOKS, HookCtx, LIMIT_KEYS, RETRY_KEYS, TOP_LEVEL_KEYS,
+    };
     use std::path::Path;
 
     fn names(fields: &[super::Field]) -> Vec<&str> {
@@ -148,6 +160,8 @@ mod tests {
         real.sort_unstable();
         assert_eq!(ev, real, "OneshotEvidence vs Evidence");
         assert_eq!(names(LIMITS), LIMIT_KEYS);
+        assert_eq!(names(RETRY), RETRY_KEYS);
+        assert_eq!(names(BUDGET), BUDGET_KEYS);
         let mut top = names(POLICY);
         top.sort_unstable();
         let mut real = TOP_LEVEL_KEYS.to_vec();

@@ -3,8 +3,8 @@
 
 use super::super::schema::suggest;
 use super::super::{GuardOutcome, HookCtx, PolicyHost};
-use super::input::overlay;
-use crate::executor::Evidence;
+use super::input::{overlay, to_json};
+use crate::executor::{Evidence, Role};
 use crate::machine::{Salvage, SessionState, Verdict};
 use mlua::{Table, Value};
 
@@ -14,14 +14,18 @@ const CASE_KEYS: [&str; 8] = [
 ];
 
 /// The hooks a case may call.
-const CASE_HOOKS: [&str; 6] = [
+const CASE_HOOKS: [&str; 7] = [
     "verdict",
     "salvage",
     "guard",
     "next_prompt",
     "audit_prompt",
     "on_transition",
+    "permit",
 ];
+
+/// The keys a case's `input` may have.
+const INPUT_KEYS: [&str; 6] = ["ctx", "output", "evidence", "tool", "input", "role"];
 
 /// Why a case failed, and where, when the failure has a place of its own (a hook's error).
 pub(super) struct Failure {
@@ -88,9 +92,10 @@ pub(super) fn run(host: &PolicyHost, case: &Table) -> Result<(), Failure> {
         for pair in input.pairs::<Value, Value>() {
             let (key, _) = pair.map_err(|e| e.to_string())?;
             let key = key.to_string().unwrap_or_default();
-            if !["ctx", "output", "evidence"].contains(&key.as_str()) {
+            if !INPUT_KEYS.contains(&key.as_str()) {
                 return Err(format!(
-                    "unknown key `{key}` in input; use ctx, output (verdict) or evidence (salvage)"
+                    "unknown key `{key}` in input; use ctx, output (verdict), evidence (salvage) \
+                     or tool, input and role (permit)"
                 )
                 .into());
             }
@@ -155,6 +160,15 @@ pub(super) fn run(host: &PolicyHost, case: &Table) -> Result<(), Failure> {
         }
         "next_prompt" => host.next_prompt(&ctx).map(|p| (Answer::Text(p), None)),
         "audit_prompt" => host.audit_prompt(&ctx).map(|p| (Answer::Text(p), None)),
+        "permit" => {
+            let (role, tool, args) = permit_input(input.as_ref())?;
+            // `try_permit`: a failing hook fails the case (or meets `error`) instead of
+            // hiding behind the deny a session would get.
+            host.try_permit(role, &tool, &args, &ctx).map(|d| {
+                let name = if d.allow { "allow" } else { "deny" };
+                (Answer::Text(name.into()), d.reason)
+            })
+        }
         _ => {
             let (from, to) = transition()?;
             host.on_transition(from, to, &ctx)
@@ -186,6 +200,29 @@ pub(super) fn run(host: &PolicyHost, case: &Table) -> Result<(), Failure> {
             Ok(())
         }
     }
+}
+
+/// A permit case's role (default worker), tool name and tool input.
+fn permit_input(input: Option<&Table>) -> Result<(Role, String, serde_json::Value), String> {
+    let Some(input) = input else {
+        return Err("a permit case needs input.tool".to_string());
+    };
+    let tool = string(input, "tool")?.ok_or("a permit case needs input.tool".to_string())?;
+    let role = match string(input, "role")?.as_deref() {
+        None | Some("worker") => Role::Worker,
+        Some("auditor") => Role::Auditor,
+        Some(other) => {
+            return Err(format!(
+                "input.role = {other:?}; use \"worker\" or \"auditor\""
+            ));
+        }
+    };
+    let args: Value = input.raw_get("input").map_err(|e| e.to_string())?;
+    let args = match args {
+        Value::Nil => serde_json::Value::Object(Default::default()),
+        other => to_json(&other, 0).map_err(|e| format!("input.input: {e}"))?,
+    };
+    Ok((role, tool, args))
 }
 
 fn reason_note(reason: &Option<String>) -> String {

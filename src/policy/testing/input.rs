@@ -50,7 +50,7 @@ pub(super) fn overlay<T: Serialize + DeserializeOwned>(
 
 /// A Lua value as JSON: a table is an array when all its keys are `1..n` (so `{}` is an empty
 /// list), an object otherwise.
-fn to_json(value: &Value, depth: usize) -> Result<J, String> {
+pub(super) fn to_json(value: &Value, depth: usize) -> Result<J, String> {
     Ok(match value {
         Value::Nil => J::Null,
         Value::Boolean(b) => J::Bool(*b),

@@ -1,8 +1,11 @@
 //! The policies in `policies/` behave as their comments say.
 
-use super::super::{GuardOutcome, PolicyHost, PolicyOptions, default_salvage, parse_verdict};
+use super::super::{
+    FILE_EDIT_TOOLS, GuardOutcome, PolicyHost, PolicyOptions, default_permit, default_salvage,
+    parse_verdict,
+};
 use super::full_ctx;
-use crate::executor::{Evidence, StopReason};
+use crate::executor::{Evidence, Role, StopReason};
 use crate::machine::{Salvage, SessionState as S, Verdict};
 use std::path::Path;
 
@@ -52,6 +55,23 @@ fn default_lua_matches_the_builtins() {
             default_salvage(&ev),
             "{reason} {files}"
         );
+    }
+    assert_eq!(
+        h.continue_conversation(),
+        PolicyHost::builtin().continue_conversation()
+    );
+    for role in [Role::Worker, Role::Auditor] {
+        for tool in FILE_EDIT_TOOLS
+            .iter()
+            .chain(&["Bash", "Read", "command_execution", "x"])
+        {
+            let input = serde_json::json!({ "command": "ls" });
+            assert_eq!(
+                h.permit(role, tool, &input, &ctx).unwrap(),
+                default_permit(role, tool),
+                "{role:?} {tool}"
+            );
+        }
     }
 }
 
