@@ -306,9 +306,17 @@ fn decision(d: &DecisionRecord) -> String {
         DecisionResult::Guard(GuardOutcome::Veto(why)) => format!("VETO: {why}"),
         DecisionResult::Prompt(p) => format!("prompt ({} bytes)", p.len()),
         DecisionResult::Observed => "ok".into(),
+        DecisionResult::Permit(p) => {
+            let word = if p.allow { "allow" } else { "DENY" };
+            format!("{word}{}", reason(&p.reason))
+        }
         DecisionResult::Error { message, kind } => format!("error ({kind}): {message}"),
     };
-    format!("{key}{builtin} -> {answer}")
+    let tool = match &d.input {
+        oneshot::store::DecisionInput::Permit { tool, .. } => format!(" {tool}"),
+        _ => String::new(),
+    };
+    format!("{key}{tool}{builtin} -> {answer}")
 }
 
 /// RFC 3339 with milliseconds, UTC.

@@ -73,6 +73,22 @@ impl Engine {
                     };
                     queue.push_back(Event::Fenced(what));
                 }
+                Effect::Permit {
+                    request_id,
+                    allow,
+                    reason,
+                    input,
+                } => {
+                    if let Some(p) = self.process.as_mut() {
+                        let line = crate::agent::claude_input::permission(
+                            &request_id,
+                            allow,
+                            reason.as_deref(),
+                            &input,
+                        );
+                        p.supervised.input(line);
+                    }
+                }
                 Effect::Report(report) => observer.update(self.update(report)),
                 Effect::Finish(o) => outcome = Some(o),
             }

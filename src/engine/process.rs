@@ -236,8 +236,8 @@ impl Proc {
     }
 
     /// Acts on what the agent's reader saw: progress resets the inactivity clock; the agent's
-    /// session id goes to the core; a finished Claude turn closes its input (Claude exits at
-    /// the end of its input); permission questions are answered.
+    /// session id goes to the core, and so do permission questions (the policy answers); a
+    /// finished Claude turn closes its input (Claude exits at the end of its input).
     fn seen(&mut self, seen: Seen, queue: &mut VecDeque<Event>) {
         if seen.progress {
             self.last_output = Instant::now();
@@ -246,9 +246,11 @@ impl Proc {
             queue.push_back(Event::AgentSession(id));
         }
         for (request_id, tool, input) in seen.permissions {
-            let _ = &tool;
-            self.supervised
-                .input(claude_input::permission(&request_id, true, None, &input));
+            queue.push_back(Event::PermissionAsked {
+                request_id,
+                tool,
+                input,
+            });
         }
         if seen.finished {
             self.supervised.close_input();

@@ -60,6 +60,8 @@ pub(crate) fn describe(result: &DecisionResult, reasons: bool) -> String {
         DecisionResult::Guard(GuardOutcome::Veto(why)) => shorten(&format!("deny: {why}")),
         DecisionResult::Prompt(p) => shorten(p),
         DecisionResult::Observed => "ok".to_string(),
+        DecisionResult::Permit(p) if p.allow => with("allow", &p.reason),
+        DecisionResult::Permit(p) => with("deny", &p.reason),
         DecisionResult::Error { message, .. } => shorten(&format!("error: {message}")),
     }
 }

@@ -86,5 +86,11 @@ fn ask(judge: &mut dyn Decide, input: &DecisionInput) -> Result<DecisionResult, 
             judge.on_transition(*from, *to, ctx).result?;
             DecisionResult::Observed
         }
+        DecisionInput::Permit {
+            role,
+            tool,
+            input,
+            ctx,
+        } => DecisionResult::Permit(judge.permit(*role, tool, input, ctx).result?),
     })
 }

@@ -30,6 +30,26 @@ impl Step<'_> {
         self.process(role, ProcessEvent::AgentFailed { failure });
     }
 
+    /// The running agent asks to use a tool: the policy's `permit` answers (a failed hook
+    /// denies).
+    pub(super) fn permission(
+        &mut self,
+        request_id: String,
+        tool: String,
+        input: serde_json::Value,
+    ) {
+        let Some(role) = self.running_role() else {
+            return self.unexpected("a tool-permission request");
+        };
+        let answer = self.ask_permit(role, &tool, &input);
+        self.out.push(super::Effect::Permit {
+            request_id,
+            allow: answer.allow,
+            reason: answer.reason,
+            input,
+        });
+    }
+
     /// The role whose process runs now (started, not yet exited).
     fn running_role(&self) -> Option<crate::executor::Role> {
         let run = self.s.phase.run()?;

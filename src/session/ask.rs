@@ -62,6 +62,37 @@ impl Step<'_> {
         })
     }
 
+    /// May `role`'s agent use `tool`? The hook's answer, or a deny when the hook failed
+    /// (permit fails closed), with the failure said.
+    pub(super) fn ask_permit(
+        &mut self,
+        role: crate::executor::Role,
+        tool: &str,
+        input: &serde_json::Value,
+    ) -> crate::policy::PermitDecision {
+        let ctx = self.s.hook_ctx(self.now);
+        let answer = self.d.permit(role, tool, input, &ctx);
+        let recorded = DecisionInput::Permit {
+            role,
+            tool: tool.to_string(),
+            input: input.clone(),
+            ctx: Arc::new(ctx),
+        };
+        match self.decided("permit", recorded, answer, |p| {
+            DecisionResult::Permit(p.clone())
+        }) {
+            Ok(p) => p,
+            Err(e) => {
+                let reason = format!(
+                    "denied because the permit policy failed: {} (permit fails closed)",
+                    e.message
+                );
+                self.warn(&format!("{tool}: {reason}"));
+                crate::policy::PermitDecision::deny(reason)
+            }
+        }
+    }
+
     pub(super) fn ask_audit_prompt(&mut self) -> Result<String, HookError> {
         let ctx = self.s.hook_ctx(self.now);
         let answer = self.d.audit_prompt(&ctx);

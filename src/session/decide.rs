@@ -9,8 +9,8 @@ use crate::executor::Evidence;
 use crate::machine::SessionState;
 use crate::pipeline::Redactor;
 use crate::policy::{
-    FailMode, GuardOutcome, HookCtx, Limits, PolicyError, PolicyHost, SalvageDecision,
-    VerdictDecision,
+    FailMode, GuardOutcome, HookCtx, Limits, PermitDecision, PolicyError, PolicyHost,
+    SalvageDecision, VerdictDecision,
 };
 use std::borrow::Cow;
 use std::time::Instant;
@@ -115,6 +115,19 @@ pub trait Decide {
     fn audit_prompt(&mut self, ctx: &HookCtx) -> Answer<String>;
     /// Tells the observer about a transition that happened.
     fn on_transition(&mut self, from: SessionState, to: SessionState, ctx: &HookCtx) -> Answer<()>;
+    /// Whether `role`'s agent may use `tool` with `input`. A failed hook is an `Err` here; the
+    /// core denies (permit fails closed).
+    fn permit(
+        &mut self,
+        role: crate::executor::Role,
+        tool: &str,
+        input: &serde_json::Value,
+        ctx: &HookCtx,
+    ) -> Answer<PermitDecision>;
+    /// Whether the next worker iteration continues the worker agent's own conversation.
+    fn continue_conversation(&self) -> bool {
+        true
+    }
 }
 
 /// Answers from one loaded policy generation, redacting with `redactor`.
@@ -225,5 +238,24 @@ impl Decide for PolicyJudge<'_> {
 
     fn on_transition(&mut self, from: SessionState, to: SessionState, ctx: &HookCtx) -> Answer<()> {
         self.ask("on_transition", |h| h.on_transition(from, to, ctx))
+    }
+
+    fn permit(
+        &mut self,
+        role: crate::executor::Role,
+        tool: &str,
+        input: &serde_json::Value,
+        ctx: &HookCtx,
+    ) -> Answer<PermitDecision> {
+        self.ask("permit", |h| {
+            h.try_permit(role, tool, input, ctx).map(|mut p| {
+                p.reason = p.reason.map(|r| cap(r, MAX_HOOK_TEXT));
+                p
+            })
+        })
+    }
+
+    fn continue_conversation(&self) -> bool {
+        self.host.continue_conversation()
     }
 }

@@ -48,6 +48,17 @@ pub enum Effect {
         /// Time between SIGTERM and SIGKILL.
         grace: Duration,
     },
+    /// Answer the running agent's tool-permission request.
+    Permit {
+        /// The request's id.
+        request_id: String,
+        /// The answer.
+        allow: bool,
+        /// Why (shown to the model on a deny).
+        reason: Option<String>,
+        /// The tool's input, given back with an allow.
+        input: serde_json::Value,
+    },
     /// Tell the user.
     Report(Report),
     /// Driving is over for now: a terminal state, a pause, or nothing left to do.

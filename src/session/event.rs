@@ -43,6 +43,16 @@ pub enum Event {
     /// The running agent named its own session (Claude session, Codex thread): journaled, so
     /// the next iteration can continue it.
     AgentSession(String),
+    /// The running agent asks whether it may use a tool (Claude's `can_use_tool`); the
+    /// answer is an [`Effect::Permit`](super::Effect::Permit).
+    PermissionAsked {
+        /// The id the answer must name.
+        request_id: String,
+        /// The tool.
+        tool: String,
+        /// The tool's input.
+        input: serde_json::Value,
+    },
     /// The running agent reported that its run failed; its exit follows.
     AgentFailed(super::AgentFailure),
     /// A new policy generation was swapped in: the core records it and applies its limits.

@@ -70,6 +70,11 @@ impl Step<'_> {
             }
             Event::AgentSession(id) => self.agent_session(id),
             Event::AgentFailed(failure) => self.agent_failed(failure),
+            Event::PermissionAsked {
+                request_id,
+                tool,
+                input,
+            } => self.permission(request_id, tool, input),
         }
     }
 
@@ -442,8 +447,8 @@ impl Step<'_> {
         // The worker continues its own conversation, so the critique arrives in context; an
         // audit starts fresh, to judge the work rather than its story.
         let resume = match role {
-            Role::Worker => self.s.agents.worker_session.clone(),
-            Role::Auditor => None,
+            Role::Worker if self.d.continue_conversation() => self.s.agents.worker_session.clone(),
+            _ => None,
         };
         self.out.push(Effect::Spawn(super::Spawn {
             role,

@@ -243,3 +243,70 @@ fn aider_worker_edits_and_its_401_is_read_from_its_words() {
     assert_eq!(s["state"], "FAILED", "{s:#}");
     let _ = find;
 }
+
+/// The policy's `permit` hook answers Claude's tool requests: `rm -rf` is denied (the command
+/// never runs, the model reads the reason), another Bash call is allowed; both decisions are in
+/// the log.
+#[test]
+fn permit_denies_a_claude_bash_call_and_the_model_sees_why() {
+    let sb = Sandbox::new();
+    std::fs::write(sb.work().join("keep.txt"), "keep\n").unwrap();
+    let policy = sb.tmp.path().join("guard.lua");
+    std::fs::write(
+        &policy,
+        r#"return {
+  permit = function(tool, input, ctx)
+    if tool == "Bash" and input.command:find("rm -rf", 1, true) then
+      return "deny", "no rm -rf here zq31"
+    end
+    return "allow"
+  end,
+}"#,
+    )
+    .unwrap();
+    let model = FakeModel::with([
+        Reply::Bash("rm -rf keep.txt".into()),
+        Reply::Bash("echo allowed > ok.txt".into()),
+        Reply::Text("done".into()),
+    ]);
+    let Some(claude) = super::claude::claude(&sb, &model) else {
+        return;
+    };
+    let mut c = oneshot(&sb, &[&claude]);
+    c.args(["--worker", "claude", "--auditor-cmd", "echo VERDICT: done"])
+        .arg("--policy")
+        .arg(&policy)
+        .arg("clean up");
+    let r = run(c, LIMIT);
+    assert_eq!(r.code(), Some(0), "{}", r.dump());
+    assert!(
+        sb.work().join("keep.txt").exists(),
+        "the denied command never ran"
+    );
+    assert_eq!(
+        std::fs::read_to_string(sb.work().join("ok.txt")).unwrap(),
+        "allowed\n"
+    );
+    let reqs = model.model_requests();
+    assert!(
+        reqs[1].body_text().contains("no rm -rf here zq31"),
+        "the model sees the denial"
+    );
+    let dir = sb.tmp.path().join("state/sessions");
+    let session = std::fs::read_dir(&dir)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let log = std::fs::read_to_string(session.join("oneshot-log.json")).unwrap();
+    let permits: Vec<Value> = log
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|v| v["type"] == "decision" && v["hook"] == "permit")
+        .collect();
+    assert_eq!(permits.len(), 2, "{log}");
+    assert_eq!(permits[0]["result"]["allow"], false);
+    assert_eq!(permits[0]["input"]["tool"], "Bash");
+    assert_eq!(permits[1]["result"]["allow"], true);
+}

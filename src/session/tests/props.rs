@@ -116,6 +116,19 @@ impl Decide for Chaos {
             _ => Ok(()),
         })
     }
+    fn permit(
+        &mut self,
+        _: crate::executor::Role,
+        _: &str,
+        _: &serde_json::Value,
+        _: &HookCtx,
+    ) -> Answer<crate::policy::PermitDecision> {
+        Chaos::answer(match self.next() % 3 {
+            0 => Ok(crate::policy::PermitDecision::allow()),
+            1 => Ok(crate::policy::PermitDecision::deny("no")),
+            _ => Err(Chaos::fail("permit")),
+        })
+    }
 }
 
 /// An input: an event, the answer the core waits for (so runs get far, not only stray events),
@@ -152,6 +165,14 @@ fn any_input() -> impl Strategy<Value = Input> {
         }),
         1 => Just(Input::Event(Event::Fenced("gone".into()))),
         1 => Just(Input::Event(Event::PolicyChanged)),
+        1 => "[a-z]{1,4}".prop_map(|id| Input::Event(Event::AgentSession(id))),
+        1 => proptest::sample::select(vec![crate::agent::ErrorKind::Auth, crate::agent::ErrorKind::Server])
+            .prop_map(|kind| Input::Event(Event::AgentFailed(crate::session::AgentFailure {
+                agent: crate::agent::AgentKind::Claude, kind, status: None, message: "boom".into(),
+            }))),
+        1 => Just(Input::Event(Event::PermissionAsked {
+            request_id: "r".into(), tool: "Bash".into(), input: serde_json::json!({"command": "ls"}),
+        })),
         1 => Just(Input::Restart),
         12 => (any::<bool>(), 0..3i32).prop_map(|(fail, code)| Input::Respond { fail: fail && code == 2, code }),
     ]

@@ -24,17 +24,20 @@ pub enum Hook {
     AuditPrompt,
     /// `on_transition(from, to, ctx)`: the observer.
     OnTransition,
+    /// `permit(tool, input, ctx, role)`: may the agent use this tool.
+    Permit,
 }
 
 impl Hook {
     /// Every hook, in the order `docs/log-format.md` lists them.
-    pub const ALL: [Hook; 6] = [
+    pub const ALL: [Hook; 7] = [
         Hook::Verdict,
         Hook::Salvage,
         Hook::Guard,
         Hook::NextPrompt,
         Hook::AuditPrompt,
         Hook::OnTransition,
+        Hook::Permit,
     ];
 
     /// The name used in the log (`"next_prompt"`).
@@ -46,6 +49,7 @@ impl Hook {
             Hook::NextPrompt => "next_prompt",
             Hook::AuditPrompt => "audit_prompt",
             Hook::OnTransition => "on_transition",
+            Hook::Permit => "permit",
         }
     }
 }
@@ -101,6 +105,17 @@ pub enum DecisionInput {
         /// The context.
         ctx: Arc<HookCtx>,
     },
+    /// `permit`: the tool request.
+    Permit {
+        /// The role whose agent asks.
+        role: crate::executor::Role,
+        /// The tool.
+        tool: String,
+        /// The tool's input.
+        input: Value,
+        /// The context.
+        ctx: Arc<HookCtx>,
+    },
 }
 
 impl DecisionInput {
@@ -112,7 +127,8 @@ impl DecisionInput {
             | DecisionInput::Guard { ctx, .. }
             | DecisionInput::NextPrompt { ctx }
             | DecisionInput::AuditPrompt { ctx }
-            | DecisionInput::OnTransition { ctx, .. } => ctx,
+            | DecisionInput::OnTransition { ctx, .. }
+            | DecisionInput::Permit { ctx, .. } => ctx,
         }
     }
 
@@ -125,6 +141,7 @@ impl DecisionInput {
             DecisionInput::NextPrompt { .. } => Hook::NextPrompt,
             DecisionInput::AuditPrompt { .. } => Hook::AuditPrompt,
             DecisionInput::OnTransition { .. } => Hook::OnTransition,
+            DecisionInput::Permit { .. } => Hook::Permit,
         }
     }
 
@@ -143,6 +160,12 @@ impl DecisionInput {
             DecisionInput::NextPrompt { ctx: c } | DecisionInput::AuditPrompt { ctx: c } => {
                 json!({"ctx": ctx(c)})
             }
+            DecisionInput::Permit {
+                role,
+                tool,
+                input,
+                ctx: c,
+            } => json!({"role": role, "tool": tool, "input": input, "ctx": ctx(c)}),
         }
     }
 
@@ -187,6 +210,12 @@ impl DecisionInput {
                 to: field(input, "to")?,
                 ctx,
             },
+            Hook::Permit => DecisionInput::Permit {
+                role: field(input, "role")?,
+                tool: field(input, "tool")?,
+                input: input.get("input").cloned().unwrap_or(Value::Null),
+                ctx,
+            },
         })
     }
 }
@@ -204,6 +233,8 @@ pub enum DecisionResult {
     Prompt(String),
     /// `on_transition` returned (its values are ignored).
     Observed,
+    /// `permit`.
+    Permit(crate::policy::PermitDecision),
     /// The hook failed.
     Error {
         /// The message, with `file:line` where Lua knew it.
@@ -232,6 +263,7 @@ impl DecisionResult {
             }
             DecisionResult::Prompt(p) => json!({"prompt": p}),
             DecisionResult::Observed => json!({}),
+            DecisionResult::Permit(p) => json!({"allow": p.allow, "reason": p.reason}),
             DecisionResult::Error { message, kind } => {
                 json!({"error": message, "error_kind": kind})
             }
@@ -304,6 +336,18 @@ impl DecisionResult {
                 DecisionResult::Prompt(R::deserialize(result).map_err(bad)?.prompt)
             }
             Hook::OnTransition => DecisionResult::Observed,
+            Hook::Permit => {
+                #[derive(Deserialize)]
+                struct R {
+                    allow: bool,
+                    reason: Option<String>,
+                }
+                let r = R::deserialize(result).map_err(bad)?;
+                DecisionResult::Permit(crate::policy::PermitDecision {
+                    allow: r.allow,
+                    reason: r.reason,
+                })
+            }
         })
     }
 }
