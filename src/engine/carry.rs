@@ -31,8 +31,15 @@ impl Engine {
                 Effect::Snapshot => self.snapshot_workdir(observer)?,
                 Effect::Spawn(spawn) => {
                     self.persist()?;
+                    let cut_short = if spawn.delay.is_zero() {
+                        None
+                    } else {
+                        self.back_off(spawn.delay, observer).await?
+                    };
                     let event = self.spawn(spawn, observer)?;
                     queue.push_back(event);
+                    // After the start, so the core stops the process it now knows about.
+                    queue.extend(cut_short);
                 }
                 Effect::Stop { grace } => {
                     self.persist()?;
@@ -118,6 +125,25 @@ impl Engine {
             self.log.sync().map_err(|e| self.log_error(e))?;
         }
         Ok(())
+    }
+
+    /// Waits out a retry's backoff. An interrupt ends the wait and is returned, for the core
+    /// to stop the run that starts next (the same path as any interrupt).
+    async fn back_off(
+        &mut self,
+        delay: std::time::Duration,
+        observer: &mut dyn Observer,
+    ) -> Result<Option<Event>, EngineError> {
+        self.durable()?;
+        self.report_status(observer);
+        Ok(tokio::select! {
+            _ = tokio::time::sleep(delay) => None,
+            ask = self.interrupts.recv() => match ask {
+                Some(super::interrupt::Ask::Stop) => Some(Event::Interrupt),
+                Some(super::interrupt::Ask::Kill) => Some(Event::Kill),
+                None => None,
+            },
+        })
     }
 
     fn control(&mut self, c: Control) {

@@ -1,8 +1,11 @@
 //! What an agent tells the session while it runs, beyond its output: its own session id, and
 //! that its run failed.
 
-use super::AgentFailure;
+use super::phase::{Phase, Run};
 use super::step::Step;
+use super::{AgentFailure, Reason};
+use crate::executor::Role;
+use crate::machine::Trigger;
 use crate::store::ProcessEvent;
 
 impl Step<'_> {
@@ -48,6 +51,51 @@ impl Step<'_> {
             reason: answer.reason,
             input,
         });
+    }
+
+    /// A transient provider failure ended the run: run it again after the backoff of
+    /// `limits.retry`, or, with the retries spent, fail with the provider's error.
+    pub(super) fn retry_or_fail(&mut self, role: Role, mut failure: AgentFailure) {
+        let retry = self.limits().retry;
+        let attempt = self.s.phase.run().map_or(0, |r| r.attempt);
+        if attempt < retry.attempts {
+            let next = attempt + 1;
+            let delay = retry.delay(next);
+            let status = failure.status.map(|s| format!(" {s}")).unwrap_or_default();
+            self.note(&format!(
+                "the {role} ({}) hit a transient provider failure ({}{status}): {}; retry {next} \
+                 of {} in {}",
+                failure.agent,
+                failure.kind.as_str(),
+                failure.message,
+                retry.attempts,
+                humantime::format_duration(delay)
+            ));
+            if let Some(run) = self.s.phase.run_mut() {
+                *run = Run {
+                    attempt: next,
+                    ..Run::default()
+                };
+            }
+            self.journal();
+            return self.spawn();
+        }
+        if attempt > 0 {
+            failure.message = format!(
+                "{} (still failing after {attempt} retr{})",
+                failure.message,
+                if attempt == 1 { "y" } else { "ies" }
+            );
+        }
+        // A worker's run otherwise goes to recovery; there is nothing to salvage from a
+        // provider that never answered, and the error is what the user needs to see.
+        let trigger = match role {
+            Role::Worker => Trigger::Abort,
+            Role::Auditor => Trigger::ExitedErr,
+        };
+        let reason = Some(Reason::AgentFailed { role, failure });
+        self.transition(trigger, Phase::Failed, reason);
+        self.advance();
     }
 
     /// The role whose process runs now (started, not yet exited).

@@ -80,6 +80,9 @@ pub struct Spawn {
     pub wall_timeout: Option<Duration>,
     /// The agent session to continue (the worker's own conversation), when there is one.
     pub resume: Option<String>,
+    /// Wait this long before starting it: the backoff of a retry after a transient provider
+    /// failure (zero otherwise). An interrupt cuts the wait short.
+    pub delay: Duration,
 }
 
 /// Something for the user, as it happens.

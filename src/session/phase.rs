@@ -48,6 +48,13 @@ pub struct Run {
     /// The failure the agent reported before it exited, if it did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure: Option<super::AgentFailure>,
+    /// Which retry of a transient provider failure this run is (0: the first try).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub attempt: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// How a process ended, as far as the operating system says.
@@ -198,6 +205,7 @@ mod tests {
                 stopping: Some(StopReason::InactivityTimeout),
                 exited: None,
                 failure: None,
+                attempt: 2,
             }),
             Phase::AuditPending,
             Phase::AuditorExecuting(AuditRun {

@@ -154,7 +154,7 @@ impl Step<'_> {
 
     /// The limits in force: the answering policy's, with the session's overrides applied
     /// (the only place they are).
-    fn limits(&self) -> crate::policy::Limits {
+    pub(super) fn limits(&self) -> crate::policy::Limits {
         self.s.settings.limits.apply(self.d.limits())
     }
 
@@ -268,6 +268,11 @@ impl Step<'_> {
                 // salvage nothing and retry with the same refused key.
                 self.transition(Trigger::Abort, Phase::Failed, reason);
                 self.advance();
+            }
+            // A provider that may recover (5xx, 529, 429, a cut stream): the same run again
+            // after a backoff, while the policy's limits.retry allows.
+            (_, None) if failure.as_ref().is_some_and(|f| f.kind.is_transient()) => {
+                self.retry_or_fail(role, failure.expect("checked"));
             }
             (Role::Worker, stopping) => {
                 // An agent that reported a failure failed, whatever its exit code (Aider exits
@@ -431,17 +436,27 @@ impl Step<'_> {
 
     /// Asks for the executing phase's process (after the transition that entered it was
     /// journaled).
-    fn spawn(&mut self) {
+    pub(super) fn spawn(&mut self) {
         let Some(role) = self.s.phase.role() else {
             return;
         };
         let limits = self.limits();
+        let attempt = self.s.phase.run().map_or(0, |r| r.attempt);
         let (prompt, wall_timeout) = match &self.s.phase {
             Phase::AuditorExecuting(a) => (a.prompt.clone(), limits.auditor_timeout),
             _ => {
-                self.out.push(Effect::Snapshot);
+                // A retry keeps the first try's snapshot: what the failed try changed is part
+                // of this iteration's work.
+                if attempt == 0 {
+                    self.out.push(Effect::Snapshot);
+                }
                 (self.s.worker_prompt.clone(), limits.worker_timeout)
             }
+        };
+        let delay = if attempt == 0 {
+            std::time::Duration::ZERO
+        } else {
+            limits.retry.delay(attempt)
         };
         self.s.awaiting = Some(Awaiting::Spawn);
         // The worker continues its own conversation, so the critique arrives in context; an
@@ -457,6 +472,7 @@ impl Step<'_> {
             inactivity_timeout: limits.inactivity_timeout,
             wall_timeout,
             resume,
+            delay,
         }));
     }
 
@@ -592,7 +608,7 @@ impl Step<'_> {
         self.out.push(Effect::Report(Report::Warning(message)));
     }
 
-    fn note(&mut self, message: &str) {
+    pub(super) fn note(&mut self, message: &str) {
         let record = Record::Note(Message {
             ts: self.now,
             message: message.to_string(),

@@ -310,3 +310,40 @@ fn permit_denies_a_claude_bash_call_and_the_model_sees_why() {
     assert_eq!(permits[0]["input"]["tool"], "Bash");
     assert_eq!(permits[1]["result"]["allow"], true);
 }
+
+/// A provider that fails with 500 (Claude gives up after its own retry) is retried by oneshot
+/// after the policy's backoff; the next try succeeds and the session completes.
+#[test]
+fn a_500_is_retried_with_backoff_then_succeeds() {
+    let sb = Sandbox::new();
+    let policy = sb.tmp.path().join("retry.lua");
+    std::fs::write(
+        &policy,
+        r#"return { limits = { retry = { attempts = 2, initial_delay = "300ms" } } }"#,
+    )
+    .unwrap();
+    let model = FakeModel::with([
+        Reply::Status(500),
+        Reply::Status(500),
+        Reply::Text("recovered zq41".into()),
+    ]);
+    let Some(claude) = super::claude::claude(&sb, &model) else {
+        return;
+    };
+    let mut c = oneshot(&sb, &[&claude]);
+    c.args(["--worker", "claude", "--auditor-cmd", "echo VERDICT: done"])
+        .arg("--policy")
+        .arg(&policy)
+        .arg("try hard");
+    let r = run(c, LIMIT);
+    assert_eq!(r.code(), Some(0), "{}", r.dump());
+    let s = state(&sb);
+    assert_eq!(s["state"], "COMPLETED", "{s:#}");
+    assert_eq!(s["iteration_count"], 1, "a retry costs no iteration");
+    assert_eq!(model.model_requests().len(), 3);
+    assert!(
+        r.stderr.contains("transient provider failure") || r.stdout.contains("transient"),
+        "{}",
+        r.dump()
+    );
+}

@@ -1,6 +1,7 @@
 //! The decision core under test: every seed path, and a property test over random events and
 //! policy answers.
 
+mod agents;
 mod caps;
 mod paths;
 mod props;

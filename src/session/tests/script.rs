@@ -24,6 +24,10 @@ pub(crate) enum Run {
     SpawnFails,
     /// Starts, then oneshot dies: the driver stops right there, as a `kill -9` would.
     OneshotDies,
+    /// An agent that names its session, reports a provider failure of this kind, exits 1.
+    AgentFails(crate::agent::ErrorKind),
+    /// An agent that names its session `sid`, prints `output`, exits 0.
+    Agent(&'static str, &'static str),
 }
 
 /// A session driven through scripted runs.
@@ -169,6 +173,18 @@ impl Driver {
                 self.step(started);
                 return None;
             }
+            Run::AgentFails(kind) => vec![
+                started,
+                Event::AgentSession("sid-failing".into()),
+                Event::AgentFailed(crate::session::AgentFailure {
+                    agent: crate::agent::AgentKind::Claude,
+                    kind,
+                    status: None,
+                    message: "the provider said no".into(),
+                }),
+                exit(1, "API error"),
+            ],
+            Run::Agent(sid, out) => vec![started, Event::AgentSession(sid.into()), exit(0, out)],
         })
     }
 

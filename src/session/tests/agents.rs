@@ -1,0 +1,178 @@
+//! What agents add to the session's paths: their own sessions continued, provider failures
+//! retried with backoff or failed fast, tool requests answered by `permit`.
+
+use super::script::{Driver, Run, policy};
+use crate::agent::ErrorKind;
+use crate::executor::Role;
+use crate::machine::SessionState as S;
+use crate::policy::PolicyHost;
+use crate::session::{Effect, Event, Reason};
+use std::time::Duration;
+
+const DONE: &str = "VERDICT: DONE";
+const RETRY: &str = "VERDICT: RETRY\nREASON: not yet";
+
+const RETRY_TWICE: &str =
+    r#"return { limits = { retry = { attempts = 2, initial_delay = "1s", factor = 3 } } }"#;
+
+fn spawns(d: &Driver) -> Vec<crate::session::Spawn> {
+    d.steps
+        .iter()
+        .flatten()
+        .filter_map(|e| match e {
+            Effect::Spawn(s) => Some(s.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn transient_failures_are_retried_with_backoff_in_the_same_iteration() {
+    let runs = [
+        Run::AgentFails(ErrorKind::Server),
+        Run::AgentFails(ErrorKind::Overloaded),
+        Run::Exit(0, "fixed"),
+        Run::Exit(0, DONE),
+    ];
+    let mut d = Driver::new(policy(RETRY_TWICE), "fix it", runs);
+    d.run().unwrap();
+    assert_eq!(d.session.state(), S::Completed);
+    assert_eq!(d.session.iteration, 1, "a retry costs no iteration");
+    let delays: Vec<Duration> = spawns(&d).iter().map(|s| s.delay).collect();
+    assert_eq!(
+        delays,
+        [
+            Duration::ZERO,
+            Duration::from_secs(1),
+            Duration::from_secs(3),
+            Duration::ZERO
+        ]
+    );
+    let snapshots = d
+        .steps
+        .iter()
+        .flatten()
+        .filter(|e| **e == Effect::Snapshot)
+        .count();
+    assert_eq!(snapshots, 1, "a retry keeps the first try's snapshot");
+}
+
+#[test]
+fn exhausted_retries_fail_with_the_providers_error() {
+    let runs = [
+        Run::AgentFails(ErrorKind::Server),
+        Run::AgentFails(ErrorKind::Server),
+        Run::AgentFails(ErrorKind::Server),
+    ];
+    let mut d = Driver::new(policy(RETRY_TWICE), "fix it", runs);
+    d.run().unwrap();
+    assert_eq!(d.session.state(), S::Failed);
+    let Some(Reason::AgentFailed { role, failure }) = d.session.last_reason().cloned() else {
+        panic!("{:?}", d.session.last_reason());
+    };
+    assert_eq!(role, Role::Worker);
+    assert!(
+        failure.message.contains("after 2 retries"),
+        "{}",
+        failure.message
+    );
+    assert_eq!(d.session.last_reason().unwrap().code(), "agent_failed");
+}
+
+#[test]
+fn refused_credentials_fail_at_once() {
+    let mut d = Driver::new(
+        PolicyHost::builtin(),
+        "fix it",
+        [Run::AgentFails(ErrorKind::Auth)],
+    );
+    d.run().unwrap();
+    assert_eq!(d.session.state(), S::Failed);
+    assert_eq!(spawns(&d).len(), 1, "never retried");
+    let reason = d.session.last_reason().unwrap();
+    assert_eq!(reason.code(), "agent_auth_failed");
+    assert!(reason.to_string().contains("ANTHROPIC_API_KEY"), "{reason}");
+}
+
+#[test]
+fn an_auditor_that_keeps_failing_fails_the_session() {
+    let runs = [
+        Run::Exit(0, "fixed"),
+        Run::AgentFails(ErrorKind::RateLimit),
+        Run::AgentFails(ErrorKind::RateLimit),
+        Run::AgentFails(ErrorKind::RateLimit),
+    ];
+    let mut d = Driver::new(policy(RETRY_TWICE), "fix it", runs);
+    d.run().unwrap();
+    assert_eq!(d.session.state(), S::Failed);
+    assert!(matches!(
+        d.session.last_reason(),
+        Some(Reason::AgentFailed {
+            role: Role::Auditor,
+            ..
+        })
+    ));
+}
+
+#[test]
+fn the_next_iteration_continues_the_workers_own_session() {
+    let runs = [
+        Run::Agent("sid-1", "first try"),
+        Run::Exit(0, RETRY),
+        Run::Agent("sid-1", "second try"),
+        Run::Exit(0, DONE),
+    ];
+    let mut d = Driver::new(PolicyHost::builtin(), "fix it", runs);
+    d.run().unwrap();
+    assert_eq!(d.session.agents.worker_session.as_deref(), Some("sid-1"));
+    let resumes: Vec<Option<String>> = spawns(&d).into_iter().map(|s| s.resume).collect();
+    assert_eq!(resumes, [None, None, Some("sid-1".into()), None]);
+
+    let off = policy("return { continue_conversation = false }");
+    let runs = [
+        Run::Agent("sid-1", "first try"),
+        Run::Exit(0, RETRY),
+        Run::Agent("sid-2", "second try"),
+        Run::Exit(0, DONE),
+    ];
+    let mut d = Driver::new(off, "fix it", runs);
+    d.run().unwrap();
+    assert!(spawns(&d).iter().all(|s| s.resume.is_none()));
+}
+
+#[test]
+fn tool_requests_are_answered_by_permit_and_fail_closed() {
+    let deny_rm = policy(
+        r#"return { permit = function(tool, input, ctx)
+             if input.command == "boom" then error("broken") end
+             if input.command == "rm -rf /" then return "deny", "no" end
+             return "allow"
+           end }"#,
+    );
+    let mut d = Driver::new(deny_rm, "fix it", []);
+    d.step(Event::Start);
+    d.step(Event::Spawned(crate::executor::ProcessIdentity {
+        pid: 9,
+        pgid: 9,
+        start_time: None,
+    }));
+    let answer = |d: &mut Driver, command: &str| {
+        let effects = d.step(Event::PermissionAsked {
+            request_id: "r1".into(),
+            tool: "Bash".into(),
+            input: serde_json::json!({ "command": command }),
+        });
+        effects
+            .into_iter()
+            .find_map(|e| match e {
+                Effect::Permit { allow, reason, .. } => Some((allow, reason)),
+                _ => None,
+            })
+            .expect("an answer")
+    };
+    assert_eq!(answer(&mut d, "ls"), (true, None));
+    assert_eq!(answer(&mut d, "rm -rf /"), (false, Some("no".into())));
+    let (allow, reason) = answer(&mut d, "boom");
+    assert!(!allow, "a failing hook denies");
+    assert!(reason.unwrap().contains("permit fails closed"));
+}
