@@ -40,6 +40,14 @@ pub(super) fn kill(pid: i32, group: bool) {
     }
 }
 
+/// Sends `signal` to the process `pid` alone.
+pub(super) fn kill_with(pid: i32, signal: i32) {
+    // SAFETY: kill(2) on a process this test started; no memory involved.
+    unsafe {
+        libc::kill(pid, signal);
+    }
+}
+
 #[test]
 fn claude_bash_tool_runs_outside_claudes_process_group() {
     // A unique duration marks our tool process among everything else on the machine.

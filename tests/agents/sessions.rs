@@ -347,3 +347,75 @@ fn a_500_is_retried_with_backoff_then_succeeds() {
         r.dump()
     );
 }
+
+/// Starts a Claude worker whose Bash tool runs `sleep` with a marker, waits until the tool
+/// runs, then lets `act` hit oneshot; no process of the marker may survive.
+fn claude_tool_then(act: impl FnOnce(u32), expect_state: Option<&str>) {
+    let marker = format!(
+        "sleep 300.{}{}",
+        std::process::id(),
+        expect_state.is_some() as u8
+    );
+    let sb = Sandbox::new();
+    let model = FakeModel::with([Reply::Bash(marker.clone()), Reply::Text("done".into())]);
+    let Some(claude) = super::claude::claude(&sb, &model) else {
+        return;
+    };
+    let mut c = oneshot(&sb, &[&claude]);
+    c.args([
+        "--worker",
+        "claude",
+        "--auditor-cmd",
+        "echo VERDICT: done",
+        "sleep",
+    ]);
+    std::os::unix::process::CommandExt::process_group(&mut c, 0);
+    let mut child = c.spawn().unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while super::containment::pids_with(&marker).is_empty() {
+        assert!(std::time::Instant::now() < deadline, "the tool never ran");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    act(child.id());
+    let status = child.wait().unwrap();
+    // Whatever is left gets 3 s to go; then it is killed here (so a failure leaks nothing) and
+    // the test fails.
+    let gone = std::time::Instant::now() + Duration::from_secs(3);
+    while !super::containment::pids_with(&marker).is_empty() && std::time::Instant::now() < gone {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let left = super::containment::pids_with(&marker);
+    for pid in &left {
+        super::containment::kill(*pid, false);
+    }
+    assert!(
+        left.is_empty(),
+        "left running: {left:?} (oneshot: {status:?})"
+    );
+    if let Some(state) = expect_state {
+        assert_eq!(state_of(&sb), state);
+    }
+}
+
+fn state_of(sb: &Sandbox) -> String {
+    state(sb)["state"].as_str().unwrap_or_default().to_string()
+}
+
+/// Ctrl-C while Claude's Bash tool runs: the interrupt goes through Claude's control protocol,
+/// the session pauses, and the tool (in a process group of its own) is gone.
+#[test]
+fn ctrl_c_during_a_claude_tool_call_leaves_no_process() {
+    claude_tool_then(
+        |pid| super::containment::kill_with(pid as i32, libc::SIGINT),
+        Some("INTERRUPTED"),
+    );
+}
+
+/// `kill -9` of oneshot while Claude's Bash tool runs `sleep 300`: nothing survives.
+#[test]
+fn kill_9_of_oneshot_during_a_claude_tool_call_leaves_no_process() {
+    claude_tool_then(
+        |pid| super::containment::kill_with(pid as i32, libc::SIGKILL),
+        None,
+    );
+}
