@@ -37,8 +37,15 @@ const CLAUDE_STREAM: [&str; 8] = [
 
 impl AgentSpec {
     /// How to start this agent as `role`; `resume` continues the agent's own earlier session
-    /// (Claude `--resume`, Codex `exec resume`) where the CLI can.
-    pub fn launch(&self, role: Role, resume: Option<&str>) -> Launch {
+    /// (Claude `--resume`, Codex `exec resume`) where the CLI can. An auditor is asked for the
+    /// verdict schema where the CLI takes one (Claude inline; Codex from `schema_file`, which
+    /// must hold [`super::VERDICT_SCHEMA`]).
+    pub fn launch(
+        &self,
+        role: Role,
+        resume: Option<&str>,
+        schema_file: &std::path::Path,
+    ) -> Launch {
         let bin = self.kind.binary().to_string_lossy().into_owned();
         let mut argv = vec![bin];
         let words = |w: &[&str]| w.iter().map(|s| s.to_string()).collect::<Vec<_>>();
@@ -54,6 +61,12 @@ impl AgentSpec {
                 if let Some(id) = resume {
                     argv.extend(["--resume".to_string(), id.to_string()]);
                 }
+                if role == Role::Auditor {
+                    argv.extend([
+                        "--json-schema".to_string(),
+                        super::VERDICT_SCHEMA.to_string(),
+                    ]);
+                }
                 argv.extend(self.args.iter().cloned());
                 (StdinMode::Open, Protocol::Claude)
             }
@@ -64,6 +77,10 @@ impl AgentSpec {
                     Role::Auditor => "read-only",
                 };
                 argv.extend(words(&["--sandbox", sandbox]));
+                if role == Role::Auditor {
+                    argv.push("--output-schema".into());
+                    argv.push(schema_file.to_string_lossy().into_owned());
+                }
                 argv.extend(model("--model"));
                 argv.extend(self.args.iter().cloned());
                 if let Some(id) = resume {
@@ -138,7 +155,7 @@ mod tests {
     fn the_prompt_has_one_way_in() {
         for kind in super::super::AGENT_KINDS {
             for role in [Role::Worker, Role::Auditor] {
-                let l = spec(kind.name()).launch(role, None);
+                let l = spec(kind.name()).launch(role, None, std::path::Path::new("/s.json"));
                 let in_argv = l
                     .argv
                     .iter()
@@ -158,7 +175,7 @@ mod tests {
     fn models_resume_and_user_arguments_are_placed() {
         let mut s = spec("claude:opus");
         s.args = vec!["--max-turns".into(), "3".into()];
-        let l = s.launch(Role::Worker, Some("sid-1"));
+        let l = s.launch(Role::Worker, Some("sid-1"), std::path::Path::new("/s.json"));
         let tail = &l.argv[l.argv.len() - 6..];
         assert_eq!(
             tail,
@@ -166,14 +183,29 @@ mod tests {
         );
         assert_eq!(l.protocol, Protocol::Claude);
 
-        let l = spec("codex:gpt-5.5").launch(Role::Auditor, Some("t-9"));
+        let l = spec("codex:gpt-5.5").launch(
+            Role::Auditor,
+            Some("t-9"),
+            std::path::Path::new("/s.json"),
+        );
         let tail = &l.argv[l.argv.len() - 5..];
         assert_eq!(tail, ["--model", "gpt-5.5", "resume", "t-9", "-"]);
         assert!(l.argv.windows(2).any(|w| w == ["--sandbox", "read-only"]));
+        assert!(
+            l.argv
+                .windows(2)
+                .any(|w| w == ["--output-schema", "/s.json"])
+        );
+        let l = spec("claude").launch(Role::Auditor, None, std::path::Path::new("/s.json"));
+        assert!(
+            l.argv
+                .windows(2)
+                .any(|w| w[0] == "--json-schema" && w[1] == super::super::VERDICT_SCHEMA)
+        );
 
-        let l = spec("gemini").launch(Role::Worker, None);
+        let l = spec("gemini").launch(Role::Worker, None, std::path::Path::new("/s.json"));
         assert!(l.argv.windows(2).any(|w| w == ["--approval-mode", "yolo"]));
-        let l = spec("aider").launch(Role::Auditor, None);
+        let l = spec("aider").launch(Role::Auditor, None, std::path::Path::new("/s.json"));
         assert!(l.argv.windows(2).any(|w| w == ["--chat-mode", "ask"]));
     }
 }

@@ -35,6 +35,7 @@ mod launch;
 mod run_state;
 mod spec;
 mod timeline;
+mod verdict_schema;
 
 pub use aider::AiderParser;
 pub use claude::ClaudeParser;
@@ -46,6 +47,7 @@ pub use launch::Launch;
 pub use run_state::RunState;
 pub use spec::{AGENT_KINDS, AgentKind, AgentSpec, SpecError};
 pub use timeline::Timeline;
+pub use verdict_schema::{VERDICT_SCHEMA, VERDICT_SCHEMA_FILE};
 
 use serde::Deserialize;
 

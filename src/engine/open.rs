@@ -48,9 +48,10 @@ impl Engine {
         // An agent's command line is what it would run first: shown in listings, checked
         // for its binary now.
         let agent_line = |role: Role| {
-            spec.agents
-                .spec(role)
-                .map(|a| shell_words::join(a.launch(role, None).argv))
+            spec.agents.spec(role).map(|a| {
+                let schema = std::path::Path::new(crate::agent::VERDICT_SCHEMA_FILE);
+                shell_words::join(a.launch(role, None, schema).argv)
+            })
         };
         let worker = agent_line(Role::Worker)
             .or(spec.worker)

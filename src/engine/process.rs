@@ -3,7 +3,7 @@
 
 use super::tap::{Seen, Tap};
 use super::{Engine, EngineError, Observer, Update};
-use crate::agent::claude_input;
+use crate::agent::{VERDICT_SCHEMA, VERDICT_SCHEMA_FILE, claude_input};
 use crate::executor::{CommandTemplate, Invocation, ProcessEvent, Role, StdinMode, Supervised};
 use crate::pipeline::{Line, Pipeline, RunMeta, Stream, now_ms};
 use crate::session::{AgentFailure, Event, ExitStatus, Spawn};
@@ -52,10 +52,19 @@ impl Engine {
         observer: &mut dyn Observer,
     ) -> Result<Event, EngineError> {
         let agent = self.session.agents.spec(spawn.role).cloned();
+        let schema_file = self.dir.path().join(VERDICT_SCHEMA_FILE);
+        if spawn.role == Role::Auditor && agent.is_some() && !schema_file.exists() {
+            // Best effort: without it Codex fails to start, which the session reports.
+            if let Err(e) = std::fs::write(&schema_file, VERDICT_SCHEMA) {
+                let m = format!("could not write {}: {e}", schema_file.display());
+                self.warn_out_of_band(&m, observer)?;
+            }
+        }
         let launch = agent.as_ref().map(|a| {
             a.launch(
                 spawn.role,
                 spawn.resume.as_deref().filter(|_| a.can_resume()),
+                &schema_file,
             )
         });
         let command = match &launch {

@@ -419,3 +419,53 @@ fn kill_9_of_oneshot_during_a_claude_tool_call_leaves_no_process() {
         None,
     );
 }
+
+/// A Claude auditor is asked for the verdict schema (`--json-schema`): it answers through its
+/// StructuredOutput tool, and the verdict comes from `structured_output`. A Codex auditor gets
+/// the same schema as its response format (`--output-schema`).
+#[test]
+fn agent_auditors_answer_in_the_verdict_schema() {
+    let sb = Sandbox::new();
+    let model = FakeModel::with([
+        Reply::Json(serde_json::json!({
+            "verdict": "retry", "reason": "needs a test zq51", "confidence": 0.9,
+            "open_criteria": ["a test"]
+        })),
+        Reply::Json(serde_json::json!({
+            "verdict": "done", "reason": "fine", "confidence": 0.8, "open_criteria": []
+        })),
+    ]);
+    let Some(claude) = super::claude::claude(&sb, &model) else {
+        return;
+    };
+    let mut c = oneshot(&sb, &[&claude]);
+    c.args(["--worker-cmd", "sh -c 'echo work >> w.txt'", "--auditor", "claude"])
+        .arg("work");
+    let r = run(c, LIMIT);
+    assert_eq!(r.code(), Some(0), "{}", r.dump());
+    let s = state(&sb);
+    assert_eq!(s["state"], "COMPLETED", "{s:#}");
+    assert_eq!(s["iteration_count"], 2);
+    let reqs = model.model_requests();
+    assert!(reqs[0].tool_names().iter().any(|t| t == "StructuredOutput"), "{:?}", reqs[0].tool_names());
+    let prompt2 = std::fs::read_to_string(sb.work().join("w.txt")).unwrap();
+    assert_eq!(prompt2, "work\nwork\n");
+    let history = s["history"].to_string();
+    assert!(history.contains("needs a test zq51"), "{history}");
+
+    let sb = Sandbox::new();
+    let codex_model = FakeModel::with([Reply::Text(
+        r#"{"verdict":"done","reason":"ok","confidence":1,"open_criteria":[]}"#.into(),
+    )]);
+    let Some(codex) = super::codex::codex(&sb, &codex_model) else {
+        return;
+    };
+    let mut c = oneshot(&sb, &[&codex]);
+    c.args(["--worker-cmd", "true", "--auditor", "codex:gpt-5.5"])
+        .args(role_args("auditor", &codex_overrides(&codex)))
+        .arg("work");
+    let r = run(c, LIMIT);
+    assert_eq!(r.code(), Some(0), "{}", r.dump());
+    let body = codex_model.model_requests()[0].body_text();
+    assert!(body.contains("open_criteria"), "the schema reached the model: {body}");
+}
