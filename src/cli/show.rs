@@ -224,6 +224,16 @@ fn render(r: &Record) -> Option<String> {
                 ProcessEvent::AgentSession { session_id } => {
                     format!("agent session {session_id}")
                 }
+                ProcessEvent::AgentUsage { spent } => format!(
+                    "used {} turn(s), {} tokens{}",
+                    spent.turns,
+                    spent.tokens,
+                    if spent.usd > 0.0 {
+                        format!(", ${:.4}", spent.usd)
+                    } else {
+                        String::new()
+                    }
+                ),
                 ProcessEvent::AgentFailed { failure } => {
                     let status = failure.status.map(|s| format!(" {s}")).unwrap_or_default();
                     format!(

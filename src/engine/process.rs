@@ -185,6 +185,10 @@ impl Engine {
                     let seen = tap.finish();
                     p.seen_at_exit(seen, queue);
                     let tap = p.tap.as_ref().expect("just used");
+                    let spent = tap.spent();
+                    if !spent.is_zero() {
+                        queue.push_back(Event::AgentUsage(spent));
+                    }
                     if let Some(f) = tap.failure() {
                         queue.push_back(Event::AgentFailed(AgentFailure {
                             agent: tap.kind,

@@ -141,6 +141,16 @@ impl Tap {
         self.timeline.last_assistant_message().map(|m| m.text())
     }
 
+    /// What the run used, as the agent reported it.
+    pub fn spent(&self) -> crate::session::Spent {
+        let u = self.timeline.usage();
+        crate::session::Spent {
+            turns: u.turns,
+            tokens: u.input_tokens.saturating_add(u.output_tokens),
+            usd: u.cost_usd.unwrap_or(0.0),
+        }
+    }
+
     /// The failure the agent reported, if its run failed: the last error it named.
     pub fn failure(&self) -> Option<Failure> {
         let failed = match self.timeline.final_result() {

@@ -147,6 +147,7 @@ impl Recording {
                         ProcessEvent::AgentSession { session_id } => {
                             Event::AgentSession(session_id.clone())
                         }
+                        ProcessEvent::AgentUsage { spent } => Event::AgentUsage(*spent),
                         ProcessEvent::AgentFailed { failure } => {
                             Event::AgentFailed(failure.clone())
                         }

@@ -3,9 +3,10 @@
 
 use super::phase::{Phase, Run};
 use super::step::Step;
-use super::{AgentFailure, Reason};
+use super::{AgentFailure, Reason, Spent};
 use crate::executor::Role;
 use crate::machine::Trigger;
+use crate::policy::{Budget, BudgetLevel, BudgetResource};
 use crate::store::ProcessEvent;
 
 impl Step<'_> {
@@ -19,6 +20,59 @@ impl Step<'_> {
             self.journal();
         }
         self.process(role, ProcessEvent::AgentSession { session_id: id });
+    }
+
+    /// What the ended run used: added to the session's totals and checked against
+    /// `limits.budget` — warnings at 80 % and 95 % (once each), and at 100 % the session fails
+    /// when the run's exit is handled.
+    pub(super) fn agent_usage(&mut self, spent: Spent) {
+        let Some(role) = self.running_role() else {
+            return self.unexpected("an agent's usage");
+        };
+        self.process(role, ProcessEvent::AgentUsage { spent });
+        let total = &mut self.s.agents.spent;
+        total.turns = total.turns.saturating_add(spent.turns);
+        total.tokens = total.tokens.saturating_add(spent.tokens);
+        total.usd += spent.usd;
+        let budget = self.limits().budget;
+        let level = budget.check(&self.s.agents.spent.as_use());
+        let (mark, resource) = match level {
+            BudgetLevel::Ok => return,
+            BudgetLevel::Warn80(r) => (80, r),
+            BudgetLevel::Warn95(r) => (95, r),
+            // Above any warning: the exit that follows fails the session.
+            BudgetLevel::Exceeded(r) => (101, r),
+        };
+        if mark <= self.s.agents.budget_warned {
+            return;
+        }
+        self.s.agents.budget_warned = mark;
+        self.journal();
+        if mark <= 95 {
+            let (used, limit) = usage_of(&self.s.agents.spent, &budget, resource);
+            self.warn(&format!(
+                "{mark}% of the {} budget is used: {used} of {limit} (limits.budget)",
+                resource.as_str()
+            ));
+        }
+    }
+
+    /// Why the session stops for its budget.
+    pub(super) fn budget_reason(&self) -> Option<Reason> {
+        let budget = self.limits().budget;
+        let BudgetLevel::Exceeded(resource) = budget.check(&self.s.agents.spent.as_use()) else {
+            return Some(Reason::BudgetExceeded {
+                resource: "budget".into(),
+                used: 0.0,
+                limit: 0.0,
+            });
+        };
+        let (used, limit) = usage_of(&self.s.agents.spent, &budget, resource);
+        Some(Reason::BudgetExceeded {
+            resource: resource.as_str().to_string(),
+            used,
+            limit,
+        })
     }
 
     /// The running agent reported a failed run; what it means is decided when it exits.
@@ -104,5 +158,14 @@ impl Step<'_> {
         (run.process.is_some() && run.exited.is_none())
             .then(|| self.s.phase.role())
             .flatten()
+    }
+}
+
+/// How much of `resource` was used, and its budget.
+fn usage_of(spent: &Spent, budget: &Budget, resource: BudgetResource) -> (f64, f64) {
+    match resource {
+        BudgetResource::Turns => (f64::from(spent.turns), budget.turns.map_or(0.0, f64::from)),
+        BudgetResource::Tokens => (spent.tokens as f64, budget.tokens.map_or(0.0, |t| t as f64)),
+        BudgetResource::Usd => (spent.usd, budget.usd.unwrap_or(0.0)),
     }
 }

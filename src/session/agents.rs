@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 /// Which roles are played by agent CLIs (the others run their command line), and the agents'
 /// own session ids.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Agents {
     /// The worker's agent, when it is one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -22,6 +22,51 @@ pub struct Agents {
     /// The last auditor agent's session id (its transcript; audits start fresh).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub auditor_session: Option<String>,
+    /// What the agents reported using, all runs together: what `limits.budget` is checked
+    /// against.
+    #[serde(default, skip_serializing_if = "Spent::is_zero")]
+    pub spent: Spent,
+    /// The highest budget warning given so far (80 or 95), so each is given once.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub budget_warned: u8,
+}
+
+fn is_zero(n: &u8) -> bool {
+    *n == 0
+}
+
+/// Turns, tokens and dollars, as the agents report them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Spent {
+    /// Model turns.
+    #[serde(default)]
+    pub turns: u32,
+    /// Tokens, input and output.
+    #[serde(default)]
+    pub tokens: u64,
+    /// US dollars (only agents that report a cost add to it).
+    #[serde(default)]
+    pub usd: f64,
+}
+
+// `usd` is a sum of costs read from JSON numbers, which are finite: never NaN, so equality is
+// an equivalence (the records it is part of compare with `Eq`).
+impl Eq for Spent {}
+
+impl Spent {
+    /// Nothing reported yet.
+    pub fn is_zero(&self) -> bool {
+        *self == Spent::default()
+    }
+
+    /// As the policy's budget check takes it.
+    pub fn as_use(&self) -> crate::policy::BudgetUse {
+        crate::policy::BudgetUse {
+            turns: self.turns,
+            tokens: self.tokens,
+            usd: self.usd,
+        }
+    }
 }
 
 impl Agents {

@@ -53,6 +53,8 @@ pub enum Event {
         /// The tool's input.
         input: serde_json::Value,
     },
+    /// What the running agent reported using in its run (sent once, when it ends).
+    AgentUsage(super::Spent),
     /// The running agent reported that its run failed; its exit follows.
     AgentFailed(super::AgentFailure),
     /// A new policy generation was swapped in: the core records it and applies its limits.

@@ -36,7 +36,7 @@ mod value;
 #[cfg(test)]
 pub(crate) mod tests;
 
-pub use agents::{AgentFailure, Agents};
+pub use agents::{AgentFailure, Agents, Spent};
 pub use decide::{Answer, Decide, HookError, PolicyJudge};
 pub use effect::{Effect, Report, Spawn};
 pub use event::Event;

@@ -101,6 +101,15 @@ pub enum Reason {
         #[serde(flatten)]
         failure: super::AgentFailure,
     },
+    /// The agents used up a budget of the policy's `limits.budget`.
+    BudgetExceeded {
+        /// `turns`, `tokens` or `usd`.
+        resource: String,
+        /// How much was used.
+        used: f64,
+        /// The budget.
+        limit: f64,
+    },
     /// oneshot could not go on for a reason of its own: a bug, reported rather than hidden.
     Internal {
         /// What went wrong.
@@ -144,6 +153,7 @@ impl Reason {
             Reason::PolicyError { .. } => "policy_error",
             Reason::AgentFailed { failure, .. } if failure.is_auth() => "agent_auth_failed",
             Reason::AgentFailed { .. } => "agent_failed",
+            Reason::BudgetExceeded { .. } => "budget_exceeded",
             Reason::Internal { .. } => "internal_error",
         }
     }
@@ -215,6 +225,14 @@ impl fmt::Display for Reason {
                     )
                 }
             }
+            Reason::BudgetExceeded {
+                resource,
+                used,
+                limit,
+            } => write!(
+                f,
+                "the {resource} budget is spent: {used} used of {limit} (limits.budget)"
+            ),
             Reason::Internal { message } => write!(f, "internal error: {message}"),
         }
     }
@@ -301,6 +319,11 @@ mod tests {
             Reason::Internal {
                 message: "bug".into(),
             },
+            Reason::BudgetExceeded {
+                resource: "usd".into(),
+                used: 1.5,
+                limit: 1.0,
+            },
             Reason::AgentFailed {
                 role: Role::Worker,
                 failure: crate::session::AgentFailure {
@@ -326,6 +349,7 @@ mod tests {
                 | Reason::GuardVeto { .. }
                 | Reason::PolicyError { .. }
                 | Reason::AgentFailed { .. }
+                | Reason::BudgetExceeded { .. }
                 | Reason::Internal { .. } => {}
             }
         }

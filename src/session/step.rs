@@ -70,6 +70,7 @@ impl Step<'_> {
             }
             Event::AgentSession(id) => self.agent_session(id),
             Event::AgentFailed(failure) => self.agent_failed(failure),
+            Event::AgentUsage(spent) => self.agent_usage(spent),
             Event::PermissionAsked {
                 request_id,
                 tool,
@@ -258,6 +259,16 @@ impl Step<'_> {
                 };
                 let reason = Some(Reason::Interrupted { role });
                 self.transition(Trigger::Interrupt, Phase::Interrupted(pause), reason);
+                self.advance();
+            }
+            // The agents spent a budget: nothing more may run.
+            (_, None) if self.s.agents.budget_warned > 100 => {
+                let reason = self.budget_reason();
+                let trigger = match role {
+                    Role::Worker => Trigger::Abort,
+                    Role::Auditor => Trigger::ExitedErr,
+                };
+                self.transition(trigger, Phase::Failed, reason);
                 self.advance();
             }
             // Refused credentials: no retry, no salvage can help; say what to fix.

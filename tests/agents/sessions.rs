@@ -439,15 +439,24 @@ fn agent_auditors_answer_in_the_verdict_schema() {
         return;
     };
     let mut c = oneshot(&sb, &[&claude]);
-    c.args(["--worker-cmd", "sh -c 'echo work >> w.txt'", "--auditor", "claude"])
-        .arg("work");
+    c.args([
+        "--worker-cmd",
+        "sh -c 'echo work >> w.txt'",
+        "--auditor",
+        "claude",
+    ])
+    .arg("work");
     let r = run(c, LIMIT);
     assert_eq!(r.code(), Some(0), "{}", r.dump());
     let s = state(&sb);
     assert_eq!(s["state"], "COMPLETED", "{s:#}");
     assert_eq!(s["iteration_count"], 2);
     let reqs = model.model_requests();
-    assert!(reqs[0].tool_names().iter().any(|t| t == "StructuredOutput"), "{:?}", reqs[0].tool_names());
+    assert!(
+        reqs[0].tool_names().iter().any(|t| t == "StructuredOutput"),
+        "{:?}",
+        reqs[0].tool_names()
+    );
     let prompt2 = std::fs::read_to_string(sb.work().join("w.txt")).unwrap();
     assert_eq!(prompt2, "work\nwork\n");
     let history = s["history"].to_string();
@@ -467,5 +476,33 @@ fn agent_auditors_answer_in_the_verdict_schema() {
     let r = run(c, LIMIT);
     assert_eq!(r.code(), Some(0), "{}", r.dump());
     let body = codex_model.model_requests()[0].body_text();
-    assert!(body.contains("open_criteria"), "the schema reached the model: {body}");
+    assert!(
+        body.contains("open_criteria"),
+        "the schema reached the model: {body}"
+    );
+}
+
+/// Claude's own usage report (turns in its `result`) counts against the policy's budget: a run
+/// of two turns under a one-turn budget fails the session with `budget_exceeded`.
+#[test]
+fn a_budget_stops_a_session() {
+    let sb = Sandbox::new();
+    let policy = sb.tmp.path().join("budget.lua");
+    std::fs::write(&policy, "return { limits = { budget = { turns = 1 } } }").unwrap();
+    let model = FakeModel::with([Reply::Bash("echo hi".into()), Reply::Text("done".into())]);
+    let Some(claude) = super::claude::claude(&sb, &model) else {
+        return;
+    };
+    let mut c = oneshot(&sb, &[&claude]);
+    c.args(["--worker", "claude", "--auditor-cmd", "echo VERDICT: done"])
+        .arg("--policy")
+        .arg(&policy)
+        .arg("say hi");
+    let r = run(c, LIMIT);
+    assert_eq!(r.code(), Some(1), "{}", r.dump());
+    let s = state(&sb);
+    assert_eq!(s["state"], "FAILED", "{s:#}");
+    let last = s["history"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["reason"]["kind"], "budget_exceeded", "{last:#}");
+    assert_eq!(s["agents"]["spent"]["turns"], 2);
 }

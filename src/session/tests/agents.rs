@@ -176,3 +176,34 @@ fn tool_requests_are_answered_by_permit_and_fail_closed() {
     assert!(!allow, "a failing hook denies");
     assert!(reason.unwrap().contains("permit fails closed"));
 }
+
+#[test]
+fn a_spent_budget_fails_the_session_after_warnings() {
+    let budget = policy("return { limits = { budget = { turns = 5 } } }");
+    let runs = [
+        Run::Spends(4, "worked"),
+        Run::Spends(0, RETRY),
+        Run::Spends(1, "worked more"),
+        Run::Exit(0, DONE),
+    ];
+    let mut d = Driver::new(budget, "fix it", runs);
+    d.run().unwrap();
+    assert_eq!(d.session.state(), S::Failed);
+    let reason = d.session.last_reason().unwrap().clone();
+    assert_eq!(reason.code(), "budget_exceeded");
+    assert!(reason.to_string().contains("5 used of 5"), "{reason}");
+    assert_eq!(d.session.agents.spent.turns, 5);
+    let warnings: Vec<String> = d
+        .records
+        .iter()
+        .filter_map(|r| match r {
+            crate::store::Record::Warning(w) => Some(w.message.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(
+        warnings[0].starts_with("80% of the turns budget"),
+        "{warnings:?}"
+    );
+}

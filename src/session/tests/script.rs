@@ -28,6 +28,9 @@ pub(crate) enum Run {
     AgentFails(crate::agent::ErrorKind),
     /// An agent that names its session `sid`, prints `output`, exits 0.
     Agent(&'static str, &'static str),
+    /// An agent that reports using this many turns (and 100 tokens a turn), prints `output`,
+    /// exits 0.
+    Spends(u32, &'static str),
 }
 
 /// A session driven through scripted runs.
@@ -185,6 +188,15 @@ impl Driver {
                 exit(1, "API error"),
             ],
             Run::Agent(sid, out) => vec![started, Event::AgentSession(sid.into()), exit(0, out)],
+            Run::Spends(turns, out) => vec![
+                started,
+                Event::AgentUsage(crate::session::Spent {
+                    turns,
+                    tokens: u64::from(turns) * 100,
+                    usd: 0.0,
+                }),
+                exit(0, out),
+            ],
         })
     }
 

@@ -65,6 +65,12 @@ pub enum ProcessEvent {
         /// The agent's session id.
         session_id: String,
     },
+    /// What the agent reported using in this run.
+    AgentUsage {
+        /// Turns, tokens, dollars.
+        #[serde(flatten)]
+        spent: crate::session::Spent,
+    },
     /// The agent reported that its run failed.
     AgentFailed {
         /// The failure.
