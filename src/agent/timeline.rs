@@ -141,6 +141,11 @@ impl Timeline {
                 input,
                 message_id,
             } => {
+                // A message that only calls tools is a message all the same (the transcript
+                // has it): it gets its entry, with no text blocks.
+                if let Some(mid) = message_id {
+                    self.message_at(Some(mid));
+                }
                 let tool = self.tool(id);
                 tool.name = Some(name.clone());
                 tool.input = input.clone();

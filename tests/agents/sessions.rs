@@ -506,3 +506,116 @@ fn a_budget_stops_a_session() {
     assert_eq!(last["reason"]["kind"], "budget_exceeded", "{last:#}");
     assert_eq!(s["agents"]["spent"]["turns"], 2);
 }
+
+/// A model that accepts the request and never answers: Claude printed its `init` and then
+/// nothing, so oneshot's inactivity timeout stops it (the agent's own 5 s API timeout would come
+/// later), recovery finds nothing to salvage, and nothing is left running.
+#[test]
+fn a_hung_stream_is_stopped_by_inactivity() {
+    let sb = Sandbox::new();
+    let model = FakeModel::with([Reply::Hang]);
+    let Some(claude) = super::claude::claude(&sb, &model) else {
+        return;
+    };
+    let mut c = oneshot(&sb, &[&claude]);
+    c.args(["--worker", "claude", "--auditor-cmd", "echo VERDICT: done"])
+        .args([
+            "--inactivity-timeout",
+            "2s",
+            "--max-iterations",
+            "1",
+            "wait",
+        ]);
+    let started = std::time::Instant::now();
+    let r = run(c, LIMIT);
+    assert_eq!(r.code(), Some(1), "{}", r.dump());
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "{:?}",
+        started.elapsed()
+    );
+    let s = state(&sb);
+    let reasons = s["history"].to_string();
+    assert!(reasons.contains("inactivity_timeout"), "{reasons}");
+    assert!(
+        r.stderr
+            .contains("printed nothing for the inactivity timeout"),
+        "{}",
+        r.dump()
+    );
+}
+
+/// The timeline loses nothing: every assistant message in Claude's own on-disk transcript
+/// appears, by its id, in the timeline assembled from what oneshot logged of Claude's stream.
+#[test]
+fn every_transcript_message_is_in_the_timeline() {
+    use oneshot::agent::{ClaudeParser, LineParser, Timeline};
+    let sb = Sandbox::new();
+    let model = FakeModel::with([
+        Reply::Bash("echo one".into()),
+        Reply::Bash("echo two".into()),
+        Reply::Text("all done zq61".into()),
+    ]);
+    let Some(claude) = super::claude::claude(&sb, &model) else {
+        return;
+    };
+    let mut c = oneshot(&sb, &[&claude]);
+    c.args([
+        "--worker",
+        "claude",
+        "--auditor-cmd",
+        "echo VERDICT: done",
+        "go",
+    ]);
+    let r = run(c, LIMIT);
+    assert_eq!(r.code(), Some(0), "{}", r.dump());
+
+    let dir = sb.tmp.path().join("state/sessions");
+    let session = std::fs::read_dir(&dir)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let log = std::fs::read_to_string(session.join("oneshot-log.json")).unwrap();
+    let mut parser = ClaudeParser::default();
+    let mut timeline = Timeline::new();
+    let mut events = Vec::new();
+    for record in log
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+    {
+        if record["type"] == "activity"
+            && record["stream"] == "stdout"
+            && record["role"] == "worker"
+        {
+            parser.feed_str(&record["data"].to_string(), &mut events);
+        }
+    }
+    for e in &events {
+        timeline.apply(e);
+    }
+    let sid = state(&sb)["agents"]["worker_session"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let transcript = walk(&sb.home().join(".claude/projects"))
+        .into_iter()
+        .find(|p| p.ends_with(format!("{sid}.jsonl")))
+        .expect("the transcript");
+    let ids: Vec<String> = std::fs::read_to_string(transcript)
+        .unwrap()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|v| v["type"] == "assistant")
+        .filter_map(|v| v["message"]["id"].as_str().map(str::to_string))
+        .collect();
+    assert!(ids.len() >= 3, "{ids:?}");
+    for id in &ids {
+        assert!(
+            timeline.message(id).is_some(),
+            "{id} is missing from the timeline"
+        );
+    }
+    assert_eq!(timeline.final_text(), Some("all done zq61"));
+}
