@@ -35,6 +35,7 @@ mod launch;
 mod run_state;
 mod spec;
 mod timeline;
+pub mod transcript;
 mod verdict_schema;
 
 pub use aider::AiderParser;

@@ -74,14 +74,34 @@ impl Engine {
             exit_code: exit.code,
             signal: exit.signal,
         };
-        recover_with(
+        let mut evidence = recover_with(
             stopped,
             self.session.worker_output.clone(),
             snapshot.as_ref(),
             &self.session.workdir,
             &self.ignore,
             Some(&*self.redactor),
-        )
+        );
+        evidence.transcript = self.worker_transcript();
+        evidence
+    }
+
+    /// What the worker agent's own transcript says, when the worker is an agent whose
+    /// transcript oneshot reads (Claude Code) and it named its session.
+    fn worker_transcript(&self) -> Option<crate::executor::TranscriptFacts> {
+        use crate::agent::{AgentKind, transcript};
+        let agents = &self.session.agents;
+        if agents.worker.as_ref()?.kind != AgentKind::Claude {
+            return None;
+        }
+        let sid = agents.worker_session.as_deref()?;
+        let path =
+            transcript::claude_transcript(&self.session.workdir, sid, |k| std::env::var_os(k))?;
+        let mut facts = transcript::read_claude(&path)?;
+        facts.last_message = facts
+            .last_message
+            .map(|m| self.redactor.redact(&m).into_owned());
+        Some(facts)
     }
 
     /// A warning that does not come from the decision core: recorded and shown.

@@ -60,4 +60,24 @@ pub struct Evidence {
     pub changed_files: Vec<String>,
     /// How the change list was obtained: `"git"` or `"snapshot"`.
     pub changes_source: String,
+    /// What the agent's own transcript says it did (an agent worker whose transcript oneshot
+    /// can read: Claude Code).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transcript: Option<TranscriptFacts>,
+}
+
+/// The facts recovery reads from an agent's own transcript: the real last thing it said, what
+/// its tools returned, and the files its tools wrote — which its output tail may have lost.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TranscriptFacts {
+    /// The transcript file.
+    pub path: String,
+    /// The agent's last assistant text (redacted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_message: Option<String>,
+    /// How many tool results the transcript holds.
+    pub tool_results: u32,
+    /// Files its tools wrote or edited (`file_path` of Write, Edit, MultiEdit, NotebookEdit).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<String>,
 }

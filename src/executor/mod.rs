@@ -37,7 +37,7 @@ mod supervise;
 mod template;
 
 pub use error::ExecError;
-pub use evidence::{Evidence, StopReason};
+pub use evidence::{Evidence, StopReason, TranscriptFacts};
 pub use fence::{FenceOutcome, fence};
 pub use group::{group_alive, kill_group};
 pub use identity::{ProcessIdentity, is_zombie, start_time};

@@ -61,5 +61,6 @@ pub fn recover_with(
         output_tail,
         changed_files,
         changes_source,
+        transcript: None,
     }
 }

@@ -179,6 +179,16 @@ impl LuaPolicy {
             string_list(&self.lua, &evidence.changed_files)?,
         )?;
         t.raw_set("changes_source", head(&evidence.changes_source))?;
+        if let Some(tr) = &evidence.transcript {
+            // What the agent's own transcript says it did (Claude): the zombie-success facts.
+            let x = self.lua.create_table_with_capacity(0, 4)?;
+            x.raw_set("path", head(&tr.path))?;
+            x.raw_set("last_message", tr.last_message.as_deref().map(tail))?;
+            x.raw_set("tool_results", tr.tool_results)?;
+            x.raw_set("files", string_list(&self.lua, &tr.files)?)?;
+            x.set_readonly(true);
+            t.raw_set("transcript", x)?;
+        }
         t.set_readonly(true);
         Ok(t)
     }

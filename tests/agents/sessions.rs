@@ -619,3 +619,47 @@ fn every_transcript_message_is_in_the_timeline() {
     }
     assert_eq!(timeline.final_text(), Some("all done zq61"));
 }
+
+/// Seed 000's zombie success: Claude wrote the file, then its model hung and oneshot stopped
+/// it for silence. Recovery reads Claude's own transcript — the file its Write tool wrote — and
+/// a salvage hook that trusts it sends the work to the auditor, which accepts.
+#[test]
+fn a_zombie_success_is_salvaged_from_the_transcript() {
+    let sb = Sandbox::new();
+    let file = sb.work().join("z.txt");
+    let policy = sb.tmp.path().join("zombie.lua");
+    std::fs::write(
+        &policy,
+        r#"return {
+  salvage = function(ev, ctx)
+    if ev.transcript and #ev.transcript.files > 0 then
+      return "success", "the transcript shows " .. ev.transcript.files[1]
+    end
+    return "nothing"
+  end,
+}"#,
+    )
+    .unwrap();
+    let model = FakeModel::with([
+        Reply::Write {
+            path: file.display().to_string(),
+            content: "zombie work\n".into(),
+        },
+        Reply::Hang,
+    ]);
+    let Some(claude) = super::claude::claude(&sb, &model) else {
+        return;
+    };
+    let mut c = oneshot(&sb, &[&claude]);
+    c.args(["--worker", "claude", "--auditor-cmd", "echo VERDICT: done"])
+        .arg("--policy")
+        .arg(&policy)
+        .args(["--inactivity-timeout", "2s", "write z.txt"]);
+    let r = run(c, LIMIT);
+    assert_eq!(r.code(), Some(0), "{}", r.dump());
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "zombie work\n");
+    let s = state(&sb);
+    let history = s["history"].to_string();
+    assert!(history.contains("the transcript shows"), "{history}");
+    assert!(history.contains("inactivity_timeout"), "{history}");
+}

@@ -209,6 +209,7 @@ impl Driver {
             output_tail: self.session.worker_output.clone(),
             changed_files: changed.into_iter().map(String::from).collect(),
             changes_source: "snapshot".into(),
+            transcript: None,
         }
     }
 

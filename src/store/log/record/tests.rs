@@ -124,6 +124,7 @@ pub(crate) fn samples() -> Vec<Record> {
                 output_tail: "half done".into(),
                 changed_files: vec!["src/parser.rs".into()],
                 changes_source: "git".into(),
+                transcript: None,
             },
         }),
         Record::Interrupt(InterruptRecord { ts, force: false }),
