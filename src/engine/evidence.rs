@@ -82,7 +82,7 @@ impl Engine {
             &self.ignore,
             Some(&*self.redactor),
         );
-        evidence.transcript = self.worker_transcript();
+        evidence.transcript = self.worker_transcript().map(Box::new);
         evidence
     }
 

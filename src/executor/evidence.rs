@@ -63,7 +63,7 @@ pub struct Evidence {
     /// What the agent's own transcript says it did (an agent worker whose transcript oneshot
     /// can read: Claude Code).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub transcript: Option<TranscriptFacts>,
+    pub transcript: Option<Box<TranscriptFacts>>,
 }
 
 /// The facts recovery reads from an agent's own transcript: the real last thing it said, what
