@@ -519,7 +519,7 @@ fn the_simulation_asks_what_the_recording_asked() {
     let values = retry_then_done();
     let rec = Recording::from_log(&Log::decode(values)).unwrap();
     let asked = super::simulate::decisions_of(&rec, &PolicyHost::builtin());
-    let hooks: Vec<Hook> = asked.iter().map(|d| d.hook).collect();
+    let hooks: Vec<Hook> = asked;
     let recorded: Vec<Hook> = rec.decisions.iter().map(|d| d.hook).collect();
     assert_eq!(hooks, recorded);
 }
