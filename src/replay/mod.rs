@@ -20,6 +20,7 @@ mod describe;
 mod diff;
 mod error;
 mod facts;
+mod prefetch;
 mod report;
 mod reuse;
 mod simulate;

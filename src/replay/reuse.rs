@@ -10,6 +10,7 @@
 
 use super::diff::Diff;
 use super::facts::Recording;
+use super::simulate::same_answer;
 use crate::executor::Evidence;
 use crate::machine::SessionState;
 use crate::policy::{FailMode, GuardOutcome, HookCtx, Limits, SalvageDecision, VerdictDecision};
@@ -20,8 +21,9 @@ use std::borrow::Cow;
 /// One question the simulated core asked.
 #[derive(Debug)]
 pub(crate) enum Asked {
-    /// The recorded question at this index, with the answer it got when re-asked.
-    Recorded,
+    /// The recorded question at this index, answered as re-asked: with that answer where it
+    /// differs from the recorded one (the re-asked answer itself went to the core).
+    Recorded(Option<DecisionResult>),
     /// Another question, and the new policy's answer.
     New {
         /// The hook.
@@ -67,12 +69,10 @@ impl<'a> Reusing<'a> {
     pub(crate) fn asked(&self, i: usize) -> Option<(Hook, Cow<'_, DecisionResult>)> {
         match self.asked.get(i)? {
             Asked::New { hook, result } => Some((*hook, Cow::Borrowed(result))),
-            Asked::Recorded => {
-                let hook = self.rec.decisions[i].hook;
-                Some(match self.diff.answers[i].as_ref()? {
-                    Ok(result) => (hook, Cow::Borrowed(result)),
-                    Err(e) => (hook, Cow::Owned(error_result(e))),
-                })
+            Asked::Recorded(differs) => {
+                let recorded = &self.rec.decisions[i];
+                let result = differs.as_ref().unwrap_or(&recorded.result);
+                Some((recorded.hook, Cow::Borrowed(result)))
             }
         }
     }
@@ -83,17 +83,18 @@ impl<'a> Reusing<'a> {
     fn answer<T>(
         &mut self,
         same: impl FnOnce(&DecisionInput) -> bool,
-        from: impl FnOnce(&DecisionResult) -> Option<T>,
+        from: impl FnOnce(DecisionResult) -> Option<T>,
         ask: impl FnOnce(&mut PolicyJudge<'a>) -> Answer<T>,
         hook: Hook,
         as_result: impl FnOnce(&T) -> DecisionResult,
     ) -> Answer<T> {
         let i = self.asked.len();
+        super::prefetch::ahead_of(self.rec, i);
         let same = self.rec.decisions.get(i).is_some_and(|d| same(&d.input));
         self.diff
             .ask_through(i, self.rec, &mut self.judge, self.include_reasons);
-        if let Some(result) = same.then(|| self.reasked(i, from)).flatten() {
-            self.asked.push(Asked::Recorded);
+        if let Some((result, differs)) = same.then(|| self.reasked(i, from)).flatten() {
+            self.asked.push(Asked::Recorded(differs));
             // Only the decision record reads `builtin`, `duration_us` and `logs`, and a
             // simulated step builds none.
             return Answer {
@@ -112,15 +113,25 @@ impl<'a> Reusing<'a> {
         answer
     }
 
-    /// The answer recorded question `i` got when re-asked, as a `T`.
+    /// The answer recorded question `i` got when re-asked, as a `T` (taken: each recorded
+    /// question is the core's once), and that answer again if it differs from the recorded
+    /// one.
+    #[allow(clippy::type_complexity)]
     fn reasked<T>(
-        &self,
+        &mut self,
         i: usize,
-        from: impl FnOnce(&DecisionResult) -> Option<T>,
-    ) -> Option<Result<T, HookError>> {
-        match self.diff.answers.get(i)?.as_ref()? {
-            Ok(result) => from(result).map(Ok),
-            Err(e) => Some(Err(e.clone())),
+        from: impl FnOnce(DecisionResult) -> Option<T>,
+    ) -> Option<(Result<T, HookError>, Option<DecisionResult>)> {
+        let recorded = &self.rec.decisions[i].result;
+        match self.diff.answers.get_mut(i)?.take()? {
+            Ok(result) => {
+                let differs = (!same_answer(recorded, &result)).then(|| result.clone());
+                Some((Ok(from(result)?), differs))
+            }
+            Err(e) => {
+                let differs = (!recorded.is_error()).then(|| error_result(&e));
+                Some((Err(e), differs))
+            }
         }
     }
 }
@@ -154,7 +165,7 @@ impl Decide for Reusing<'_> {
         self.answer(
             |i| matches!(i, DecisionInput::Verdict { output: o, ctx: c } if o == output && **c == *ctx),
             |r| match r {
-                DecisionResult::Verdict(v) => Some(v.clone()),
+                DecisionResult::Verdict(v) => Some(v),
                 _ => None,
             },
             |j| j.verdict(output, ctx),
@@ -167,7 +178,7 @@ impl Decide for Reusing<'_> {
         self.answer(
             |i| matches!(i, DecisionInput::Salvage { evidence: e, ctx: c } if e == evidence && **c == *ctx),
             |r| match r {
-                DecisionResult::Salvage(s) => Some(s.clone()),
+                DecisionResult::Salvage(s) => Some(s),
                 _ => None,
             },
             |j| j.salvage(evidence, ctx),
@@ -185,7 +196,7 @@ impl Decide for Reusing<'_> {
         self.answer(
             |i| matches!(i, DecisionInput::Guard { from: f, to: t, ctx: c } if *f == from && *t == to && **c == *ctx),
             |r| match r {
-                DecisionResult::Guard(g) => Some(g.clone()),
+                DecisionResult::Guard(g) => Some(g),
                 _ => None,
             },
             |j| j.guard(from, to, ctx),
@@ -225,9 +236,9 @@ impl Decide for Reusing<'_> {
     }
 }
 
-fn prompt(r: &DecisionResult) -> Option<String> {
+fn prompt(r: DecisionResult) -> Option<String> {
     match r {
-        DecisionResult::Prompt(p) => Some(p.clone()),
+        DecisionResult::Prompt(p) => Some(p),
         _ => None,
     }
 }

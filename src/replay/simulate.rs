@@ -121,7 +121,8 @@ impl<'a, 'j> Sim<'a, 'j> {
     }
 
     fn run(&mut self) {
-        for fact in &self.rec.facts {
+        for (j, fact) in self.rec.facts.iter().enumerate() {
+            super::prefetch::fact_ahead_of(self.rec, j);
             if self.out.divergence.is_some() || self.out.stopped.is_some() {
                 break;
             }
