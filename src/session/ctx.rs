@@ -33,7 +33,14 @@ impl Session {
         ctx.confidence = verdict.and_then(|v| v.confidence);
         ctx.changed_files.clone_from(&self.changed_files);
         ctx.workdir.clear();
-        let _ = write!(ctx.workdir, "{}", self.workdir.display());
+        // What `display()` writes, without the formatter when the path is UTF-8 (always, in
+        // practice): per question, the formatter cost more than the copy.
+        match self.workdir.to_str() {
+            Some(path) => ctx.workdir.push_str(path),
+            None => {
+                let _ = write!(ctx.workdir, "{}", self.workdir.display());
+            }
+        }
     }
 }
 
