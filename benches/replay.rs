@@ -4,8 +4,8 @@
 //! built-in decisions, no Lua calls).
 //!
 //! Run with `cargo bench --bench replay`. Replay re-asks every recorded decision *and* runs
-//! the whole session again through the decision core, so a decision costs a hook call plus its
-//! share of a step (context, records).
+//! the whole session again through the decision core, which takes the re-asked answers while it
+//! asks the recorded questions, so a decision costs one hook call plus its share of a step.
 
 use oneshot::pipeline::Redactor;
 use oneshot::policy::{PolicyHost, PolicyOptions};

@@ -35,7 +35,7 @@ impl PolicyHost {
             other => (other, reason, confidence),
         };
         let verdict = match &verdict {
-            Value::String(s) => verdict_from_name(&s.to_string_lossy()),
+            Value::String(s) => verdict_from_name(&text(s)),
             _ => None,
         }
         .ok_or_else(|| bad(hook, &verdict, VERDICT_EXPECTED))?;
@@ -222,7 +222,7 @@ pub(super) fn reason_of(hook: &str, value: Value) -> Result<Option<String>, Poli
     match value {
         Value::Nil => Ok(None),
         Value::String(s) => {
-            let text = s.to_string_lossy();
+            let text = text(&s);
             let text = head(&text);
             let cut = if text.len() > MAX_REASON {
                 let mut at = MAX_REASON;
@@ -236,6 +236,32 @@ pub(super) fn reason_of(hook: &str, value: Value) -> Result<Option<String>, Poli
             Ok(Some(cut.trim().to_string()).filter(|r| !r.is_empty()))
         }
         other => Err(bad(hook, &other, "a reason string, or nil")),
+    }
+}
+
+/// `s` as text, borrowed from Lua when it is UTF-8 (nearly always): a verdict word or reason
+/// is read on every call, and copying it only to look at it cost an allocation each time.
+fn text(s: &mlua::LuaString) -> Text {
+    match s.to_str() {
+        Ok(borrowed) => Text::Lua(borrowed),
+        Err(_) => Text::Lossy(s.to_string_lossy()),
+    }
+}
+
+/// What [`text`] returns: the same characters `to_string_lossy` gives.
+enum Text {
+    Lua(mlua::BorrowedStr),
+    Lossy(String),
+}
+
+impl std::ops::Deref for Text {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        match self {
+            Text::Lua(s) => s,
+            Text::Lossy(s) => s,
+        }
     }
 }
 

@@ -23,6 +23,7 @@ pub(crate) fn same(old: &DecisionResult, new: &DecisionResult, reasons: bool) ->
         (R::Guard(GuardOutcome::Veto(a)), R::Guard(GuardOutcome::Veto(b))) => !reasons || a == b,
         (R::Prompt(a), R::Prompt(b)) => a == b,
         (R::Observed, R::Observed) => true,
+        (R::Permit(a), R::Permit(b)) => a.allow == b.allow && (!reasons || a.reason == b.reason),
         (R::Error { message: a, .. }, R::Error { message: b, .. }) => !reasons || a == b,
         _ => false,
     }

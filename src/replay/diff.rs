@@ -4,42 +4,68 @@
 use super::describe::{describe_pair, same};
 use super::facts::Recording;
 use super::report::{Difference, IncompleteDecision, ReplayFailure};
-use crate::pipeline::Redactor;
-use crate::policy::{FailMode, PolicyHost};
+use crate::policy::FailMode;
 use crate::session::{Decide, HookError, PolicyJudge};
 use crate::store::{DecisionInput, DecisionResult};
 
-/// What asking every recorded question again found.
+/// The new policy's answer to a recorded question, by decision index; `None` where the
+/// question was not asked again (a blob it needs is missing).
+pub(crate) type Answers = Vec<Option<Result<DecisionResult, HookError>>>;
+
+/// What asking the recorded questions again found, so far.
 #[derive(Debug, Default)]
 pub(crate) struct Diff {
     pub replayed: usize,
     pub differences: Vec<Difference>,
     pub errors: Vec<ReplayFailure>,
     pub incomplete: Vec<IncompleteDecision>,
+    /// The answers, by decision index: how many questions were asked again, and what the
+    /// simulation reuses.
+    pub answers: Answers,
 }
 
-/// Asks `policy` every recorded question with its recorded input, through the same
-/// [`Decide`] calls the engine makes (so built-in defaults stand in for missing hooks).
-pub(crate) fn diff(rec: &Recording, policy: &PolicyHost, include_reasons: bool) -> Diff {
-    let redactor = Redactor::new(&[], Vec::new()).expect("no patterns always compile");
-    let mut judge = PolicyJudge::new(policy, 1, &redactor);
-    let mut out = Diff::default();
-    for d in &rec.decisions {
+impl Diff {
+    /// Asks `judge` the recorded questions up to index `last` not asked yet, in log order,
+    /// each with its recorded input, through the same [`Decide`] calls the engine makes (so
+    /// built-in defaults stand in for missing hooks).
+    pub(crate) fn ask_through(
+        &mut self,
+        last: usize,
+        rec: &Recording,
+        judge: &mut PolicyJudge,
+        include_reasons: bool,
+    ) {
+        let end = rec.decisions.len().min(last.saturating_add(1));
+        while self.answers.len() < end {
+            let answer = self.ask_again(rec, judge, include_reasons);
+            self.answers.push(answer);
+        }
+    }
+
+    /// Asks the next recorded question again and notes what differs.
+    fn ask_again(
+        &mut self,
+        rec: &Recording,
+        judge: &mut PolicyJudge,
+        include_reasons: bool,
+    ) -> Option<Result<DecisionResult, HookError>> {
+        let d = &rec.decisions[self.answers.len()];
         if !d.missing_blobs.is_empty() {
-            out.incomplete.push(IncompleteDecision {
+            self.incomplete.push(IncompleteDecision {
                 index: d.index,
                 hook: d.hook,
                 iteration: d.iteration,
                 state: d.state,
                 missing_blobs: d.missing_blobs.clone(),
             });
-            continue;
+            return None;
         }
-        out.replayed += 1;
-        match ask(&mut judge, &d.input) {
-            Ok(new) if !same(&d.result, &new, include_reasons) => {
-                let (old, new) = describe_pair(&d.result, &new, include_reasons);
-                out.differences.push(Difference {
+        self.replayed += 1;
+        let answer = ask(judge, &d.input);
+        match &answer {
+            Ok(new) if !same(&d.result, new, include_reasons) => {
+                let (old, new) = describe_pair(&d.result, new, include_reasons);
+                self.differences.push(Difference {
                     index: d.index,
                     hook: d.hook,
                     iteration: d.iteration,
@@ -49,7 +75,7 @@ pub(crate) fn diff(rec: &Recording, policy: &PolicyHost, include_reasons: bool) 
                 });
             }
             Ok(_) => {}
-            Err(e) => out.errors.push(ReplayFailure {
+            Err(e) => self.errors.push(ReplayFailure {
                 index: d.index,
                 hook: d.hook,
                 iteration: d.iteration,
@@ -58,12 +84,12 @@ pub(crate) fn diff(rec: &Recording, policy: &PolicyHost, include_reasons: bool) 
                     FailMode::Open => "open",
                     FailMode::Closed => "closed",
                 },
-                error: e.message,
-                kind: e.kind,
+                error: e.message.clone(),
+                kind: e.kind.clone(),
             }),
         }
+        Some(answer)
     }
-    out
 }
 
 /// One recorded question, asked of `judge`.

@@ -14,6 +14,10 @@ use crate::store::{
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Created {
     pub ts: u64,
+    /// When the session value was made, which every hook's `ctx.elapsed` counts from: a
+    /// little before `ts`, the first step's time (the engine writes the new session out in
+    /// between). Read back from the first recorded decision's context; `ts` without one.
+    pub created_ms: u64,
     pub session_id: String,
     pub task: String,
     pub workdir: std::path::PathBuf,
@@ -103,6 +107,7 @@ impl Recording {
                     {
                         r.created = Some(Created {
                             ts: s.ts,
+                            created_ms: s.ts,
                             session_id: session_id.clone(),
                             task: task.clone(),
                             workdir: workdir.clone(),
@@ -168,6 +173,25 @@ impl Recording {
                 }
                 Record::StateChange(sc) => r.transitions.push(sc.clone()),
                 Record::Decision(d) => {
+                    if r.decisions.is_empty()
+                        && let Some(c) = &mut r.created
+                    {
+                        let elapsed_ms = (d.input.ctx().elapsed * 1000.0).round() as u64;
+                        let at = d.ts.saturating_sub(elapsed_ms);
+                        if at <= c.ts {
+                            c.created_ms = at;
+                        }
+                    }
+                    // A tool request is a fact as well as a decision: the simulated session
+                    // is asked it at the same point.
+                    if let crate::store::DecisionInput::Permit { tool, input, .. } = &d.input {
+                        let asked = Event::PermissionAsked {
+                            request_id: format!("replay-{}", r.decisions.len()),
+                            tool: tool.clone(),
+                            input: input.clone(),
+                        };
+                        r.facts.push(fact(d.ts, asked));
+                    }
                     r.decisions.push(RecordedDecision {
                         index: r.decisions.len(),
                         hook: d.hook,

@@ -20,7 +20,9 @@ mod describe;
 mod diff;
 mod error;
 mod facts;
+mod prefetch;
 mod report;
+mod reuse;
 mod simulate;
 
 #[cfg(test)]
@@ -30,8 +32,11 @@ pub use error::ReplayError;
 pub use facts::{RecordedDecision, Recording};
 pub use report::{Difference, IncompleteDecision, ReplayFailure, ReplayReport};
 
+use crate::pipeline::Redactor;
 use crate::policy::PolicyHost;
+use crate::session::PolicyJudge;
 use crate::store::Log;
+use reuse::Reusing;
 
 /// How [`replay_with`] compares answers.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -57,9 +62,23 @@ pub fn replay_with(
 }
 
 /// Replays an already sorted recording.
+///
+/// The simulated core asks its questions through [`reuse`](self): every recorded question is
+/// asked again as the core gets to it, and the core reuses that answer wherever it asks the
+/// very same question, so a session whose path does not change costs one hook call per
+/// decision, not two.
 pub fn replay_recording(rec: &Recording, policy: &PolicyHost, opts: ReplayOptions) -> ReplayReport {
-    let diff = diff::diff(rec, policy, opts.include_reasons);
-    let sim = simulate::simulate(rec, policy);
+    // The simulated core redacts the reasons it stores as the engine would; the re-asked
+    // questions store nothing, so they share its redactor.
+    let redactor = Redactor::from_env(policy.redact_patterns())
+        .unwrap_or_else(|_| Redactor::new(&[], Vec::new()).expect("no patterns compile"));
+    let mut judge = Reusing::new(
+        PolicyJudge::new(policy, 1, &redactor),
+        rec,
+        opts.include_reasons,
+    );
+    let sim = simulate::simulate(rec, policy, &mut judge);
+    let diff = judge.finish();
     ReplayReport {
         policy_hash: policy.hash().to_string(),
         decisions: rec.decisions.len(),

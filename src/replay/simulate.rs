@@ -10,13 +10,16 @@
 
 use super::describe::describe;
 use super::facts::{Created, Recording};
+use super::reuse::Reusing;
 use crate::machine::SessionState;
-use crate::pipeline::Redactor;
 use crate::policy::PolicyHost;
 use crate::session::{
-    Effect, Event, NewSession, Phase, PolicyJudge, PolicyRef, Report, Session, Spawn,
+    Effect, Event, NewSession, Phase, PolicyRef, Reason, Report, Session, Spawn, StepBuffers,
 };
-use crate::store::{DecisionResult, Hook, Record, StateChange};
+use crate::store::DecisionResult;
+#[cfg(test)]
+use crate::store::Hook;
+use std::ops::Range;
 
 /// Where the simulation got to.
 #[derive(Debug, Default)]
@@ -27,30 +30,35 @@ pub(crate) struct Simulated {
     pub stopped: Option<String>,
 }
 
-struct Sim<'a> {
+struct Sim<'a, 'j> {
     rec: &'a Recording,
     session: Session,
-    policy: &'a PolicyHost,
-    redactor: Redactor,
-    transitions: Vec<StateChange>,
-    /// What the core asked, in order: only the hook and the answer are kept (a whole record
-    /// holds the hook's context; keeping 100,000 of them costs more than the replay).
-    decisions: Vec<Asked>,
+    /// Who answers the core: the re-asked answers where the question is the recorded one.
+    judge: &'j mut Reusing<'a>,
+    /// What the core's steps reuse from one step to the next.
+    buffers: StepBuffers,
+    /// How many transitions the core made.
+    transitions: usize,
     /// What the core waits for.
     pending: Option<Effect>,
     finished: bool,
     out: Simulated,
 }
 
-/// One question the simulated core asked, and the new policy's answer.
-#[derive(Debug)]
-pub(crate) struct Asked {
-    pub hook: Hook,
-    pub result: DecisionResult,
+/// A transition the core made, as its report says it (a simulated step builds no records).
+struct Move {
+    from: SessionState,
+    to: SessionState,
+    iteration: u32,
+    reason: Option<Reason>,
 }
 
-/// Replays `rec` through `policy`.
-pub(crate) fn simulate(rec: &Recording, policy: &PolicyHost) -> Simulated {
+/// Replays `rec` through `policy`, which `judge` answers for.
+pub(crate) fn simulate<'a>(
+    rec: &'a Recording,
+    policy: &PolicyHost,
+    judge: &mut Reusing<'a>,
+) -> Simulated {
     let Some(created) = &rec.created else {
         return Simulated {
             stopped: Some(
@@ -61,18 +69,7 @@ pub(crate) fn simulate(rec: &Recording, policy: &PolicyHost) -> Simulated {
             ..Simulated::default()
         };
     };
-    let mut sim = Sim {
-        rec,
-        session: new_session(created, policy),
-        policy,
-        redactor: Redactor::from_env(policy.redact_patterns())
-            .unwrap_or_else(|_| Redactor::new(&[], Vec::new()).expect("no patterns compile")),
-        transitions: Vec::new(),
-        decisions: Vec::new(),
-        pending: None,
-        finished: false,
-        out: Simulated::default(),
-    };
+    let mut sim = Sim::new(rec, created, policy, judge);
     sim.out.path.push(SessionState::Created);
     sim.run();
     sim.out
@@ -93,16 +90,39 @@ fn new_session(c: &Created, policy: &PolicyHost) -> Session {
             generation: 1,
         },
         policy.limits().max_iterations,
-        c.ts,
+        c.created_ms,
     );
     // The limits the session was started with replace the policy's here too, as they did.
     session.settings.limits = c.limits.clone();
     session
 }
 
-impl Sim<'_> {
+impl<'a, 'j> Sim<'a, 'j> {
+    fn new(
+        rec: &'a Recording,
+        created: &Created,
+        policy: &PolicyHost,
+        judge: &'j mut Reusing<'a>,
+    ) -> Self {
+        let mut session = new_session(created, policy);
+        session.history.reserve(rec.transitions.len());
+        let mut out = Simulated::default();
+        out.path.reserve(rec.transitions.len() + 1);
+        Sim {
+            rec,
+            session,
+            judge,
+            buffers: StepBuffers::default(),
+            transitions: 0,
+            pending: None,
+            finished: false,
+            out,
+        }
+    }
+
     fn run(&mut self) {
-        for fact in &self.rec.facts {
+        for (j, fact) in self.rec.facts.iter().enumerate() {
+            super::prefetch::fact_ahead_of(self.rec, j);
             if self.out.divergence.is_some() || self.out.stopped.is_some() {
                 break;
             }
@@ -140,9 +160,16 @@ impl Sim<'_> {
             ) {
                 self.pending = None;
             }
-            let mut judge = PolicyJudge::new(self.policy, 1, &self.redactor);
-            let effects = self.session.step(fact.ts, fact.event.clone(), &mut judge);
-            self.absorb(effects);
+            let first_decision = self.judge.asked.len();
+            self.session.step_unrecorded(
+                fact.ts,
+                fact.event.clone(),
+                &mut *self.judge,
+                &mut self.buffers,
+            );
+            let mut effects = std::mem::take(&mut self.buffers.effects);
+            self.absorb(first_decision, effects.drain(..));
+            self.buffers.effects = effects;
         }
         if self.out.stopped.is_none() {
             self.explain_stop();
@@ -158,28 +185,39 @@ impl Sim<'_> {
         }
     }
 
-    /// Takes in one step's effects: the path, the decisions, what the core now waits for.
-    fn absorb(&mut self, effects: Vec<Effect>) {
-        let first_decision = self.decisions.len();
+    /// Takes in one step's effects: the path, what the core now waits for. The step's
+    /// questions are `first_decision..` of the judge's.
+    fn absorb(&mut self, first_decision: usize, effects: impl Iterator<Item = Effect>) {
+        let mut moves = 0;
         for e in effects {
             match e {
-                Effect::Record(Record::StateChange(sc)) => {
+                Effect::Report(Report::Transition {
+                    from,
+                    to,
+                    iteration,
+                    reason,
+                    ..
+                }) => {
+                    // The questions asked before this transition, as in the recorded log.
+                    let asked = first_decision..first_decision + self.buffers.scratch.moves[moves];
+                    moves += 1;
+                    let sc = Move {
+                        from,
+                        to,
+                        iteration,
+                        reason,
+                    };
                     self.out.path.push(sc.to);
-                    let k = self.transitions.len();
-                    let recorded = self.rec.transitions.get(k);
+                    let recorded = self.rec.transitions.get(self.transitions);
                     let same = recorded.is_some_and(|r| r.from == sc.from && r.to == sc.to);
                     if self.out.divergence.is_none() && !same {
-                        self.out.divergence = Some(self.describe_divergence(first_decision, &sc));
+                        self.out.divergence = Some(self.describe_divergence(asked, &sc));
                     }
                     if self.out.divergence.is_some() {
                         self.note_transition(&sc);
                     }
-                    self.transitions.push(sc);
+                    self.transitions += 1;
                 }
-                Effect::Record(Record::Decision(d)) => self.decisions.push(Asked {
-                    hook: d.hook,
-                    result: d.result,
-                }),
                 Effect::Report(Report::Warning(w)) if self.out.divergence.is_some() => {
                     self.out.notes.push(format!("warning: {w}"));
                 }
@@ -196,7 +234,7 @@ impl Sim<'_> {
     }
 
     /// A transition after the divergence: what the new policy decided there.
-    fn note_transition(&mut self, sc: &StateChange) {
+    fn note_transition(&mut self, sc: &Move) {
         if let Some(reason) = &sc.reason {
             self.out
                 .notes
@@ -204,13 +242,14 @@ impl Sim<'_> {
         }
     }
 
-    /// Why the simulated transition `sc` differs from the recorded one: the first decision of
-    /// this step the new policy answered differently, else the two transitions side by side.
-    fn describe_divergence(&self, first_decision: usize, sc: &StateChange) -> String {
-        if let Some(d) = self.first_differing_decision(first_decision) {
+    /// Why the simulated transition `sc` differs from the recorded one: the first decision the
+    /// step asked before it (`asked`) that the new policy answered differently, else the two
+    /// transitions side by side.
+    fn describe_divergence(&self, asked: Range<usize>, sc: &Move) -> String {
+        if let Some(d) = self.first_differing_decision(asked) {
             return d;
         }
-        let k = self.transitions.len();
+        let k = self.transitions;
         let simulated = match &sc.reason {
             Some(r) => format!("{} ({r})", sc.to),
             None => sc.to.to_string(),
@@ -235,21 +274,20 @@ impl Sim<'_> {
         }
     }
 
-    /// `decision N (hook, iteration i): old → new` for the first decision from `from` on that
-    /// the new policy answered differently from the recording.
-    fn first_differing_decision(&self, from: usize) -> Option<String> {
-        (from..self.decisions.len()).find_map(|i| {
-            let asked = &self.decisions[i];
-            let new = &asked.result;
+    /// `decision N (hook, iteration i): old → new` for the first of the questions `asked`
+    /// that the new policy answered differently from the recording.
+    fn first_differing_decision(&self, mut asked: Range<usize>) -> Option<String> {
+        asked.find_map(|i| {
+            let (hook, new) = self.judge.asked(i)?;
             let old = self.rec.decisions.get(i)?;
             // Another question in this place is a difference too, whatever its answer.
-            (old.hook != asked.hook || !same_answer(&old.result, new)).then(|| {
+            (old.hook != hook || !same_answer(&old.result, &new)).then(|| {
                 format!(
                     "decision {i} ({}, iteration {}): {} → {}",
                     old.hook,
                     old.iteration,
                     describe(&old.result, false),
-                    describe(new, false)
+                    describe(&new, false)
                 )
             })
         })
@@ -258,12 +296,14 @@ impl Sim<'_> {
     /// The new policy would start the recorded process with another prompt: that run never
     /// happened.
     fn diverge_on_prompt(&mut self, spawn: Spawn) {
-        let differing = self.first_differing_decision(0).unwrap_or_else(|| {
-            format!(
-                "the {} of iteration {} gets a different prompt",
-                spawn.role, spawn.iteration
-            )
-        });
+        let differing = self
+            .first_differing_decision(0..self.judge.asked.len())
+            .unwrap_or_else(|| {
+                format!(
+                    "the {} of iteration {} gets a different prompt",
+                    spawn.role, spawn.iteration
+                )
+            });
         self.out.divergence = Some(differing);
         self.out.stopped = Some(match spawn.role {
             crate::executor::Role::Worker => format!(
@@ -313,23 +353,18 @@ pub(crate) fn same_answer(old: &DecisionResult, new: &DecisionResult) -> bool {
     super::describe::same(old, new, false)
 }
 
-/// The questions the simulation asked, for tests.
+/// The hooks the simulation asked, in order, for tests.
 #[cfg(test)]
-pub(crate) fn decisions_of(rec: &Recording, policy: &PolicyHost) -> Vec<Asked> {
+pub(crate) fn decisions_of(rec: &Recording, policy: &PolicyHost) -> Vec<Hook> {
     let Some(created) = &rec.created else {
         return Vec::new();
     };
-    let mut sim = Sim {
-        rec,
-        session: new_session(created, policy),
-        policy,
-        redactor: Redactor::new(&[], Vec::new()).unwrap(),
-        transitions: Vec::new(),
-        decisions: Vec::new(),
-        pending: None,
-        finished: false,
-        out: Simulated::default(),
-    };
+    let redactor = crate::pipeline::Redactor::new(&[], Vec::new()).unwrap();
+    let judge = crate::session::PolicyJudge::new(policy, 1, &redactor);
+    let mut judge = Reusing::new(judge, rec, false);
+    let mut sim = Sim::new(rec, created, policy, &mut judge);
     sim.run();
-    sim.decisions
+    (0..sim.judge.asked.len())
+        .filter_map(|i| sim.judge.asked(i).map(|(hook, _)| hook))
+        .collect()
 }

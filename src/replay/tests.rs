@@ -519,7 +519,7 @@ fn the_simulation_asks_what_the_recording_asked() {
     let values = retry_then_done();
     let rec = Recording::from_log(&Log::decode(values)).unwrap();
     let asked = super::simulate::decisions_of(&rec, &PolicyHost::builtin());
-    let hooks: Vec<Hook> = asked.iter().map(|d| d.hook).collect();
+    let hooks: Vec<Hook> = asked;
     let recorded: Vec<Hook> = rec.decisions.iter().map(|d| d.hook).collect();
     assert_eq!(hooks, recorded);
 }
@@ -616,4 +616,22 @@ fn the_verdict_replays_from_the_recorded_stdout_and_older_logs_from_the_tail() {
     let report = run(values, &PolicyHost::builtin());
     assert!(report.divergence.is_some(), "{report:#?}");
     assert_eq!(report.simulated_path.last(), Some(&Completed));
+}
+
+/// Tool requests are facts and decisions both: replayed under a policy whose `permit` denies,
+/// the recorded allow is a difference; under the same policy, nothing differs.
+#[test]
+fn a_permit_that_now_denies_is_a_difference() {
+    let values = record(
+        PolicyHost::builtin(),
+        [Run::AsksBash("rm -rf build", "cleaned"), Run::Exit(0, DONE)],
+    );
+    let same = run(values.clone(), &PolicyHost::builtin());
+    assert!(same.differences.is_empty(), "{same:#?}");
+    let deny = policy(
+        r#"return { permit = function(tool, input) if input.command:find("rm", 1, true) then return "deny", "no rm" end return "allow" end }"#,
+    );
+    let report = run(values, &deny);
+    assert_eq!(report.differences.len(), 1, "{report:#?}");
+    assert_eq!(report.differences[0].hook, Hook::Permit);
 }

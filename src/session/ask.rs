@@ -2,15 +2,18 @@
 //! records a `decision` record (docs/log-format.md) — the input of `oneshot policy replay`.
 
 use super::step::Step;
-use super::{Answer, HookError};
+use super::{Answer, Decide, HookError};
 use crate::executor::Evidence;
 use crate::machine::SessionState;
-use crate::policy::{GuardOutcome, SalvageDecision, VerdictDecision};
+use crate::policy::{GuardOutcome, HookCtx, SalvageDecision, VerdictDecision};
 use crate::store::{DecisionInput, DecisionRecord, DecisionResult, Hook, PolicyLog, Record};
 use std::sync::Arc;
 
 impl Step<'_> {
     pub(super) fn ask_verdict(&mut self, output: &str) -> Result<VerdictDecision, HookError> {
+        if let Some((d, ctx)) = self.unrecorded() {
+            return d.verdict(output, ctx).result;
+        }
         let ctx = self.s.hook_ctx(self.now);
         let answer = self.d.verdict(output, &ctx);
         let input = DecisionInput::Verdict {
@@ -26,6 +29,9 @@ impl Step<'_> {
         &mut self,
         evidence: &Evidence,
     ) -> Result<SalvageDecision, HookError> {
+        if let Some((d, ctx)) = self.unrecorded() {
+            return d.salvage(evidence, ctx).result;
+        }
         let ctx = self.s.hook_ctx(self.now);
         let answer = self.d.salvage(evidence, &ctx);
         let input = DecisionInput::Salvage {
@@ -42,6 +48,9 @@ impl Step<'_> {
         from: SessionState,
         to: SessionState,
     ) -> Result<GuardOutcome, HookError> {
+        if let Some((d, ctx)) = self.unrecorded() {
+            return d.guard(from, to, ctx).result;
+        }
         let ctx = self.s.hook_ctx(self.now);
         let answer = self.d.guard(from, to, &ctx);
         let input = DecisionInput::Guard {
@@ -54,6 +63,9 @@ impl Step<'_> {
     }
 
     pub(super) fn ask_next_prompt(&mut self) -> Result<String, HookError> {
+        if let Some((d, ctx)) = self.unrecorded() {
+            return d.next_prompt(ctx).result;
+        }
         let ctx = self.s.hook_ctx(self.now);
         let answer = self.d.next_prompt(&ctx);
         let input = DecisionInput::NextPrompt { ctx: Arc::new(ctx) };
@@ -94,6 +106,9 @@ impl Step<'_> {
     }
 
     pub(super) fn ask_audit_prompt(&mut self) -> Result<String, HookError> {
+        if let Some((d, ctx)) = self.unrecorded() {
+            return d.audit_prompt(ctx).result;
+        }
         let ctx = self.s.hook_ctx(self.now);
         let answer = self.d.audit_prompt(&ctx);
         let input = DecisionInput::AuditPrompt { ctx: Arc::new(ctx) };
@@ -107,6 +122,9 @@ impl Step<'_> {
         from: SessionState,
         to: SessionState,
     ) -> Result<(), HookError> {
+        if let Some((d, ctx)) = self.unrecorded() {
+            return d.on_transition(from, to, ctx).result;
+        }
         let ctx = self.s.hook_ctx(self.now);
         let answer = self.d.on_transition(from, to, &ctx);
         let input = DecisionInput::OnTransition {
@@ -117,6 +135,15 @@ impl Step<'_> {
         self.decided("on_transition", input, answer, |()| {
             DecisionResult::Observed
         })
+    }
+
+    /// In a step for replay ([`Session::step_unrecorded`](super::Session::step_unrecorded)):
+    /// who answers, and the reused context filled in for this question.
+    fn unrecorded(&mut self) -> Option<(&mut dyn Decide, &HookCtx)> {
+        let scratch = self.unrecorded.as_deref_mut()?;
+        scratch.asked += 1;
+        self.s.fill_hook_ctx(self.now, &mut scratch.ctx);
+        Some((&mut *self.d, &scratch.ctx))
     }
 
     /// Records the decision (and what the hook logged), then hands back its answer.

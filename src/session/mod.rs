@@ -31,6 +31,7 @@ mod settings;
 mod step;
 mod takeover;
 mod transition;
+mod unrecorded;
 mod value;
 
 #[cfg(test)]
@@ -46,6 +47,7 @@ pub use overrides::{LimitOverrides, Override};
 pub use phase::{AuditRun, ExitStatus, Next, Pause, Phase, Run};
 pub use reason::Reason;
 pub use settings::SessionSettings;
+pub(crate) use unrecorded::StepBuffers;
 pub use value::{NewSession, SCHEMA_VERSION, Session};
 
 // The executor's data types the session is made of, re-exported because the executor itself is

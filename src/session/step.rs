@@ -29,6 +29,8 @@ pub(super) struct Step<'a> {
     pub(super) d: &'a mut dyn Decide,
     pub(super) now: u64,
     pub(super) out: Vec<Effect>,
+    /// Set by [`Session::step_unrecorded`]: what a step for replay asks with and notes down.
+    pub(super) unrecorded: Option<&'a mut super::unrecorded::Scratch>,
 }
 
 impl Session {
@@ -46,6 +48,7 @@ impl Session {
             d: decide,
             now,
             out: Vec::new(),
+            unrecorded: None,
         };
         step.on(event);
         step.out
@@ -53,7 +56,7 @@ impl Session {
 }
 
 impl Step<'_> {
-    fn on(&mut self, event: Event) {
+    pub(super) fn on(&mut self, event: Event) {
         match event {
             Event::Start => self.start(),
             Event::Spawned(process) => self.spawned(process),
@@ -173,12 +176,14 @@ impl Step<'_> {
         if let Some(h) = self.s.history.last_mut() {
             h.pid = Some(process.pid);
         }
-        let prompt = match &self.s.phase {
-            Phase::AuditorExecuting(a) => a.prompt.clone(),
-            _ => self.s.worker_prompt.clone(),
-        };
         self.journal();
-        self.process(role, ProcessEvent::Started { process, prompt });
+        if self.recording() {
+            let prompt = match &self.s.phase {
+                Phase::AuditorExecuting(a) => a.prompt.clone(),
+                _ => self.s.worker_prompt.clone(),
+            };
+            self.process(role, ProcessEvent::Started { process, prompt });
+        }
     }
 
     fn spawn_failed(&mut self, error: String) {
@@ -327,12 +332,14 @@ impl Step<'_> {
             return self.unexpected("an inspection");
         }
         self.s.awaiting = None;
-        let record = Record::Evidence(EvidenceRecord {
-            ts: self.now,
-            iteration: self.s.iteration,
-            evidence: evidence.clone(),
-        });
-        self.record(record);
+        if self.recording() {
+            let record = Record::Evidence(EvidenceRecord {
+                ts: self.now,
+                iteration: self.s.iteration,
+                evidence: evidence.clone(),
+            });
+            self.record(record);
+        }
         self.s.changed_files.clone_from(&evidence.changed_files);
         if let Phase::Interrupted(pause) = &self.s.phase {
             // Seed 000 §3.2: an interrupted worker might have finished its work; inspect it.
@@ -596,7 +603,9 @@ impl Step<'_> {
     }
 
     pub(super) fn record(&mut self, record: Record) {
-        self.out.push(Effect::Record(record));
+        if self.recording() {
+            self.out.push(Effect::Record(record));
+        }
     }
 
     pub(super) fn process(&mut self, role: Role, event: ProcessEvent) {

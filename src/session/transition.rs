@@ -104,15 +104,19 @@ impl Step<'_> {
             generation: policy.generation,
         });
         self.journal();
-        self.record(Record::StateChange(StateChange {
-            ts: self.now,
-            from,
-            to,
-            iteration: self.s.iteration,
-            reason: reason.clone(),
-            policy_hash: policy.hash,
-            generation: policy.generation,
-        }));
+        if let Some(scratch) = self.unrecorded.as_deref_mut() {
+            scratch.moves.push(scratch.asked);
+        } else {
+            self.record(Record::StateChange(StateChange {
+                ts: self.now,
+                from,
+                to,
+                iteration: self.s.iteration,
+                reason: reason.clone(),
+                policy_hash: policy.hash,
+                generation: policy.generation,
+            }));
+        }
         self.out.push(Effect::Report(Report::Transition {
             from,
             to,

@@ -28,6 +28,8 @@ pub(crate) enum Run {
     AgentFails(crate::agent::ErrorKind),
     /// An agent that names its session `sid`, prints `output`, exits 0.
     Agent(&'static str, &'static str),
+    /// An agent that asks to run `command` with its Bash tool, prints `output`, exits 0.
+    AsksBash(&'static str, &'static str),
     /// An agent that reports using this many turns (and 100 tokens a turn), prints `output`,
     /// exits 0.
     Spends(u32, &'static str),
@@ -188,6 +190,15 @@ impl Driver {
                 exit(1, "API error"),
             ],
             Run::Agent(sid, out) => vec![started, Event::AgentSession(sid.into()), exit(0, out)],
+            Run::AsksBash(command, out) => vec![
+                started,
+                Event::PermissionAsked {
+                    request_id: "r1".into(),
+                    tool: "Bash".into(),
+                    input: serde_json::json!({ "command": command }),
+                },
+                exit(0, out),
+            ],
             Run::Spends(turns, out) => vec![
                 started,
                 Event::AgentUsage(crate::session::Spent {
