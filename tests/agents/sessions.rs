@@ -33,15 +33,39 @@ fn oneshot(sb: &Sandbox, agents: &[&Command]) -> Command {
     c
 }
 
-/// The one session's state file.
-fn state(sb: &Sandbox) -> Value {
+/// Runs oneshot with a Claude worker pointed at `model` and an auditor that accepts;
+/// `more` adds the rest (policy, options, the task). `None` when Claude is not installed.
+fn claude_worker(sb: &Sandbox, model: &FakeModel, more: impl FnOnce(&mut Command)) -> Option<Run> {
+    let claude = super::claude::claude(sb, model)?;
+    let mut c = oneshot(sb, &[&claude]);
+    c.args(["--worker", "claude", "--auditor-cmd", "echo VERDICT: done"]);
+    more(&mut c);
+    Some(run(c, LIMIT))
+}
+
+/// The one session's directory.
+fn session_dir(sb: &Sandbox) -> std::path::PathBuf {
     let dir = sb.tmp.path().join("state/sessions");
-    let session = std::fs::read_dir(&dir)
+    std::fs::read_dir(&dir)
         .unwrap()
         .filter_map(Result::ok)
         .find(|e| e.path().join("oneshot.json").is_file())
-        .expect("a session directory");
-    let text = std::fs::read_to_string(session.path().join("oneshot.json")).unwrap();
+        .expect("a session directory")
+        .path()
+}
+
+/// The one session's log records.
+fn log_records(sb: &Sandbox) -> Vec<Value> {
+    std::fs::read_to_string(session_dir(sb).join("oneshot-log.json"))
+        .unwrap()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .collect()
+}
+
+/// The one session's state file.
+fn state(sb: &Sandbox) -> Value {
+    let text = std::fs::read_to_string(session_dir(sb).join("oneshot.json")).unwrap();
     serde_json::from_str(&text).unwrap()
 }
 
@@ -269,15 +293,11 @@ fn permit_denies_a_claude_bash_call_and_the_model_sees_why() {
         Reply::Bash("echo allowed > ok.txt".into()),
         Reply::Text("done".into()),
     ]);
-    let Some(claude) = super::claude::claude(&sb, &model) else {
+    let Some(r) = claude_worker(&sb, &model, |c| {
+        c.arg("--policy").arg(&policy).arg("clean up");
+    }) else {
         return;
     };
-    let mut c = oneshot(&sb, &[&claude]);
-    c.args(["--worker", "claude", "--auditor-cmd", "echo VERDICT: done"])
-        .arg("--policy")
-        .arg(&policy)
-        .arg("clean up");
-    let r = run(c, LIMIT);
     assert_eq!(r.code(), Some(0), "{}", r.dump());
     assert!(
         sb.work().join("keep.txt").exists(),
@@ -292,20 +312,11 @@ fn permit_denies_a_claude_bash_call_and_the_model_sees_why() {
         reqs[1].body_text().contains("no rm -rf here zq31"),
         "the model sees the denial"
     );
-    let dir = sb.tmp.path().join("state/sessions");
-    let session = std::fs::read_dir(&dir)
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
-    let log = std::fs::read_to_string(session.join("oneshot-log.json")).unwrap();
-    let permits: Vec<Value> = log
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+    let permits: Vec<Value> = log_records(&sb)
+        .into_iter()
         .filter(|v| v["type"] == "decision" && v["hook"] == "permit")
         .collect();
-    assert_eq!(permits.len(), 2, "{log}");
+    assert_eq!(permits.len(), 2, "{permits:#?}");
     assert_eq!(permits[0]["result"]["allow"], false);
     assert_eq!(permits[0]["input"]["tool"], "Bash");
     assert_eq!(permits[1]["result"]["allow"], true);
@@ -327,15 +338,11 @@ fn a_500_is_retried_with_backoff_then_succeeds() {
         Reply::Status(500),
         Reply::Text("recovered zq41".into()),
     ]);
-    let Some(claude) = super::claude::claude(&sb, &model) else {
+    let Some(r) = claude_worker(&sb, &model, |c| {
+        c.arg("--policy").arg(&policy).arg("try hard");
+    }) else {
         return;
     };
-    let mut c = oneshot(&sb, &[&claude]);
-    c.args(["--worker", "claude", "--auditor-cmd", "echo VERDICT: done"])
-        .arg("--policy")
-        .arg(&policy)
-        .arg("try hard");
-    let r = run(c, LIMIT);
     assert_eq!(r.code(), Some(0), "{}", r.dump());
     let s = state(&sb);
     assert_eq!(s["state"], "COMPLETED", "{s:#}");
@@ -490,15 +497,11 @@ fn a_budget_stops_a_session() {
     let policy = sb.tmp.path().join("budget.lua");
     std::fs::write(&policy, "return { limits = { budget = { turns = 1 } } }").unwrap();
     let model = FakeModel::with([Reply::Bash("echo hi".into()), Reply::Text("done".into())]);
-    let Some(claude) = super::claude::claude(&sb, &model) else {
+    let Some(r) = claude_worker(&sb, &model, |c| {
+        c.arg("--policy").arg(&policy).arg("say hi");
+    }) else {
         return;
     };
-    let mut c = oneshot(&sb, &[&claude]);
-    c.args(["--worker", "claude", "--auditor-cmd", "echo VERDICT: done"])
-        .arg("--policy")
-        .arg(&policy)
-        .arg("say hi");
-    let r = run(c, LIMIT);
     assert_eq!(r.code(), Some(1), "{}", r.dump());
     let s = state(&sb);
     assert_eq!(s["state"], "FAILED", "{s:#}");
@@ -514,20 +517,18 @@ fn a_budget_stops_a_session() {
 fn a_hung_stream_is_stopped_by_inactivity() {
     let sb = Sandbox::new();
     let model = FakeModel::with([Reply::Hang]);
-    let Some(claude) = super::claude::claude(&sb, &model) else {
-        return;
-    };
-    let mut c = oneshot(&sb, &[&claude]);
-    c.args(["--worker", "claude", "--auditor-cmd", "echo VERDICT: done"])
-        .args([
+    let started = std::time::Instant::now();
+    let Some(r) = claude_worker(&sb, &model, |c| {
+        c.args([
             "--inactivity-timeout",
             "2s",
             "--max-iterations",
             "1",
             "wait",
         ]);
-    let started = std::time::Instant::now();
-    let r = run(c, LIMIT);
+    }) else {
+        return;
+    };
     assert_eq!(r.code(), Some(1), "{}", r.dump());
     assert!(
         started.elapsed() < Duration::from_secs(30),
@@ -556,35 +557,17 @@ fn every_transcript_message_is_in_the_timeline() {
         Reply::Bash("echo two".into()),
         Reply::Text("all done zq61".into()),
     ]);
-    let Some(claude) = super::claude::claude(&sb, &model) else {
+    let Some(r) = claude_worker(&sb, &model, |c| {
+        c.arg("go");
+    }) else {
         return;
     };
-    let mut c = oneshot(&sb, &[&claude]);
-    c.args([
-        "--worker",
-        "claude",
-        "--auditor-cmd",
-        "echo VERDICT: done",
-        "go",
-    ]);
-    let r = run(c, LIMIT);
     assert_eq!(r.code(), Some(0), "{}", r.dump());
 
-    let dir = sb.tmp.path().join("state/sessions");
-    let session = std::fs::read_dir(&dir)
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
-    let log = std::fs::read_to_string(session.join("oneshot-log.json")).unwrap();
     let mut parser = ClaudeParser::default();
     let mut timeline = Timeline::new();
     let mut events = Vec::new();
-    for record in log
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-    {
+    for record in log_records(&sb) {
         if record["type"] == "activity"
             && record["stream"] == "stdout"
             && record["role"] == "worker"
@@ -647,15 +630,13 @@ fn a_zombie_success_is_salvaged_from_the_transcript() {
         },
         Reply::Hang,
     ]);
-    let Some(claude) = super::claude::claude(&sb, &model) else {
+    let Some(r) = claude_worker(&sb, &model, |c| {
+        c.arg("--policy")
+            .arg(&policy)
+            .args(["--inactivity-timeout", "2s", "write z.txt"]);
+    }) else {
         return;
     };
-    let mut c = oneshot(&sb, &[&claude]);
-    c.args(["--worker", "claude", "--auditor-cmd", "echo VERDICT: done"])
-        .arg("--policy")
-        .arg(&policy)
-        .args(["--inactivity-timeout", "2s", "write z.txt"]);
-    let r = run(c, LIMIT);
     assert_eq!(r.code(), Some(0), "{}", r.dump());
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "zombie work\n");
     let s = state(&sb);
