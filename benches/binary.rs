@@ -9,9 +9,14 @@
 //! - **trickle CPU**: a worker printing a 500-byte line every 10 ms for a few seconds; oneshot's
 //!   own CPU time (all its threads, from `/proc/PID/task/*/schedstat`) as a share of one core,
 //!   beside `cat` relaying the same trickle.
+//! - **agent stream**: a Claude worker (`--worker claude`, this executable as a fake
+//!   `ONESHOT_CLAUDE_BIN`) streaming partial-message stream-json, a line every 10 ms for a few
+//!   seconds; oneshot's own CPU (all its threads) as a share of one core, beside `cat` relaying
+//!   the same stream at the same pace.
 //! - **list/status**: `oneshot list` and `oneshot status` over 1,000 sessions.
 //!
-//! Run: `cargo bench --bench binary` (release build of the binary; `-- quick` for fewer rounds).
+//! Run: `cargo bench --bench binary` (release build of the binary; `-- quick` for fewer rounds;
+//! `-- agent` for the agent stream case alone).
 //! `ONESHOT_BENCH_BIN=PATH` times another build of oneshot instead (an older one, to compare).
 
 use std::fs;
@@ -33,22 +38,37 @@ const TRICKLE: &str = "ONESHOT_BENCH_TRICKLE";
 const TRICKLE_LINE: usize = 500;
 const TRICKLE_EVERY: Duration = Duration::from_millis(10);
 const SESSIONS: usize = 1000;
+/// Set in the environment of this executable when it runs as the fake Claude Code.
+const FAKE_CLAUDE: &str = "ONESHOT_BENCH_FAKE_CLAUDE";
+/// How long the fake Claude streams.
+const AGENT_SECONDS: u64 = 5;
 
 fn main() {
     if let Ok(spec) = std::env::var(TRICKLE) {
         trickle(&spec);
         return;
     }
+    if let Ok(spec) = std::env::var(FAKE_CLAUDE) {
+        fake_claude(&spec);
+        return;
+    }
     let chosen = std::env::var("ONESHOT_BENCH_BIN").unwrap_or_else(|_| BUILT.to_owned());
     BIN.set(chosen).expect("set once");
     let quick = std::env::args().any(|a| a == "quick");
+    let only_agent = std::env::args().any(|a| a == "agent");
     let rounds = if quick { 3 } else { 7 };
     let dir = tempfile::tempdir().expect("temp dir");
     println!("oneshot binary bench ({})", bin());
+    if only_agent {
+        println!("median of 3 rounds; the baseline ran in the same rounds, interleaved\n");
+        agent_cpu(dir.path(), AGENT_SECONDS, 3);
+        return;
+    }
     println!("median of {rounds} rounds; the baseline ran in the same rounds, interleaved\n");
     throughput(dir.path(), rounds);
     start(dir.path(), rounds * 3);
     trickle_cpu(dir.path(), 3, if quick { 1 } else { 3 });
+    agent_cpu(dir.path(), AGENT_SECONDS, if quick { 1 } else { 3 });
     listing(dir.path(), rounds);
 }
 
@@ -343,6 +363,302 @@ fn cpu_ns(pid: u32) -> u64 {
         .filter_map(|t| fs::read_to_string(t.path().join("schedstat")).ok())
         .filter_map(|s| s.split_whitespace().next()?.parse::<u64>().ok())
         .sum()
+}
+
+/// The real Claude Code lines (system/init, a whole `assistant` text line, the `result`) the
+/// fake Claude's stream is built from.
+const CLAUDE_SAMPLE: &str = include_str!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../shared/agents/samples/claude-hello.stream.jsonl"
+));
+
+/// The pieces the fake Claude's text arrives in (a delta of a few tokens, as the API sends).
+const DELTAS: &[&str] = &[
+    "I'll start by ",
+    "running the failing ",
+    "test to see ",
+    "the actual error, ",
+    "then read `parse_line` ",
+    "in src/lib.rs. ",
+    "The panic comes from ",
+    "an unchecked index ",
+    "when the line ends ",
+    "in a backslash; ",
+    "the fix is to ",
+    "check the length first ",
+    "and return `None`.\n\n",
+    "```rust\nif i + 1 >= bytes.len() ",
+    "{\n    return None;\n}\n```\n",
+];
+
+/// Text deltas per streamed message.
+const DELTAS_PER_TURN: usize = 40;
+
+/// The sample's own session id, message id and text, replaced in its lines (which keep the
+/// key order Claude prints them in).
+const SAMPLE_SESSION: &str = "55975777-c2da-48af-af98-873c6f8e8c99";
+const SAMPLE_MESSAGE: &str = "msg_bec144a1792142f28cccb25b";
+const SAMPLE_TEXT: &str = "\"Hello from the fake model. (request had 2 messages)\"";
+const SAMPLE_UUID: &str = "14894b6d-bf2e-414d-8bf4-19fe4eb9c4e3";
+
+/// Line `n` of the sample with its session id replaced by `session`.
+fn sample_line(n: usize, session: &str) -> String {
+    CLAUDE_SAMPLE
+        .lines()
+        .nth(n)
+        .expect("a sample line")
+        .replace(SAMPLE_SESSION, session)
+}
+
+/// The fake Claude's stdout after its system/init line: partial-message turns, as many as the
+/// caller takes (it stops at a turn's end).
+struct ClaudeTurns {
+    session: String,
+    assistant: String,
+    turn: usize,
+    uuid: usize,
+}
+
+impl ClaudeTurns {
+    fn new(session: &str) -> ClaudeTurns {
+        ClaudeTurns {
+            session: session.to_owned(),
+            assistant: sample_line(1, session),
+            turn: 0,
+            uuid: 0,
+        }
+    }
+
+    fn uuid(&mut self) -> String {
+        self.uuid += 1;
+        format!("{:08x}-51c4-4b8e-9d0a-{:012x}", self.uuid, self.turn)
+    }
+
+    /// A `stream_event` line around `event` (a JSON object's text), keys in Claude's order.
+    fn event(&mut self, event: &str) -> String {
+        let uuid = self.uuid();
+        format!(
+            r#"{{"type":"stream_event","event":{event},"session_id":"{}","parent_tool_use_id":null,"uuid":"{}"}}"#,
+            self.session, uuid
+        )
+    }
+
+    /// One model turn: `message_start`, a text block in many deltas (a `ping` among them),
+    /// `content_block_stop`, the whole `assistant` line, `message_delta`, `message_stop`.
+    fn next_turn(&mut self) -> Vec<String> {
+        self.turn += 1;
+        let id = format!("msg_{:024x}", 0xbe_c144_a179_2142_u64 + self.turn as u64);
+        let mut lines = vec![
+            self.event(&format!(
+                r#"{{"type":"message_start","message":{{"id":"{id}","type":"message","role":"assistant","model":"claude-opus-4-8","content":[],"stop_reason":null,"stop_sequence":null,"usage":{{"input_tokens":100,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":1}}}}}}"#
+            )),
+            self.event(r#"{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}"#),
+        ];
+        let mut text = String::new();
+        for (k, delta) in DELTAS
+            .iter()
+            .cycle()
+            .skip(self.turn % DELTAS.len())
+            .take(DELTAS_PER_TURN)
+            .enumerate()
+        {
+            text.push_str(delta);
+            let delta = serde_json::to_string(delta).expect("a JSON string");
+            lines.push(self.event(&format!(
+                r#"{{"type":"content_block_delta","index":0,"delta":{{"type":"text_delta","text":{delta}}}}}"#
+            )));
+            if k == DELTAS_PER_TURN / 2 {
+                lines.push(self.event(r#"{"type":"ping"}"#));
+            }
+        }
+        lines.push(self.event(r#"{"type":"content_block_stop","index":0}"#));
+        let uuid = self.uuid();
+        lines.push(
+            self.assistant
+                .replace(SAMPLE_MESSAGE, &id)
+                .replace(SAMPLE_TEXT, &serde_json::to_string(&text).expect("JSON"))
+                .replace(SAMPLE_UUID, &uuid),
+        );
+        lines.push(self.event(
+            r#"{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":420}}"#,
+        ));
+        lines.push(self.event(r#"{"type":"message_stop"}"#));
+        lines
+    }
+}
+
+/// The fake Claude Code (`ONESHOT_CLAUDE_BIN`): `SECONDS:PID|parent:SESSION:REPORT`. Ignores
+/// its flags; reads the `initialize` control request and the user turn from stdin, answers the
+/// first, streams partial-message turns a line every 10 ms for SECONDS (to a turn's end), writes
+/// the CPU share of PID (all its threads) over that time to REPORT, prints the `result`, and
+/// exits 0 at the end of its input, as Claude does.
+fn fake_claude(spec: &str) {
+    use std::io::BufRead;
+    let mut parts = spec.splitn(4, ':');
+    let seconds: u64 = parts.next().and_then(|s| s.parse().ok()).expect("seconds");
+    let pid = match parts.next().expect("pid") {
+        "parent" => oneshot_above(std::os::unix::process::parent_id()),
+        p => p.parse().expect("pid"),
+    };
+    let session = parts.next().expect("session id").to_owned();
+    let report = PathBuf::from(parts.next().expect("report path"));
+    let mut input = std::io::stdin().lock();
+    let mut read = |what: &str| -> serde_json::Value {
+        let mut line = String::new();
+        input.read_line(&mut line).expect("read stdin");
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("{what} line {line:?}: {e}"))
+    };
+    let init = read("initialize");
+    assert_eq!(init["request"]["subtype"], "initialize", "{init}");
+    let user = read("user");
+    assert_eq!(user["type"], "user", "{user}");
+    let mut out = std::io::stdout().lock();
+    let mut send = |line: &str| {
+        out.write_all(line.as_bytes()).expect("write");
+        out.write_all(b"\n").expect("write");
+        out.flush().expect("flush");
+    };
+    let cpu0 = cpu_ns(pid);
+    let t0 = Instant::now();
+    send(
+        &serde_json::json!({"type": "control_response", "response": {"subtype": "success",
+            "request_id": init["request_id"],
+            "response": {"commands": [], "output_style": "default",
+                "available_output_styles": ["default"]}}})
+        .to_string(),
+    );
+    send(&sample_line(0, &session));
+    let mut turns = ClaudeTurns::new(&session);
+    let mut next = Instant::now();
+    while t0.elapsed() < Duration::from_secs(seconds) {
+        for line in turns.next_turn() {
+            next += TRICKLE_EVERY;
+            std::thread::sleep(next.saturating_duration_since(Instant::now()));
+            send(&line);
+        }
+    }
+    // Let the last line be handled before the final reading.
+    std::thread::sleep(Duration::from_millis(100));
+    let share = (cpu_ns(pid) - cpu0) as f64 / t0.elapsed().as_nanos() as f64 * 100.0;
+    fs::write(report, format!("{share:.2}")).expect("write report");
+    let result = sample_line(2, &session)
+        .replace(&format!(r#""result":{SAMPLE_TEXT}"#), r#""result":"done""#)
+        .replace(
+            r#""num_turns":1"#,
+            &format!(r#""num_turns":{}"#, turns.turn),
+        );
+    assert!(
+        result.contains(r#""result":"done""#),
+        "the sample's result replaced"
+    );
+    send(&result);
+    // Claude ends at the end of its input.
+    std::io::copy(&mut input, &mut std::io::sink()).expect("read to the end");
+}
+
+fn agent_cpu(dir: &Path, seconds: u64, rounds: usize) {
+    let exe = std::env::current_exe().expect("bench executable");
+    // The report is written outside the agent's workdir (no changed file in the session).
+    let report = dir.join("agent.txt");
+    let work = dir.join("agent-work");
+    fs::create_dir_all(&work).expect("agent workdir");
+    let share = |path: &Path| -> f64 {
+        fs::read_to_string(path)
+            .expect("agent report")
+            .trim()
+            .parse()
+            .expect("a share")
+    };
+    // What oneshot writes first on Claude's stdin, for the baseline's fake.
+    let stdin_lines = concat!(
+        r#"{"type":"control_request","request_id":"init","request":{"subtype":"initialize"}}"#,
+        "\n",
+        r#"{"type":"user","message":{"role":"user","content":[{"type":"text","text":"bench task"}]},"parent_tool_use_id":null,"session_id":"default"}"#,
+        "\n"
+    );
+    let (mut cat_shares, mut ours) = (Vec::new(), Vec::new());
+    for round in 0..rounds {
+        let session = format!("b3f1c0de-7a2e-4c55-9e1a-{round:012x}");
+        // Baseline: the same stream relayed by `cat` into /dev/null, cat's CPU measured.
+        let mut cat = Command::new("cat")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("spawn cat");
+        let cat_pid = cat.id();
+        let mut fake = Command::new(&exe)
+            .env(
+                FAKE_CLAUDE,
+                format!("{seconds}:{cat_pid}:{session}:{}", report.display()),
+            )
+            .stdin(Stdio::piped())
+            .stdout(cat.stdin.take().expect("cat stdin"))
+            .spawn()
+            .expect("run the fake claude");
+        let mut to_fake = fake.stdin.take().expect("fake stdin");
+        to_fake
+            .write_all(stdin_lines.as_bytes())
+            .expect("write the fake's input");
+        drop(to_fake);
+        assert!(fake.wait().expect("wait the fake").success());
+        cat.wait().expect("wait cat");
+        cat_shares.push(share(&report));
+        // oneshot: the fake is its Claude worker and measures its parent.
+        let state = dir.join("state");
+        let _ = fs::remove_dir_all(&state);
+        timed(
+            Command::new(bin())
+                .arg("--state-dir")
+                .arg(&state)
+                .arg("-q")
+                .arg("--workdir")
+                .arg(&work)
+                .args(["--worker", "claude"])
+                .args(["--auditor-cmd", "echo 'VERDICT: DONE'"])
+                .arg("bench task")
+                .env("ONESHOT_CLAUDE_BIN", &exe)
+                .env(
+                    FAKE_CLAUDE,
+                    format!("{seconds}:parent:{session}:{}", report.display()),
+                )
+                .env("BENCH_DB_PASSWORD", ENV_SECRET)
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped()),
+        );
+        ours.push(share(&report));
+        verify_agent_session(&state, &session);
+    }
+    let _ = fs::remove_dir_all(dir.join("state"));
+    println!(
+        "agent stream: a fake Claude worker streaming partial-message stream-json, a line every {} ms for {seconds} s; CPU as a share of one core ({rounds} rounds)",
+        TRICKLE_EVERY.as_millis()
+    );
+    println!("  {:<44} {:>9.2} %", "cat relaying it", median(cat_shares));
+    println!(
+        "  {:<44} {:>9.2} %",
+        "oneshot --worker claude (all threads)",
+        median(ours)
+    );
+    println!();
+}
+
+/// oneshot parsed the fake's stream: the session completed and holds the Claude session id
+/// the fake printed.
+fn verify_agent_session(state: &Path, session: &str) {
+    let dir = fs::read_dir(state.join("sessions"))
+        .expect("sessions dir")
+        .next()
+        .expect("one session")
+        .expect("entry")
+        .path();
+    let v: serde_json::Value =
+        serde_json::from_slice(&fs::read(dir.join("oneshot.json")).expect("read state"))
+            .expect("state json");
+    assert_eq!(v["state"], "COMPLETED", "the session completed: {v}");
+    assert_eq!(
+        v["agents"]["worker_session"], session,
+        "oneshot read the Claude session id"
+    );
 }
 
 fn listing(dir: &Path, rounds: usize) {
