@@ -197,7 +197,9 @@ impl Engine {
                             message: f.message,
                         }));
                     }
-                    answer = tap.answer();
+                    // Read from the raw stream: redacted before the core (and the state file)
+                    // sees it, as the pipeline's tails are.
+                    answer = tap.answer().map(|a| self.redactor.redact(&a).into_owned());
                 }
                 let lines = wants_lines.then_some(&mut p.lines);
                 p.pipeline.finish(now_ms(), &mut self.log, lines).map(|()| {

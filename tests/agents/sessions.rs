@@ -644,3 +644,36 @@ fn a_zombie_success_is_salvaged_from_the_transcript() {
     assert!(history.contains("the transcript shows"), "{history}");
     assert!(history.contains("inactivity_timeout"), "{history}");
 }
+
+/// A secret in an agent auditor's answer is redacted before the session keeps it: the state
+/// file and the log hold the reason without the key.
+#[test]
+fn a_secret_in_an_agents_answer_never_reaches_disk() {
+    let sb = Sandbox::new();
+    let key = "sk-ant-api03-Zq9xVb7LmN3pQr5sTu8wXy2zAb4cDe6fGh0iJk1lMn";
+    let verdict = |v: &str, reason: String| {
+        Reply::Json(serde_json::json!({
+            "verdict": v, "reason": reason, "confidence": 1, "open_criteria": []
+        }))
+    };
+    let model = FakeModel::with([
+        verdict("retry", format!("the code logs {key}")),
+        verdict("done", "ok".into()),
+    ]);
+    let Some(claude) = super::claude::claude(&sb, &model) else {
+        return;
+    };
+    let mut c = oneshot(&sb, &[&claude]);
+    c.args(["--worker-cmd", "true", "--auditor", "claude", "check"]);
+    let r = run(c, LIMIT);
+    assert_eq!(r.code(), Some(0), "{}", r.dump());
+    let dir = session_dir(&sb);
+    for file in ["oneshot.json", "oneshot-log.json"] {
+        let text = std::fs::read_to_string(dir.join(file)).unwrap();
+        assert!(!text.contains(key), "{file} holds the key");
+        assert!(
+            text.contains("the code logs sk-ant-"),
+            "{file}: the reason is kept: {text}"
+        );
+    }
+}
