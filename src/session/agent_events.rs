@@ -37,35 +37,28 @@ impl Step<'_> {
         let budget = self.limits().budget;
         let level = budget.check(&self.s.agents.spent.as_use());
         let (mark, resource) = match level {
-            BudgetLevel::Ok => return,
             BudgetLevel::Warn80(r) => (80, r),
             BudgetLevel::Warn95(r) => (95, r),
-            // Above any warning: the exit that follows fails the session.
-            BudgetLevel::Exceeded(r) => (101, r),
+            // Spent: the exit that follows fails the session; under budget: nothing to say.
+            BudgetLevel::Exceeded(_) | BudgetLevel::Ok => return,
         };
         if mark <= self.s.agents.budget_warned {
             return;
         }
         self.s.agents.budget_warned = mark;
         self.journal();
-        if mark <= 95 {
-            let (used, limit) = usage_of(&self.s.agents.spent, &budget, resource);
-            self.warn(&format!(
-                "{mark}% of the {} budget is used: {used} of {limit} (limits.budget)",
-                resource.as_str()
-            ));
-        }
+        let (used, limit) = usage_of(&self.s.agents.spent, &budget, resource);
+        self.warn(&format!(
+            "{mark}% of the {} budget is used: {used} of {limit} (limits.budget)",
+            resource.as_str()
+        ));
     }
 
-    /// Why the session stops for its budget.
-    pub(super) fn budget_reason(&self) -> Option<Reason> {
+    /// The reason to stop when the agents' usage has reached a budget of the policy in force.
+    pub(super) fn budget_exceeded(&self) -> Option<Reason> {
         let budget = self.limits().budget;
         let BudgetLevel::Exceeded(resource) = budget.check(&self.s.agents.spent.as_use()) else {
-            return Some(Reason::BudgetExceeded {
-                resource: "budget".into(),
-                used: 0.0,
-                limit: 0.0,
-            });
+            return None;
         };
         let (used, limit) = usage_of(&self.s.agents.spent, &budget, resource);
         Some(Reason::BudgetExceeded {

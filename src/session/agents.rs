@@ -26,7 +26,7 @@ pub struct Agents {
     /// against.
     #[serde(default, skip_serializing_if = "Spent::is_zero")]
     pub spent: Spent,
-    /// The highest budget warning given so far (80 or 95), so each is given once.
+    /// The highest budget warning given so far (80 or 95 %), so each is given once.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub budget_warned: u8,
 }

@@ -267,8 +267,8 @@ impl Step<'_> {
                 self.advance();
             }
             // The agents spent a budget: nothing more may run.
-            (_, None) if self.s.agents.budget_warned > 100 => {
-                let reason = self.budget_reason();
+            (_, None) if self.budget_exceeded().is_some() => {
+                let reason = self.budget_exceeded();
                 let trigger = match role {
                     Role::Worker => Trigger::Abort,
                     Role::Auditor => Trigger::ExitedErr,
