@@ -41,6 +41,8 @@ pub mod replay;
 pub mod session;
 pub mod store;
 
+/// Agent CLIs as worker or auditor: `SessionBuilder::worker_agent(AgentSpec::parse("claude")?)`.
+pub use agent::{AgentKind, AgentSpec};
 pub use engine::{
     Engine, EngineError, Interrupt, Observer, Options, ProcessClock, SessionBuilder, Status,
     Update, channel_observer,
