@@ -1,5 +1,6 @@
-//! What an agent tells the session while it runs, beyond its output: its own session id, and
-//! that its run failed.
+//! What an agent tells the session while it runs, beyond its output — its own session id, its
+//! usage, that its run failed, that it asks to use a tool — and what that means when the run
+//! ends.
 
 use super::phase::{Phase, Run};
 use super::step::Step;
@@ -55,7 +56,7 @@ impl Step<'_> {
     }
 
     /// The reason to stop when the agents' usage has reached a budget of the policy in force.
-    pub(super) fn budget_exceeded(&self) -> Option<Reason> {
+    fn budget_exceeded(&self) -> Option<Reason> {
         let budget = self.limits().budget;
         let BudgetLevel::Exceeded(resource) = budget.check(&self.s.agents.spent.as_use()) else {
             return None;
@@ -100,6 +101,47 @@ impl Step<'_> {
         });
     }
 
+    /// Decides a run's end where the agent's own report settles it (a run oneshot did not
+    /// stop): a spent budget, refused credentials, a transient provider failure (retried), an
+    /// auditor's failure. False when the ordinary exit rules decide.
+    pub(super) fn agent_ended(&mut self, role: Role, failure: Option<&AgentFailure>) -> bool {
+        if let Some(reason) = self.budget_exceeded() {
+            // Nothing more may run.
+            self.fail_run(role, reason);
+            return true;
+        }
+        let Some(failure) = failure else {
+            return false;
+        };
+        if failure.is_auth() {
+            // No retry or salvage can help (a worker's run would otherwise go to recovery and
+            // run again with the same refused key); the reason says what to fix.
+            let failure = failure.clone();
+            self.fail_run(role, Reason::AgentFailed { role, failure });
+        } else if failure.kind.is_transient() {
+            // A provider that may recover (5xx, 529, 429, a cut stream).
+            self.retry_or_fail(role, failure.clone());
+        } else if role == Role::Auditor {
+            let failure = failure.clone();
+            self.fail_run(role, Reason::AgentFailed { role, failure });
+        } else {
+            // A worker's other failure is inspected like any failed run.
+            return false;
+        }
+        true
+    }
+
+    /// The running role's run ends the session: FAILED for `reason`. A worker's run otherwise
+    /// goes to recovery, so it takes the table's abort; an auditor's failure is its own row.
+    fn fail_run(&mut self, role: Role, reason: Reason) {
+        let trigger = match role {
+            Role::Worker => Trigger::Abort,
+            Role::Auditor => Trigger::ExitedErr,
+        };
+        self.transition(trigger, Phase::Failed, Some(reason));
+        self.advance();
+    }
+
     /// A transient provider failure ended the run: run it again after the backoff of
     /// `limits.retry`, or, with the retries spent, fail with the provider's error.
     pub(super) fn retry_or_fail(&mut self, role: Role, mut failure: AgentFailure) {
@@ -134,15 +176,9 @@ impl Step<'_> {
                 if attempt == 1 { "y" } else { "ies" }
             );
         }
-        // A worker's run otherwise goes to recovery; there is nothing to salvage from a
-        // provider that never answered, and the error is what the user needs to see.
-        let trigger = match role {
-            Role::Worker => Trigger::Abort,
-            Role::Auditor => Trigger::ExitedErr,
-        };
-        let reason = Some(Reason::AgentFailed { role, failure });
-        self.transition(trigger, Phase::Failed, reason);
-        self.advance();
+        // There is nothing to salvage from a provider that never answered, and its error is
+        // what the user needs to see.
+        self.fail_run(role, Reason::AgentFailed { role, failure });
     }
 
     /// The role whose process runs now (started, not yet exited).

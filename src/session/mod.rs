@@ -29,6 +29,7 @@ mod phase;
 mod reason;
 mod settings;
 mod step;
+mod stopping;
 mod takeover;
 mod transition;
 mod unrecorded;

@@ -7,8 +7,7 @@ use super::{Decide, Effect, Event, Outcome, Reason, Report, Session};
 use crate::executor::{Evidence, ProcessIdentity, Role, StopReason};
 use crate::machine::{SessionState, Trigger};
 use crate::store::{
-    EvidenceRecord, InterruptRecord, Message, ProcessEvent, ProcessRecord, Record, SessionEvent,
-    SessionRecord,
+    EvidenceRecord, Message, ProcessEvent, ProcessRecord, Record, SessionEvent, SessionRecord,
 };
 
 /// What the core waits for after asking the outside world for something; kept in memory
@@ -256,6 +255,9 @@ impl Step<'_> {
                 stdout,
             },
         );
+        if stopping.is_none() && self.agent_ended(role, failure.as_ref()) {
+            return;
+        }
         match (role, stopping) {
             (_, Some(StopReason::Interrupted)) => {
                 let pause = Pause {
@@ -265,30 +267,6 @@ impl Step<'_> {
                 let reason = Some(Reason::Interrupted { role });
                 self.transition(Trigger::Interrupt, Phase::Interrupted(pause), reason);
                 self.advance();
-            }
-            // The agents spent a budget: nothing more may run.
-            (_, None) if self.budget_exceeded().is_some() => {
-                let reason = self.budget_exceeded();
-                let trigger = match role {
-                    Role::Worker => Trigger::Abort,
-                    Role::Auditor => Trigger::ExitedErr,
-                };
-                self.transition(trigger, Phase::Failed, reason);
-                self.advance();
-            }
-            // Refused credentials: no retry, no salvage can help; say what to fix.
-            (_, None) if failure.as_ref().is_some_and(|f| f.is_auth()) => {
-                let failure = failure.expect("checked");
-                let reason = Some(Reason::AgentFailed { role, failure });
-                // The table's abort: a worker's run otherwise goes to recovery, which would
-                // salvage nothing and retry with the same refused key.
-                self.transition(Trigger::Abort, Phase::Failed, reason);
-                self.advance();
-            }
-            // A provider that may recover (5xx, 529, 429, a cut stream): the same run again
-            // after a backoff, while the policy's limits.retry allows.
-            (_, None) if failure.as_ref().is_some_and(|f| f.kind.is_transient()) => {
-                self.retry_or_fail(role, failure.expect("checked"));
             }
             (Role::Worker, stopping) => {
                 // An agent that reported a failure failed, whatever its exit code (Aider exits
@@ -300,12 +278,6 @@ impl Step<'_> {
             (Role::Auditor, Some(why)) => {
                 let reason = Some(Reason::TimedOut { role, why });
                 self.transition(Trigger::Timeout, Phase::Failed, reason);
-                self.advance();
-            }
-            (Role::Auditor, None) if failure.is_some() => {
-                let failure = failure.expect("checked");
-                let reason = Some(Reason::AgentFailed { role, failure });
-                self.transition(Trigger::ExitedErr, Phase::Failed, reason);
                 self.advance();
             }
             (Role::Auditor, None) if exit.success() => self.judge(),
@@ -369,62 +341,6 @@ impl Step<'_> {
             }
         }
         self.advance();
-    }
-
-    fn timed_out(&mut self, why: StopReason) {
-        let Some(role) = self.s.phase.role() else {
-            return;
-        };
-        let Some(run) = self.s.phase.run_mut() else {
-            return;
-        };
-        // A timer that fires after the process ended or while a stop is under way is stale.
-        if run.process.is_none() || run.exited.is_some() || run.stopping.is_some() {
-            return;
-        }
-        run.stopping = Some(why);
-        self.stop(role, why);
-    }
-
-    /// Journals the stop, then asks for it.
-    fn stop(&mut self, role: Role, why: StopReason) {
-        self.journal();
-        self.process(role, ProcessEvent::Stopping { reason: why });
-        let grace = self.limits().grace_period;
-        self.out.push(Effect::Stop { grace });
-    }
-
-    fn interrupt(&mut self, force: bool) {
-        self.s.interrupts += 1;
-        let record = Record::Interrupt(InterruptRecord {
-            ts: self.now,
-            force,
-        });
-        self.record(record);
-        let kill = force || self.s.interrupts > 1;
-        let Some(role) = self.s.phase.role() else {
-            // Nothing runs: advance() stops at the next checkpoint.
-            return;
-        };
-        let Some(run) = self.s.phase.run_mut() else {
-            return;
-        };
-        if run.process.is_none() || run.exited.is_some() {
-            return;
-        }
-        if run.stopping.is_none() {
-            run.stopping = Some(StopReason::Interrupted);
-            if !kill {
-                return self.stop(role, StopReason::Interrupted);
-            }
-            self.journal();
-        } else if !kill {
-            // A stop is under way already (a timeout): let it finish; the session pauses at
-            // the next checkpoint.
-            return;
-        }
-        self.process(role, ProcessEvent::Killed);
-        self.out.push(Effect::Kill);
     }
 
     /// Does what the current phase calls for: start its process, make its checkpoint's
