@@ -6,7 +6,7 @@ use super::{Engine, EngineError, Observer, Update};
 use crate::agent::{VERDICT_SCHEMA, VERDICT_SCHEMA_FILE, claude_input};
 use crate::executor::{CommandTemplate, Invocation, ProcessEvent, Role, StdinMode, Supervised};
 use crate::pipeline::{Line, Pipeline, RunMeta, Stream, now_ms};
-use crate::session::{AgentFailure, Event, ExitStatus, Spawn};
+use crate::session::{Event, ExitStatus, Spawn};
 use std::collections::VecDeque;
 use std::time::Duration;
 use tokio::time::Instant;
@@ -180,27 +180,13 @@ impl Engine {
                     Some(ProcessEvent::Exited { code, signal }) => (code, signal),
                     _ => (None, None),
                 };
-                let mut answer = None;
-                if let Some(tap) = &mut p.tap {
-                    let seen = tap.finish();
-                    p.seen_at_exit(seen, queue);
-                    let tap = p.tap.as_ref().expect("just used");
-                    let spent = tap.spent();
-                    if !spent.is_zero() {
-                        queue.push_back(Event::AgentUsage(spent));
-                    }
-                    if let Some(f) = tap.failure() {
-                        queue.push_back(Event::AgentFailed(AgentFailure {
-                            agent: tap.kind,
-                            kind: f.kind,
-                            status: f.status,
-                            message: f.message,
-                        }));
-                    }
-                    // Read from the raw stream: redacted before the core (and the state file)
-                    // sees it, as the pipeline's tails are.
-                    answer = tap.answer().map(|a| self.redactor.redact(&a).into_owned());
-                }
+                // Read from the raw stream: redacted before the core (and the state file) sees
+                // it, as the pipeline's tails are.
+                let answer = p
+                    .tap
+                    .as_mut()
+                    .and_then(|tap| tap.finish(queue))
+                    .map(|a| self.redactor.redact(&a).into_owned());
                 let lines = wants_lines.then_some(&mut p.lines);
                 p.pipeline.finish(now_ms(), &mut self.log, lines).map(|()| {
                     queue.push_back(Event::Exited {
@@ -269,14 +255,6 @@ impl Proc {
         }
         if seen.finished {
             self.supervised.close_input();
-        }
-    }
-
-    /// [`Proc::seen`] for the last line of a stream that ended: nothing can be answered any
-    /// more.
-    fn seen_at_exit(&mut self, seen: Seen, queue: &mut VecDeque<Event>) {
-        if let Some(id) = seen.session {
-            queue.push_back(Event::AgentSession(id));
         }
     }
 }

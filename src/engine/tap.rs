@@ -4,7 +4,9 @@
 //! permission, the run's final result arrived. Its raw lines go to the log through the
 //! pipeline as any output does; this only reads.
 
-use crate::agent::{AgentEvent, AgentKind, ErrorKind, LineParser, Protocol, Timeline};
+use crate::agent::{AgentEvent, AgentKind, LineParser, Protocol, Timeline};
+use crate::session::{AgentFailure, Event};
+use std::collections::VecDeque;
 
 /// A line longer than this is not parsed (it still reaches the log): a protocol line that large
 /// is a tool result carrying a whole file, and holding it twice would double the memory.
@@ -21,14 +23,6 @@ pub(super) struct Seen {
     pub permissions: Vec<(String, String, serde_json::Value)>,
     /// The run's final result arrived.
     pub finished: bool,
-}
-
-/// A failure the agent reported, as the session should hear it.
-#[derive(Debug, Clone, PartialEq)]
-pub(super) struct Failure {
-    pub kind: ErrorKind,
-    pub status: Option<u16>,
-    pub message: String,
 }
 
 /// Reads one agent run's stdout.
@@ -88,15 +82,27 @@ impl Tap {
         seen
     }
 
-    /// The stream ended: a last line without a newline still counts.
-    pub fn finish(&mut self) -> Seen {
+    /// The stream ended (the process exited): a last line without a newline still counts.
+    /// Queues what the run's end tells the session — the agent's session id if only now seen,
+    /// its usage, its failure — and returns its answer (raw: the caller redacts it).
+    pub fn finish(&mut self, queue: &mut VecDeque<Event>) -> Option<String> {
         let mut seen = Seen::default();
         if !self.partial.is_empty() && !self.skipping {
             let line = std::mem::take(&mut self.partial);
             self.line(&line, &mut seen);
         }
         self.timeline.end_of_stream();
-        seen
+        if let Some(id) = seen.session {
+            queue.push_back(Event::AgentSession(id));
+        }
+        let spent = self.spent();
+        if !spent.is_zero() {
+            queue.push_back(Event::AgentUsage(spent));
+        }
+        if let Some(f) = self.failure() {
+            queue.push_back(Event::AgentFailed(f));
+        }
+        self.answer()
     }
 
     fn line(&mut self, line: &[u8], seen: &mut Seen) {
@@ -126,7 +132,7 @@ impl Tap {
     /// The agent's answer: its structured output when it gave one, else its final text, else
     /// its last assistant message. `None` for an agent whose protocol has no answer (Aider:
     /// its whole output is the answer).
-    pub fn answer(&self) -> Option<String> {
+    fn answer(&self) -> Option<String> {
         if self.kind == AgentKind::Aider {
             return None;
         }
@@ -142,7 +148,7 @@ impl Tap {
     }
 
     /// What the run used, as the agent reported it.
-    pub fn spent(&self) -> crate::session::Spent {
+    fn spent(&self) -> crate::session::Spent {
         let u = self.timeline.usage();
         crate::session::Spent {
             turns: u.turns,
@@ -152,7 +158,7 @@ impl Tap {
     }
 
     /// The failure the agent reported, if its run failed: the last error it named.
-    pub fn failure(&self) -> Option<Failure> {
+    pub fn failure(&self) -> Option<AgentFailure> {
         let failed = match self.timeline.final_result() {
             Some(f) => !f.success,
             // No final result: failed if an error was reported (Aider never sends one).
@@ -162,7 +168,8 @@ impl Tap {
             return None;
         }
         let e = self.timeline.errors().last()?;
-        Some(Failure {
+        Some(AgentFailure {
+            agent: self.kind,
             kind: e.kind,
             status: e.status,
             message: e.message.clone(),
@@ -192,9 +199,13 @@ mod tests {
         assert_eq!(seen.permissions[0].1, "Bash");
         let seen = t.push(br#"{"type":"result","subtype":"success","is_error":false,"result":"ok","session_id":"s-1"}"#);
         assert!(!seen.finished, "no newline yet");
-        assert!(t.finish().finished);
-        assert_eq!(t.answer().as_deref(), Some("ok"));
-        assert!(t.failure().is_none());
+        let mut queue = VecDeque::new();
+        assert_eq!(t.finish(&mut queue).as_deref(), Some("ok"));
+        assert!(
+            t.timeline.final_result().is_some(),
+            "the last line was read"
+        );
+        assert!(queue.is_empty(), "no usage, no failure: {queue:?}");
     }
 
     #[test]
@@ -221,8 +232,11 @@ mod tests {
     fn aider_failures_are_read_from_its_words() {
         let mut t = Tap::new(AgentKind::Aider, Protocol::Aider);
         t.push(b"litellm.AuthenticationError: Error code: 401 - bad key\n");
-        let f = t.failure().expect("a failure");
-        assert_eq!(f.kind, ErrorKind::Auth);
-        assert_eq!(t.answer(), None);
+        let mut queue = VecDeque::new();
+        assert_eq!(t.finish(&mut queue), None);
+        let Some(Event::AgentFailed(f)) = queue.pop_front() else {
+            panic!("no failure: {queue:?}");
+        };
+        assert_eq!(f.kind, crate::agent::ErrorKind::Auth);
     }
 }
