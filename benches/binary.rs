@@ -325,15 +325,22 @@ fn oneshot_above(parent: u32) -> u32 {
         .expect("the reaper's parent")
 }
 
-/// The trickling agent: `SECONDS:PID|parent:REPORT`. Prints a line every 10 ms and writes the
-/// CPU share of PID (all its threads) over that time to REPORT.
-fn trickle(spec: &str) {
-    let mut parts = spec.splitn(3, ':');
-    let seconds: u64 = parts.next().and_then(|s| s.parse().ok()).expect("seconds");
+/// The `SECONDS:PID|parent` head of a fake agent's spec; `parent` is the oneshot above the
+/// reaper that started it.
+fn seconds_and_pid<'a>(parts: &mut impl Iterator<Item = &'a str>) -> (u64, u32) {
+    let seconds = parts.next().and_then(|s| s.parse().ok()).expect("seconds");
     let pid = match parts.next().expect("pid") {
         "parent" => oneshot_above(std::os::unix::process::parent_id()),
         p => p.parse().expect("pid"),
     };
+    (seconds, pid)
+}
+
+/// The trickling agent: `SECONDS:PID|parent:REPORT`. Prints a line every 10 ms and writes the
+/// CPU share of PID (all its threads) over that time to REPORT.
+fn trickle(spec: &str) {
+    let mut parts = spec.splitn(3, ':');
+    let (seconds, pid) = seconds_and_pid(&mut parts);
     let report = PathBuf::from(parts.next().expect("report path"));
     let line = format!(
         "{{\"type\":\"stream_event\",\"text\":\"{}\"}}\n",
@@ -495,11 +502,7 @@ impl ClaudeTurns {
 fn fake_claude(spec: &str) {
     use std::io::BufRead;
     let mut parts = spec.splitn(4, ':');
-    let seconds: u64 = parts.next().and_then(|s| s.parse().ok()).expect("seconds");
-    let pid = match parts.next().expect("pid") {
-        "parent" => oneshot_above(std::os::unix::process::parent_id()),
-        p => p.parse().expect("pid"),
-    };
+    let (seconds, pid) = seconds_and_pid(&mut parts);
     let session = parts.next().expect("session id").to_owned();
     let report = PathBuf::from(parts.next().expect("report path"));
     let mut input = std::io::stdin().lock();

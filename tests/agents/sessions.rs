@@ -36,10 +36,18 @@ fn oneshot(sb: &Sandbox, agents: &[&Command]) -> Command {
 /// Runs oneshot with a Claude worker pointed at `model` and an auditor that accepts;
 /// `more` adds the rest (policy, options, the task). `None` when Claude is not installed.
 fn claude_worker(sb: &Sandbox, model: &FakeModel, more: impl FnOnce(&mut Command)) -> Option<Run> {
+    with_claude(sb, model, |c| {
+        c.args(["--worker", "claude", "--auditor-cmd", "echo VERDICT: done"]);
+        more(c);
+    })
+}
+
+/// Runs oneshot with Claude pointed at `model` (its environment and binary); `args` says what
+/// plays which role and the task. `None` when Claude is not installed.
+fn with_claude(sb: &Sandbox, model: &FakeModel, args: impl FnOnce(&mut Command)) -> Option<Run> {
     let claude = super::claude::claude(sb, model)?;
     let mut c = oneshot(sb, &[&claude]);
-    c.args(["--worker", "claude", "--auditor-cmd", "echo VERDICT: done"]);
-    more(&mut c);
+    args(&mut c);
     Some(run(c, LIMIT))
 }
 
@@ -167,12 +175,11 @@ fn a_401_fails_fast_and_says_what_to_fix() {
     let sb = Sandbox::new();
     let model = FakeModel::start();
     model.set_fallback(Reply::Status(401));
-    let Some(claude) = super::claude::claude(&sb, &model) else {
+    let Some(r) = with_claude(&sb, &model, |c| {
+        c.args(["--worker", "claude", "--auditor-cmd", "true", "do it"]);
+    }) else {
         return;
     };
-    let mut c = oneshot(&sb, &[&claude]);
-    c.args(["--worker", "claude", "--auditor-cmd", "true", "do it"]);
-    let r = run(c, LIMIT);
     assert_eq!(r.code(), Some(1), "{}", r.dump());
     let s = state(&sb);
     assert_eq!(s["state"], "FAILED", "{s:#}");
@@ -442,18 +449,17 @@ fn agent_auditors_answer_in_the_verdict_schema() {
             "verdict": "done", "reason": "fine", "confidence": 0.8, "open_criteria": []
         })),
     ]);
-    let Some(claude) = super::claude::claude(&sb, &model) else {
+    let Some(r) = with_claude(&sb, &model, |c| {
+        c.args([
+            "--worker-cmd",
+            "sh -c 'echo work >> w.txt'",
+            "--auditor",
+            "claude",
+        ])
+        .arg("work");
+    }) else {
         return;
     };
-    let mut c = oneshot(&sb, &[&claude]);
-    c.args([
-        "--worker-cmd",
-        "sh -c 'echo work >> w.txt'",
-        "--auditor",
-        "claude",
-    ])
-    .arg("work");
-    let r = run(c, LIMIT);
     assert_eq!(r.code(), Some(0), "{}", r.dump());
     let s = state(&sb);
     assert_eq!(s["state"], "COMPLETED", "{s:#}");
@@ -660,12 +666,11 @@ fn a_secret_in_an_agents_answer_never_reaches_disk() {
         verdict("retry", format!("the code logs {key}")),
         verdict("done", "ok".into()),
     ]);
-    let Some(claude) = super::claude::claude(&sb, &model) else {
+    let Some(r) = with_claude(&sb, &model, |c| {
+        c.args(["--worker-cmd", "true", "--auditor", "claude", "check"]);
+    }) else {
         return;
     };
-    let mut c = oneshot(&sb, &[&claude]);
-    c.args(["--worker-cmd", "true", "--auditor", "claude", "check"]);
-    let r = run(c, LIMIT);
     assert_eq!(r.code(), Some(0), "{}", r.dump());
     let dir = session_dir(&sb);
     for file in ["oneshot.json", "oneshot-log.json"] {
