@@ -115,6 +115,7 @@ impl ClaudeParser {
                     tools,
                     cwd: l.cwd.map(Cow::into_owned),
                     version: l.claude_code_version.map(Cow::into_owned),
+                    transcript: None,
                 });
             }
             Some("api_retry") => {

@@ -1,8 +1,43 @@
 //! What oneshot writes to Claude Code's stdin in stream-json input mode: the control protocol's
 //! `initialize` and `interrupt` requests, the user turn, and answers to `can_use_tool`. Each is
-//! one JSON line.
+//! one JSON line. [`ClaudeDriver`] puts them together with the stream's parser.
 
+use super::driver::{Driver, Reply};
+use super::{AgentEvent, ClaudeParser, LineParser};
 use serde_json::{Value, json};
+
+/// Claude Code in `--input-format stream-json` mode: the control handshake and the user turn
+/// on open, `can_use_tool` answered with a `control_response`, an `interrupt` control request
+/// to stop. Claude answers its own requests' ids; nothing in its stream needs an answer at once.
+#[derive(Debug, Default)]
+pub struct ClaudeDriver {
+    parser: ClaudeParser,
+}
+
+impl Driver for ClaudeDriver {
+    fn open(&mut self, prompt: &str, out: &mut Vec<Reply>) {
+        out.push(initialize("oneshot-init"));
+        out.push(user_turn(prompt));
+    }
+
+    fn feed(&mut self, line: &[u8], events: &mut Vec<AgentEvent>, _out: &mut Vec<Reply>) {
+        self.parser.feed(line, events);
+    }
+
+    fn permit(
+        &mut self,
+        request_id: &str,
+        allow: bool,
+        reason: Option<&str>,
+        input: &Value,
+    ) -> Option<Reply> {
+        Some(permission(request_id, allow, reason, input))
+    }
+
+    fn interrupt(&mut self) -> Option<Reply> {
+        Some(interrupt("oneshot-interrupt"))
+    }
+}
 
 /// One JSON value as a line.
 fn line(v: Value) -> Vec<u8> {

@@ -25,6 +25,7 @@ fn init_names_the_session_whatever_the_key_order() {
         tools: vec!["Bash".into(), "Write".into()],
         cwd: Some("/w".into()),
         version: Some("2.1.197".into()),
+        transcript: None,
     };
     assert_eq!(parse(&[a]), vec![want.clone()]);
     assert_eq!(parse(&[b]), vec![want]);

@@ -41,6 +41,7 @@ impl LineParser for CodexParser {
                     tools: Vec::new(),
                     cwd: None,
                     version: None,
+                    transcript: None,
                 }),
                 None => out.push(unknown(line.trim_ascii())),
             },

@@ -27,7 +27,8 @@ fn a_thread_and_a_turn_give_the_session_the_answer_and_usage() {
                 model: None,
                 tools: vec![],
                 cwd: None,
-                version: None
+                version: None,
+                transcript: None
             },
             AgentEvent::TurnStarted,
             AgentEvent::Reasoning {

@@ -28,6 +28,9 @@ pub enum AgentEvent {
         /// The CLI's version, when reported.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         version: Option<String>,
+        /// The agent's own transcript of the session, when it names it (Codex app-server).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        transcript: Option<String>,
     },
     /// A model turn began (Codex `turn.started`): a request to the model is under way.
     TurnStarted,

@@ -40,6 +40,7 @@ impl LineParser for GeminiParser {
                     tools: Vec::new(),
                     cwd: None,
                     version: None,
+                    transcript: None,
                 }),
                 None => out.push(unknown(line.trim_ascii())),
             },

@@ -30,7 +30,8 @@ fn a_tool_run_numbers_responses_and_concatenates_the_answer() {
                 model: Some("gemini-x".into()),
                 tools: vec![],
                 cwd: None,
-                version: None
+                version: None,
+                transcript: None
             },
             AgentEvent::UserMessage {
                 text: "run it".into()

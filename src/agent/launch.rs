@@ -6,7 +6,7 @@
 //! `docs/agents-offline.md`).
 
 use super::{AgentKind, AgentSpec, Protocol};
-use crate::executor::{PROMPT_FILE_PLACEHOLDER, PROMPT_PLACEHOLDER, Role, StdinMode};
+use crate::executor::{PROMPT_FILE_PLACEHOLDER, Role, StdinMode};
 
 /// What to start for one run of an agent.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,7 +37,8 @@ const CLAUDE_STREAM: [&str; 8] = [
 
 impl AgentSpec {
     /// How to start this agent as `role`; `resume` continues the agent's own earlier session
-    /// (Claude `--resume`, Codex `exec resume`) where the CLI can. An auditor is asked for the
+    /// (Claude `--resume`; Codex's through its protocol, see [`super::DriverSetup`]) where the
+    /// CLI can. An auditor is asked for the
     /// verdict schema where the CLI takes one (Claude inline; Codex from `schema_file`, which
     /// must hold [`super::VERDICT_SCHEMA`]).
     pub fn launch(
@@ -70,17 +71,19 @@ impl AgentSpec {
                 argv.extend(self.args.iter().cloned());
                 (StdinMode::Open, Protocol::Claude)
             }
+            // The worker runs under `app-server`, whose approval requests the policy answers and
+            // whose turns can be interrupted; the auditor's one-shot judgement is an `exec` run,
+            // which takes the verdict schema.
+            AgentKind::Codex if role == Role::Worker => {
+                argv.push("app-server".into());
+                argv.extend(self.args.iter().cloned());
+                (StdinMode::Open, Protocol::CodexAppServer)
+            }
             AgentKind::Codex => {
                 argv.extend(words(&["exec", "--json", "--skip-git-repo-check"]));
-                let sandbox = match role {
-                    Role::Worker => "workspace-write",
-                    Role::Auditor => "read-only",
-                };
-                argv.extend(words(&["--sandbox", sandbox]));
-                if role == Role::Auditor {
-                    argv.push("--output-schema".into());
-                    argv.push(schema_file.to_string_lossy().into_owned());
-                }
+                argv.extend(words(&["--sandbox", "read-only"]));
+                argv.push("--output-schema".into());
+                argv.push(schema_file.to_string_lossy().into_owned());
                 argv.extend(model("--model"));
                 argv.extend(self.args.iter().cloned());
                 if let Some(id) = resume {
@@ -90,18 +93,13 @@ impl AgentSpec {
                 argv.push("-".into());
                 (StdinMode::Prompt, Protocol::Codex)
             }
+            // ACP: every tool asks first (the policy's `permit` answers, for either role) and
+            // `session/cancel` stops a turn.
             AgentKind::Gemini => {
-                argv.extend(words(&["--output-format", "stream-json", "--skip-trust"]));
-                let mode = match role {
-                    Role::Worker => "yolo",
-                    // Headless, the default mode offers only tools that change nothing.
-                    Role::Auditor => "default",
-                };
-                argv.extend(words(&["--approval-mode", mode]));
+                argv.extend(words(&["--acp", "--skip-trust"]));
                 argv.extend(model("--model"));
                 argv.extend(self.args.iter().cloned());
-                argv.extend(["-p".to_string(), PROMPT_PLACEHOLDER.to_string()]);
-                (StdinMode::Empty, Protocol::Gemini)
+                (StdinMode::Open, Protocol::Acp)
             }
             AgentKind::Aider => {
                 argv.extend(words(&[
@@ -145,6 +143,7 @@ impl AgentSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::executor::PROMPT_PLACEHOLDER;
 
     fn spec(text: &str) -> AgentSpec {
         AgentSpec::parse(text).unwrap()
@@ -204,7 +203,19 @@ mod tests {
         );
 
         let l = spec("gemini").launch(Role::Worker, None, std::path::Path::new("/s.json"));
-        assert!(l.argv.windows(2).any(|w| w == ["--approval-mode", "yolo"]));
+        assert!(l.argv.contains(&"--acp".to_string()));
+        assert_eq!((l.stdin, l.protocol), (StdinMode::Open, Protocol::Acp));
+        let l = spec("codex:gpt-5.5").launch(
+            Role::Worker,
+            Some("t-1"),
+            std::path::Path::new("/s.json"),
+        );
+        assert_eq!(
+            &l.argv[1..],
+            ["app-server"],
+            "model and thread go through the protocol"
+        );
+        assert_eq!(l.protocol, Protocol::CodexAppServer);
         let l = spec("aider").launch(Role::Auditor, None, std::path::Path::new("/s.json"));
         assert!(l.argv.windows(2).any(|w| w == ["--chat-mode", "ask"]));
     }

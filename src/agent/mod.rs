@@ -23,15 +23,19 @@
 //! Nothing here starts processes or reads files: it is pure and cheap (a benchmark,
 //! `benches/agent_events.rs`, holds it above 500,000 events/s).
 
+mod acp;
 mod aider;
 mod claude;
 pub mod claude_input;
 mod claude_wire;
 mod codex;
+mod codex_app;
+mod driver;
 mod entries;
 mod event;
 mod gemini;
 mod launch;
+mod narrative;
 mod run_state;
 mod spec;
 mod timeline;
@@ -41,10 +45,12 @@ mod verdict_schema;
 pub use aider::AiderParser;
 pub use claude::ClaudeParser;
 pub use codex::CodexParser;
+pub use driver::{Driver, DriverSetup, Reply};
 pub use entries::{Block, BlockKind, ErrorSeen, FinalResult, Message, ToolEntry, UsageTotals};
 pub use event::{AgentEvent, ErrorKind, MALFORMED_KEEP};
 pub use gemini::GeminiParser;
 pub use launch::Launch;
+pub use narrative::Narrative;
 pub use run_state::RunState;
 pub use spec::{AGENT_KINDS, AgentKind, AgentSpec, SpecError};
 pub use timeline::Timeline;
@@ -71,6 +77,10 @@ pub enum Protocol {
     Claude,
     /// Codex `exec --json`.
     Codex,
+    /// Codex `app-server` (JSON-RPC both ways).
+    CodexAppServer,
+    /// The Agent Client Protocol (Gemini CLI `--acp`; JSON-RPC both ways).
+    Acp,
     /// Gemini CLI `-p --output-format stream-json`.
     Gemini,
     /// Aider's plain text, read for its failures.
@@ -78,14 +88,33 @@ pub enum Protocol {
 }
 
 impl Protocol {
-    /// A fresh parser for this protocol.
+    /// A fresh parser for this protocol. For the two-way protocols it is their [`Driver`] with
+    /// its replies dropped: enough to read a captured stream.
     pub fn parser(self) -> Box<dyn LineParser + Send> {
         match self {
             Protocol::Claude => Box::new(ClaudeParser::default()),
             Protocol::Codex => Box::new(CodexParser::default()),
             Protocol::Gemini => Box::new(GeminiParser::default()),
             Protocol::Aider => Box::new(AiderParser),
+            Protocol::CodexAppServer | Protocol::Acp => {
+                let setup = DriverSetup {
+                    role: crate::executor::Role::Worker,
+                    cwd: std::path::PathBuf::from("."),
+                    model: None,
+                    resume: None,
+                };
+                Box::new(Overheard(self.driver(setup)))
+            }
         }
+    }
+}
+
+/// A [`Driver`] read as a [`LineParser`]: its events, none of its replies.
+struct Overheard(Box<dyn Driver>);
+
+impl LineParser for Overheard {
+    fn feed(&mut self, line: &[u8], out: &mut Vec<AgentEvent>) {
+        self.0.feed(line, out, &mut Vec::new());
     }
 }
 

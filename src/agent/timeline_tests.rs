@@ -130,6 +130,7 @@ fn the_lifecycle_follows_a_tool_run_to_completion() {
             tools: vec![],
             cwd: None,
             version: None,
+            transcript: None,
         },
         start("m1"),
         stop("m1", "tool_use"),

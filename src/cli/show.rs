@@ -221,8 +221,8 @@ fn render(r: &Record) -> Option<String> {
                     _ => "ended".to_string(),
                 },
                 ProcessEvent::Fenced { outcome } => outcome.clone(),
-                ProcessEvent::AgentSession { session_id } => {
-                    format!("agent session {session_id}")
+                ProcessEvent::AgentSession { session } => {
+                    format!("agent session {}", session.session_id)
                 }
                 ProcessEvent::AgentUsage { spent } => format!(
                     "used {} turn(s), {} tokens{}",

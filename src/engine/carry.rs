@@ -87,13 +87,7 @@ impl Engine {
                     input,
                 } => {
                     if let Some(p) = self.process.as_mut() {
-                        let line = crate::agent::claude_input::permission(
-                            &request_id,
-                            allow,
-                            reason.as_deref(),
-                            &input,
-                        );
-                        p.supervised.input(line);
+                        p.permit(&request_id, allow, reason.as_deref(), &input);
                     }
                 }
                 Effect::Report(report) => observer.update(self.update(report)),

@@ -3,7 +3,7 @@
 
 use super::tap::{Seen, Tap};
 use super::{Engine, EngineError, Observer, Update};
-use crate::agent::{VERDICT_SCHEMA, VERDICT_SCHEMA_FILE, claude_input};
+use crate::agent::{DriverSetup, VERDICT_SCHEMA, VERDICT_SCHEMA_FILE};
 use crate::executor::{CommandTemplate, Invocation, ProcessEvent, Role, StdinMode, Supervised};
 use crate::pipeline::{Line, Pipeline, RunMeta, Stream, now_ms};
 use crate::session::{Event, ExitStatus, Spawn};
@@ -60,13 +60,13 @@ impl Engine {
                 self.warn_out_of_band(&m, observer)?;
             }
         }
-        let launch = agent.as_ref().map(|a| {
-            a.launch(
-                spawn.role,
-                spawn.resume.as_deref().filter(|_| a.can_resume()),
-                &schema_file,
-            )
-        });
+        let resume = spawn
+            .resume
+            .clone()
+            .filter(|_| agent.as_ref().is_some_and(|a| a.can_resume()));
+        let launch = agent
+            .as_ref()
+            .map(|a| a.launch(spawn.role, resume.as_deref(), &schema_file));
         let command = match &launch {
             Some(l) => CommandTemplate::from_argv(l.argv.clone())
                 .map_err(|e| EngineError::Usage(crate::error::failure(&e)))?,
@@ -111,14 +111,25 @@ impl Engine {
                         .to_string(),
                 };
                 let supervised = running.supervise();
-                let tap = match (&agent, &launch) {
-                    (Some(a), Some(l)) => Some(Tap::new(a.kind, l.protocol)),
+                let mut tap = match (&agent, &launch) {
+                    (Some(a), Some(l)) => {
+                        let setup = DriverSetup {
+                            role: spawn.role,
+                            cwd: invocation.workdir.clone(),
+                            model: a.model.clone(),
+                            resume,
+                        };
+                        Some(Tap::new(a.kind, l.protocol, setup))
+                    }
                     _ => None,
                 };
-                if invocation.stdin == StdinMode::Open {
-                    // Claude's stream-json input: the control handshake, then the turn.
-                    supervised.input(claude_input::initialize("oneshot-init"));
-                    supervised.input(claude_input::user_turn(&invocation.prompt));
+                if let Some(tap) = &mut tap
+                    && invocation.stdin == StdinMode::Open
+                {
+                    // A protocol on stdin: its handshake, then the prompt.
+                    for line in tap.open(&invocation.prompt) {
+                        supervised.input(line);
+                    }
                 }
                 self.process = Some(Proc {
                     role: spawn.role,
@@ -160,9 +171,9 @@ impl Engine {
                         let seen = tap.push(&bytes);
                         p.seen(seen, queue);
                     }
-                    // An agent's stderr is not progress (retry chatter goes there); a
-                    // command's output of either kind is.
-                    (Some(_), Stream::Stderr) => {}
+                    // An agent's stderr is not progress (retry chatter goes there), but it
+                    // belongs to the run's account; a command's output of either kind is.
+                    (Some(tap), Stream::Stderr) => tap.narrative.stderr(&bytes),
                     (None, _) => p.last_output = Instant::now(),
                 }
                 let lines = wants_lines.then_some(&mut p.lines);
@@ -187,11 +198,19 @@ impl Engine {
                     .as_mut()
                     .and_then(|tap| tap.finish(queue))
                     .map(|a| self.redactor.redact(&a).into_owned());
+                // An agent's output is its run's account, not its protocol's JSON (which the
+                // log keeps); a command's is its output's tail.
+                let account = p
+                    .tap
+                    .as_ref()
+                    .map(|t| t.narrative.text())
+                    .filter(|t| !t.trim().is_empty())
+                    .map(|t| self.redactor.redact(t).into_owned());
                 let lines = wants_lines.then_some(&mut p.lines);
                 p.pipeline.finish(now_ms(), &mut self.log, lines).map(|()| {
                     queue.push_back(Event::Exited {
                         exit: ExitStatus { code, signal },
-                        tail: p.pipeline.tail().to_string(),
+                        tail: account.unwrap_or_else(|| p.pipeline.tail().to_string()),
                         stdout: answer.unwrap_or_else(|| p.pipeline.stdout_tail().to_string()),
                     });
                 })
@@ -214,18 +233,31 @@ impl Engine {
 
 impl Proc {
     /// Asks the agent to stop through its protocol, when it speaks one on stdin (Claude's
-    /// `interrupt` control request, then the end of its input). False when it cannot be asked.
+    /// `interrupt` control request, Codex's `turn/interrupt`, ACP's `session/cancel`). False
+    /// when it cannot be asked: the process group is stopped instead.
     pub fn interrupt_by_protocol(&mut self) -> bool {
-        let asked = self
-            .supervised
-            .input(claude_input::interrupt("oneshot-interrupt"));
-        if asked {
-            if let Some(tap) = &mut self.tap {
-                tap.timeline.request_interrupt();
-            }
-            self.supervised.close_input();
+        let Some(line) = self.tap.as_mut().and_then(Tap::interrupt) else {
+            return false;
+        };
+        // The end of its input follows once the turn ends (its final result closes stdin).
+        self.supervised.input(line)
+    }
+
+    /// Answers a permission request through the agent's protocol.
+    pub fn permit(
+        &mut self,
+        request_id: &str,
+        allow: bool,
+        reason: Option<&str>,
+        input: &serde_json::Value,
+    ) {
+        if let Some(line) = self
+            .tap
+            .as_mut()
+            .and_then(|t| t.permit(request_id, allow, reason, input))
+        {
+            self.supervised.input(line);
         }
-        asked
     }
 
     /// The protocol's stop did not end the agent in time: the group's stop begins.
@@ -237,14 +269,15 @@ impl Proc {
     }
 
     /// Acts on what the agent's reader saw: progress resets the inactivity clock; the agent's
-    /// session id goes to the core, and so do permission questions (the policy answers); a
-    /// finished Claude turn closes its input (Claude exits at the end of its input).
+    /// session id goes to the core, and so do permission questions (the policy answers); the
+    /// protocol's own replies go to the agent; a finished turn closes its input (each of these
+    /// CLIs exits at the end of its input).
     fn seen(&mut self, seen: Seen, queue: &mut VecDeque<Event>) {
         if seen.progress {
             self.last_output = Instant::now();
         }
-        if let Some(id) = seen.session {
-            queue.push_back(Event::AgentSession(id));
+        if let Some(own) = seen.session {
+            queue.push_back(Event::AgentSession(own));
         }
         for (request_id, tool, input) in seen.permissions {
             queue.push_back(Event::PermissionAsked {
@@ -252,6 +285,9 @@ impl Proc {
                 tool,
                 input,
             });
+        }
+        for line in seen.replies {
+            self.supervised.input(line);
         }
         if seen.finished {
             self.supervised.close_input();

@@ -4,8 +4,10 @@
 //! permission, the run's final result arrived. Its raw lines go to the log through the
 //! pipeline as any output does; this only reads.
 
-use crate::agent::{AgentEvent, AgentKind, LineParser, Protocol, Timeline};
-use crate::session::{AgentFailure, Event};
+use crate::agent::{
+    AgentEvent, AgentKind, Driver, DriverSetup, Narrative, Protocol, Reply, Timeline,
+};
+use crate::session::{AgentFailure, Event, OwnSession};
 use std::collections::VecDeque;
 
 /// A line longer than this is not parsed (it still reaches the log): a protocol line that large
@@ -17,33 +19,42 @@ const MAX_LINE: usize = 8 * 1024 * 1024;
 pub(super) struct Seen {
     /// The model made progress (inactivity counts this, not retry notices).
     pub progress: bool,
-    /// The agent's session id, the first time it is seen.
-    pub session: Option<String>,
+    /// The agent's own session, the first time it is named.
+    pub session: Option<OwnSession>,
     /// Tool permission questions, in order: (request id, tool, input).
     pub permissions: Vec<(String, String, serde_json::Value)>,
     /// The run's final result arrived.
     pub finished: bool,
+    /// Lines the protocol answers with at once (its handshake's next step, an error for a
+    /// request oneshot does not serve), for the agent's stdin.
+    pub replies: Vec<Reply>,
 }
 
 /// Reads one agent run's stdout.
 pub(super) struct Tap {
     pub kind: AgentKind,
-    parser: Box<dyn LineParser + Send>,
+    driver: Box<dyn Driver>,
     pub timeline: Timeline,
+    /// The run as a person reads it: the worker's output the auditor and the policy see.
+    pub narrative: Narrative,
     partial: Vec<u8>,
     /// The current line grew past [`MAX_LINE`]: skip to its end.
     skipping: bool,
     events: Vec<AgentEvent>,
     session_seen: bool,
+    /// The agent's working directory (where Claude's transcript is filed).
+    cwd: std::path::PathBuf,
 }
 
 impl Tap {
-    /// A tap for `kind` speaking `protocol`.
-    pub fn new(kind: AgentKind, protocol: Protocol) -> Tap {
+    /// A tap for `kind` speaking `protocol`, its conversation set up by `setup`.
+    pub fn new(kind: AgentKind, protocol: Protocol, setup: DriverSetup) -> Tap {
         Tap {
             kind,
-            parser: protocol.parser(),
+            cwd: setup.cwd.clone(),
+            driver: protocol.driver(setup),
             timeline: Timeline::new(),
+            narrative: Narrative::new(crate::pipeline::DEFAULT_TAIL),
             partial: Vec::new(),
             skipping: false,
             events: Vec::new(),
@@ -92,8 +103,8 @@ impl Tap {
             self.line(&line, &mut seen);
         }
         self.timeline.end_of_stream();
-        if let Some(id) = seen.session {
-            queue.push_back(Event::AgentSession(id));
+        if let Some(own) = seen.session {
+            queue.push_back(Event::AgentSession(own));
         }
         let spent = self.spent();
         if !spent.is_zero() {
@@ -105,14 +116,61 @@ impl Tap {
         self.answer()
     }
 
+    /// The lines that open the conversation and carry `prompt` (none for an agent that only
+    /// writes: its prompt went on its command line or stdin).
+    pub fn open(&mut self, prompt: &str) -> Vec<Reply> {
+        let mut out = Vec::new();
+        self.driver.open(prompt, &mut out);
+        out
+    }
+
+    /// The answer to permission request `request_id`, in the agent's protocol.
+    pub fn permit(
+        &mut self,
+        request_id: &str,
+        allow: bool,
+        reason: Option<&str>,
+        input: &serde_json::Value,
+    ) -> Option<Reply> {
+        self.driver.permit(request_id, allow, reason, input)
+    }
+
+    /// The line that asks the agent to stop its turn, when its protocol has one; the timeline
+    /// then counts the run's end as an interruption.
+    pub fn interrupt(&mut self) -> Option<Reply> {
+        let line = self.driver.interrupt()?;
+        self.timeline.request_interrupt();
+        Some(line)
+    }
+
     fn line(&mut self, line: &[u8], seen: &mut Seen) {
-        self.parser.feed(line, &mut self.events);
+        self.driver.feed(line, &mut self.events, &mut seen.replies);
         for event in self.events.drain(..) {
             seen.progress |= event.is_progress();
             match &event {
-                AgentEvent::SessionStarted { session_id, .. } if !self.session_seen => {
+                AgentEvent::SessionStarted {
+                    session_id,
+                    transcript,
+                    ..
+                } if !self.session_seen => {
                     self.session_seen = true;
-                    seen.session = Some(session_id.clone());
+                    // Claude does not name its transcript; where it files it is known.
+                    let transcript = transcript.clone().or_else(|| {
+                        (self.kind == AgentKind::Claude)
+                            .then(|| {
+                                crate::agent::transcript::claude_transcript(
+                                    &self.cwd,
+                                    session_id,
+                                    |k| std::env::var_os(k),
+                                )
+                            })
+                            .flatten()
+                            .map(|p| p.display().to_string())
+                    });
+                    seen.session = Some(OwnSession {
+                        session_id: session_id.clone(),
+                        transcript,
+                    });
                 }
                 AgentEvent::PermissionRequest {
                     request_id,
@@ -126,6 +184,7 @@ impl Tap {
                 _ => {}
             }
             self.timeline.apply(&event);
+            self.narrative.apply(&event);
         }
     }
 
@@ -182,7 +241,16 @@ mod tests {
     use super::*;
 
     fn claude() -> Tap {
-        Tap::new(AgentKind::Claude, Protocol::Claude)
+        Tap::new(AgentKind::Claude, Protocol::Claude, setup())
+    }
+
+    fn setup() -> DriverSetup {
+        DriverSetup {
+            role: crate::executor::Role::Worker,
+            cwd: ".".into(),
+            model: None,
+            resume: None,
+        }
     }
 
     #[test]
@@ -194,7 +262,7 @@ mod tests {
         let mut chunk = b.to_vec();
         chunk.extend_from_slice(b"\n{\"type\":\"control_request\",\"request_id\":\"r1\",\"request\":{\"subtype\":\"can_use_tool\",\"tool_name\":\"Bash\",\"input\":{\"command\":\"ls\"}}}\n");
         let seen = t.push(&chunk);
-        assert_eq!(seen.session.as_deref(), Some("s-1"));
+        assert_eq!(seen.session.unwrap().session_id, "s-1");
         assert_eq!(seen.permissions.len(), 1);
         assert_eq!(seen.permissions[0].1, "Bash");
         let seen = t.push(br#"{"type":"result","subtype":"success","is_error":false,"result":"ok","session_id":"s-1"}"#);
@@ -210,7 +278,7 @@ mod tests {
 
     #[test]
     fn retry_notices_are_not_progress() {
-        let mut t = Tap::new(AgentKind::Codex, Protocol::Codex);
+        let mut t = Tap::new(AgentKind::Codex, Protocol::Codex, setup());
         let seen = t
             .push(b"{\"type\":\"error\",\"message\":\"Reconnecting... 1/5 (last status: 500)\"}\n");
         assert!(!seen.progress);
@@ -225,12 +293,12 @@ mod tests {
         t.push(&big);
         t.push(b"still the same line\n");
         let seen = t.push(b"{\"type\":\"system\",\"subtype\":\"init\",\"session_id\":\"s-2\"}\n");
-        assert_eq!(seen.session.as_deref(), Some("s-2"));
+        assert_eq!(seen.session.unwrap().session_id, "s-2");
     }
 
     #[test]
     fn aider_failures_are_read_from_its_words() {
-        let mut t = Tap::new(AgentKind::Aider, Protocol::Aider);
+        let mut t = Tap::new(AgentKind::Aider, Protocol::Aider, setup());
         t.push(b"litellm.AuthenticationError: Error code: 401 - bad key\n");
         let mut queue = VecDeque::new();
         assert_eq!(t.finish(&mut queue), None);

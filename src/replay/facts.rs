@@ -149,8 +149,8 @@ impl Recording {
                             stdout: stdout.clone().unwrap_or_else(|| tail.clone()),
                         },
                         ProcessEvent::Fenced { outcome } => Event::Fenced(outcome.clone()),
-                        ProcessEvent::AgentSession { session_id } => {
-                            Event::AgentSession(session_id.clone())
+                        ProcessEvent::AgentSession { session } => {
+                            Event::AgentSession(session.clone())
                         }
                         ProcessEvent::AgentUsage { spent } => Event::AgentUsage(*spent),
                         ProcessEvent::AgentFailed { failure } => {

@@ -4,7 +4,7 @@
 
 use super::phase::{Phase, Run};
 use super::step::Step;
-use super::{AgentFailure, Reason, Spent};
+use super::{AgentFailure, OwnSession, Reason, Spent};
 use crate::executor::Role;
 use crate::machine::Trigger;
 use crate::policy::{Budget, BudgetLevel, BudgetResource};
@@ -13,14 +13,14 @@ use crate::store::ProcessEvent;
 impl Step<'_> {
     /// The running agent named its session: journaled before anything could need it (a crash
     /// now still resumes the conversation).
-    pub(super) fn agent_session(&mut self, id: String) {
+    pub(super) fn agent_session(&mut self, own: OwnSession) {
         let Some(role) = self.running_role() else {
             return self.unexpected("an agent session");
         };
-        if self.s.agents.set_session(role, id.clone()) {
+        if self.s.agents.set_session(role, &own) {
             self.journal();
         }
-        self.process(role, ProcessEvent::AgentSession { session_id: id });
+        self.process(role, ProcessEvent::AgentSession { session: own });
     }
 
     /// What the ended run used: added to the session's totals and checked against

@@ -19,6 +19,10 @@ pub struct Agents {
     /// the agent names it: what the next iteration resumes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub worker_session: Option<String>,
+    /// Where the worker agent keeps its own transcript of that session (Claude's project file,
+    /// Codex's rollout): what recovery reads after a crash.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worker_transcript: Option<String>,
     /// The last auditor agent's session id (its transcript; audits start fresh).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub auditor_session: Option<String>,
@@ -92,16 +96,41 @@ impl Agents {
     }
 
     /// Records `id` as `role`'s agent session; false when it was already the one recorded.
-    pub(crate) fn set_session(&mut self, role: Role, id: String) -> bool {
-        let slot = match role {
-            Role::Worker => &mut self.worker_session,
-            Role::Auditor => &mut self.auditor_session,
-        };
-        if slot.as_deref() == Some(id.as_str()) {
-            return false;
+    pub(crate) fn set_session(&mut self, role: Role, own: &OwnSession) -> bool {
+        let before = (self.worker_session.clone(), self.worker_transcript.clone());
+        match role {
+            Role::Worker => {
+                self.worker_session = Some(own.session_id.clone());
+                self.worker_transcript = own.transcript.clone();
+                before != (self.worker_session.clone(), self.worker_transcript.clone())
+            }
+            Role::Auditor => {
+                let changed = self.auditor_session.as_deref() != Some(own.session_id.as_str());
+                self.auditor_session = Some(own.session_id.clone());
+                changed
+            }
         }
-        *slot = Some(id);
-        true
+    }
+}
+
+/// An agent's own session, as it named it: its id (what a later run resumes) and, when known,
+/// the file it keeps its transcript in.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OwnSession {
+    /// The agent's session (Claude, Gemini) or thread (Codex) id.
+    pub session_id: String,
+    /// Its transcript file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transcript: Option<String>,
+}
+
+impl OwnSession {
+    /// A session known by its id alone.
+    pub fn id(session_id: impl Into<String>) -> OwnSession {
+        OwnSession {
+            session_id: session_id.into(),
+            transcript: None,
+        }
     }
 }
 

@@ -42,7 +42,7 @@ pub enum Event {
     Fenced(String),
     /// The running agent named its own session (Claude session, Codex thread): journaled, so
     /// the next iteration can continue it.
-    AgentSession(String),
+    AgentSession(super::OwnSession),
     /// The running agent asks whether it may use a tool (Claude's `can_use_tool`); the
     /// answer is an [`Effect::Permit`](super::Effect::Permit).
     PermissionAsked {

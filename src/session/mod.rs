@@ -38,7 +38,7 @@ mod value;
 #[cfg(test)]
 pub(crate) mod tests;
 
-pub use agents::{AgentFailure, Agents, Spent};
+pub use agents::{AgentFailure, Agents, OwnSession, Spent};
 pub use decide::{Answer, Decide, HookError, PolicyJudge};
 pub use effect::{Effect, Report, Spawn};
 pub use event::Event;

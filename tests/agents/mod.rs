@@ -10,3 +10,4 @@ mod protocols;
 mod server;
 mod sessions;
 pub mod stdio;
+mod two_way;

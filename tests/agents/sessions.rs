@@ -8,12 +8,12 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-const LIMIT: Duration = Duration::from_secs(120);
+pub(super) const LIMIT: Duration = Duration::from_secs(120);
 
 /// `oneshot` in the sandbox, with the environment the agent commands were given (their
 /// provider URLs and keys reach the agents through oneshot, as a user's would), its state in
 /// the sandbox, and the CLI binaries named by `ONESHOT_<AGENT>_BIN`.
-fn oneshot(sb: &Sandbox, agents: &[&Command]) -> Command {
+pub(super) fn oneshot(sb: &Sandbox, agents: &[&Command]) -> Command {
     let mut c = sb.command(Path::new(env!("CARGO_BIN_EXE_oneshot")));
     for a in agents {
         for (k, v) in a.get_envs() {
@@ -52,7 +52,7 @@ fn with_claude(sb: &Sandbox, model: &FakeModel, args: impl FnOnce(&mut Command))
 }
 
 /// The one session's directory.
-fn session_dir(sb: &Sandbox) -> std::path::PathBuf {
+pub(super) fn session_dir(sb: &Sandbox) -> std::path::PathBuf {
     let dir = sb.tmp.path().join("state/sessions");
     std::fs::read_dir(&dir)
         .unwrap()
@@ -63,7 +63,7 @@ fn session_dir(sb: &Sandbox) -> std::path::PathBuf {
 }
 
 /// The one session's log records.
-fn log_records(sb: &Sandbox) -> Vec<Value> {
+pub(super) fn log_records(sb: &Sandbox) -> Vec<Value> {
     std::fs::read_to_string(session_dir(sb).join("oneshot-log.json"))
         .unwrap()
         .lines()
@@ -72,18 +72,18 @@ fn log_records(sb: &Sandbox) -> Vec<Value> {
 }
 
 /// The one session's state file.
-fn state(sb: &Sandbox) -> Value {
+pub(super) fn state(sb: &Sandbox) -> Value {
     let text = std::fs::read_to_string(session_dir(sb).join("oneshot.json")).unwrap();
     serde_json::from_str(&text).unwrap()
 }
 
 /// The `args` as `--NAME-arg=…` words (one each, so values starting with `-` are kept).
-fn role_args(role: &str, args: &[String]) -> Vec<String> {
+pub(super) fn role_args(role: &str, args: &[String]) -> Vec<String> {
     args.iter().map(|a| format!("--{role}-arg={a}")).collect()
 }
 
 /// The `-c` overrides of a codex command built by the codex module.
-fn codex_overrides(c: &Command) -> Vec<String> {
+pub(super) fn codex_overrides(c: &Command) -> Vec<String> {
     c.get_args()
         .map(|a| a.to_string_lossy().into_owned())
         .collect()
@@ -365,29 +365,47 @@ fn a_500_is_retried_with_backoff_then_succeeds() {
 /// Starts a Claude worker whose Bash tool runs `sleep` with a marker, waits until the tool
 /// runs, then lets `act` hit oneshot; no process of the marker may survive.
 fn claude_tool_then(act: impl FnOnce(u32), expect_state: Option<&str>) {
+    tool_then(
+        "claude",
+        |sb, model| super::claude::claude(sb, model).map(|c| vec![c]),
+        act,
+        expect_state,
+    );
+}
+
+/// Starts oneshot with `agent` as worker (its commands made by `agents` for the sandbox and a
+/// model whose first reply runs `sleep` with a marker), waits until the tool runs, then lets
+/// `act` hit oneshot; no process of the marker may survive, and the session ends in
+/// `expect_state` when given. Returns the sandbox for more checks (`None`: CLI not installed).
+pub(super) fn tool_then(
+    agent: &str,
+    agents: impl FnOnce(&Sandbox, &FakeModel) -> Option<Vec<Command>>,
+    act: impl FnOnce(u32),
+    expect_state: Option<&str>,
+) -> Option<Sandbox> {
     let marker = format!(
-        "sleep 300.{}{}",
+        "sleep 300.{}{}{}",
         std::process::id(),
+        agent.len(),
         expect_state.is_some() as u8
     );
     let sb = Sandbox::new();
     let model = FakeModel::with([Reply::Bash(marker.clone()), Reply::Text("done".into())]);
-    let Some(claude) = super::claude::claude(&sb, &model) else {
-        return;
-    };
-    let mut c = oneshot(&sb, &[&claude]);
-    c.args([
-        "--worker",
-        "claude",
-        "--auditor-cmd",
-        "echo VERDICT: done",
-        "sleep",
-    ]);
+    let commands = agents(&sb, &model)?;
+    let mut c = oneshot(&sb, &commands.iter().collect::<Vec<_>>());
+    c.args(["--worker", agent, "--auditor-cmd", "echo VERDICT: done"]);
+    if agent.starts_with("codex") {
+        c.args(role_args("worker", &codex_overrides(&commands[0])));
+    }
+    c.arg("sleep");
     std::os::unix::process::CommandExt::process_group(&mut c, 0);
     let mut child = c.spawn().unwrap();
     let deadline = std::time::Instant::now() + Duration::from_secs(60);
     while super::containment::pids_with(&marker).is_empty() {
-        assert!(std::time::Instant::now() < deadline, "the tool never ran");
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("the tool never ran: {}", log_text(&sb));
+        }
         std::thread::sleep(Duration::from_millis(50));
     }
     act(child.id());
@@ -409,9 +427,20 @@ fn claude_tool_then(act: impl FnOnce(u32), expect_state: Option<&str>) {
     if let Some(state) = expect_state {
         assert_eq!(state_of(&sb), state);
     }
+    Some(sb)
 }
 
-fn state_of(sb: &Sandbox) -> String {
+/// The one session's log as text (empty when there is none yet).
+pub(super) fn log_text(sb: &Sandbox) -> String {
+    let dir = sb.tmp.path().join("state/sessions");
+    walk(&dir)
+        .into_iter()
+        .filter(|p| p.ends_with("oneshot-log.json"))
+        .filter_map(|p| std::fs::read_to_string(p).ok())
+        .collect()
+}
+
+pub(super) fn state_of(sb: &Sandbox) -> String {
     state(sb)["state"].as_str().unwrap_or_default().to_string()
 }
 

@@ -180,7 +180,7 @@ impl Driver {
             }
             Run::AgentFails(kind) => vec![
                 started,
-                Event::AgentSession("sid-failing".into()),
+                Event::AgentSession(crate::session::OwnSession::id("sid-failing")),
                 Event::AgentFailed(crate::session::AgentFailure {
                     agent: crate::agent::AgentKind::Claude,
                     kind,
@@ -189,7 +189,11 @@ impl Driver {
                 }),
                 exit(1, "API error"),
             ],
-            Run::Agent(sid, out) => vec![started, Event::AgentSession(sid.into()), exit(0, out)],
+            Run::Agent(sid, out) => vec![
+                started,
+                Event::AgentSession(crate::session::OwnSession::id(sid)),
+                exit(0, out),
+            ],
             Run::AsksBash(command, out) => vec![
                 started,
                 Event::PermissionAsked {

@@ -62,8 +62,9 @@ pub enum ProcessEvent {
     },
     /// The agent named its own session (Claude session, Codex thread).
     AgentSession {
-        /// The agent's session id.
-        session_id: String,
+        /// The agent's session id and transcript.
+        #[serde(flatten)]
+        session: crate::session::OwnSession,
     },
     /// What the agent reported using in this run.
     AgentUsage {

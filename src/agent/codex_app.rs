@@ -1,0 +1,517 @@
+//! Codex's `app-server`: JSON-RPC over stdio (Codex omits `"jsonrpc"`; it accepts it). The
+//! conversation, checked against Codex 0.169 (`tests/agents/protocols.rs`):
+//!
+//! 1. `initialize` → result; then the `initialized` notification and `thread/start` (or
+//!    `thread/resume` to continue the worker's own earlier thread) with the workdir, model,
+//!    sandbox and `approvalPolicy: "untrusted"` — so every command that is not known-safe is
+//!    asked about, and oneshot's `permit` answers;
+//! 2. the thread's result names its id and transcript (`thread.path`); `turn/start` carries the
+//!    prompt;
+//! 3. notifications stream the turn (`item/started`, `item/agentMessage/delta`,
+//!    `item/completed`, `thread/tokenUsage/updated`, `error` with `willRetry`) and requests ask
+//!    for approval (`item/commandExecution/requestApproval`, `item/fileChange/requestApproval`);
+//! 4. `turn/completed` ends it (`completed`, `interrupted` or `failed` with the error); Codex
+//!    exits when its stdin closes. `turn/interrupt` stops a turn.
+
+use super::driver::{Driver, DriverSetup, Reply, line};
+use super::{AgentEvent, ErrorKind, json_answer, status_in, unknown, value_text};
+use crate::executor::Role;
+use serde_json::{Value, json};
+use std::collections::HashMap;
+
+/// What one of oneshot's requests was, so its response is read right.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Asked {
+    Initialize,
+    /// `thread/start`, or `thread/resume` when `true`.
+    Thread(bool),
+    Turn,
+    Interrupt,
+}
+
+/// Notifications that carry nothing a run needs (their lines still reach the log).
+const QUIET: [&str; 8] = [
+    "thread/started",
+    "thread/status/changed",
+    "account/rateLimits/updated",
+    "remoteControl/status/changed",
+    "serverRequest/resolved",
+    "item/commandExecution/outputDelta",
+    "thread/name/updated",
+    "turn/diff/updated",
+];
+
+/// The driver of one `codex app-server` run.
+#[derive(Debug)]
+pub struct CodexAppDriver {
+    setup: DriverSetup,
+    prompt: String,
+    next_id: u64,
+    asked: HashMap<u64, Asked>,
+    thread: Option<String>,
+    turn: Option<String>,
+    /// Approval requests waiting for the policy: our request id → the id Codex gave.
+    approvals: HashMap<String, Value>,
+    /// Tool items whose call was emitted, with their input (a file change's approval request
+    /// does not repeat the changes).
+    announced: HashMap<String, Value>,
+    last_message: Option<String>,
+    usage: (u64, u64, u64),
+    model_calls: u32,
+    failed: bool,
+}
+
+impl CodexAppDriver {
+    /// A driver for one run set up by `setup`.
+    pub fn new(setup: DriverSetup) -> CodexAppDriver {
+        CodexAppDriver {
+            setup,
+            prompt: String::new(),
+            next_id: 1,
+            asked: HashMap::new(),
+            thread: None,
+            turn: None,
+            approvals: HashMap::new(),
+            announced: HashMap::new(),
+            last_message: None,
+            usage: (0, 0, 0),
+            model_calls: 0,
+            failed: false,
+        }
+    }
+
+    fn request(&mut self, asked: Asked, method: &str, params: Value) -> Reply {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.asked.insert(id, asked);
+        line(&json!({"id": id, "method": method, "params": params}))
+    }
+
+    /// The thread's settings: where, which model, how much the agent may do on its own.
+    fn thread_params(&self) -> Value {
+        let sandbox = match self.setup.role {
+            Role::Worker => "workspace-write",
+            Role::Auditor => "read-only",
+        };
+        let mut p = json!({
+            "cwd": self.setup.cwd.display().to_string(),
+            "sandbox": sandbox,
+            "approvalPolicy": "untrusted",
+        });
+        if let Some(m) = &self.setup.model {
+            p["model"] = json!(m);
+        }
+        p
+    }
+
+    fn start_thread(&mut self, out: &mut Vec<Reply>) {
+        let mut params = self.thread_params();
+        match self.setup.resume.take() {
+            Some(id) => {
+                params["threadId"] = json!(id);
+                out.push(self.request(Asked::Thread(true), "thread/resume", params));
+            }
+            None => out.push(self.request(Asked::Thread(false), "thread/start", params)),
+        }
+    }
+
+    fn response(
+        &mut self,
+        asked: Asked,
+        v: &Value,
+        events: &mut Vec<AgentEvent>,
+        out: &mut Vec<Reply>,
+    ) {
+        let result = v.get("result");
+        match (asked, result) {
+            (Asked::Initialize, Some(_)) => {
+                out.push(line(&json!({"method": "initialized"})));
+                self.start_thread(out);
+            }
+            (Asked::Thread(_), Some(r)) => {
+                let thread = &r["thread"];
+                let Some(id) = thread["id"].as_str() else {
+                    return self.fail(format!("codex app-server: no thread id in {r}"), events);
+                };
+                self.thread = Some(id.to_string());
+                events.push(AgentEvent::SessionStarted {
+                    session_id: id.to_string(),
+                    model: r["model"].as_str().map(str::to_string),
+                    tools: Vec::new(),
+                    cwd: thread["cwd"].as_str().map(str::to_string),
+                    version: thread["cliVersion"].as_str().map(str::to_string),
+                    transcript: thread["path"].as_str().map(str::to_string),
+                });
+                let params = json!({
+                    "threadId": id,
+                    "input": [{"type": "text", "text": std::mem::take(&mut self.prompt)}],
+                });
+                out.push(self.request(Asked::Turn, "turn/start", params));
+            }
+            (Asked::Thread(true), None) => {
+                // The thread is gone (another CODEX_HOME, pruned): a fresh one rather than
+                // no run at all; the critique in the prompt still carries what matters.
+                events.push(AgentEvent::Warning {
+                    message: format!(
+                        "codex could not resume its earlier thread ({}); a new thread starts",
+                        rpc_error(v)
+                    ),
+                });
+                self.start_thread(out);
+            }
+            (Asked::Turn, Some(r)) => {
+                self.turn = r["turn"]["id"].as_str().map(str::to_string);
+            }
+            (Asked::Interrupt, _) => {}
+            (_, None) => self.fail(rpc_error(v), events),
+        }
+    }
+
+    /// The run cannot go on: an error, then a failed final result (oneshot closes the agent's
+    /// stdin on it, and Codex exits).
+    fn fail(&mut self, message: String, events: &mut Vec<AgentEvent>) {
+        events.push(error_event(&message, None));
+        self.finish(false, events);
+    }
+
+    fn finish(&mut self, success: bool, events: &mut Vec<AgentEvent>) {
+        let (input, cached, output) = std::mem::take(&mut self.usage);
+        if self.model_calls > 0 {
+            events.push(AgentEvent::Usage {
+                input_tokens: Some(input.saturating_sub(cached)),
+                output_tokens: Some(output),
+                cached_input_tokens: Some(cached),
+                cost_usd: None,
+                turns: Some(std::mem::take(&mut self.model_calls)),
+            });
+        }
+        let text = self.last_message.take();
+        events.push(AgentEvent::Final {
+            success,
+            structured_output: text.as_deref().and_then(json_answer),
+            text,
+            permission_denials: Vec::new(),
+        });
+    }
+
+    fn notification(&mut self, method: &str, p: &Value, raw: &[u8], events: &mut Vec<AgentEvent>) {
+        match method {
+            "turn/started" => events.push(AgentEvent::TurnStarted),
+            "item/started" | "item/completed" => {
+                self.item(&p["item"], method == "item/completed", raw, events)
+            }
+            "item/agentMessage/delta" => {
+                events.push(AgentEvent::AssistantText {
+                    message_id: p["itemId"].as_str().map(str::to_string),
+                    index: 0,
+                    text: p["delta"].as_str().unwrap_or_default().to_string(),
+                    partial: true,
+                });
+            }
+            "item/reasoning/textDelta" | "item/reasoning/summaryTextDelta" => {
+                events.push(AgentEvent::Reasoning {
+                    message_id: p["itemId"].as_str().map(str::to_string),
+                    index: 0,
+                    text: p["delta"].as_str().unwrap_or_default().to_string(),
+                    partial: true,
+                })
+            }
+            "thread/tokenUsage/updated" => {
+                // `last` is the model call just made; the run's usage is their sum (`total`
+                // also counts the thread's earlier turns).
+                let last = &p["tokenUsage"]["last"];
+                let n = |k: &str| last[k].as_u64().unwrap_or(0);
+                self.usage.0 += n("inputTokens");
+                self.usage.1 += n("cachedInputTokens");
+                self.usage.2 += n("outputTokens");
+                self.model_calls += 1;
+            }
+            "error" => {
+                let e = &p["error"];
+                let status = http_status(e);
+                let mut message = e["message"].as_str().unwrap_or("error").to_string();
+                if let Some(d) = e["additionalDetails"].as_str().filter(|d| !d.is_empty()) {
+                    message = format!("{message}: {d}");
+                }
+                if p["willRetry"].as_bool() == Some(true) {
+                    events.push(AgentEvent::RetryNotice {
+                        attempt: None,
+                        max_attempts: None,
+                        delay_ms: None,
+                        kind: Some(kind(status, &message)),
+                        status,
+                        message: Some(message),
+                    });
+                } else {
+                    self.failed = true;
+                    events.push(error_event(&message, status));
+                }
+            }
+            "turn/completed" => {
+                let turn = &p["turn"];
+                let status = turn["status"].as_str().unwrap_or_default();
+                if status == "failed" && !self.failed {
+                    let e = &turn["error"];
+                    let message = e["message"].as_str().unwrap_or("the turn failed");
+                    events.push(error_event(message, http_status(e)));
+                }
+                self.failed = false;
+                self.turn = None;
+                self.finish(status == "completed", events);
+            }
+            "configWarning" | "warning" => events.push(AgentEvent::Warning {
+                message: p["summary"]
+                    .as_str()
+                    .or(p["message"].as_str())
+                    .unwrap_or_default()
+                    .to_string(),
+            }),
+            m if QUIET.contains(&m) => {}
+            _ => events.push(unknown(raw)),
+        }
+    }
+
+    fn item(&mut self, item: &Value, completed: bool, raw: &[u8], events: &mut Vec<AgentEvent>) {
+        let id = item["id"].as_str().unwrap_or_default().to_string();
+        let kind = item["type"].as_str().unwrap_or_default();
+        match kind {
+            "agentMessage" => {
+                let text = item["text"].as_str().unwrap_or_default().to_string();
+                if completed {
+                    // The whole message replaces its deltas in the timeline.
+                    self.last_message = Some(text.clone());
+                    events.push(AgentEvent::AssistantText {
+                        message_id: Some(id),
+                        index: 0,
+                        text,
+                        partial: false,
+                    });
+                }
+            }
+            "reasoning" if completed => {
+                let text: String = item["summary"]
+                    .as_array()
+                    .map(|s| {
+                        s.iter()
+                            .filter_map(Value::as_str)
+                            .collect::<Vec<_>>()
+                            .join("\n")
+                    })
+                    .unwrap_or_default();
+                events.push(AgentEvent::Reasoning {
+                    message_id: Some(id),
+                    index: 0,
+                    text,
+                    partial: false,
+                });
+            }
+            "userMessage" if completed => events.push(AgentEvent::UserMessage {
+                text: item["content"].as_array().map_or_else(String::new, |c| {
+                    c.iter().filter_map(|b| b["text"].as_str()).collect()
+                }),
+            }),
+            "commandExecution" | "fileChange" | "mcpToolCall" | "webSearch" => {
+                if !self.announced.contains_key(&id) {
+                    let (name, input) = tool_call(kind, item);
+                    self.announced.insert(id.clone(), input.clone());
+                    events.push(AgentEvent::ToolCall {
+                        id: id.clone(),
+                        name,
+                        input,
+                        message_id: None,
+                    });
+                }
+                if completed {
+                    let (content, is_error) = tool_result(kind, item);
+                    events.push(AgentEvent::ToolResult {
+                        tool_call_id: id,
+                        content,
+                        is_error,
+                    });
+                }
+            }
+            "reasoning" | "userMessage" => {}
+            _ => events.push(unknown(raw)),
+        }
+    }
+
+    fn server_request(
+        &mut self,
+        id: &Value,
+        method: &str,
+        p: &Value,
+        events: &mut Vec<AgentEvent>,
+        out: &mut Vec<Reply>,
+    ) {
+        let tool = match method {
+            "item/commandExecution/requestApproval" => "command_execution",
+            "item/fileChange/requestApproval" => "file_change",
+            _ => {
+                events.push(AgentEvent::Warning {
+                    message: format!("codex asked `{method}`, which oneshot does not answer"),
+                });
+                let error =
+                    json!({"code": -32601, "message": format!("oneshot does not answer {method}")});
+                return out.push(line(&json!({"id": id, "error": error})));
+            }
+        };
+        let item = p["itemId"].as_str().unwrap_or_default();
+        let mut input = self
+            .announced
+            .get(item)
+            .cloned()
+            .unwrap_or_else(|| json!({}));
+        if let Some(c) = p.get("command").filter(|c| !c.is_null()) {
+            input["command"] = c.clone();
+        }
+        for k in ["cwd", "reason", "grantRoot"] {
+            if let Some(v) = p.get(k).filter(|v| !v.is_null()) {
+                input[k] = v.clone();
+            }
+        }
+        let request_id = id.to_string();
+        self.approvals.insert(request_id.clone(), id.clone());
+        events.push(AgentEvent::PermissionRequest {
+            request_id,
+            tool: tool.to_string(),
+            input,
+            tool_call_id: (!item.is_empty()).then(|| item.to_string()),
+        });
+    }
+}
+
+impl Driver for CodexAppDriver {
+    fn open(&mut self, prompt: &str, out: &mut Vec<Reply>) {
+        self.prompt = prompt.to_string();
+        let info = json!({"clientInfo": {"name": "oneshot", "version": env!("CARGO_PKG_VERSION")}});
+        out.push(self.request(Asked::Initialize, "initialize", info));
+    }
+
+    fn feed(&mut self, raw: &[u8], events: &mut Vec<AgentEvent>, out: &mut Vec<Reply>) {
+        let raw = raw.trim_ascii();
+        if raw.is_empty() {
+            return;
+        }
+        let v: Value = match serde_json::from_slice(raw) {
+            Ok(v @ Value::Object(_)) => v,
+            _ => return events.push(unknown(raw)),
+        };
+        let method = v.get("method").and_then(Value::as_str);
+        match (v.get("id"), method) {
+            (Some(id), Some(m)) => {
+                let (id, m) = (id.clone(), m.to_string());
+                self.server_request(&id, &m, &v["params"], events, out)
+            }
+            (None, Some(m)) => {
+                let m = m.to_string();
+                self.notification(&m, &v["params"], raw, events)
+            }
+            (Some(id), None) => match id.as_u64().and_then(|id| self.asked.remove(&id)) {
+                Some(asked) => self.response(asked, &v, events, out),
+                None => events.push(unknown(raw)),
+            },
+            (None, None) => events.push(unknown(raw)),
+        }
+    }
+
+    fn permit(
+        &mut self,
+        request_id: &str,
+        allow: bool,
+        _reason: Option<&str>,
+        _input: &Value,
+    ) -> Option<Reply> {
+        // Codex's decline carries no message: the model learns the command was declined.
+        let id = self.approvals.remove(request_id)?;
+        let decision = if allow { "accept" } else { "decline" };
+        Some(line(&json!({"id": id, "result": {"decision": decision}})))
+    }
+
+    fn interrupt(&mut self) -> Option<Reply> {
+        let (thread, turn) = (self.thread.clone()?, self.turn.clone()?);
+        Some(self.request(
+            Asked::Interrupt,
+            "turn/interrupt",
+            json!({"threadId": thread, "turnId": turn}),
+        ))
+    }
+}
+
+/// A JSON-RPC error response's words.
+fn rpc_error(v: &Value) -> String {
+    let e = &v["error"];
+    match e["message"].as_str() {
+        Some(m) => format!("codex app-server: {m}"),
+        None => format!("codex app-server answered {v}"),
+    }
+}
+
+/// The HTTP status in a Codex error's `codexErrorInfo` (`{"httpConnectionFailed":
+/// {"httpStatusCode": 401}}` and its siblings), else in its words.
+fn http_status(e: &Value) -> Option<u16> {
+    let from_info = e["codexErrorInfo"].as_object().and_then(|info| {
+        info.values()
+            .find_map(|v| v["httpStatusCode"].as_u64())
+            .and_then(|s| u16::try_from(s).ok())
+    });
+    from_info.or_else(|| e["message"].as_str().and_then(status_in))
+}
+
+fn kind(status: Option<u16>, message: &str) -> ErrorKind {
+    match status {
+        Some(s) => ErrorKind::from_status(s),
+        None => ErrorKind::from_text(message),
+    }
+}
+
+fn error_event(message: &str, status: Option<u16>) -> AgentEvent {
+    let status = status.or_else(|| status_in(message));
+    AgentEvent::Error {
+        kind: kind(status, message),
+        status,
+        message: message.to_string(),
+    }
+}
+
+/// A tool item's name (the `exec --json` names, so one policy reads both) and its input.
+fn tool_call(kind: &str, item: &Value) -> (String, Value) {
+    let get = |k: &str| item.get(k).cloned().unwrap_or(Value::Null);
+    match kind {
+        "commandExecution" => (
+            "command_execution".into(),
+            json!({"command": get("command"), "cwd": get("cwd")}),
+        ),
+        "fileChange" => ("file_change".into(), json!({"changes": get("changes")})),
+        "webSearch" => ("web_search".into(), json!({"query": get("query")})),
+        _ => {
+            let server = item["server"].as_str().unwrap_or("mcp");
+            let tool = item["tool"].as_str().unwrap_or("tool");
+            (format!("{server}/{tool}"), get("arguments"))
+        }
+    }
+}
+
+/// A finished tool item's output and whether it failed.
+fn tool_result(kind: &str, item: &Value) -> (String, bool) {
+    let status = item["status"].as_str().unwrap_or_default();
+    let failed = matches!(status, "failed" | "declined");
+    match kind {
+        "commandExecution" => {
+            let output = item
+                .get("aggregatedOutput")
+                .map(value_text)
+                .unwrap_or_default();
+            let code = item["exitCode"].as_i64();
+            (output, failed || code.is_some_and(|c| c != 0))
+        }
+        "mcpToolCall" => (
+            item.get("result").map(value_text).unwrap_or_default(),
+            failed,
+        ),
+        _ => (status.to_string(), failed),
+    }
+}
+
+#[cfg(test)]
+#[path = "codex_app_tests.rs"]
+mod tests;

@@ -1,0 +1,292 @@
+//! Whole sessions with the agents oneshot converses with both ways: a Codex worker over
+//! `codex app-server` (JSON-RPC) and Gemini over the Agent Client Protocol, each against its own
+//! fake model server — the policy's `permit` answering their tool requests, the worker's own
+//! thread continued, interrupts through the protocol — and Gemini and Aider workers judged by
+//! a Codex auditor that rejects once.
+
+use super::harness::{Sandbox, run};
+use super::sessions::{
+    LIMIT, codex_overrides, log_records, log_text, oneshot, role_args, state, tool_then,
+};
+use crate::fake_model::{FakeModel, Reply};
+use serde_json::Value;
+use std::process::Command;
+
+/// A policy denying `rm -rf` to any shell tool (Codex names its tool `command_execution`,
+/// Gemini `run_shell_command`), with the reason `zq61`.
+const NO_RM: &str = r#"return {
+  permit = function(tool, input, ctx)
+    local line = input.command or input.title or ""
+    if type(line) == "table" then line = table.concat(line, " ") end
+    if line:find("rm -rf", 1, true) then
+      return "deny", "no rm -rf here zq61"
+    end
+    return "allow"
+  end,
+}"#;
+
+/// The permit decisions in the session's log, in order.
+fn permits(sb: &Sandbox) -> Vec<Value> {
+    log_records(sb)
+        .into_iter()
+        .filter(|v| v["type"] == "decision" && v["hook"] == "permit")
+        .collect()
+}
+
+/// The auditor's two answers: reject with a critique, then accept.
+fn reject_then_accept(critique: &str) -> [Reply; 2] {
+    [
+        Reply::Text(format!(r#"{{"verdict": "retry", "reason": "{critique}"}}"#)),
+        Reply::Text(r#"{"verdict": "done", "reason": "both lines are there"}"#.into()),
+    ]
+}
+
+/// A Codex worker over `app-server`: its `rm -rf` is denied by the policy (the command never
+/// runs), its writes are allowed; a Gemini auditor (ACP) rejects once; the second iteration
+/// continues the worker's own thread, so Codex's request carries iteration one and the
+/// critique. The thread id and its transcript path are journaled.
+#[test]
+fn codex_app_server_worker_with_a_gemini_auditor() {
+    let sb = Sandbox::new();
+    std::fs::create_dir(sb.work().join("keep")).unwrap();
+    let policy = sb.tmp.path().join("guard.lua");
+    std::fs::write(&policy, NO_RM).unwrap();
+    let codex_model = FakeModel::with([
+        Reply::Bash("rm -rf keep".into()),
+        Reply::Bash("echo one > notes.txt".into()),
+        Reply::Text("wrote line one zq62".into()),
+        Reply::Bash("echo two >> notes.txt".into()),
+        Reply::Text("added line two".into()),
+    ]);
+    let gemini_model = FakeModel::with(reject_then_accept("add a second line zq63"));
+    let (Some(codex), Some(gemini)) = (
+        super::codex::codex(&sb, &codex_model),
+        super::gemini::command(&sb, &gemini_model),
+    ) else {
+        return;
+    };
+    let mut c = oneshot(&sb, &[&codex, &gemini]);
+    c.args(["--worker", "codex:gpt-5.5"])
+        .args(role_args("worker", &codex_overrides(&codex)))
+        .args(["--auditor", &format!("gemini:{}", super::gemini::MODEL)])
+        .arg("--policy")
+        .arg(&policy)
+        .arg("write notes.txt with two lines");
+    let r = run(c, LIMIT);
+    assert_eq!(r.code(), Some(0), "{}\n{}", r.dump(), log_text(&sb));
+    assert_eq!(
+        std::fs::read_to_string(sb.work().join("notes.txt")).unwrap(),
+        "one\ntwo\n"
+    );
+    assert!(
+        sb.work().join("keep").is_dir(),
+        "the denied command never ran"
+    );
+    let s = state(&sb);
+    assert_eq!(s["state"], "COMPLETED", "{s:#}");
+    assert_eq!(s["iteration_count"], 2);
+    let thread = s["agents"]["worker_session"].as_str().expect("journaled");
+    let transcript = s["agents"]["worker_transcript"]
+        .as_str()
+        .expect("journaled");
+    assert!(transcript.contains(thread), "{transcript}");
+    assert!(std::path::Path::new(transcript).is_file(), "{transcript}");
+
+    let p = permits(&sb);
+    assert_eq!(p[0]["result"]["allow"], false, "{p:#?}");
+    assert_eq!(p[0]["input"]["tool"], "command_execution");
+    assert!(
+        p[1..].iter().all(|d| d["result"]["allow"] == true),
+        "{p:#?}"
+    );
+    let reqs = codex_model.model_requests();
+    assert_eq!(reqs.len(), 5, "{}", r.dump());
+    // Iteration 2 continued the thread: iteration 1 and the critique are both in its request.
+    let second = reqs[3].body_text();
+    assert!(second.contains("wrote line one zq62"), "{second}");
+    assert!(second.contains("zq63"), "{second}");
+    // The auditor read the worker's run as an account (its words, its commands), not the
+    // protocol's JSON.
+    let audit = gemini_model.model_requests()[0].body_text();
+    assert!(audit.contains("wrote line one zq62"), "{audit}");
+    assert!(audit.contains("$ command_execution"), "{audit}");
+    assert!(!audit.contains("tokenUsage"), "{audit}");
+}
+
+/// A Gemini worker over ACP whose `rm -rf` the policy denies; a Codex auditor rejects once; the
+/// second iteration's prompt carries the critique and the session completes.
+#[test]
+fn gemini_acp_worker_with_a_codex_auditor_rejecting_once() {
+    let sb = Sandbox::new();
+    std::fs::create_dir(sb.work().join("keep")).unwrap();
+    let policy = sb.tmp.path().join("guard.lua");
+    std::fs::write(&policy, NO_RM).unwrap();
+    let gemini_model = FakeModel::with([
+        Reply::Bash("rm -rf keep".into()),
+        Reply::Bash("echo one > notes.txt".into()),
+        Reply::Text("wrote line one".into()),
+        Reply::Bash("echo two >> notes.txt".into()),
+        Reply::Text("added line two".into()),
+    ]);
+    let codex_model = FakeModel::with(reject_then_accept("add a second line zq64"));
+    let (Some(gemini), Some(codex)) = (
+        super::gemini::command(&sb, &gemini_model),
+        super::codex::codex(&sb, &codex_model),
+    ) else {
+        return;
+    };
+    let mut c = oneshot(&sb, &[&gemini, &codex]);
+    c.args(["--worker", &format!("gemini:{}", super::gemini::MODEL)])
+        .args(["--auditor", "codex:gpt-5.5"])
+        .args(role_args("auditor", &codex_overrides(&codex)))
+        .arg("--policy")
+        .arg(&policy)
+        .arg("write notes.txt with two lines");
+    let r = run(c, LIMIT);
+    assert_eq!(r.code(), Some(0), "{}\n{}", r.dump(), log_text(&sb));
+    assert_eq!(
+        std::fs::read_to_string(sb.work().join("notes.txt")).unwrap(),
+        "one\ntwo\n"
+    );
+    assert!(
+        sb.work().join("keep").is_dir(),
+        "the denied command never ran"
+    );
+    let s = state(&sb);
+    assert_eq!(s["state"], "COMPLETED", "{s:#}");
+    assert_eq!(s["iteration_count"], 2);
+    let p = permits(&sb);
+    assert_eq!(p[0]["result"]["allow"], false, "{p:#?}");
+    assert_eq!(p[0]["input"]["tool"], "run_shell_command");
+    let reqs = gemini_model.model_requests();
+    assert!(
+        reqs[3].body_text().contains("zq64"),
+        "the critique reached iteration 2"
+    );
+}
+
+/// An Aider worker judged by a Codex auditor that rejects once: two iterations, both edits.
+#[test]
+fn aider_worker_with_a_codex_auditor_rejecting_once() {
+    let sb = Sandbox::new();
+    let aider_model = FakeModel::with([
+        Reply::Write {
+            path: "notes.txt".into(),
+            content: "one\n".into(),
+        },
+        Reply::Write {
+            path: "notes.txt".into(),
+            content: "one\ntwo\n".into(),
+        },
+    ]);
+    let codex_model = FakeModel::with(reject_then_accept("add a second line zq65"));
+    let (Some(aider), Some(codex)) = (
+        super::aider::command(&sb, &aider_model),
+        super::codex::codex(&sb, &codex_model),
+    ) else {
+        return;
+    };
+    let extra: Vec<String> = [
+        "--model",
+        "openai/fake-model",
+        "--no-git",
+        "--edit-format",
+        "whole",
+    ]
+    .map(String::from)
+    .to_vec();
+    let mut c = oneshot(&sb, &[&aider, &codex]);
+    c.args(["--worker", "aider"])
+        .args(role_args("worker", &extra))
+        .args(["--auditor", "codex:gpt-5.5"])
+        .args(role_args("auditor", &codex_overrides(&codex)))
+        .arg("write notes.txt with two lines");
+    let r = run(c, LIMIT);
+    assert_eq!(r.code(), Some(0), "{}\n{}", r.dump(), log_text(&sb));
+    assert_eq!(
+        std::fs::read_to_string(sb.work().join("notes.txt"))
+            .unwrap()
+            .trim_end(),
+        "one\ntwo"
+    );
+    let s = state(&sb);
+    assert_eq!(s["state"], "COMPLETED", "{s:#}");
+    assert_eq!(s["iteration_count"], 2);
+    assert!(aider_model.model_requests()[1].body_text().contains("zq65"));
+}
+
+/// A refused key for a Codex app-server worker ends the session at once, naming Codex.
+#[test]
+fn a_401_from_codex_app_server_fails_fast() {
+    let sb = Sandbox::new();
+    let model = FakeModel::start();
+    model.set_fallback(Reply::Status(401));
+    let Some(codex) = super::codex::codex(&sb, &model) else {
+        return;
+    };
+    let mut c = oneshot(&sb, &[&codex]);
+    c.args(["--worker", "codex:gpt-5.5"])
+        .args(role_args("worker", &codex_overrides(&codex)))
+        .args(["--auditor-cmd", "echo VERDICT: done", "do it"]);
+    let r = run(c, LIMIT);
+    assert_eq!(r.code(), Some(1), "{}", r.dump());
+    let s = state(&sb);
+    let last = s["history"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["reason"]["kind"], "agent_failed", "{last:#}");
+    assert_eq!(last["reason"]["agent"], "codex");
+    assert_eq!(last["reason"]["error"], "auth");
+    assert_eq!(s["iteration_count"], 1, "not retried");
+}
+
+fn codex_cmd(sb: &Sandbox, model: &FakeModel) -> Option<Vec<Command>> {
+    super::codex::codex(sb, model).map(|c| vec![c])
+}
+
+fn gemini_cmd(sb: &Sandbox, model: &FakeModel) -> Option<Vec<Command>> {
+    super::gemini::command(sb, model).map(|c| vec![c])
+}
+
+/// Ctrl-C while a Codex app-server command runs: `turn/interrupt` goes through the protocol
+/// (the turn completes `interrupted`), the session pauses, and the command — which Codex
+/// itself leaves running outside its process group — is gone.
+#[test]
+fn ctrl_c_during_a_codex_command_interrupts_the_turn_and_leaves_no_process() {
+    let Some(sb) = tool_then(
+        "codex:gpt-5.5",
+        codex_cmd,
+        |pid| super::containment::kill_with(pid as i32, libc::SIGINT),
+        Some("INTERRUPTED"),
+    ) else {
+        return;
+    };
+    let log = log_text(&sb);
+    assert!(log.contains(r#""status":"interrupted""#), "{log}");
+}
+
+/// Ctrl-C while a Gemini ACP shell command runs: `session/cancel` ends the prompt
+/// (`stopReason: cancelled`), the session pauses, nothing is left running.
+#[test]
+fn ctrl_c_during_a_gemini_command_cancels_the_prompt_and_leaves_no_process() {
+    let model = format!("gemini:{}", super::gemini::MODEL);
+    let Some(sb) = tool_then(
+        &model,
+        gemini_cmd,
+        |pid| super::containment::kill_with(pid as i32, libc::SIGINT),
+        Some("INTERRUPTED"),
+    ) else {
+        return;
+    };
+    let log = log_text(&sb);
+    assert!(log.contains(r#""stopReason":"cancelled""#), "{log}");
+}
+
+/// `kill -9` of oneshot while a Codex app-server command runs: nothing survives.
+#[test]
+fn kill_9_during_a_codex_command_leaves_no_process() {
+    tool_then(
+        "codex:gpt-5.5",
+        codex_cmd,
+        |pid| super::containment::kill_with(pid as i32, libc::SIGKILL),
+        None,
+    );
+}
