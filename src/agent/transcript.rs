@@ -2,7 +2,9 @@
 //! interrupted): the transcript is the agent's record of what it really did, which oneshot's
 //! output tail may have cut short. Claude Code keeps one per session at
 //! `$CLAUDE_CONFIG_DIR/projects/<cwd with / and . as ->/<session id>.jsonl`
-//! (`~/.claude` without the variable).
+//! (`~/.claude` without the variable); Codex names its rollout file when the thread starts
+//! (`$CODEX_HOME/sessions/YYYY/MM/DD/rollout-…-<thread id>.jsonl`). Both paths are journaled in
+//! the state file as soon as they are known.
 
 use crate::executor::TranscriptFacts;
 use serde_json::Value;
@@ -74,6 +76,68 @@ pub fn read_claude(path: &Path) -> Option<TranscriptFacts> {
     Some(facts)
 }
 
+/// The facts in a Codex rollout file; `None` when it cannot be read. The assistant's messages
+/// and tool outputs are its `response_item`s; the files it changed, its `FileChange` items and
+/// `apply_patch` calls (a shell command's writes cannot be told from its text).
+pub fn read_codex(path: &Path) -> Option<TranscriptFacts> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let mut facts = TranscriptFacts {
+        path: path.display().to_string(),
+        ..TranscriptFacts::default()
+    };
+    let mut add = |facts: &mut TranscriptFacts, f: &str| {
+        if !f.is_empty() && !facts.files.iter().any(|x| x == f) {
+            facts.files.push(f.to_string());
+        }
+    };
+    for line in text.lines() {
+        let Ok(v) = serde_json::from_str::<Value>(line) else {
+            continue;
+        };
+        let p = &v["payload"];
+        match (v["type"].as_str(), p["type"].as_str()) {
+            (Some("response_item"), Some("message")) if p["role"] == "assistant" => {
+                let said: String = p["content"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|b| b["text"].as_str())
+                    .collect();
+                if !said.trim().is_empty() {
+                    facts.last_message = Some(said);
+                }
+            }
+            (Some("response_item"), Some("function_call_output" | "custom_tool_call_output")) => {
+                facts.tool_results += 1
+            }
+            (Some("response_item"), Some("function_call" | "custom_tool_call"))
+                if p["name"] == "apply_patch" =>
+            {
+                let patch = p["input"].as_str().or(p["arguments"].as_str()).unwrap_or("");
+                for l in patch.lines() {
+                    for head in ["*** Add File: ", "*** Update File: ", "*** Delete File: "] {
+                        if let Some(f) = l.strip_prefix(head) {
+                            add(&mut facts, f.trim());
+                        }
+                    }
+                }
+            }
+            (Some("event_msg"), Some("item_completed")) if p["item"]["type"] == "FileChange" => {
+                match &p["item"]["changes"] {
+                    Value::Object(m) => m.keys().for_each(|f| add(&mut facts, f)),
+                    Value::Array(a) => a
+                        .iter()
+                        .filter_map(|c| c["path"].as_str())
+                        .for_each(|f| add(&mut facts, f)),
+                    _ => {}
+                }
+            }
+            _ => {}
+        }
+    }
+    Some(facts)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -110,5 +174,35 @@ mod tests {
         assert_eq!(f.tool_results, 1);
         assert_eq!(f.last_message.as_deref(), Some("wrote a.txt"));
         assert!(read_claude(&dir.path().join("missing")).is_none());
+    }
+
+    /// Lines as Codex 0.169 writes them (trimmed), a torn last one included.
+    #[test]
+    fn a_codex_rollout_gives_its_last_message_tool_outputs_and_patched_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("rollout.jsonl");
+        std::fs::write(
+            &p,
+            concat!(
+                r#"{"type":"session_meta","payload":{"id":"th-1","cwd":"/w"}}"#,
+                "\n",
+                r#"{"type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"go"}]}}"#,
+                "\n",
+                r#"{"type":"response_item","payload":{"type":"function_call","name":"exec_command","arguments":"{\"cmd\":\"echo hi > a.txt\"}","call_id":"c1"}}"#,
+                "\n",
+                r#"{"type":"response_item","payload":{"type":"function_call_output","call_id":"c1","output":"Process exited with code 0"}}"#,
+                "\n",
+                r#"{"type":"response_item","payload":{"type":"custom_tool_call","name":"apply_patch","input":"*** Begin Patch\n*** Add File: b.txt\n+bee\n*** End Patch"}}"#,
+                "\n",
+                r#"{"type":"response_item","payload":{"type":"message","role":"assistant","content":[{"type":"output_text","text":"done zz"}]}}"#,
+                "\n",
+                r#"{"type":"response_item","payload":{"type":"mess"#,
+            ),
+        )
+        .unwrap();
+        let f = read_codex(&p).unwrap();
+        assert_eq!(f.last_message.as_deref(), Some("done zz"));
+        assert_eq!(f.tool_results, 1);
+        assert_eq!(f.files, ["b.txt"]);
     }
 }

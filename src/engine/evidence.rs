@@ -87,17 +87,24 @@ impl Engine {
     }
 
     /// What the worker agent's own transcript says, when the worker is an agent whose
-    /// transcript oneshot reads (Claude Code) and it named its session.
+    /// transcript oneshot reads (Claude Code, Codex) and its path was journaled (a state file
+    /// from before paths were journaled: Claude's, from its session id).
     fn worker_transcript(&self) -> Option<crate::executor::TranscriptFacts> {
         use crate::agent::{AgentKind, transcript};
         let agents = &self.session.agents;
-        if agents.worker.as_ref()?.kind != AgentKind::Claude {
-            return None;
-        }
-        let sid = agents.worker_session.as_deref()?;
-        let path =
-            transcript::claude_transcript(&self.session.workdir, sid, |k| std::env::var_os(k))?;
-        let mut facts = transcript::read_claude(&path)?;
+        let path = match &agents.worker_transcript {
+            Some(p) => std::path::PathBuf::from(p),
+            None => transcript::claude_transcript(
+                &self.session.workdir,
+                agents.worker_session.as_deref()?,
+                |k| std::env::var_os(k),
+            )?,
+        };
+        let mut facts = match agents.worker.as_ref()?.kind {
+            AgentKind::Claude => transcript::read_claude(&path)?,
+            AgentKind::Codex => transcript::read_codex(&path)?,
+            AgentKind::Gemini | AgentKind::Aider => return None,
+        };
         facts.last_message = facts
             .last_message
             .map(|m| self.redactor.redact(&m).into_owned());
