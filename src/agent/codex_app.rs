@@ -56,8 +56,6 @@ pub struct CodexAppDriver {
     /// does not repeat the changes).
     announced: HashMap<String, Value>,
     last_message: Option<String>,
-    usage: (u64, u64, u64),
-    model_calls: u32,
     failed: bool,
 }
 
@@ -74,8 +72,6 @@ impl CodexAppDriver {
             approvals: HashMap::new(),
             announced: HashMap::new(),
             last_message: None,
-            usage: (0, 0, 0),
-            model_calls: 0,
             failed: false,
         }
     }
@@ -175,16 +171,6 @@ impl CodexAppDriver {
     }
 
     fn finish(&mut self, success: bool, events: &mut Vec<AgentEvent>) {
-        let (input, cached, output) = std::mem::take(&mut self.usage);
-        if self.model_calls > 0 {
-            events.push(AgentEvent::Usage {
-                input_tokens: Some(input.saturating_sub(cached)),
-                output_tokens: Some(output),
-                cached_input_tokens: Some(cached),
-                cost_usd: None,
-                turns: Some(std::mem::take(&mut self.model_calls)),
-            });
-        }
         let text = self.last_message.take();
         events.push(AgentEvent::Final {
             success,
@@ -219,12 +205,17 @@ impl CodexAppDriver {
             "thread/tokenUsage/updated" => {
                 // `last` is the model call just made; the run's usage is their sum (`total`
                 // also counts the thread's earlier turns).
+                // Reported as it happens, so a budget can stop a run that is still going.
                 let last = &p["tokenUsage"]["last"];
                 let n = |k: &str| last[k].as_u64().unwrap_or(0);
-                self.usage.0 += n("inputTokens");
-                self.usage.1 += n("cachedInputTokens");
-                self.usage.2 += n("outputTokens");
-                self.model_calls += 1;
+                let cached = n("cachedInputTokens");
+                events.push(AgentEvent::Usage {
+                    input_tokens: Some(n("inputTokens").saturating_sub(cached)),
+                    output_tokens: Some(n("outputTokens")),
+                    cached_input_tokens: Some(cached),
+                    cost_usd: None,
+                    turns: Some(1),
+                });
             }
             "error" => {
                 let e = &p["error"];

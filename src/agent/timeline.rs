@@ -255,7 +255,6 @@ impl Timeline {
                 Some("tool_use") | Some("pause_turn") | None => AwaitingResponse,
                 Some(_) => Finalizing,
             },
-            AgentEvent::Usage { .. } => Finalizing,
             AgentEvent::Final { success, .. } => {
                 if self.interrupt_requested {
                     Interrupted

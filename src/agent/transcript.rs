@@ -85,7 +85,7 @@ pub fn read_codex(path: &Path) -> Option<TranscriptFacts> {
         path: path.display().to_string(),
         ..TranscriptFacts::default()
     };
-    let mut add = |facts: &mut TranscriptFacts, f: &str| {
+    let add = |facts: &mut TranscriptFacts, f: &str| {
         if !f.is_empty() && !facts.files.iter().any(|x| x == f) {
             facts.files.push(f.to_string());
         }
@@ -113,7 +113,10 @@ pub fn read_codex(path: &Path) -> Option<TranscriptFacts> {
             (Some("response_item"), Some("function_call" | "custom_tool_call"))
                 if p["name"] == "apply_patch" =>
             {
-                let patch = p["input"].as_str().or(p["arguments"].as_str()).unwrap_or("");
+                let patch = p["input"]
+                    .as_str()
+                    .or(p["arguments"].as_str())
+                    .unwrap_or("");
                 for l in patch.lines() {
                     for head in ["*** Add File: ", "*** Update File: ", "*** Delete File: "] {
                         if let Some(f) = l.strip_prefix(head) {

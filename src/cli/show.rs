@@ -224,6 +224,9 @@ fn render(r: &Record) -> Option<String> {
                 ProcessEvent::AgentSession { session } => {
                     format!("agent session {}", session.session_id)
                 }
+                ProcessEvent::AgentProgress { spent } => {
+                    format!("{} turn(s) so far", spent.turns)
+                }
                 ProcessEvent::AgentUsage { spent } => format!(
                     "used {} turn(s), {} tokens{}",
                     spent.turns,

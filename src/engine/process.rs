@@ -279,6 +279,9 @@ impl Proc {
         if let Some(own) = seen.session {
             queue.push_back(Event::AgentSession(own));
         }
+        if let Some(spent) = seen.spent {
+            queue.push_back(Event::AgentProgress(spent));
+        }
         for (request_id, tool, input) in seen.permissions {
             queue.push_back(Event::PermissionAsked {
                 request_id,

@@ -25,6 +25,9 @@ pub(super) struct Seen {
     pub permissions: Vec<(String, String, serde_json::Value)>,
     /// The run's final result arrived.
     pub finished: bool,
+    /// What the run has used so far, when it changed: model turns as they happen (the
+    /// agent's answers), tokens where the agent reports them mid-run (Codex app-server).
+    pub spent: Option<crate::session::Spent>,
     /// Lines the protocol answers with at once (its handshake's next step, an error for a
     /// request oneshot does not serve), for the agent's stdin.
     pub replies: Vec<Reply>,
@@ -42,6 +45,8 @@ pub(super) struct Tap {
     skipping: bool,
     events: Vec<AgentEvent>,
     session_seen: bool,
+    /// The run's use last told to the session.
+    told: crate::session::Spent,
     /// The agent's working directory (where Claude's transcript is filed).
     cwd: std::path::PathBuf,
 }
@@ -59,6 +64,7 @@ impl Tap {
             skipping: false,
             events: Vec::new(),
             session_seen: false,
+            told: crate::session::Spent::default(),
         }
     }
 
@@ -90,7 +96,23 @@ impl Tap {
                 self.partial.extend_from_slice(bytes);
             }
         }
+        let so_far = self.so_far();
+        if so_far != self.told {
+            self.told = so_far;
+            seen.spent = Some(so_far);
+        }
         seen
+    }
+
+    /// What the run has used so far: each answer the model gave is a turn (Claude reports its
+    /// count only at the end), tokens and dollars as reported.
+    fn so_far(&self) -> crate::session::Spent {
+        let reported = self.spent();
+        let answers = u32::try_from(self.timeline.messages().len()).unwrap_or(u32::MAX);
+        crate::session::Spent {
+            turns: reported.turns.max(answers),
+            ..reported
+        }
     }
 
     /// The stream ended (the process exited): a last line without a newline still counts.

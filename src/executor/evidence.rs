@@ -17,6 +17,8 @@ pub enum StopReason {
     Interrupted,
     /// oneshot itself died (kill -9, crash, power loss) while the process ran.
     OneshotDied,
+    /// The agent's run, still going, spent the policy's `limits.budget`; oneshot stopped it.
+    BudgetExceeded,
 }
 
 impl StopReason {
@@ -28,6 +30,7 @@ impl StopReason {
             StopReason::WorkerTimeout => "worker_timeout",
             StopReason::Interrupted => "interrupted",
             StopReason::OneshotDied => "oneshot_died",
+            StopReason::BudgetExceeded => "budget_exceeded",
         }
     }
 

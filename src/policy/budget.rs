@@ -114,6 +114,15 @@ impl Budget {
         worst
     }
 
+    /// Whether `used` went past a budget (not merely reached it): a run still going is stopped
+    /// only then — reaching the budget lets it finish the turn it was allowed, and no run
+    /// follows.
+    pub fn overrun(&self, used: &BudgetUse) -> bool {
+        self.turns.is_some_and(|b| used.turns > b)
+            || self.tokens.is_some_and(|b| used.tokens > b)
+            || self.usd.is_some_and(|b| used.usd > b)
+    }
+
     /// Reads a `limits.budget` table; unknown keys fail, `false` means no budget.
     pub(crate) fn from_table(table: &Table) -> Result<Budget, SchemaError> {
         let mut budget = Budget::default();

@@ -153,6 +153,7 @@ impl Recording {
                             Event::AgentSession(session.clone())
                         }
                         ProcessEvent::AgentUsage { spent } => Event::AgentUsage(*spent),
+                        ProcessEvent::AgentProgress { spent } => Event::AgentProgress(*spent),
                         ProcessEvent::AgentFailed { failure } => {
                             Event::AgentFailed(failure.clone())
                         }

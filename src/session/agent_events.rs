@@ -5,7 +5,7 @@
 use super::phase::{Phase, Run};
 use super::step::Step;
 use super::{AgentFailure, OwnSession, Reason, Spent};
-use crate::executor::Role;
+use crate::executor::{Role, StopReason};
 use crate::machine::Trigger;
 use crate::policy::{Budget, BudgetLevel, BudgetResource};
 use crate::store::ProcessEvent;
@@ -30,6 +30,10 @@ impl Step<'_> {
         let Some(role) = self.running_role() else {
             return self.unexpected("an agent's usage");
         };
+        if let Some(run) = self.s.phase.run_mut() {
+            // The agent's own account of the run replaces the count kept while it ran.
+            run.progress = Spent::default();
+        }
         self.process(role, ProcessEvent::AgentUsage { spent });
         let total = &mut self.s.agents.spent;
         total.turns = total.turns.saturating_add(spent.turns);
@@ -67,6 +71,50 @@ impl Step<'_> {
             used,
             limit,
         })
+    }
+
+    /// What the running agent has used so far: when the session's total with it goes past
+    /// `limits.budget`, the run is stopped (its exit then fails the session for the budget).
+    pub(super) fn agent_progress(&mut self, spent: Spent) {
+        let Some(role) = self.running_role() else {
+            return self.unexpected("an agent's progress");
+        };
+        let budget = self.limits().budget;
+        let total = self.s.agents.spent.plus(&spent);
+        let Some(run) = self.s.phase.run_mut() else {
+            return;
+        };
+        if run.progress == spent {
+            return;
+        }
+        run.progress = spent;
+        let running = run.process.is_some() && run.exited.is_none() && run.stopping.is_none();
+        self.process(role, ProcessEvent::AgentProgress { spent });
+        if running && budget.overrun(&total.as_use()) {
+            if let Some(run) = self.s.phase.run_mut() {
+                run.stopping = Some(StopReason::BudgetExceeded);
+            }
+            self.note(&format!(
+                "the {role} spent the budget while it ran (limits.budget); stopping it"
+            ));
+            self.stop(role, StopReason::BudgetExceeded);
+        }
+    }
+
+    /// A run stopped for its budget ended: its count so far joins the total when the agent
+    /// could not report its own (it was stopped mid-turn), and the session fails. False when
+    /// the budget no longer is spent (a reloaded policy raised it): the run then ends as any
+    /// run oneshot stopped.
+    pub(super) fn budget_stop_ended(&mut self, role: Role) -> bool {
+        if let Some(run) = self.s.phase.run_mut() {
+            let progress = std::mem::take(&mut run.progress);
+            self.s.agents.spent = self.s.agents.spent.plus(&progress);
+        }
+        let Some(reason) = self.budget_exceeded() else {
+            return false;
+        };
+        self.fail_run(role, reason);
+        true
     }
 
     /// The running agent reported a failed run; what it means is decided when it exits.

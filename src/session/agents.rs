@@ -63,6 +63,15 @@ impl Spent {
         *self == Spent::default()
     }
 
+    /// Both together.
+    pub fn plus(&self, other: &Spent) -> Spent {
+        Spent {
+            turns: self.turns.saturating_add(other.turns),
+            tokens: self.tokens.saturating_add(other.tokens),
+            usd: self.usd + other.usd,
+        }
+    }
+
     /// As the policy's budget check takes it.
     pub fn as_use(&self) -> crate::policy::BudgetUse {
         crate::policy::BudgetUse {

@@ -55,6 +55,9 @@ pub enum Event {
     },
     /// What the running agent reported using in its run (sent once, when it ends).
     AgentUsage(super::Spent),
+    /// What the running agent has used so far in its run (model turns counted as they happen):
+    /// a run that spends the budget is stopped, not only refused the next one.
+    AgentProgress(super::Spent),
     /// The running agent reported that its run failed; its exit follows.
     AgentFailed(super::AgentFailure),
     /// A new policy generation was swapped in: the core records it and applies its limits.

@@ -51,6 +51,10 @@ pub struct Run {
     /// Which retry of a transient provider failure this run is (0: the first try).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub attempt: u32,
+    /// What the agent has used so far in this run, while it runs (its own report at the end
+    /// replaces it): what the budget is checked against mid-run.
+    #[serde(default, skip_serializing_if = "super::Spent::is_zero")]
+    pub progress: super::Spent,
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -206,6 +210,11 @@ mod tests {
                 exited: None,
                 failure: None,
                 attempt: 2,
+                progress: crate::session::Spent {
+                    turns: 3,
+                    tokens: 10,
+                    usd: 0.0,
+                },
             }),
             Phase::AuditPending,
             Phase::AuditorExecuting(AuditRun {

@@ -73,6 +73,7 @@ impl Step<'_> {
             Event::AgentSession(id) => self.agent_session(id),
             Event::AgentFailed(failure) => self.agent_failed(failure),
             Event::AgentUsage(spent) => self.agent_usage(spent),
+            Event::AgentProgress(spent) => self.agent_progress(spent),
             Event::PermissionAsked {
                 request_id,
                 tool,
@@ -255,6 +256,9 @@ impl Step<'_> {
                 stdout,
             },
         );
+        if stopping == Some(StopReason::BudgetExceeded) && self.budget_stop_ended(role) {
+            return;
+        }
         if stopping.is_none() && self.agent_ended(role, failure.as_ref()) {
             return;
         }

@@ -24,7 +24,7 @@ impl Step<'_> {
     }
 
     /// Journals the stop, then asks for it.
-    fn stop(&mut self, role: Role, why: StopReason) {
+    pub(super) fn stop(&mut self, role: Role, why: StopReason) {
         self.journal();
         self.process(role, ProcessEvent::Stopping { reason: why });
         let grace = self.limits().grace_period;

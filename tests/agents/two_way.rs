@@ -290,3 +290,40 @@ fn kill_9_during_a_codex_command_leaves_no_process() {
         None,
     );
 }
+
+/// A run that goes past the budget while it runs is stopped: under `turns = 2`, Claude's third
+/// answer stops it (through its protocol), the fourth command never runs, and the session
+/// fails for the budget.
+#[test]
+fn a_run_past_its_budget_is_stopped_while_it_runs() {
+    let sb = Sandbox::new();
+    let policy = sb.tmp.path().join("budget.lua");
+    std::fs::write(&policy, "return { limits = { budget = { turns = 2 } } }").unwrap();
+    let model = FakeModel::with([
+        Reply::Bash("echo 1 >> turns.txt".into()),
+        Reply::Bash("echo 2 >> turns.txt".into()),
+        Reply::Bash("sleep 2; echo 3 >> turns.txt".into()),
+        Reply::Bash("touch never.txt".into()),
+        Reply::Text("done".into()),
+    ]);
+    let Some(claude) = super::claude::claude(&sb, &model) else {
+        return;
+    };
+    let mut c = oneshot(&sb, &[&claude]);
+    c.args(["--worker", "claude", "--auditor-cmd", "echo VERDICT: done"])
+        .arg("--policy")
+        .arg(&policy)
+        .arg("count");
+    let r = run(c, LIMIT);
+    assert_eq!(r.code(), Some(1), "{}", r.dump());
+    let s = state(&sb);
+    let last = s["history"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["reason"]["kind"], "budget_exceeded", "{last:#}");
+    assert!(!sb.work().join("never.txt").exists(), "stopped before");
+    assert!(model.model_requests().len() <= 3, "{}", r.dump());
+    assert!(
+        r.stderr.contains("spent the budget while it ran"),
+        "{}",
+        r.dump()
+    );
+}

@@ -154,6 +154,11 @@ fn budget_levels() {
     assert_eq!(b.check(&used(85, 960, 0.0)), L::Warn95(R::Tokens));
     assert_eq!(b.check(&used(100, 1000, 0.0)), L::Exceeded(R::Turns));
     assert_eq!(R::Usd.as_str(), "usd");
+    // A run still going is stopped past the budget, not at it.
+    assert!(!b.overrun(&used(100, 1000, 2.0)));
+    assert!(b.overrun(&used(101, 0, 0.0)));
+    assert!(b.overrun(&used(0, 0, 2.01)));
+    assert!(!Budget::default().overrun(&used(u32::MAX, u64::MAX, 1e9)));
     // No budget: never anything but Ok.
     assert_eq!(
         Budget::default().check(&used(u32::MAX, u64::MAX, 1e9)),

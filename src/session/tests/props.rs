@@ -166,6 +166,7 @@ fn any_input() -> impl Strategy<Value = Input> {
         1 => Just(Input::Event(Event::Fenced("gone".into()))),
         1 => Just(Input::Event(Event::PolicyChanged)),
         1 => "[a-z]{1,4}".prop_map(|id| Input::Event(Event::AgentSession(crate::session::OwnSession::id(id)))),
+        1 => (0u32..4).prop_map(|turns| Input::Event(Event::AgentProgress(crate::session::Spent { turns, tokens: 0, usd: 0.0 }))),
         1 => proptest::sample::select(vec![crate::agent::ErrorKind::Auth, crate::agent::ErrorKind::Server])
             .prop_map(|kind| Input::Event(Event::AgentFailed(crate::session::AgentFailure {
                 agent: crate::agent::AgentKind::Claude, kind, status: None, message: "boom".into(),

@@ -72,6 +72,12 @@ pub enum ProcessEvent {
         #[serde(flatten)]
         spent: crate::session::Spent,
     },
+    /// What the agent had used so far in this run, while it ran.
+    AgentProgress {
+        /// Turns, tokens, dollars.
+        #[serde(flatten)]
+        spent: crate::session::Spent,
+    },
     /// The agent reported that its run failed.
     AgentFailed {
         /// The failure.
