@@ -45,6 +45,8 @@ end
 local FILE_EDIT_TOOLS = {
   Write = true, Edit = true, MultiEdit = true, NotebookEdit = true,
   write_file = true, replace = true, apply_patch = true, file_change = true,
+  -- An ACP agent's tool with no name of its own goes by its kind.
+  edit = true, delete = true, move = true,
 }
 
 return {

@@ -239,19 +239,20 @@ pub struct RunArgs {
     #[arg(long, env = "ONESHOT_POLICY", value_name = "FILE")]
     pub policy: Option<PathBuf>,
     /// The worker: an agent CLI driven over its own protocol — claude (stream-json with its
-    /// control protocol: every tool request goes to the policy's `permit` hook), codex (exec
-    /// --json), gemini (stream-json), aider (--message-file) — optionally with a model
-    /// (`claude:opus`, `codex:gpt-5.5`); or `cmd` for the --worker-cmd command line. The binary
-    /// comes from PATH or $ONESHOT_<AGENT>_BIN; oneshot's environment reaches it (that is how
-    /// it is pointed at a proxy or a local model). As worker the agent may edit files and run
-    /// commands in the workdir (Codex: --sandbox workspace-write; Gemini: --approval-mode
-    /// yolo; Aider: its edits, no auto-commits; Claude: whatever `permit` allows, by default
-    /// everything).
+    /// control protocol), codex (app-server, JSON-RPC), gemini (the Agent Client Protocol),
+    /// aider (--message-file) — optionally with a model (`claude:opus`, `codex:gpt-5.5`); or
+    /// `cmd` for the --worker-cmd command line. The binary comes from PATH or
+    /// $ONESHOT_<AGENT>_BIN; oneshot's environment reaches it (that is how it is pointed at a
+    /// proxy or a local model). As worker the agent may edit files and run commands in the
+    /// workdir: Claude, Codex and Gemini ask before each tool (Codex before each command that
+    /// is not known to be safe, inside --sandbox workspace-write) and the policy's `permit`
+    /// hook answers — by default everything is allowed; Aider makes its edits, no
+    /// auto-commits.
     #[arg(long, env = "ONESHOT_WORKER", value_name = "AGENT[:MODEL]")]
     pub worker: Option<String>,
     /// The auditor: an agent (as for --worker) or `cmd`. As auditor an agent judges without
-    /// editing: Codex --sandbox read-only, Gemini --approval-mode default, Aider --chat-mode
-    /// ask, Claude's file-editing tools denied by the default `permit`.
+    /// editing: Claude's and Gemini's file-editing tools are denied by the default `permit`,
+    /// Codex runs `exec --sandbox read-only` with the verdict schema, Aider --chat-mode ask.
     #[arg(long, env = "ONESHOT_AUDITOR", value_name = "AGENT[:MODEL]")]
     pub auditor: Option<String>,
     /// An argument added to the worker agent's command line after oneshot's own (repeat for

@@ -80,8 +80,9 @@ impl PermitDecision {
     }
 }
 
-/// The tools that change files, by the names Claude Code, Gemini CLI and Codex give them.
-pub const FILE_EDIT_TOOLS: [&str; 8] = [
+/// The tools that change files, by the names Claude Code, Gemini CLI and Codex give them, and
+/// the Agent Client Protocol's kinds for them (an ACP agent whose tool has no name of its own).
+pub const FILE_EDIT_TOOLS: [&str; 11] = [
     "Write",
     "Edit",
     "MultiEdit",
@@ -90,6 +91,9 @@ pub const FILE_EDIT_TOOLS: [&str; 8] = [
     "replace",
     "apply_patch",
     "file_change",
+    "edit",
+    "delete",
+    "move",
 ];
 
 /// Why [`default_permit`] refuses the auditor a file-editing tool.
