@@ -3,8 +3,9 @@
 //! output tail may have cut short. Claude Code keeps one per session at
 //! `$CLAUDE_CONFIG_DIR/projects/<cwd with / and . as ->/<session id>.jsonl`
 //! (`~/.claude` without the variable); Codex names its rollout file when the thread starts
-//! (`$CODEX_HOME/sessions/YYYY/MM/DD/rollout-…-<thread id>.jsonl`). Both paths are journaled in
-//! the state file as soon as they are known.
+//! (`$CODEX_HOME/sessions/YYYY/MM/DD/rollout-…-<thread id>.jsonl`); Gemini CLI files it under
+//! its project's name (`~/.gemini/tmp/<project>/chats/session-<time>-<first 8 of the id>.jsonl`).
+//! The paths are journaled in the state file as soon as they are known.
 
 use crate::executor::TranscriptFacts;
 use serde_json::Value;
@@ -70,6 +71,76 @@ pub fn read_claude(path: &Path) -> Option<TranscriptFacts> {
                 }
                 (Some("user"), Some("tool_result")) => facts.tool_results += 1,
                 _ => {}
+            }
+        }
+    }
+    Some(facts)
+}
+
+/// Where Gemini CLI keeps the transcript of session `session`, with `env` giving `HOME`:
+/// the one chat file, in any project, whose name ends with the id's first 8 characters and
+/// whose first line names the whole id. `None` until Gemini has written it.
+pub fn gemini_transcript(
+    session: &str,
+    env: impl Fn(&str) -> Option<std::ffi::OsString>,
+) -> Option<PathBuf> {
+    let short = session.get(..8)?;
+    let tmp = PathBuf::from(env("HOME")?).join(".gemini").join("tmp");
+    let suffix = format!("-{short}.jsonl");
+    std::fs::read_dir(tmp)
+        .ok()?
+        .filter_map(Result::ok)
+        .filter_map(|project| std::fs::read_dir(project.path().join("chats")).ok())
+        .flatten()
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .find(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("session-") && n.ends_with(&suffix))
+                && first_line_names(p, session)
+        })
+}
+
+/// Whether the first line of `path` is a header naming `session`.
+fn first_line_names(path: &Path, session: &str) -> bool {
+    use std::io::{BufRead, Read};
+    let Ok(f) = std::fs::File::open(path) else {
+        return false;
+    };
+    let mut line = String::new();
+    let _ = std::io::BufReader::new(f.take(64 * 1024)).read_line(&mut line);
+    serde_json::from_str::<Value>(&line).is_ok_and(|v| v["sessionId"] == session)
+}
+
+/// The facts in a Gemini CLI chat file; `None` when it cannot be read. Its `gemini` lines are
+/// the model's answers, with their tool calls and results; `$set` lines update its header.
+pub fn read_gemini(path: &Path) -> Option<TranscriptFacts> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let mut facts = TranscriptFacts {
+        path: path.display().to_string(),
+        ..TranscriptFacts::default()
+    };
+    for line in text.lines() {
+        let Ok(v) = serde_json::from_str::<Value>(line) else {
+            continue;
+        };
+        if v["type"] != "gemini" {
+            continue;
+        }
+        if let Some(t) = v["content"].as_str().filter(|t| !t.trim().is_empty()) {
+            facts.last_message = Some(t.to_string());
+        }
+        for call in v["toolCalls"].as_array().into_iter().flatten() {
+            if call["result"].is_array() {
+                facts.tool_results += 1;
+            }
+            let writes = matches!(call["name"].as_str(), Some("write_file" | "replace"));
+            if writes
+                && let Some(f) = call["args"]["file_path"].as_str()
+                && !facts.files.iter().any(|x| x == f)
+            {
+                facts.files.push(f.to_string());
             }
         }
     }
@@ -177,6 +248,44 @@ mod tests {
         assert_eq!(f.tool_results, 1);
         assert_eq!(f.last_message.as_deref(), Some("wrote a.txt"));
         assert!(read_claude(&dir.path().join("missing")).is_none());
+    }
+
+    /// A chat file as Gemini CLI 0.61 writes it (trimmed), found by its session id.
+    #[test]
+    fn a_gemini_chat_is_found_and_read() {
+        let home = tempfile::tempdir().unwrap();
+        let chats = home.path().join(".gemini/tmp/work/chats");
+        std::fs::create_dir_all(&chats).unwrap();
+        let sid = "817112be-ae1e-45fa-a0f6-6a29d058d706";
+        std::fs::write(
+            chats.join("session-2026-11-23T20-58-ad792b34.jsonl"),
+            r#"{"sessionId":"ad792b34-1644-4bbe-8455-a67d4dcb42db","kind":"main"}"#,
+        )
+        .unwrap();
+        let p = chats.join("session-2026-11-23T20-58-817112be.jsonl");
+        std::fs::write(
+            &p,
+            concat!(
+                r#"{"sessionId":"817112be-ae1e-45fa-a0f6-6a29d058d706","kind":"main"}"#,
+                "\n",
+                r#"{"id":"u1","type":"user","content":[{"text":"hi"}]}"#,
+                "\n",
+                r#"{"id":"g1","type":"gemini","content":"","toolCalls":[{"id":"w1","name":"write_file","args":{"file_path":"/w/b.txt","content":"bee"},"result":[{"functionResponse":{}}],"status":"success"}]}"#,
+                "\n",
+                r#"{"$set":{"lastUpdated":"2026-11-23T20:58:24.736Z"}}"#,
+                "\n",
+                r#"{"id":"g2","type":"gemini","content":"done zz"}"#,
+                "\n",
+            ),
+        )
+        .unwrap();
+        let env = |k: &str| (k == "HOME").then(|| home.path().as_os_str().to_owned());
+        assert_eq!(gemini_transcript(sid, env).as_deref(), Some(p.as_path()));
+        assert!(gemini_transcript("00000000-x", env).is_none());
+        let f = read_gemini(&p).unwrap();
+        assert_eq!(f.last_message.as_deref(), Some("done zz"));
+        assert_eq!(f.tool_results, 1);
+        assert_eq!(f.files, ["/w/b.txt"]);
     }
 
     /// Lines as Codex 0.169 writes them (trimmed), a torn last one included.

@@ -87,23 +87,31 @@ impl Engine {
     }
 
     /// What the worker agent's own transcript says, when the worker is an agent whose
-    /// transcript oneshot reads (Claude Code, Codex) and its path was journaled (a state file
+    /// transcript oneshot reads (Claude Code, Codex, Gemini) and its path was journaled (a state file
     /// from before paths were journaled: Claude's, from its session id).
     fn worker_transcript(&self) -> Option<crate::executor::TranscriptFacts> {
         use crate::agent::{AgentKind, transcript};
         let agents = &self.session.agents;
-        let path = match &agents.worker_transcript {
-            Some(p) => std::path::PathBuf::from(p),
-            None => transcript::claude_transcript(
+        let kind = agents.worker.as_ref()?.kind;
+        let env = |k: &str| std::env::var_os(k);
+        let path = match (&agents.worker_transcript, kind) {
+            (Some(p), _) => std::path::PathBuf::from(p),
+            (None, AgentKind::Claude) => transcript::claude_transcript(
                 &self.session.workdir,
                 agents.worker_session.as_deref()?,
-                |k| std::env::var_os(k),
+                env,
             )?,
+            // Gemini writes its chat file a moment after the session starts.
+            (None, AgentKind::Gemini) => {
+                transcript::gemini_transcript(agents.worker_session.as_deref()?, env)?
+            }
+            (None, _) => return None,
         };
-        let mut facts = match agents.worker.as_ref()?.kind {
+        let mut facts = match kind {
             AgentKind::Claude => transcript::read_claude(&path)?,
             AgentKind::Codex => transcript::read_codex(&path)?,
-            AgentKind::Gemini | AgentKind::Aider => return None,
+            AgentKind::Gemini => transcript::read_gemini(&path)?,
+            AgentKind::Aider => return None,
         };
         facts.last_message = facts
             .last_message

@@ -176,17 +176,10 @@ impl Tap {
                     ..
                 } if !self.session_seen => {
                     self.session_seen = true;
-                    // Claude does not name its transcript; where it files it is known.
+                    // Claude and Gemini do not name their transcripts; where they file them
+                    // is known.
                     let transcript = transcript.clone().or_else(|| {
-                        (self.kind == AgentKind::Claude)
-                            .then(|| {
-                                crate::agent::transcript::claude_transcript(
-                                    &self.cwd,
-                                    session_id,
-                                    |k| std::env::var_os(k),
-                                )
-                            })
-                            .flatten()
+                        transcript_of(self.kind, &self.cwd, session_id)
                             .map(|p| p.display().to_string())
                     });
                     seen.session = Some(OwnSession {
@@ -255,6 +248,21 @@ impl Tap {
             status: e.status,
             message: e.message.clone(),
         })
+    }
+}
+
+/// Where `kind`, run in `cwd`, files the transcript of `session` (Codex names it itself).
+fn transcript_of(
+    kind: AgentKind,
+    cwd: &std::path::Path,
+    session: &str,
+) -> Option<std::path::PathBuf> {
+    use crate::agent::transcript;
+    let env = |k: &str| std::env::var_os(k);
+    match kind {
+        AgentKind::Claude => transcript::claude_transcript(cwd, session, env),
+        AgentKind::Gemini => transcript::gemini_transcript(session, env),
+        AgentKind::Codex | AgentKind::Aider => None,
     }
 }
 

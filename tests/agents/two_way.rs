@@ -158,6 +158,10 @@ fn gemini_acp_worker_with_a_codex_auditor_rejecting_once() {
     let p = permits(&sb);
     assert_eq!(p[0]["result"]["allow"], false, "{p:#?}");
     assert_eq!(p[0]["input"]["tool"], "run_shell_command");
+    // Gemini's chat file, found by its session id and journaled.
+    let transcript = s["agents"]["worker_transcript"].as_str().expect("journaled");
+    let chat = std::fs::read_to_string(transcript).unwrap();
+    assert!(chat.contains("added line two"), "{chat}");
     let reqs = gemini_model.model_requests();
     assert!(
         reqs[3].body_text().contains("zq64"),
