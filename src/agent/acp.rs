@@ -14,7 +14,7 @@
 //! ACP has no message ids: text chunks between two tool calls form one message, named here
 //! `m1`, `m2`, … in order.
 
-use super::driver::{Driver, DriverSetup, Reply, line};
+use super::driver::{Driver, DriverSetup, Reply, line, rpc_object};
 use super::{AgentEvent, ErrorKind, json_answer, status_in, unknown, value_text};
 use serde_json::{Value, json};
 use std::collections::HashMap;
@@ -252,14 +252,10 @@ impl Driver for AcpDriver {
     }
 
     fn feed(&mut self, raw: &[u8], events: &mut Vec<AgentEvent>, out: &mut Vec<Reply>) {
-        let raw = raw.trim_ascii();
-        if raw.is_empty() {
+        let Some(v) = rpc_object(raw, events) else {
             return;
-        }
-        let v: Value = match serde_json::from_slice(raw) {
-            Ok(v @ Value::Object(_)) => v,
-            _ => return events.push(unknown(raw)),
         };
+        let raw = raw.trim_ascii();
         match (v.get("id"), v["method"].as_str()) {
             (Some(id), Some("session/request_permission")) => {
                 let call = &v["params"]["toolCall"];

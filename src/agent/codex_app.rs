@@ -13,7 +13,7 @@
 //! 4. `turn/completed` ends it (`completed`, `interrupted` or `failed` with the error); Codex
 //!    exits when its stdin closes. `turn/interrupt` stops a turn.
 
-use super::driver::{Driver, DriverSetup, Reply, line};
+use super::driver::{Driver, DriverSetup, Reply, line, rpc_object};
 use super::{AgentEvent, ErrorKind, json_answer, status_in, unknown, value_text};
 use crate::executor::Role;
 use serde_json::{Value, json};
@@ -379,14 +379,10 @@ impl Driver for CodexAppDriver {
     }
 
     fn feed(&mut self, raw: &[u8], events: &mut Vec<AgentEvent>, out: &mut Vec<Reply>) {
-        let raw = raw.trim_ascii();
-        if raw.is_empty() {
+        let Some(v) = rpc_object(raw, events) else {
             return;
-        }
-        let v: Value = match serde_json::from_slice(raw) {
-            Ok(v @ Value::Object(_)) => v,
-            _ => return events.push(unknown(raw)),
         };
+        let raw = raw.trim_ascii();
         let method = v.get("method").and_then(Value::as_str);
         match (v.get("id"), method) {
             (Some(id), Some(m)) => {

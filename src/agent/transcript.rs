@@ -41,11 +41,7 @@ pub fn claude_transcript(
 /// The facts in a Claude transcript; `None` when it cannot be read. Lines that do not parse
 /// are skipped (a transcript cut by a crash ends mid-line).
 pub fn read_claude(path: &Path) -> Option<TranscriptFacts> {
-    let text = std::fs::read_to_string(path).ok()?;
-    let mut facts = TranscriptFacts {
-        path: path.display().to_string(),
-        ..TranscriptFacts::default()
-    };
+    let (text, mut facts) = opened(path)?;
     for line in text.lines() {
         let Ok(v) = serde_json::from_str::<Value>(line) else {
             continue;
@@ -75,6 +71,16 @@ pub fn read_claude(path: &Path) -> Option<TranscriptFacts> {
         }
     }
     Some(facts)
+}
+
+/// A transcript's text, and its facts with nothing read yet.
+fn opened(path: &Path) -> Option<(String, TranscriptFacts)> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let facts = TranscriptFacts {
+        path: path.display().to_string(),
+        ..TranscriptFacts::default()
+    };
+    Some((text, facts))
 }
 
 /// Where Gemini CLI keeps the transcript of session `session`, with `env` giving `HOME`:
@@ -116,11 +122,7 @@ fn first_line_names(path: &Path, session: &str) -> bool {
 /// The facts in a Gemini CLI chat file; `None` when it cannot be read. Its `gemini` lines are
 /// the model's answers, with their tool calls and results; `$set` lines update its header.
 pub fn read_gemini(path: &Path) -> Option<TranscriptFacts> {
-    let text = std::fs::read_to_string(path).ok()?;
-    let mut facts = TranscriptFacts {
-        path: path.display().to_string(),
-        ..TranscriptFacts::default()
-    };
+    let (text, mut facts) = opened(path)?;
     for line in text.lines() {
         let Ok(v) = serde_json::from_str::<Value>(line) else {
             continue;
@@ -151,11 +153,7 @@ pub fn read_gemini(path: &Path) -> Option<TranscriptFacts> {
 /// and tool outputs are its `response_item`s; the files it changed, its `FileChange` items and
 /// `apply_patch` calls (a shell command's writes cannot be told from its text).
 pub fn read_codex(path: &Path) -> Option<TranscriptFacts> {
-    let text = std::fs::read_to_string(path).ok()?;
-    let mut facts = TranscriptFacts {
-        path: path.display().to_string(),
-        ..TranscriptFacts::default()
-    };
+    let (text, mut facts) = opened(path)?;
     let add = |facts: &mut TranscriptFacts, f: &str| {
         if !f.is_empty() && !facts.files.iter().any(|x| x == f) {
             facts.files.push(f.to_string());

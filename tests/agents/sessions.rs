@@ -82,6 +82,19 @@ pub(super) fn role_args(role: &str, args: &[String]) -> Vec<String> {
     args.iter().map(|a| format!("--{role}-arg={a}")).collect()
 }
 
+/// Aider's arguments for the fake model: its model name, no git, whole-file edits.
+pub(super) fn aider_args() -> Vec<String> {
+    [
+        "--model",
+        "openai/fake-model",
+        "--no-git",
+        "--edit-format",
+        "whole",
+    ]
+    .map(String::from)
+    .to_vec()
+}
+
 /// The `-c` overrides of a codex command built by the codex module.
 pub(super) fn codex_overrides(c: &Command) -> Vec<String> {
     c.get_args()
@@ -236,15 +249,7 @@ fn aider_worker_edits_and_its_401_is_read_from_its_words() {
     let Some(aider) = super::aider::command(&sb, &model) else {
         return;
     };
-    let extra: Vec<String> = [
-        "--model",
-        "openai/fake-model",
-        "--no-git",
-        "--edit-format",
-        "whole",
-    ]
-    .map(String::from)
-    .to_vec();
+    let extra = aider_args();
     let mut c = oneshot(&sb, &[&aider]);
     c.args(["--worker", "aider"])
         .args(role_args("worker", &extra))

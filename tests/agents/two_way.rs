@@ -6,7 +6,7 @@
 
 use super::harness::{Sandbox, run};
 use super::sessions::{
-    LIMIT, codex_overrides, log_records, log_text, oneshot, role_args, state, tool_then,
+    LIMIT, aider_args, codex_overrides, log_records, log_text, oneshot, role_args, state, tool_then,
 };
 use crate::fake_model::{FakeModel, Reply};
 use serde_json::Value;
@@ -24,6 +24,47 @@ const NO_RM: &str = r#"return {
     return "allow"
   end,
 }"#;
+
+/// A sandbox whose workdir holds a `keep` directory, and the [`NO_RM`] policy file.
+fn guarded() -> (Sandbox, std::path::PathBuf) {
+    let sb = Sandbox::new();
+    std::fs::create_dir(sb.work().join("keep")).unwrap();
+    let policy = sb.tmp.path().join("guard.lua");
+    std::fs::write(&policy, NO_RM).unwrap();
+    (sb, policy)
+}
+
+/// A worker's two iterations through its shell tool: `rm -rf keep` (to be denied), line one and
+/// the words `said`; then line two.
+fn two_lines(said: &str) -> [Reply; 5] {
+    [
+        Reply::Bash("rm -rf keep".into()),
+        Reply::Bash("echo one > notes.txt".into()),
+        Reply::Text(said.into()),
+        Reply::Bash("echo two >> notes.txt".into()),
+        Reply::Text("added line two".into()),
+    ]
+}
+
+/// Runs `c` on the task of [`two_lines`]; the session completes in two iterations, both
+/// lines written and `keep` still there. Returns the state file.
+fn two_lines_written(sb: &Sandbox, mut c: Command) -> Value {
+    c.arg("write notes.txt with two lines");
+    let r = run(c, LIMIT);
+    assert_eq!(r.code(), Some(0), "{}\n{}", r.dump(), log_text(sb));
+    assert_eq!(
+        std::fs::read_to_string(sb.work().join("notes.txt")).unwrap(),
+        "one\ntwo\n"
+    );
+    assert!(
+        sb.work().join("keep").is_dir(),
+        "the denied command never ran"
+    );
+    let s = state(sb);
+    assert_eq!(s["state"], "COMPLETED", "{s:#}");
+    assert_eq!(s["iteration_count"], 2);
+    s
+}
 
 /// The permit decisions in the session's log, in order.
 fn permits(sb: &Sandbox) -> Vec<Value> {
@@ -47,17 +88,8 @@ fn reject_then_accept(critique: &str) -> [Reply; 2] {
 /// critique. The thread id and its transcript path are journaled.
 #[test]
 fn codex_app_server_worker_with_a_gemini_auditor() {
-    let sb = Sandbox::new();
-    std::fs::create_dir(sb.work().join("keep")).unwrap();
-    let policy = sb.tmp.path().join("guard.lua");
-    std::fs::write(&policy, NO_RM).unwrap();
-    let codex_model = FakeModel::with([
-        Reply::Bash("rm -rf keep".into()),
-        Reply::Bash("echo one > notes.txt".into()),
-        Reply::Text("wrote line one zq62".into()),
-        Reply::Bash("echo two >> notes.txt".into()),
-        Reply::Text("added line two".into()),
-    ]);
+    let (sb, policy) = guarded();
+    let codex_model = FakeModel::with(two_lines("wrote line one zq62"));
     let gemini_model = FakeModel::with(reject_then_accept("add a second line zq63"));
     let (Some(codex), Some(gemini)) = (
         super::codex::codex(&sb, &codex_model),
@@ -70,21 +102,8 @@ fn codex_app_server_worker_with_a_gemini_auditor() {
         .args(role_args("worker", &codex_overrides(&codex)))
         .args(["--auditor", &format!("gemini:{}", super::gemini::MODEL)])
         .arg("--policy")
-        .arg(&policy)
-        .arg("write notes.txt with two lines");
-    let r = run(c, LIMIT);
-    assert_eq!(r.code(), Some(0), "{}\n{}", r.dump(), log_text(&sb));
-    assert_eq!(
-        std::fs::read_to_string(sb.work().join("notes.txt")).unwrap(),
-        "one\ntwo\n"
-    );
-    assert!(
-        sb.work().join("keep").is_dir(),
-        "the denied command never ran"
-    );
-    let s = state(&sb);
-    assert_eq!(s["state"], "COMPLETED", "{s:#}");
-    assert_eq!(s["iteration_count"], 2);
+        .arg(&policy);
+    let s = two_lines_written(&sb, c);
     let thread = s["agents"]["worker_session"].as_str().expect("journaled");
     let transcript = s["agents"]["worker_transcript"]
         .as_str()
@@ -100,7 +119,7 @@ fn codex_app_server_worker_with_a_gemini_auditor() {
         "{p:#?}"
     );
     let reqs = codex_model.model_requests();
-    assert_eq!(reqs.len(), 5, "{}", r.dump());
+    assert_eq!(reqs.len(), 5, "{}", log_text(&sb));
     // Iteration 2 continued the thread: iteration 1 and the critique are both in its request.
     let second = reqs[3].body_text();
     assert!(second.contains("wrote line one zq62"), "{second}");
@@ -117,17 +136,8 @@ fn codex_app_server_worker_with_a_gemini_auditor() {
 /// second iteration's prompt carries the critique and the session completes.
 #[test]
 fn gemini_acp_worker_with_a_codex_auditor_rejecting_once() {
-    let sb = Sandbox::new();
-    std::fs::create_dir(sb.work().join("keep")).unwrap();
-    let policy = sb.tmp.path().join("guard.lua");
-    std::fs::write(&policy, NO_RM).unwrap();
-    let gemini_model = FakeModel::with([
-        Reply::Bash("rm -rf keep".into()),
-        Reply::Bash("echo one > notes.txt".into()),
-        Reply::Text("wrote line one".into()),
-        Reply::Bash("echo two >> notes.txt".into()),
-        Reply::Text("added line two".into()),
-    ]);
+    let (sb, policy) = guarded();
+    let gemini_model = FakeModel::with(two_lines("wrote line one"));
     let codex_model = FakeModel::with(reject_then_accept("add a second line zq64"));
     let (Some(gemini), Some(codex)) = (
         super::gemini::command(&sb, &gemini_model),
@@ -140,26 +150,15 @@ fn gemini_acp_worker_with_a_codex_auditor_rejecting_once() {
         .args(["--auditor", "codex:gpt-5.5"])
         .args(role_args("auditor", &codex_overrides(&codex)))
         .arg("--policy")
-        .arg(&policy)
-        .arg("write notes.txt with two lines");
-    let r = run(c, LIMIT);
-    assert_eq!(r.code(), Some(0), "{}\n{}", r.dump(), log_text(&sb));
-    assert_eq!(
-        std::fs::read_to_string(sb.work().join("notes.txt")).unwrap(),
-        "one\ntwo\n"
-    );
-    assert!(
-        sb.work().join("keep").is_dir(),
-        "the denied command never ran"
-    );
-    let s = state(&sb);
-    assert_eq!(s["state"], "COMPLETED", "{s:#}");
-    assert_eq!(s["iteration_count"], 2);
+        .arg(&policy);
+    let s = two_lines_written(&sb, c);
     let p = permits(&sb);
     assert_eq!(p[0]["result"]["allow"], false, "{p:#?}");
     assert_eq!(p[0]["input"]["tool"], "run_shell_command");
     // Gemini's chat file, found by its session id and journaled.
-    let transcript = s["agents"]["worker_transcript"].as_str().expect("journaled");
+    let transcript = s["agents"]["worker_transcript"]
+        .as_str()
+        .expect("journaled");
     let chat = std::fs::read_to_string(transcript).unwrap();
     assert!(chat.contains("added line two"), "{chat}");
     let reqs = gemini_model.model_requests();
@@ -190,15 +189,7 @@ fn aider_worker_with_a_codex_auditor_rejecting_once() {
     ) else {
         return;
     };
-    let extra: Vec<String> = [
-        "--model",
-        "openai/fake-model",
-        "--no-git",
-        "--edit-format",
-        "whole",
-    ]
-    .map(String::from)
-    .to_vec();
+    let extra = aider_args();
     let mut c = oneshot(&sb, &[&aider, &codex]);
     c.args(["--worker", "aider"])
         .args(role_args("worker", &extra))
