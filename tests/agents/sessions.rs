@@ -95,6 +95,28 @@ pub(super) fn aider_args() -> Vec<String> {
     .to_vec()
 }
 
+/// The timeline of every worker run's stdout in the session's log, read as `protocol`.
+pub(super) fn worker_timeline(
+    sb: &Sandbox,
+    protocol: oneshot::agent::Protocol,
+) -> oneshot::agent::Timeline {
+    let mut parser = protocol.parser();
+    let mut events = Vec::new();
+    for record in log_records(sb) {
+        if record["type"] == "activity"
+            && record["stream"] == "stdout"
+            && record["role"] == "worker"
+        {
+            parser.feed_str(&record["data"].to_string(), &mut events);
+        }
+    }
+    let mut timeline = oneshot::agent::Timeline::new();
+    for e in &events {
+        timeline.apply(e);
+    }
+    timeline
+}
+
 /// The `-c` overrides of a codex command built by the codex module.
 pub(super) fn codex_overrides(c: &Command) -> Vec<String> {
     c.get_args()
@@ -590,7 +612,6 @@ fn a_hung_stream_is_stopped_by_inactivity() {
 /// appears, by its id, in the timeline assembled from what oneshot logged of Claude's stream.
 #[test]
 fn every_transcript_message_is_in_the_timeline() {
-    use oneshot::agent::{ClaudeParser, LineParser, Timeline};
     let sb = Sandbox::new();
     let model = FakeModel::with([
         Reply::Bash("echo one".into()),
@@ -604,20 +625,7 @@ fn every_transcript_message_is_in_the_timeline() {
     };
     assert_eq!(r.code(), Some(0), "{}", r.dump());
 
-    let mut parser = ClaudeParser::default();
-    let mut timeline = Timeline::new();
-    let mut events = Vec::new();
-    for record in log_records(&sb) {
-        if record["type"] == "activity"
-            && record["stream"] == "stdout"
-            && record["role"] == "worker"
-        {
-            parser.feed_str(&record["data"].to_string(), &mut events);
-        }
-    }
-    for e in &events {
-        timeline.apply(e);
-    }
+    let timeline = worker_timeline(&sb, oneshot::agent::Protocol::Claude);
     let sid = state(&sb)["agents"]["worker_session"]
         .as_str()
         .unwrap()

@@ -6,7 +6,8 @@
 
 use super::harness::{Sandbox, run};
 use super::sessions::{
-    LIMIT, aider_args, codex_overrides, log_records, log_text, oneshot, role_args, state, tool_then,
+    LIMIT, aider_args, codex_overrides, log_records, log_text, oneshot, role_args, state,
+    tool_then, worker_timeline,
 };
 use crate::fake_model::{FakeModel, Reply};
 use serde_json::Value;
@@ -124,6 +125,20 @@ fn codex_app_server_worker_with_a_gemini_auditor() {
     let second = reqs[3].body_text();
     assert!(second.contains("wrote line one zq62"), "{second}");
     assert!(second.contains("zq63"), "{second}");
+    // The timeline loses nothing: every assistant message of Codex's own rollout is in the
+    // timeline assembled from what oneshot logged of its app-server stream.
+    let rollout_ids: Vec<String> = std::fs::read_to_string(transcript)
+        .unwrap()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|v| v["type"] == "response_item" && v["payload"]["role"] == "assistant")
+        .filter_map(|v| v["payload"]["id"].as_str().map(str::to_string))
+        .collect();
+    let timeline = worker_timeline(&sb, oneshot::agent::Protocol::CodexAppServer);
+    assert!(rollout_ids.len() >= 2, "{rollout_ids:?}");
+    for id in &rollout_ids {
+        assert!(timeline.message(id).is_some(), "{id} is missing");
+    }
     // The auditor read the worker's run as an account (its words, its commands), not the
     // protocol's JSON.
     let audit = gemini_model.model_requests()[0].body_text();
