@@ -240,18 +240,20 @@ pub struct RunArgs {
     pub policy: Option<PathBuf>,
     /// The worker: an agent CLI driven over its own protocol — claude (stream-json with its
     /// control protocol: every tool request goes to the policy's `permit` hook), codex (exec
-    /// --json), gemini (stream-json), aider (--message-file) — optionally with a model
-    /// (`claude:opus`, `codex:gpt-5.5`); or `cmd` for the --worker-cmd command line. The binary
-    /// comes from PATH or $ONESHOT_<AGENT>_BIN; oneshot's environment reaches it (that is how
-    /// it is pointed at a proxy or a local model). As worker the agent may edit files and run
-    /// commands in the workdir (Codex: --sandbox workspace-write; Gemini: --approval-mode
-    /// yolo; Aider: its edits, no auto-commits; Claude: whatever `permit` allows, by default
-    /// everything).
+    /// --json), gemini (stream-json), aider (--message-file), cline (--json, with the
+    /// provider configured by `cline auth`) — optionally with a model (`claude:opus`,
+    /// `codex:gpt-5.5`); or `cmd` for the --worker-cmd command line. The binary comes from PATH
+    /// or $ONESHOT_<AGENT>_BIN; oneshot's environment reaches it (that is how it is pointed at a
+    /// proxy or a local model). As worker the agent may edit files and run commands in the
+    /// workdir (Codex: --sandbox workspace-write; Gemini: --approval-mode yolo; Aider: its
+    /// edits, no auto-commits; Cline: --auto-approve true; Claude: whatever `permit` allows, by
+    /// default everything).
     #[arg(long, env = "ONESHOT_WORKER", value_name = "AGENT[:MODEL]")]
     pub worker: Option<String>,
     /// The auditor: an agent (as for --worker) or `cmd`. As auditor an agent judges without
     /// editing: Codex --sandbox read-only, Gemini --approval-mode default, Aider --chat-mode
-    /// ask, Claude's file-editing tools denied by the default `permit`.
+    /// ask, Cline --plan (no editing tool; shell commands that write are refused by Cline's
+    /// own check), Claude's file-editing tools denied by the default `permit`.
     #[arg(long, env = "ONESHOT_AUDITOR", value_name = "AGENT[:MODEL]")]
     pub auditor: Option<String>,
     /// An argument added to the worker agent's command line after oneshot's own (repeat for

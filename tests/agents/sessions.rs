@@ -13,7 +13,7 @@ const LIMIT: Duration = Duration::from_secs(120);
 /// `oneshot` in the sandbox, with the environment the agent commands were given (their
 /// provider URLs and keys reach the agents through oneshot, as a user's would), its state in
 /// the sandbox, and the CLI binaries named by `ONESHOT_<AGENT>_BIN`.
-fn oneshot(sb: &Sandbox, agents: &[&Command]) -> Command {
+pub(super) fn oneshot(sb: &Sandbox, agents: &[&Command]) -> Command {
     let mut c = sb.command(Path::new(env!("CARGO_BIN_EXE_oneshot")));
     for a in agents {
         for (k, v) in a.get_envs() {
@@ -72,13 +72,13 @@ fn log_records(sb: &Sandbox) -> Vec<Value> {
 }
 
 /// The one session's state file.
-fn state(sb: &Sandbox) -> Value {
+pub(super) fn state(sb: &Sandbox) -> Value {
     let text = std::fs::read_to_string(session_dir(sb).join("oneshot.json")).unwrap();
     serde_json::from_str(&text).unwrap()
 }
 
 /// The `args` as `--NAME-arg=…` words (one each, so values starting with `-` are kept).
-fn role_args(role: &str, args: &[String]) -> Vec<String> {
+pub(super) fn role_args(role: &str, args: &[String]) -> Vec<String> {
     args.iter().map(|a| format!("--{role}-arg={a}")).collect()
 }
 
