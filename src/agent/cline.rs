@@ -2,8 +2,9 @@
 //! `{"type":"agent_event","event":{…}}` (`iteration_start`/`iteration_end`, `content_start`,
 //! `content_update` and `content_end` for text, reasoning and tools, `usage`, `notice`, `error`,
 //! `done`); around them come `hook_event` lines (which repeat what the agent events say), a
-//! `run_start` line with `-v`, the final `run_result`, and a bare `error` line when the run
-//! fails or cannot start.
+//! `run_start` line with `-v`, the final `run_result`, a bare `error` line when the run fails,
+//! and `run_aborted` after a SIGTERM. (A run refused before it starts prints its bare `error`
+//! line on stderr, which this parser never sees.)
 //!
 //! Cline prints no session id in this mode and cannot resume a session headless (`--id` forces
 //! its interactive mode), so no [`AgentEvent::SessionStarted`] is made.
@@ -52,6 +53,14 @@ impl LineParser for ClineParser {
                 });
             }
             ("error", _) => {}
+            // After a SIGTERM, once the model call under way has ended (Cline does not cut it
+            // short): the stream's end tells the timeline the run was stopped.
+            ("run_aborted", _) => out.push(AgentEvent::Warning {
+                message: format!(
+                    "cline run aborted: {}",
+                    l.reason.as_deref().unwrap_or("no reason given")
+                ),
+            }),
             _ => out.push(unknown(line.trim_ascii())),
         }
     }
@@ -279,6 +288,8 @@ struct Line<'a> {
     iterations: Option<u32>,
     #[serde(default, borrow)]
     message: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    reason: Option<Cow<'a, str>>,
 }
 
 /// The `event` of an `agent_event` line.

@@ -220,8 +220,9 @@ fn a_refused_connection_is_a_network_error_and_a_500_is_not_transient() {
     assert_eq!(kinds("cline-500.jsonl"), vec![ErrorKind::Other]);
 }
 
+/// The bare `error` line is the failure when no `error` event came before it.
 #[test]
-fn a_run_that_cannot_start_is_its_bare_error_line() {
+fn a_bare_error_line_alone_is_the_failure() {
     let events = parse(&[
         r#"{"ts":"2026-11-23T20:33:49.880Z","type":"error","message":"JSON output mode requires a prompt argument or piped stdin (interactive mode is unsupported)"}"#,
     ]);
@@ -240,6 +241,7 @@ fn retries_reasoning_and_unknown_lines() {
         r#"{"type":"agent_event","event":{"type":"notice","noticeType":"status","message":"context window exceeded — compacting and retrying","metadata":{"kind":"context_overflow_recovery"}}}"#,
         r#"{"type":"agent_event","event":{"type":"brand_new","x":1}}"#,
         r#"{"type":"something_else"}"#,
+        r#"{"ts":"2026-11-23T20:58:30.055Z","type":"run_aborted","reason":"local_abort","message":"aborted"}"#,
     ]);
     assert_eq!(
         events[1],
@@ -263,4 +265,10 @@ fn retries_reasoning_and_unknown_lines() {
         matches!(&events[4], AgentEvent::Unknown { raw } if raw["event"]["type"] == "brand_new")
     );
     assert!(matches!(events[5], AgentEvent::Unknown { .. }));
+    assert_eq!(
+        events[6],
+        AgentEvent::Warning {
+            message: "cline run aborted: local_abort".into()
+        }
+    );
 }

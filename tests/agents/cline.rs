@@ -294,3 +294,35 @@ fn cline_401_fails_the_session_and_names_cline() {
     assert!(out.contains("cline auth"), "{}", r.dump());
     assert_eq!(s["iteration_count"], 1, "not retried");
 }
+
+/// Cline ignores SIGTERM while a model call hangs; oneshot's inactivity timeout still ends the
+/// session promptly, because the stop escalates to SIGKILL of the whole group, and no Cline
+/// process is left behind.
+#[test]
+fn a_hung_cline_is_stopped_and_leaves_nothing_running() {
+    let sb = Sandbox::new();
+    let model = FakeModel::with([Reply::Hang]);
+    let Some(cline) = command(&sb, &model) else {
+        return;
+    };
+    let dir = format!("--data-dir={}", data_dir(&sb).display());
+    let mut c = oneshot(&sb, &[&cline]);
+    c.args(["--worker", "cline"])
+        .args(role_args("worker", std::slice::from_ref(&dir)))
+        .args(["--auditor-cmd", "true", "--inactivity-timeout", "3s"])
+        .args(["--max-iterations", "1", "wait here"]);
+    let r = run(c, LIMIT);
+    assert_eq!(r.code(), Some(1), "{}", r.dump());
+    assert!(r.elapsed < Duration::from_secs(40), "{:?}", r.elapsed);
+    let reasons = state(&sb)["history"].to_string();
+    assert!(reasons.contains("inactivity_timeout"), "{reasons}");
+    // Every process whose command line names this test's data dir.
+    let left: Vec<String> = std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+        .filter(|c| c.contains(&dir))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
