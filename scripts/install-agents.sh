@@ -58,5 +58,7 @@ done
 npm_cli claude @anthropic-ai/claude-code 2.1.197
 npm_cli codex @openai/codex 0.169.0
 npm_cli gemini @google/gemini-cli 0.61.0
+# Cline is a Node wrapper around a Bun-compiled binary: ~25 s and 439 MB installed.
+npm_cli cline cline 3.0.65
 aider_cli 0.86.2
 echo "install-agents: done in ${SECONDS}s ($dir)"

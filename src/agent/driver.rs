@@ -59,7 +59,9 @@ impl Protocol {
             Protocol::Claude => Box::new(super::claude_input::ClaudeDriver::default()),
             Protocol::CodexAppServer => Box::new(super::codex_app::CodexAppDriver::new(setup)),
             Protocol::Acp => Box::new(super::acp::AcpDriver::new(setup)),
-            Protocol::Codex | Protocol::Gemini | Protocol::Aider => Box::new(Listen(self.parser())),
+            Protocol::Codex | Protocol::Gemini | Protocol::Aider | Protocol::Cline => {
+                Box::new(Listen(self.parser()))
+            }
         }
     }
 }

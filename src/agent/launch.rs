@@ -6,7 +6,7 @@
 //! `docs/agents-offline.md`).
 
 use super::{AgentKind, AgentSpec, Protocol};
-use crate::executor::{PROMPT_FILE_PLACEHOLDER, Role, StdinMode};
+use crate::executor::{PROMPT_FILE_PLACEHOLDER, PROMPT_PLACEHOLDER, Role, StdinMode};
 
 /// What to start for one run of an agent.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -125,6 +125,27 @@ impl AgentSpec {
                 env.push(("LITELLM_LOCAL_MODEL_COST_MAP".into(), "True".into()));
                 (StdinMode::Empty, Protocol::Aider)
             }
+            AgentKind::Cline => {
+                argv.push("--json".into());
+                match role {
+                    // Tools run without asking, whatever the user's `toolAutoApprove` says:
+                    // headless, nobody could answer.
+                    Role::Worker => argv.extend(words(&["--auto-approve", "true"])),
+                    // Plan mode offers no file-editing tool and refuses shell commands that
+                    // write (Cline's own check of each command).
+                    Role::Auditor => argv.push("--plan".into()),
+                }
+                argv.extend(model("--model"));
+                argv.extend(self.args.iter().cloned());
+                // `--json` takes the prompt from argv only (a piped stdin is appended to it),
+                // and refuses a prompt word without whitespace as an "unquoted prompt": the
+                // newline makes any prompt pass that check and Cline trims it off. `--` keeps
+                // a prompt starting with `-` from being read as an option.
+                argv.extend(["--".to_string(), format!("{PROMPT_PLACEHOLDER}\n")]);
+                // A headless run must not update the CLI under the user's feet.
+                env.push(("CLINE_NO_AUTO_UPDATE".into(), "1".into()));
+                (StdinMode::Empty, Protocol::Cline)
+            }
         };
         Launch {
             argv,
@@ -143,7 +164,6 @@ impl AgentSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::executor::PROMPT_PLACEHOLDER;
 
     fn spec(text: &str) -> AgentSpec {
         AgentSpec::parse(text).unwrap()
@@ -218,5 +238,23 @@ mod tests {
         assert_eq!(l.protocol, Protocol::CodexAppServer);
         let l = spec("aider").launch(Role::Auditor, None, std::path::Path::new("/s.json"));
         assert!(l.argv.windows(2).any(|w| w == ["--chat-mode", "ask"]));
+
+        let mut s = spec("cline:gpt-x");
+        s.args = vec!["--data-dir=/d".into()];
+        let l = s.launch(
+            Role::Worker,
+            Some("ignored"),
+            std::path::Path::new("/s.json"),
+        );
+        let tail = &l.argv[l.argv.len() - 5..];
+        assert_eq!(
+            tail,
+            ["--model", "gpt-x", "--data-dir=/d", "--", "{prompt}\n"]
+        );
+        assert!(l.argv.windows(2).any(|w| w == ["--auto-approve", "true"]));
+        assert_eq!(l.protocol, Protocol::Cline);
+        let l = spec("cline").launch(Role::Auditor, None, std::path::Path::new("/s.json"));
+        assert!(l.argv.iter().any(|w| w == "--plan"));
+        assert!(!l.argv.iter().any(|w| w == "--auto-approve"));
     }
 }

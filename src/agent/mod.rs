@@ -28,6 +28,7 @@ mod aider;
 mod claude;
 pub mod claude_input;
 mod claude_wire;
+mod cline;
 mod codex;
 mod codex_app;
 mod driver;
@@ -44,6 +45,7 @@ mod verdict_schema;
 
 pub use aider::AiderParser;
 pub use claude::ClaudeParser;
+pub use cline::ClineParser;
 pub use codex::CodexParser;
 pub use driver::{Driver, DriverSetup, Reply};
 pub use entries::{Block, BlockKind, ErrorSeen, FinalResult, Message, ToolEntry, UsageTotals};
@@ -85,6 +87,8 @@ pub enum Protocol {
     Gemini,
     /// Aider's plain text, read for its failures.
     Aider,
+    /// Cline `--json`: `agent_event` lines and a final `run_result`.
+    Cline,
 }
 
 impl Protocol {
@@ -96,6 +100,7 @@ impl Protocol {
             Protocol::Codex => Box::new(CodexParser::default()),
             Protocol::Gemini => Box::new(GeminiParser::default()),
             Protocol::Aider => Box::new(AiderParser),
+            Protocol::Cline => Box::new(ClineParser::default()),
             Protocol::CodexAppServer | Protocol::Acp => {
                 let setup = DriverSetup {
                     role: crate::executor::Role::Worker,
@@ -200,7 +205,12 @@ mod tests {
 
     #[test]
     fn blank_lines_yield_nothing_and_garbage_is_kept() {
-        for protocol in [Protocol::Claude, Protocol::Codex, Protocol::Gemini] {
+        for protocol in [
+            Protocol::Claude,
+            Protocol::Codex,
+            Protocol::Gemini,
+            Protocol::Cline,
+        ] {
             let mut p = protocol.parser();
             let mut out = Vec::new();
             p.feed(b"  \r\n", &mut out);
@@ -252,7 +262,12 @@ mod tests {
             /// No line, however broken, makes a parser panic; each yields at most a few events.
             #[test]
             fn on_arbitrary_bytes(lines in proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..64), 0..8)) {
-                for protocol in [Protocol::Claude, Protocol::Codex, Protocol::Gemini] {
+                for protocol in [
+            Protocol::Claude,
+            Protocol::Codex,
+            Protocol::Gemini,
+            Protocol::Cline,
+        ] {
                     let mut p = protocol.parser();
                     let mut out = Vec::new();
                     for line in &lines {
@@ -281,7 +296,12 @@ mod tests {
                 ]),
             ) {
                 let line = format!(r#"{{"type":"{kind}","{field}":{value},"subtype":"init","session_id":"s"}}"#);
-                for protocol in [Protocol::Claude, Protocol::Codex, Protocol::Gemini] {
+                for protocol in [
+            Protocol::Claude,
+            Protocol::Codex,
+            Protocol::Gemini,
+            Protocol::Cline,
+        ] {
                     let mut p = protocol.parser();
                     let mut out = Vec::new();
                     p.feed_str(&line, &mut out);

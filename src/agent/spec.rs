@@ -16,14 +16,17 @@ pub enum AgentKind {
     Gemini,
     /// Aider (`aider --message …`), plain text.
     Aider,
+    /// Cline (`cline --json …`), JSON lines.
+    Cline,
 }
 
 /// Every agent, in the order `--help` lists them.
-pub const AGENT_KINDS: [AgentKind; 4] = [
+pub const AGENT_KINDS: [AgentKind; 5] = [
     AgentKind::Claude,
     AgentKind::Codex,
     AgentKind::Gemini,
     AgentKind::Aider,
+    AgentKind::Cline,
 ];
 
 impl AgentKind {
@@ -34,6 +37,7 @@ impl AgentKind {
             AgentKind::Codex => "codex",
             AgentKind::Gemini => "gemini",
             AgentKind::Aider => "aider",
+            AgentKind::Cline => "cline",
         }
     }
 
@@ -71,6 +75,11 @@ impl AgentKind {
                 "set the provider's key (OPENAI_API_KEY, ANTHROPIC_API_KEY, …) and, for another \
                  server, OPENAI_API_BASE"
             }
+            AgentKind::Cline => {
+                "configure a provider and its key with `cline auth` (-b URL for another \
+                 server); --data-dir=DIR as a --worker-arg/--auditor-arg picks another Cline \
+                 configuration"
+            }
         }
     }
 }
@@ -98,7 +107,9 @@ pub struct AgentSpec {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SpecError {
     /// Not one of the agents.
-    #[error("unknown agent {given:?}: expected one of claude, codex, gemini, aider or cmd{hint}")]
+    #[error(
+        "unknown agent {given:?}: expected one of claude, codex, gemini, aider, cline or cmd{hint}"
+    )]
     Unknown {
         /// What was given.
         given: String,

@@ -240,19 +240,21 @@ pub struct RunArgs {
     pub policy: Option<PathBuf>,
     /// The worker: an agent CLI driven over its own protocol — claude (stream-json with its
     /// control protocol), codex (app-server, JSON-RPC), gemini (the Agent Client Protocol),
-    /// aider (--message-file) — optionally with a model (`claude:opus`, `codex:gpt-5.5`); or
-    /// `cmd` for the --worker-cmd command line. The binary comes from PATH or
-    /// $ONESHOT_<AGENT>_BIN; oneshot's environment reaches it (that is how it is pointed at a
-    /// proxy or a local model). As worker the agent may edit files and run commands in the
-    /// workdir: Claude, Codex and Gemini ask before each tool (Codex before each command that
-    /// is not known to be safe, inside --sandbox workspace-write) and the policy's `permit`
-    /// hook answers — by default everything is allowed; Aider makes its edits, no
-    /// auto-commits.
+    /// aider (--message-file), cline (--json, with the provider configured by `cline auth`) —
+    /// optionally with a model (`claude:opus`, `codex:gpt-5.5`); or `cmd` for the --worker-cmd
+    /// command line. The binary comes from PATH or $ONESHOT_<AGENT>_BIN; oneshot's environment
+    /// reaches it (that is how it is pointed at a proxy or a local model). As worker the agent
+    /// may edit files and run commands in the workdir: Claude, Codex and Gemini ask before each
+    /// tool (Codex before each command that is not known to be safe, inside --sandbox
+    /// workspace-write) and the policy's `permit` hook answers — by default everything is
+    /// allowed; Aider makes its edits, no auto-commits; Cline runs with --auto-approve true.
     #[arg(long, env = "ONESHOT_WORKER", value_name = "AGENT[:MODEL]")]
     pub worker: Option<String>,
     /// The auditor: an agent (as for --worker) or `cmd`. As auditor an agent judges without
     /// editing: Claude's and Gemini's file-editing tools are denied by the default `permit`,
-    /// Codex runs `exec --sandbox read-only` with the verdict schema, Aider --chat-mode ask.
+    /// Codex runs `exec --sandbox read-only` with the verdict schema, Aider --chat-mode ask,
+    /// Cline --plan (no editing tool; shell commands that write are refused by Cline's own
+    /// check).
     #[arg(long, env = "ONESHOT_AUDITOR", value_name = "AGENT[:MODEL]")]
     pub auditor: Option<String>,
     /// An argument added to the worker agent's command line after oneshot's own (repeat for

@@ -230,7 +230,7 @@ fn role_choice(
         Some(c) => Ok(Choice::Command(c)),
         None => Err(usage(format!(
             "start a session: it needs {article} {flag}: --{flag} AGENT[:MODEL] (claude, codex, gemini, \
-             aider) or --{flag}-cmd CMDLINE (also ONESHOT_{up} / ONESHOT_{up}_CMD, or {flag} / \
+             aider, cline) or --{flag}-cmd CMDLINE (also ONESHOT_{up} / ONESHOT_{up}_CMD, or {flag} / \
              {flag}-cmd in oneshot.toml), e.g. --{flag} claude or --{flag}-cmd 'sh {ex}.sh'",
             up = flag.to_ascii_uppercase(),
             article = if role == Role::Worker { "a" } else { "an" },

@@ -135,7 +135,7 @@ fn checked(key: Key, value: &Spanned<DeValue<'_>>, base: &Path) -> Result<Value,
             DeValue::String(s) if !s.trim().is_empty() => Value::Text(s.to_string()),
             DeValue::String(_) if matches!(key, Key::Worker | Key::Auditor) => {
                 return Err(format!(
-                    "{key} is empty; give an agent (claude, codex, gemini, aider) or cmd"
+                    "{key} is empty; give an agent (claude, codex, gemini, aider, cline) or cmd"
                 ));
             }
             DeValue::String(_) => return Err(format!("{key} is empty; give a command line")),

@@ -111,7 +111,7 @@ impl Engine {
             AgentKind::Claude => transcript::read_claude(&path)?,
             AgentKind::Codex => transcript::read_codex(&path)?,
             AgentKind::Gemini => transcript::read_gemini(&path)?,
-            AgentKind::Aider => return None,
+            AgentKind::Aider | AgentKind::Cline => return None,
         };
         facts.last_message = facts
             .last_message

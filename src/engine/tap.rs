@@ -262,7 +262,7 @@ fn transcript_of(
     match kind {
         AgentKind::Claude => transcript::claude_transcript(cwd, session, env),
         AgentKind::Gemini => transcript::gemini_transcript(session, env),
-        AgentKind::Codex | AgentKind::Aider => None,
+        AgentKind::Codex | AgentKind::Aider | AgentKind::Cline => None,
     }
 }
 

@@ -2,6 +2,7 @@
 
 mod aider;
 mod claude;
+mod cline;
 pub mod codex;
 mod containment;
 pub mod gemini;

@@ -1,11 +1,15 @@
 //! OpenAI Chat Completions (`POST /v1/chat/completions`), as litellm calls it for Aider:
 //! `chat.completion.chunk` events, a final chunk with `finish_reason`, a usage chunk, `[DONE]`.
-//! Also the OpenAI error body used by the Responses API.
+//! Also the OpenAI error body used by the Responses API. Cline's openai-compatible provider
+//! speaks it too, with tools of its own.
 
 use super::{Event, Part, Reply, Request};
 use serde_json::{Value, json};
 
-pub(super) fn parts(_req: &Request, reply: &Reply) -> Vec<Part> {
+pub(super) fn parts(req: &Request, reply: &Reply) -> Vec<Part> {
+    if req.tool_names().iter().any(|n| n == "run_commands") {
+        return cline_parts(reply);
+    }
     match reply {
         Reply::Text(t) | Reply::Cut(t) => vec![Part::Text(t.clone())],
         Reply::Json(v) => vec![Part::Text(v.to_string())],
@@ -20,6 +24,26 @@ pub(super) fn parts(_req: &Request, reply: &Reply) -> Vec<Part> {
         }
         Reply::Status(_) | Reply::Hang => Vec::new(),
     }
+}
+
+/// Cline offers `run_commands` (a list of shell commands) and, outside plan mode, `editor`
+/// (creates a file from `new_text`, or replaces `old_text`).
+fn cline_parts(reply: &Reply) -> Vec<Part> {
+    let shell = match reply {
+        Reply::Bash(cmd) => Part::Call {
+            name: "run_commands".into(),
+            args: json!({"commands": [cmd]}),
+        },
+        _ => Part::Text(String::new()),
+    };
+    let write = match reply {
+        Reply::Write { path, content } => Part::Call {
+            name: "editor".into(),
+            args: json!({"path": path, "new_text": content}),
+        },
+        _ => Part::Text(String::new()),
+    };
+    super::default_parts(reply, shell, write)
 }
 
 fn model(req: &Request) -> Value {
