@@ -1,0 +1,6 @@
+//! Unit tests of the schema registry: the self-check, validation, extraction, resolving.
+
+mod check;
+mod extract;
+mod registry;
+mod validate;
