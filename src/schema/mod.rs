@@ -33,7 +33,9 @@ mod builtin;
 mod check;
 mod error;
 mod extract;
+mod pretty;
 mod registry;
+mod report;
 mod validate;
 
 #[cfg(test)]
@@ -45,7 +47,9 @@ pub use builtin::{
 pub use check::{Problem, Severity, check};
 pub use error::SchemaError;
 pub use extract::{Extracted, Found, extract_json};
+pub use pretty::pretty;
 pub use registry::{ENV, Origin, PROJECT_DIR, Refused, Registry, UserFile, is_path};
+pub use report::Checked;
 pub use validate::{Validator, Violation, Violations};
 
 use serde_json::Value;
@@ -60,6 +64,8 @@ pub struct Schema {
     pub origin: Origin,
     /// The schema.
     pub value: Value,
+    /// Its JSON text, as written (what `oneshot schema show` prints, re-indented).
+    pub text: String,
 }
 
 impl Schema {
@@ -70,6 +76,7 @@ impl Schema {
             origin: Origin::Builtin,
             // The built-ins are JSON: a unit test parses every one.
             value: serde_json::from_str(b.text).expect("a built-in schema is JSON"),
+            text: b.text.to_string(),
         }
     }
 
@@ -87,6 +94,7 @@ impl Schema {
             name: name.to_string(),
             origin,
             value,
+            text,
         })
     }
 

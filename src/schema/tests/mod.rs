@@ -2,5 +2,6 @@
 
 mod check;
 mod extract;
+mod pretty;
 mod registry;
 mod validate;

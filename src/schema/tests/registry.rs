@@ -122,3 +122,32 @@ fn the_directory_is_the_flag_then_the_variable_then_the_project() {
         project.join(PROJECT_DIR)
     );
 }
+
+#[test]
+fn checking_by_name_reports_what_the_rules_and_the_validator_find() {
+    let tmp = tempfile::tempdir().unwrap();
+    let regex = r#"{"type": "object", "properties": {"a": {"type": "string", "pattern": "("}},
+        "required": ["a"], "additionalProperties": false}"#;
+    let bad_regex = write(tmp.path(), "regex.json", regex);
+    write(tmp.path(), "notjson.json", "nope");
+    let r = Registry::open(tmp.path()).unwrap();
+    let c = r.check_spec("regex").unwrap();
+    assert_eq!(c.origin, Origin::User(bad_regex.clone()));
+    assert_eq!(c.display_name(), bad_regex.display().to_string());
+    assert_eq!(c.count(crate::schema::Severity::Error), 1, "{c:#?}");
+    assert_eq!(c.problems[0].pointer, "/properties/a/pattern");
+    let c = r.check_spec("notjson").unwrap();
+    assert!(
+        c.problems[0]
+            .message
+            .starts_with("not JSON: expected ident at line 1"),
+        "{c:#?}"
+    );
+    assert!(matches!(
+        r.check_spec("absent"),
+        Err(SchemaError::UnknownLabel { .. })
+    ));
+    let all = r.check_all();
+    assert_eq!(all.len(), 6);
+    assert!(all[..4].iter().all(|c| c.problems.is_empty()));
+}
