@@ -54,7 +54,7 @@ impl fmt::Display for Problem {
 
 /// Keywords OpenAI's strict mode accepts (its "supported schemas" list, plus the annotations
 /// that change nothing).
-const STRICT_KEYWORDS: &[&str] = &[
+pub(crate) const STRICT_KEYWORDS: &[&str] = &[
     "type",
     "properties",
     "required",
@@ -83,7 +83,7 @@ const STRICT_KEYWORDS: &[&str] = &[
 ];
 
 /// String formats strict mode accepts.
-const STRICT_FORMATS: &[&str] = &[
+pub(crate) const STRICT_FORMATS: &[&str] = &[
     "date-time",
     "time",
     "date",

@@ -245,3 +245,21 @@ fn an_unknown_meta_schema_is_an_error_not_a_fetch() {
     );
     assert!(crate::schema::Validator::new("m", &schema).is_err());
 }
+
+/// docs/schemas.md lists every built-in and the strict-mode keywords and formats as checked.
+#[test]
+fn the_doc_says_what_the_check_does() {
+    let doc = include_str!("../../../docs/schemas.md");
+    for b in BUILTINS {
+        assert!(doc.contains(&format!("| `{}` |", b.label)), "{}", b.label);
+    }
+    for word in crate::schema::check::STRICT_KEYWORDS
+        .iter()
+        .chain(crate::schema::check::STRICT_FORMATS)
+    {
+        assert!(
+            doc.contains(&format!("`{word}`")),
+            "docs/schemas.md lacks `{word}`"
+        );
+    }
+}
