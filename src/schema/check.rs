@@ -95,6 +95,9 @@ pub(crate) const STRICT_FORMATS: &[&str] = &[
     "uuid",
 ];
 
+/// JSON Schema's type names.
+const TYPES: &str = "string, number, integer, boolean, object, array, null";
+
 /// Strict mode's limits.
 const MAX_DEPTH: usize = 10;
 const MAX_PROPERTIES: usize = 5000;
@@ -213,11 +216,18 @@ impl Checker {
             Err(e) => return self.error("/$schema", format!("unknown meta-schema: {e}")),
         };
         for e in validator.iter_errors(schema) {
-            let message = super::validate::short_message(&e);
-            self.error(
-                e.instance_path().as_str(),
-                format!("not JSON Schema: {message}"),
-            );
+            let at = e.instance_path().as_str();
+            // The meta-schema's own words for a bad `type` ("not valid under any of the
+            // schemas listed in the 'anyOf' keyword") do not say what to write.
+            let message = if at.ends_with("/type") {
+                format!(
+                    "{} is not a type; use one of {TYPES} (or a list of them)",
+                    e.instance()
+                )
+            } else {
+                super::validate::short_message(&e)
+            };
+            self.error(at, format!("not JSON Schema: {message}"));
         }
     }
 
@@ -272,14 +282,19 @@ impl Checker {
                 "strict mode: every object needs \"additionalProperties\": false",
             );
         }
-        let required: Vec<&str> = s
-            .get("required")
-            .and_then(Value::as_array)
-            .map(|r| r.iter().filter_map(Value::as_str).collect())
-            .unwrap_or_default();
+        // A `required` that is no list is an error already (the meta-schema's): one problem
+        // is enough, so no property is said to be missing from it.
+        let required: Option<Vec<&str>> = match s.get("required") {
+            Some(Value::Array(r)) => Some(r.iter().filter_map(Value::as_str).collect()),
+            None => Some(Vec::new()),
+            Some(_) => None,
+        };
         for key in props.into_iter().flat_map(Map::keys) {
             self.properties += 1;
-            if !required.contains(&key.as_str()) {
+            if required
+                .as_ref()
+                .is_some_and(|r| !r.contains(&key.as_str()))
+            {
                 self.warn(
                     &format!("{at}/properties/{}", escape(key)),
                     format!(

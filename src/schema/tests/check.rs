@@ -165,9 +165,21 @@ fn what_is_not_json_schema_is_an_error_at_its_pointer() {
         problems[0].starts_with("/properties/m/minimum: not JSON Schema: "),
         "{problems:#?}"
     );
-    assert!(
-        problems[1].starts_with("/properties/n/type: not JSON Schema: "),
-        "{problems:#?}"
+    assert_eq!(
+        problems[1],
+        "/properties/n/type: not JSON Schema: \"integr\" is not a type; use one of string, \
+         number, integer, boolean, object, array, null (or a list of them)"
+    );
+    // A `required` that is no list: one error, no warning per property.
+    let problems = lines(json!({
+        "type": "object",
+        "properties": {"r": {"type": "string"}},
+        "required": "r",
+        "additionalProperties": false
+    }));
+    assert_eq!(
+        problems,
+        ["/required: not JSON Schema: \"r\" is not of type \"array\""]
     );
 }
 
