@@ -14,7 +14,8 @@
 //! it for every agent, warnings only for OpenAI's strict mode; each names the JSON pointer of
 //! the place. A [`Validator`] is compiled once and checks each answer, returning every
 //! [`Violation`] with its place in the answer, in lines short enough to put back into the
-//! agent's prompt. [`extract_json`] finds the object in an answer that is not pure JSON.
+//! agent's prompt. [`extract_json`] finds the object in an answer that is not pure JSON;
+//! [`Validator::answer`] does both, from an agent's text to a value that fits.
 //!
 //! ```
 //! use oneshot::schema::{Registry, extract_json};
@@ -29,6 +30,7 @@
 //! assert!(validator.validate(&answer.value.into()).is_ok());
 //! ```
 
+mod answer;
 mod builtin;
 mod check;
 mod error;
@@ -41,6 +43,7 @@ mod validate;
 #[cfg(test)]
 mod tests;
 
+pub use answer::AnswerError;
 pub use builtin::{
     BRANCH_SUGGEST, BUILTINS, Builtin, CONFLICT_RESOLVE, NUDGENIK, VERDICT, builtin,
 };

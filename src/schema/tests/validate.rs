@@ -97,3 +97,39 @@ fn a_schema_the_validator_refuses_names_itself_and_the_place() {
         "{text}"
     );
 }
+
+#[test]
+fn a_validator_is_shared_between_threads() {
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<Validator>();
+}
+
+#[test]
+fn an_answer_in_prose_is_found_then_checked_and_refusals_speak_to_the_agent() {
+    use crate::schema::AnswerError;
+    let v = verdict();
+    let prose = "I ran the tests.\n```json\n{\"verdict\": \"done\", \"reason\": \"green\", \
+                 \"confidence\": 0.9, \"open_criteria\": []}\n```";
+    assert_eq!(v.answer(prose).unwrap()["verdict"], "done");
+    let e = v.answer("VERDICT: DONE").unwrap_err();
+    assert_eq!(e, AnswerError::NoObject);
+    assert_eq!(
+        e.to_string(),
+        "your answer holds no JSON object; answer with one JSON object that fits the schema"
+    );
+    let e = v
+        .answer(
+            r#"Here: {"verdict": "done", "reason": "ok", "confidence": 7, "open_criteria": []}"#,
+        )
+        .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "your JSON answer does not fit the schema:\n\
+         - /confidence: 7 is greater than the maximum of 1\n\
+         answer again with one JSON object that fits it"
+    );
+    let AnswerError::Invalid { value, .. } = e else {
+        panic!("{e:?}")
+    };
+    assert_eq!(value["confidence"], 7);
+}
