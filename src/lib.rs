@@ -38,6 +38,7 @@ pub mod error;
 pub mod machine;
 pub mod policy;
 pub mod replay;
+pub mod schema;
 pub mod session;
 pub mod store;
 

@@ -276,3 +276,48 @@ fn policy_test_without_tests_fails_and_says_where_it_looked() {
         );
     }
 }
+
+#[test]
+fn schema_json_outputs_are_their_documented_shapes() {
+    let doc = documented();
+    let w = World::new();
+    let registry = w.tmp.path().join("schemas");
+    std::fs::create_dir_all(&registry).unwrap();
+    // Strict mode warns (`note` is not required); everything else accepts it: exit 0.
+    std::fs::write(
+        registry.join("loose.json"),
+        r#"{"type": "object", "description": "a note", "properties": {"note": {"type": "string"}},
+            "required": [], "additionalProperties": false}"#,
+    )
+    .unwrap();
+    let registry = registry.to_str().unwrap();
+
+    let rows = ndjson(&w, &["schema", "list", "--json", "--registry", registry]);
+    assert_eq!(rows.len(), 5);
+    let list = shape(&doc, "oneshot schema list --json", 0);
+    for row in &rows {
+        conforms("schema list --json", &list, row);
+    }
+
+    let report = one_object(&w, &["schema", "check", "--json", "--registry", registry]);
+    conforms(
+        "schema check --json",
+        &shape(&doc, "oneshot schema check [LABEL|FILE…] --json", 0),
+        &report,
+    );
+    assert_eq!(report["warnings"], 1);
+    let schemas = report["schemas"].as_array().unwrap();
+    assert_eq!(schemas.len(), 5);
+    for s in schemas {
+        let keys: Vec<&str> = s.as_object().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(keys, ["name", "origin", "path", "problems"], "{s}");
+    }
+    let problem = &schemas[4]["problems"][0];
+    let keys: Vec<&str> = problem
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(keys, ["message", "pointer", "severity"], "{problem}");
+}

@@ -167,6 +167,8 @@ pub enum Command {
     /// Check, test, replay and trust policies; write editor stubs.
     #[command(subcommand, after_help = examples::POLICY)]
     Policy(PolicyCommand),
+    /// List, show and self-check the JSON Schemas structured answers are validated against.
+    Schema(super::schema::SchemaArgs),
     /// Show a session's activity log.
     #[command(after_help = examples::LOG)]
     Log {

@@ -47,8 +47,8 @@ pub const TABLE: &[(i32, &str, &str)] = &[
         FAILED,
         "FAILED, or a runtime error",
         "the session failed; or a state file or log could not be read, the disk is full, the \
-         trust store is broken; also failed policy tests and a difference found by `policy \
-         replay --exit-code`",
+         trust store is broken; also failed policy tests, a difference found by `policy \
+         replay --exit-code` and a schema check that finds an error",
     ),
     (
         USAGE,
@@ -130,7 +130,8 @@ fn classify(e: &(dyn Error + 'static)) -> Option<i32> {
     if let Some(e) = e.downcast_ref::<StoreError>() {
         return Some(store(e));
     }
-    if e.is::<PolicyError>() {
+    // A schema that is not there, or does not read, is the user's to fix, like a policy.
+    if e.is::<PolicyError>() || e.is::<oneshot::schema::SchemaError>() {
         return Some(USAGE);
     }
     // A config file the user wrote wrong (or cannot be read): theirs to fix, like a policy.

@@ -18,6 +18,7 @@ pub mod prune;
 pub mod run;
 pub mod run_flags;
 pub mod sanitize;
+pub mod schema;
 pub mod show;
 pub mod signals;
 pub mod statusline;
