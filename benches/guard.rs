@@ -47,6 +47,7 @@ fn full_ctx(round: usize) -> HookCtx {
         confidence: Some(0.7),
         changed_files: (0..20).map(|i| format!("src/file_{i}.rs")).collect(),
         workdir: "/tmp/work".into(),
+        structured: None,
     }
 }
 

@@ -23,7 +23,12 @@ impl PolicyHost {
     /// Judges the auditor's `output`: the `verdict` hook, or [`parse_verdict`].
     pub fn verdict(&self, output: &str, ctx: &HookCtx) -> Result<VerdictDecision, PolicyError> {
         let Some((policy, f)) = self.hook(|p| p.verdict.as_ref()) else {
-            return Ok(parse_verdict(output));
+            // The answer that fits the verdict schema, when there is one (an agent's JSON in
+            // prose or a fenced block), else the output as written.
+            return Ok(match &ctx.structured {
+                Some(v) => parse_verdict(&v.to_string()),
+                None => parse_verdict(output),
+            });
         };
         let hook = "verdict";
         let ctx = policy.ctx_table(hook, ctx)?;

@@ -38,6 +38,10 @@ pub struct HookCtx {
     pub confidence: Option<f64>,
     /// Files changed in the workdir by the last worker run (workdir-relative).
     pub changed_files: Vec<String>,
+    /// The auditor's answer as the object it gave, when it fits the `verdict` schema
+    /// (`verdict`, `reason`, `confidence`, `open_criteria`): set for the `verdict` hook.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub structured: Option<serde_json::Value>,
     /// The session's working directory.
     pub workdir: String,
 }

@@ -7,8 +7,8 @@
 //!
 //! * Small fields (`iteration`, `state`, `elapsed`, `exit_code`, …) are stored in the table,
 //!   and only the ones that changed are written again.
-//! * The large fields ([`LAZY_FIELDS`]: the outputs, prompt, task, critique and changed-file
-//!   list) are kept on the Rust side and built into Lua values only when a hook first reads
+//! * The large fields ([`LAZY_FIELDS`]: the outputs, prompt, task, critique, changed-file
+//!   list and the auditor's structured answer) are kept on the Rust side and built into Lua values only when a hook first reads
 //!   them: the table's metatable has an `__index` that builds the value (with the same
 //!   [`MAX_LUA_STRING`] cut as before) and caches it in the table, so later reads, in this call
 //!   or a later one, are plain table reads until the field changes. Most hooks never read the
@@ -61,13 +61,14 @@ pub(crate) fn head(s: &str) -> &str {
 }
 
 /// The `ctx` fields built only when a hook reads them.
-pub const LAZY_FIELDS: [&str; 6] = [
+pub const LAZY_FIELDS: [&str; 7] = [
     "task",
     "worker_prompt",
     "worker_output",
     "auditor_output",
     "critique",
     "changed_files",
+    "structured",
 ];
 
 /// One of [`LAZY_FIELDS`].
@@ -79,16 +80,18 @@ enum Lazy {
     AuditorOutput,
     Critique,
     ChangedFiles,
+    Structured,
 }
 
 impl Lazy {
-    const ALL: [Lazy; 6] = [
+    const ALL: [Lazy; 7] = [
         Lazy::Task,
         Lazy::WorkerPrompt,
         Lazy::WorkerOutput,
         Lazy::AuditorOutput,
         Lazy::Critique,
         Lazy::ChangedFiles,
+        Lazy::Structured,
     ];
 
     fn name(self) -> &'static str {
@@ -112,6 +115,12 @@ impl Lazy {
                 None => Ok(Value::Nil),
             },
             Lazy::ChangedFiles => string_list(lua, &ctx.changed_files).map(Value::Table),
+            // Validated against the verdict schema, so shallow; a failure to convert is the
+            // hook's error like any other.
+            Lazy::Structured => match &ctx.structured {
+                Some(v) => super::permit::json_value(lua, v),
+                None => Ok(Value::Nil),
+            },
         }
     }
 }
@@ -129,7 +138,7 @@ struct Keys {
     confidence: LuaString,
     workdir: LuaString,
     /// Indexed by `Lazy as usize`: cleared from the table when the field changes.
-    lazy: [LuaString; 6],
+    lazy: [LuaString; 7],
 }
 
 /// The reusable `ctx` table and what it currently holds.
@@ -150,7 +159,7 @@ struct Current {
     /// The eager fields as the table holds them, and the lazy fields `__index` builds from.
     ctx: HookCtx,
     /// Which lazy fields the table holds a built value for, by `Lazy as usize`.
-    cached: [bool; 6],
+    cached: [bool; 7],
 }
 
 /// Stores `value` under `key` in the read-only `table`.
@@ -198,6 +207,7 @@ impl CtxTable {
                 s(LAZY_FIELDS[3])?,
                 s(LAZY_FIELDS[4])?,
                 s(LAZY_FIELDS[5])?,
+                s(LAZY_FIELDS[6])?,
             ],
         };
         let states = SessionState::ALL
@@ -316,6 +326,7 @@ impl CtxTable {
         lazy!(auditor_output, Lazy::AuditorOutput);
         lazy!(critique, Lazy::Critique);
         lazy!(changed_files, Lazy::ChangedFiles);
+        lazy!(structured, Lazy::Structured);
         Ok(())
     }
 }

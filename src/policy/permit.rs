@@ -115,6 +115,17 @@ fn input_value(
     }
 }
 
+/// A JSON value as Lua (read-only tables), for `ctx` fields; too deep a value is a Lua error.
+pub(super) fn json_value(lua: &Lua, v: &serde_json::Value) -> mlua::Result<Value> {
+    match json_to_lua(lua, v, 1) {
+        Ok(v) => Ok(v),
+        Err(Convert::Lua(e)) => Err(e),
+        Err(Convert::Deep) => Err(mlua::Error::runtime(format!(
+            "the value nests deeper than {MAX_INPUT_DEPTH} levels"
+        ))),
+    }
+}
+
 /// Why a tool input could not be converted.
 enum Convert {
     /// Deeper than [`MAX_INPUT_DEPTH`].

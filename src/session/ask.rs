@@ -10,11 +10,17 @@ use crate::store::{DecisionInput, DecisionRecord, DecisionResult, Hook, PolicyLo
 use std::sync::Arc;
 
 impl Step<'_> {
-    pub(super) fn ask_verdict(&mut self, output: &str) -> Result<VerdictDecision, HookError> {
+    pub(super) fn ask_verdict(
+        &mut self,
+        output: &str,
+        structured: Option<serde_json::Value>,
+    ) -> Result<VerdictDecision, HookError> {
         if let Some((d, ctx)) = self.unrecorded() {
+            ctx.structured = structured;
             return d.verdict(output, ctx).result;
         }
-        let ctx = self.s.hook_ctx(self.now);
+        let mut ctx = self.s.hook_ctx(self.now);
+        ctx.structured = structured;
         let answer = self.d.verdict(output, &ctx);
         let input = DecisionInput::Verdict {
             output: output.to_string(),
@@ -139,11 +145,11 @@ impl Step<'_> {
 
     /// In a step for replay ([`Session::step_unrecorded`](super::Session::step_unrecorded)):
     /// who answers, and the reused context filled in for this question.
-    fn unrecorded(&mut self) -> Option<(&mut dyn Decide, &HookCtx)> {
+    fn unrecorded(&mut self) -> Option<(&mut dyn Decide, &mut HookCtx)> {
         let scratch = self.unrecorded.as_deref_mut()?;
         scratch.asked += 1;
         self.s.fill_hook_ctx(self.now, &mut scratch.ctx);
-        Some((&mut *self.d, &scratch.ctx))
+        Some((&mut *self.d, &mut scratch.ctx))
     }
 
     /// Records the decision (and what the hook logged), then hands back its answer.

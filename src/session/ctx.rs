@@ -32,6 +32,8 @@ impl Session {
         set(&mut ctx.critique, verdict.and_then(|v| v.reason.as_deref()));
         ctx.confidence = verdict.and_then(|v| v.confidence);
         ctx.changed_files.clone_from(&self.changed_files);
+        // Only the verdict question carries the auditor's structured answer.
+        ctx.structured = None;
         ctx.workdir.clear();
         // What `display()` writes, without the formatter when the path is UTF-8 (always, in
         // practice): per question, the formatter cost more than the copy.

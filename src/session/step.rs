@@ -480,7 +480,8 @@ impl Step<'_> {
     fn judge(&mut self) {
         use crate::machine::Verdict;
         let output = self.s.auditor_output.clone();
-        match self.ask_verdict(&output) {
+        let structured = self.structured_verdict(&output);
+        match self.ask_verdict(&output, structured) {
             Ok(v) => {
                 let reason = v.reason.map(|r| self.d.redact(&r).into_owned());
                 self.s.last_verdict = Some(super::VerdictRecord {

@@ -159,6 +159,12 @@ fn claude_worker_and_codex_auditor_loop_to_completion() {
         .arg("write notes.txt with two lines");
     let r = run(c, LIMIT);
     assert_eq!(r.code(), Some(0), "{}", r.dump());
+    // Its answers name no confidence or open criteria: said, and the verdict read from them.
+    assert!(
+        r.stderr.contains("does not fit the verdict schema"),
+        "{}",
+        r.dump()
+    );
     assert_eq!(
         std::fs::read_to_string(&file).unwrap(),
         "line one\nline two\n"

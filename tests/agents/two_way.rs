@@ -64,6 +64,20 @@ fn two_lines_written(sb: &Sandbox, mut c: Command) -> Value {
     let s = state(sb);
     assert_eq!(s["state"], "COMPLETED", "{s:#}");
     assert_eq!(s["iteration_count"], 2);
+    // The verdict was read from the auditor's structured answer, which the hook saw.
+    assert!(
+        !r.stderr.contains("does not fit the verdict schema"),
+        "{}",
+        r.dump()
+    );
+    let verdicts: Vec<Value> = log_records(sb)
+        .into_iter()
+        .filter(|v| v["type"] == "decision" && v["hook"] == "verdict")
+        .collect();
+    assert_eq!(
+        verdicts[0]["input"]["ctx"]["structured"]["open_criteria"][0], "line two",
+        "{verdicts:#?}"
+    );
     s
 }
 
@@ -75,11 +89,18 @@ fn permits(sb: &Sandbox) -> Vec<Value> {
         .collect()
 }
 
-/// The auditor's two answers: reject with a critique, then accept.
+/// The auditor's two answers, in prose with the verdict in a fenced block across lines (only
+/// the answer's structure, found and checked against the verdict schema, gives the verdict):
+/// reject with a critique, then accept.
 fn reject_then_accept(critique: &str) -> [Reply; 2] {
+    let answer = |verdict: &str, reason: &str, open: &str| {
+        Reply::Text(format!(
+            "I read the work.\n```json\n{{\n  \"verdict\": \"{verdict}\",\n  \"reason\": \"{reason}\",\n  \"confidence\": 0.9,\n  \"open_criteria\": [{open}]\n}}\n```\n"
+        ))
+    };
     [
-        Reply::Text(format!(r#"{{"verdict": "retry", "reason": "{critique}"}}"#)),
-        Reply::Text(r#"{"verdict": "done", "reason": "both lines are there"}"#.into()),
+        answer("retry", critique, "\"line two\""),
+        answer("done", "both lines are there", ""),
     ]
 }
 

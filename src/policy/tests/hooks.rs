@@ -28,6 +28,53 @@ fn verdict_hook_string_and_multiple_returns() {
     assert_eq!(d.reason.as_deref(), Some("iteration 2"));
 }
 
+/// The auditor's answer that fits the verdict schema reaches the hook as a read-only table;
+/// the built-in reads it when the words alone would not do (JSON across lines in prose).
+#[test]
+fn verdict_hook_reads_the_structured_answer() {
+    let h = host(
+        "return { verdict = function(out, ctx)\n\
+           local s = ctx.structured\n\
+           if s == nil then return 'retry', 'no structure' end\n\
+           if #s.open_criteria > 0 then return 'retry', 'open: ' .. s.open_criteria[1] end\n\
+           return s.verdict, s.reason, s.confidence\n\
+         end }",
+    );
+    let mut ctx = full_ctx();
+    assert_eq!(
+        h.verdict("", &ctx).unwrap().reason.as_deref(),
+        Some("no structure")
+    );
+    ctx.structured = Some(serde_json::json!({
+        "verdict": "done", "reason": "fine", "confidence": 0.5, "open_criteria": ["a test"]
+    }));
+    assert_eq!(
+        h.verdict("", &ctx).unwrap().reason.as_deref(),
+        Some("open: a test")
+    );
+    ctx.structured = Some(serde_json::json!({
+        "verdict": "done", "reason": "fine", "confidence": 0.5, "open_criteria": []
+    }));
+    let d = h.verdict("", &ctx).unwrap();
+    assert_eq!((d.verdict, d.confidence), (Verdict::Done, Some(0.5)));
+    let writes = host("return { verdict = function(out, ctx) ctx.structured.verdict = 'x' end }");
+    assert!(writes.verdict("", &ctx).is_err(), "read-only");
+
+    let builtin = host("return {}");
+    let prose =
+        "Looks good.\n```json\n{\n  \"verdict\": \"impossible\",\n  \"reason\": \"no api\"\n}\n```";
+    assert_eq!(
+        builtin.verdict(prose, &full_ctx()).unwrap().verdict,
+        Verdict::Retry,
+        "words alone"
+    );
+    ctx.structured = Some(serde_json::json!({"verdict": "impossible", "reason": "no api"}));
+    assert_eq!(
+        builtin.verdict(prose, &ctx).unwrap().verdict,
+        Verdict::Impossible
+    );
+}
+
 #[test]
 fn verdict_hook_table_return() {
     let h = host(

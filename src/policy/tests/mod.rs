@@ -50,5 +50,6 @@ fn full_ctx() -> HookCtx {
         confidence: Some(0.7),
         changed_files: (0..20).map(|i| format!("src/file_{i}.rs")).collect(),
         workdir: "/tmp/work".into(),
+        structured: None,
     }
 }

@@ -27,6 +27,7 @@ fn ctx() -> Arc<HookCtx> {
         confidence: None,
         changed_files: vec!["src/parser.rs".into()],
         workdir: "/work/app".into(),
+        structured: None,
     })
 }
 
