@@ -87,8 +87,9 @@ impl Engine {
     }
 
     /// What the worker agent's own transcript says, when the worker is an agent whose
-    /// transcript oneshot reads (Claude Code, Codex, Gemini) and its path was journaled (a state file
-    /// from before paths were journaled: Claude's, from its session id).
+    /// transcript oneshot reads (Claude Code, Codex, Gemini) and its path is known: journaled,
+    /// or found from its session id (Gemini files it a moment after the session starts; state
+    /// files from before paths were journaled).
     fn worker_transcript(&self) -> Option<crate::executor::TranscriptFacts> {
         use crate::agent::{AgentKind, transcript};
         let agents = &self.session.agents;

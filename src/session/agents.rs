@@ -20,7 +20,7 @@ pub struct Agents {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub worker_session: Option<String>,
     /// Where the worker agent keeps its own transcript of that session (Claude's project file,
-    /// Codex's rollout): what recovery reads after a crash.
+    /// Codex's rollout, Gemini's chat file): what recovery reads after a crash.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub worker_transcript: Option<String>,
     /// The last auditor agent's session id (its transcript; audits start fresh).
