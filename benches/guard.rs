@@ -45,6 +45,7 @@ fn full_ctx(round: usize) -> HookCtx {
         verdict: Some(Verdict::Retry),
         critique: Some("the test still fails".into()),
         confidence: Some(0.7),
+        open_criteria_streak: 0,
         changed_files: (0..20).map(|i| format!("src/file_{i}.rs")).collect(),
         workdir: "/tmp/work".into(),
         structured: None,

@@ -29,6 +29,8 @@
 ---@field verdict OneshotVerdict? The auditor's last verdict, if any.
 ---@field critique string? The auditor's last reason/critique, if any.
 ---@field confidence number? The auditor's confidence in [0, 1], if it gave one.
+---@field open_criteria_streak integer How many verdicts in a row (in the verdict hook: the one being judged included) named the same, non-empty open criteria: a no-progress signal.
+---@field structured { verdict: string, reason: string, confidence: number, open_criteria: string[] }? verdict hook only: the auditor's answer as the object it gave, when it fits the verdict schema.
 ---@field changed_files string[] Files changed in the workdir by the last worker run (workdir-relative).
 ---@field workdir string The session's working directory.
 

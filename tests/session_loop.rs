@@ -235,3 +235,39 @@ fn status_list_and_log_show_the_session() {
     assert_eq!(code(&run_alias), 0, "{}", text(&run_alias));
     assert_eq!(w.session_ids().len(), 2);
 }
+
+/// A structured verdict (JSON in prose, across lines) reaches the `verdict` hook as
+/// `ctx.structured`, and the same open criteria twice in a row is a no-progress signal the
+/// policy acts on: it gives up with the criteria it was waiting for.
+#[test]
+fn the_same_open_criteria_twice_is_a_no_progress_signal() {
+    let w = World::new();
+    let policy = w.policy(
+        r#"return {
+  verdict = function(out, ctx)
+    local s = ctx.structured
+    if s == nil then return "retry", "no structured answer" end
+    if ctx.open_criteria_streak >= 2 then
+      return "impossible", "no progress on: " .. table.concat(s.open_criteria, ", ")
+    end
+    return s.verdict, s.reason, s.confidence
+  end,
+}"#,
+    );
+    let worker = w.script("w.sh", "echo trying >> out");
+    let auditor = w.script(
+        "a.sh",
+        "printf 'Still missing.\\n```json\\n{\\n \"verdict\": \"retry\", \"reason\": \"no test\",\\n \"confidence\": 0.8, \"open_criteria\": [\"a test\"]\\n}\\n```\\n'",
+    );
+    let out = w.run(&worker, &auditor, &["--policy", &policy], "add a test");
+    assert_eq!(code(&out), 3, "{}", text(&out));
+    let id = w.session_id();
+    assert_eq!(w.state(&id)["iteration_count"], 2);
+    assert_eq!(
+        w.reason_text(&id, "REJECTED"),
+        "impossible: no progress on: a test"
+    );
+    let last = &w.state(&id)["last_verdict"];
+    assert_eq!(last["open_criteria"][0], "a test", "{last}");
+    assert_eq!(last["open_criteria_streak"], 2, "{last}");
+}

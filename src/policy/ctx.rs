@@ -36,6 +36,10 @@ pub struct HookCtx {
     pub critique: Option<String>,
     /// The auditor's confidence, if it gave one.
     pub confidence: Option<f64>,
+    /// How many verdicts in a row (in the `verdict` hook: the one being judged included) named
+    /// the same, non-empty open criteria; 0 when the last named none.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub open_criteria_streak: u32,
     /// Files changed in the workdir by the last worker run (workdir-relative).
     pub changed_files: Vec<String>,
     /// The auditor's answer as the object it gave, when it fits the `verdict` schema
@@ -44,4 +48,8 @@ pub struct HookCtx {
     pub structured: Option<serde_json::Value>,
     /// The session's working directory.
     pub workdir: String,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }

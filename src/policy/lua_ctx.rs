@@ -136,6 +136,7 @@ struct Keys {
     elapsed: LuaString,
     verdict: LuaString,
     confidence: LuaString,
+    open_criteria_streak: LuaString,
     workdir: LuaString,
     /// Indexed by `Lazy as usize`: cleared from the table when the field changes.
     lazy: [LuaString; 7],
@@ -199,6 +200,7 @@ impl CtxTable {
             elapsed: s("elapsed")?,
             verdict: s("verdict")?,
             confidence: s("confidence")?,
+            open_criteria_streak: s("open_criteria_streak")?,
             workdir: s("workdir")?,
             lazy: [
                 s(LAZY_FIELDS[0])?,
@@ -319,6 +321,7 @@ impl CtxTable {
             ctx.verdict.map(|v| self.verdicts[verdict_index(v)].clone())
         );
         field!(confidence, ctx.confidence);
+        field!(open_criteria_streak, ctx.open_criteria_streak);
         field!(workdir, head(&ctx.workdir));
         lazy!(task, Lazy::Task);
         lazy!(worker_prompt, Lazy::WorkerPrompt);

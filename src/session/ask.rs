@@ -14,13 +14,16 @@ impl Step<'_> {
         &mut self,
         output: &str,
         structured: Option<serde_json::Value>,
+        streak: u32,
     ) -> Result<VerdictDecision, HookError> {
         if let Some((d, ctx)) = self.unrecorded() {
             ctx.structured = structured;
+            ctx.open_criteria_streak = streak;
             return d.verdict(output, ctx).result;
         }
         let mut ctx = self.s.hook_ctx(self.now);
         ctx.structured = structured;
+        ctx.open_criteria_streak = streak;
         let answer = self.d.verdict(output, &ctx);
         let input = DecisionInput::Verdict {
             output: output.to_string(),

@@ -31,6 +31,7 @@ impl Session {
         ctx.verdict = verdict.map(|v| v.verdict);
         set(&mut ctx.critique, verdict.and_then(|v| v.reason.as_deref()));
         ctx.confidence = verdict.and_then(|v| v.confidence);
+        ctx.open_criteria_streak = verdict.map_or(0, |v| v.open_criteria_streak);
         ctx.changed_files.clone_from(&self.changed_files);
         // Only the verdict question carries the auditor's structured answer.
         ctx.structured = None;

@@ -55,4 +55,15 @@ pub struct VerdictRecord {
     /// The auditor's confidence, if given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub confidence: Option<f64>,
+    /// What the auditor said is still missing (its structured answer's `open_criteria`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub open_criteria: Vec<String>,
+    /// How many verdicts in a row, this one included, named these same open criteria: a
+    /// worker that does not move them is making no progress.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub open_criteria_streak: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }

@@ -481,13 +481,21 @@ impl Step<'_> {
         use crate::machine::Verdict;
         let output = self.s.auditor_output.clone();
         let structured = self.structured_verdict(&output);
-        match self.ask_verdict(&output, structured) {
+        let open = open_criteria(structured.as_ref());
+        let streak = match &self.s.last_verdict {
+            _ if open.is_empty() => 0,
+            Some(last) if last.open_criteria == open => last.open_criteria_streak + 1,
+            _ => 1,
+        };
+        match self.ask_verdict(&output, structured, streak) {
             Ok(v) => {
                 let reason = v.reason.map(|r| self.d.redact(&r).into_owned());
                 self.s.last_verdict = Some(super::VerdictRecord {
                     verdict: v.verdict,
                     reason: reason.clone(),
                     confidence: v.confidence,
+                    open_criteria: open,
+                    open_criteria_streak: streak,
                 });
                 let next = match v.verdict {
                     Verdict::Done => Phase::Completed,
@@ -566,4 +574,15 @@ impl Step<'_> {
             "ignored {what} that does not belong to state {state}"
         ));
     }
+}
+
+/// The `open_criteria` of a structured verdict, as strings (redaction happens where verdicts are
+/// kept: these come from an answer already redacted).
+fn open_criteria(structured: Option<&serde_json::Value>) -> Vec<String> {
+    structured
+        .and_then(|v| v["open_criteria"].as_array())
+        .into_iter()
+        .flatten()
+        .filter_map(|c| c.as_str().map(str::to_string))
+        .collect()
 }

@@ -82,6 +82,18 @@ pub(super) const CTX: &[Field] = &[
         "The auditor's confidence in [0, 1], if it gave one.",
     ),
     (
+        "open_criteria_streak",
+        "integer",
+        "number",
+        "How many verdicts in a row (in the verdict hook: the one being judged included) named the same, non-empty open criteria: a no-progress signal.",
+    ),
+    (
+        "structured",
+        "{ verdict: string, reason: string, confidence: number, open_criteria: string[] }?",
+        "{verdict: string, reason: string, confidence: number, open_criteria: {string}}?",
+        "verdict hook only: the auditor's answer as the object it gave, when it fits the verdict schema.",
+    ),
+    (
         "changed_files",
         "string[]",
         "{ string }",

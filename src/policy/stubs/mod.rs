@@ -151,7 +151,13 @@ mod tests {
     fn stubs_describe_every_field_and_key() {
         let mut ctx = names(CTX);
         ctx.sort_unstable();
-        let mut real = serde_names(&HookCtx::default());
+        // Every field set, so the ones left out when empty are there too.
+        let full = HookCtx {
+            structured: Some(serde_json::json!({})),
+            open_criteria_streak: 1,
+            ..HookCtx::default()
+        };
+        let mut real = serde_names(&full);
         real.sort_unstable();
         assert_eq!(ctx, real, "OneshotCtx vs HookCtx");
         let mut ev = names(EVIDENCE);

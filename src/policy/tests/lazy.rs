@@ -147,9 +147,10 @@ fn ctx_stays_read_only_with_lazy_fields() {
 fn iteration_sees_every_field() {
     let mut ctx = full_ctx();
     ctx.reason = None;
-    // 17 fields, minus `reason` and `structured` (None).
+    // 18 fields, minus `reason` and `structured` (None).
     let want = "auditor_output,changed_files,confidence,critique,elapsed,exit_code,iteration,\
-                max_iterations,session_id,state,task,verdict,workdir,worker_output,worker_prompt";
+                max_iterations,open_criteria_streak,session_id,state,task,verdict,workdir,\
+                worker_output,worker_prompt";
     for lp in ["for k in pairs(ctx) do", "for k in ctx do"] {
         let h = prompt_host(&format!(
             "(function() local keys = {{}} {lp} keys[#keys + 1] = k end \

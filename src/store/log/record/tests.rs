@@ -25,6 +25,7 @@ fn ctx() -> Arc<HookCtx> {
         verdict: None,
         critique: None,
         confidence: None,
+        open_criteria_streak: 0,
         changed_files: vec!["src/parser.rs".into()],
         workdir: "/work/app".into(),
         structured: None,
