@@ -32,6 +32,7 @@ macro_rules! internal {
 internal!(executor, pipeline);
 
 pub mod agent;
+pub mod ask;
 pub mod config;
 pub mod engine;
 pub mod error;

@@ -35,17 +35,26 @@ const CLAUDE_STREAM: [&str; 8] = [
     "stdio",
 ];
 
+/// A JSON Schema the answer must fit, as the CLIs take it: Claude inline (`--json-schema`),
+/// Codex from a file (`--output-schema`; the file must hold `text`).
+#[derive(Debug, Clone, Copy)]
+pub struct AnswerSchema<'a> {
+    /// The schema's JSON.
+    pub text: &'a str,
+    /// A file holding it.
+    pub file: &'a std::path::Path,
+}
+
 impl AgentSpec {
     /// How to start this agent as `role`; `resume` continues the agent's own earlier session
     /// (Claude `--resume`; Codex's through its protocol, see [`super::DriverSetup`]) where the
-    /// CLI can. An auditor is asked for the
-    /// verdict schema where the CLI takes one (Claude inline; Codex from `schema_file`, which
-    /// must hold [`super::VERDICT_SCHEMA`]).
+    /// CLI can. An auditor's answer is asked to fit `schema` where the CLI takes one (Claude,
+    /// Codex; the others are asked in the prompt).
     pub fn launch(
         &self,
         role: Role,
         resume: Option<&str>,
-        schema_file: &std::path::Path,
+        schema: Option<AnswerSchema<'_>>,
     ) -> Launch {
         let bin = self.kind.binary().to_string_lossy().into_owned();
         let mut argv = vec![bin];
@@ -62,11 +71,8 @@ impl AgentSpec {
                 if let Some(id) = resume {
                     argv.extend(["--resume".to_string(), id.to_string()]);
                 }
-                if role == Role::Auditor {
-                    argv.extend([
-                        "--json-schema".to_string(),
-                        super::VERDICT_SCHEMA.to_string(),
-                    ]);
+                if let Some(s) = schema.filter(|_| role == Role::Auditor) {
+                    argv.extend(["--json-schema".to_string(), s.text.to_string()]);
                 }
                 argv.extend(self.args.iter().cloned());
                 (StdinMode::Open, Protocol::Claude)
@@ -82,8 +88,10 @@ impl AgentSpec {
             AgentKind::Codex => {
                 argv.extend(words(&["exec", "--json", "--skip-git-repo-check"]));
                 argv.extend(words(&["--sandbox", "read-only"]));
-                argv.push("--output-schema".into());
-                argv.push(schema_file.to_string_lossy().into_owned());
+                if let Some(s) = schema {
+                    argv.push("--output-schema".into());
+                    argv.push(s.file.to_string_lossy().into_owned());
+                }
                 argv.extend(model("--model"));
                 argv.extend(self.args.iter().cloned());
                 if let Some(id) = resume {
@@ -165,6 +173,13 @@ impl AgentSpec {
 mod tests {
     use super::*;
 
+    fn verdict() -> Option<AnswerSchema<'static>> {
+        Some(AnswerSchema {
+            text: super::super::VERDICT_SCHEMA,
+            file: std::path::Path::new("/s.json"),
+        })
+    }
+
     fn spec(text: &str) -> AgentSpec {
         AgentSpec::parse(text).unwrap()
     }
@@ -174,7 +189,7 @@ mod tests {
     fn the_prompt_has_one_way_in() {
         for kind in super::super::AGENT_KINDS {
             for role in [Role::Worker, Role::Auditor] {
-                let l = spec(kind.name()).launch(role, None, std::path::Path::new("/s.json"));
+                let l = spec(kind.name()).launch(role, None, verdict());
                 let in_argv = l
                     .argv
                     .iter()
@@ -194,7 +209,7 @@ mod tests {
     fn models_resume_and_user_arguments_are_placed() {
         let mut s = spec("claude:opus");
         s.args = vec!["--max-turns".into(), "3".into()];
-        let l = s.launch(Role::Worker, Some("sid-1"), std::path::Path::new("/s.json"));
+        let l = s.launch(Role::Worker, Some("sid-1"), verdict());
         let tail = &l.argv[l.argv.len() - 6..];
         assert_eq!(
             tail,
@@ -202,11 +217,7 @@ mod tests {
         );
         assert_eq!(l.protocol, Protocol::Claude);
 
-        let l = spec("codex:gpt-5.5").launch(
-            Role::Auditor,
-            Some("t-9"),
-            std::path::Path::new("/s.json"),
-        );
+        let l = spec("codex:gpt-5.5").launch(Role::Auditor, Some("t-9"), verdict());
         let tail = &l.argv[l.argv.len() - 5..];
         assert_eq!(tail, ["--model", "gpt-5.5", "resume", "t-9", "-"]);
         assert!(l.argv.windows(2).any(|w| w == ["--sandbox", "read-only"]));
@@ -215,37 +226,29 @@ mod tests {
                 .windows(2)
                 .any(|w| w == ["--output-schema", "/s.json"])
         );
-        let l = spec("claude").launch(Role::Auditor, None, std::path::Path::new("/s.json"));
+        let l = spec("claude").launch(Role::Auditor, None, verdict());
         assert!(
             l.argv
                 .windows(2)
                 .any(|w| w[0] == "--json-schema" && w[1] == super::super::VERDICT_SCHEMA)
         );
 
-        let l = spec("gemini").launch(Role::Worker, None, std::path::Path::new("/s.json"));
+        let l = spec("gemini").launch(Role::Worker, None, verdict());
         assert!(l.argv.contains(&"--acp".to_string()));
         assert_eq!((l.stdin, l.protocol), (StdinMode::Open, Protocol::Acp));
-        let l = spec("codex:gpt-5.5").launch(
-            Role::Worker,
-            Some("t-1"),
-            std::path::Path::new("/s.json"),
-        );
+        let l = spec("codex:gpt-5.5").launch(Role::Worker, Some("t-1"), verdict());
         assert_eq!(
             &l.argv[1..],
             ["app-server"],
             "model and thread go through the protocol"
         );
         assert_eq!(l.protocol, Protocol::CodexAppServer);
-        let l = spec("aider").launch(Role::Auditor, None, std::path::Path::new("/s.json"));
+        let l = spec("aider").launch(Role::Auditor, None, verdict());
         assert!(l.argv.windows(2).any(|w| w == ["--chat-mode", "ask"]));
 
         let mut s = spec("cline:gpt-x");
         s.args = vec!["--data-dir=/d".into()];
-        let l = s.launch(
-            Role::Worker,
-            Some("ignored"),
-            std::path::Path::new("/s.json"),
-        );
+        let l = s.launch(Role::Worker, Some("ignored"), verdict());
         let tail = &l.argv[l.argv.len() - 5..];
         assert_eq!(
             tail,
@@ -253,7 +256,7 @@ mod tests {
         );
         assert!(l.argv.windows(2).any(|w| w == ["--auto-approve", "true"]));
         assert_eq!(l.protocol, Protocol::Cline);
-        let l = spec("cline").launch(Role::Auditor, None, std::path::Path::new("/s.json"));
+        let l = spec("cline").launch(Role::Auditor, None, verdict());
         assert!(l.argv.iter().any(|w| w == "--plan"));
         assert!(!l.argv.iter().any(|w| w == "--auto-approve"));
     }

@@ -51,7 +51,7 @@ pub use driver::{Driver, DriverSetup, Reply};
 pub use entries::{Block, BlockKind, ErrorSeen, FinalResult, Message, ToolEntry, UsageTotals};
 pub use event::{AgentEvent, ErrorKind, MALFORMED_KEEP};
 pub use gemini::GeminiParser;
-pub use launch::Launch;
+pub use launch::{AnswerSchema, Launch};
 pub use narrative::Narrative;
 pub use run_state::RunState;
 pub use spec::{AGENT_KINDS, AgentKind, AgentSpec, SpecError};

@@ -169,6 +169,8 @@ pub enum Command {
     Policy(PolicyCommand),
     /// List, show and self-check the JSON Schemas structured answers are validated against.
     Schema(super::schema::SchemaArgs),
+    /// Ask an agent (or a command) one question; print its answer as JSON that fits a schema.
+    Ask(super::ask::AskArgs),
     /// Show a session's activity log.
     #[command(after_help = examples::LOG)]
     Log {

@@ -3,6 +3,7 @@
 #[macro_use]
 pub mod out;
 pub mod args;
+pub mod ask;
 pub mod color;
 pub mod config;
 pub mod examples;

@@ -29,7 +29,7 @@ mod records;
 mod run;
 mod slot;
 mod spec;
-mod tap;
+pub(crate) mod tap;
 mod update;
 
 pub use error::EngineError;

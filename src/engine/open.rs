@@ -49,8 +49,11 @@ impl Engine {
         // for its binary now.
         let agent_line = |role: Role| {
             spec.agents.spec(role).map(|a| {
-                let schema = std::path::Path::new(crate::agent::VERDICT_SCHEMA_FILE);
-                shell_words::join(a.launch(role, None, schema).argv)
+                let verdict = crate::agent::AnswerSchema {
+                    text: crate::agent::VERDICT_SCHEMA,
+                    file: std::path::Path::new(crate::agent::VERDICT_SCHEMA_FILE),
+                };
+                shell_words::join(a.launch(role, None, Some(verdict)).argv)
             })
         };
         let worker = agent_line(Role::Worker)

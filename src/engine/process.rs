@@ -3,7 +3,7 @@
 
 use super::tap::{Seen, Tap};
 use super::{Engine, EngineError, Observer, Update};
-use crate::agent::{DriverSetup, VERDICT_SCHEMA, VERDICT_SCHEMA_FILE};
+use crate::agent::{AnswerSchema, DriverSetup, VERDICT_SCHEMA, VERDICT_SCHEMA_FILE};
 use crate::executor::{CommandTemplate, Invocation, ProcessEvent, Role, StdinMode, Supervised};
 use crate::pipeline::{Line, Pipeline, RunMeta, Stream, now_ms};
 use crate::session::{Event, ExitStatus, Spawn};
@@ -64,9 +64,13 @@ impl Engine {
             .resume
             .clone()
             .filter(|_| agent.as_ref().is_some_and(|a| a.can_resume()));
-        let launch = agent
-            .as_ref()
-            .map(|a| a.launch(spawn.role, resume.as_deref(), &schema_file));
+        let launch = agent.as_ref().map(|a| {
+            let verdict = AnswerSchema {
+                text: VERDICT_SCHEMA,
+                file: &schema_file,
+            };
+            a.launch(spawn.role, resume.as_deref(), Some(verdict))
+        });
         let command = match &launch {
             Some(l) => CommandTemplate::from_argv(l.argv.clone())
                 .map_err(|e| EngineError::Usage(crate::error::failure(&e)))?,

@@ -16,7 +16,7 @@ const MAX_LINE: usize = 8 * 1024 * 1024;
 
 /// What one chunk of stdout meant.
 #[derive(Debug, Default)]
-pub(super) struct Seen {
+pub(crate) struct Seen {
     /// The model made progress (inactivity counts this, not retry notices).
     pub progress: bool,
     /// The agent's own session, the first time it is named.
@@ -34,7 +34,7 @@ pub(super) struct Seen {
 }
 
 /// Reads one agent run's stdout.
-pub(super) struct Tap {
+pub(crate) struct Tap {
     pub kind: AgentKind,
     driver: Box<dyn Driver>,
     pub timeline: Timeline,

@@ -1,6 +1,7 @@
 //! One module per CLI, plus the harness that finds them and runs them in a private sandbox.
 
 mod aider;
+mod ask;
 mod claude;
 mod cline;
 pub mod codex;

@@ -1,0 +1,180 @@
+//! One run of the target: started read-only (an agent as an auditor is), its protocol spoken
+//! through the same driver the sessions use, tool requests answered by the built-in auditor
+//! rule (nothing that edits files), stopped at the timeout; its answer is what its protocol
+//! calls the final result (a command's: its stdout).
+
+use super::{AskError, Target};
+use crate::agent::{AnswerSchema, DriverSetup};
+use crate::engine::tap::Tap;
+use crate::executor::{
+    CommandTemplate, Control, Invocation, ProcessEvent, Role, StdinMode, Supervised,
+};
+use crate::pipeline::Stream;
+use crate::session::Event;
+use std::collections::VecDeque;
+use std::path::Path;
+use std::time::Duration;
+
+/// How much of a target's stdout and stderr is kept: an answer is a JSON object, not a file.
+const KEEP: usize = 1 << 20;
+
+/// One run.
+pub(super) struct Run<'a> {
+    pub target: &'a Target,
+    pub prompt: &'a str,
+    pub schema_text: &'a str,
+    pub schema_file: &'a Path,
+    pub dir: &'a Path,
+    pub timeout: Duration,
+}
+
+impl Run<'_> {
+    /// Runs the target once and returns its answer's text.
+    pub async fn answer(&self) -> Result<String, AskError> {
+        let id = format!("ask-{}", uuid::Uuid::new_v4());
+        let (invocation, mut tap) = self.invocation(&id)?;
+        let running = invocation
+            .spawn()
+            .map_err(|e| AskError::Start(crate::error::failure(&e)))?;
+        let mut sup = running.supervise();
+        if let Some(tap) = &mut tap
+            && invocation.stdin == StdinMode::Open
+        {
+            for line in tap.open(self.prompt) {
+                sup.input(line);
+            }
+        }
+        let result = self.drive(&mut sup, tap.as_mut()).await;
+        // Anything the target started that left its group (it ran with the mark).
+        crate::executor::sweep(&id);
+        result
+    }
+
+    /// What to start, and the reader of its protocol when it is an agent.
+    fn invocation(&self, id: &str) -> Result<(Invocation, Option<Tap>), AskError> {
+        let (command, env, stdin, tap) = match self.target {
+            Target::Agent(spec) => {
+                let schema = AnswerSchema {
+                    text: self.schema_text,
+                    file: self.schema_file,
+                };
+                let launch = spec.launch(Role::Auditor, None, Some(schema));
+                let command = CommandTemplate::from_argv(launch.argv)
+                    .map_err(|e| AskError::Start(crate::error::failure(&e)))?;
+                let setup = DriverSetup {
+                    role: Role::Auditor,
+                    cwd: self.dir.to_path_buf(),
+                    model: spec.model.clone(),
+                    resume: None,
+                };
+                let tap = Tap::new(spec.kind, launch.protocol, setup);
+                (command, launch.env, launch.stdin, Some(tap))
+            }
+            Target::Command(line) => {
+                let command = CommandTemplate::parse(line)
+                    .map_err(|e| AskError::Start(crate::error::failure(&e)))?;
+                (command, Vec::new(), StdinMode::Prompt, None)
+            }
+        };
+        command
+            .check_for(Role::Auditor, self.dir)
+            .map_err(|e| AskError::Start(crate::error::failure(&e)))?;
+        let invocation = Invocation {
+            role: Role::Auditor,
+            command,
+            prompt: self.prompt.to_string(),
+            session_id: id.to_string(),
+            iteration: 1,
+            workdir: self.dir.to_path_buf(),
+            env,
+            stdin,
+        };
+        Ok((invocation, tap))
+    }
+
+    /// Reads the run to its end: output through the protocol's reader (its replies and the
+    /// answers to its tool requests written back), the timeout enforced.
+    async fn drive(
+        &self,
+        sup: &mut Supervised,
+        mut tap: Option<&mut Tap>,
+    ) -> Result<String, AskError> {
+        let deadline = tokio::time::Instant::now() + self.timeout;
+        let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
+        let mut timed_out = false;
+        let ended = loop {
+            tokio::select! {
+                ev = sup.events.recv() => match ev {
+                    Some(ProcessEvent::Output(stream, bytes)) => {
+                        let keep = match stream {
+                            Stream::Stdout => &mut stdout,
+                            Stream::Stderr => &mut stderr,
+                        };
+                        if keep.len() < KEEP {
+                            keep.extend_from_slice(&bytes);
+                        }
+                        if let (Some(tap), Stream::Stdout) = (tap.as_deref_mut(), stream) {
+                            heard(tap, sup, &bytes);
+                        }
+                        sup.recycle(bytes);
+                    }
+                    Some(ProcessEvent::Exited { code, signal }) => break (code, signal),
+                    None => break (None, None),
+                },
+                _ = tokio::time::sleep_until(deadline), if !timed_out => {
+                    timed_out = true;
+                    sup.control(Control::Stop(Duration::from_secs(2)));
+                }
+            }
+        };
+        if timed_out {
+            return Err(AskError::Timeout(self.timeout));
+        }
+        let mut queue = VecDeque::new();
+        let answer = tap.and_then(|t| t.finish(&mut queue));
+        if let Some(Event::AgentFailed(f)) = queue
+            .into_iter()
+            .find(|e| matches!(e, Event::AgentFailed(_)))
+        {
+            return Err(AskError::Agent(f));
+        }
+        let answer = answer.unwrap_or_else(|| String::from_utf8_lossy(&stdout).into_owned());
+        if answer.trim().is_empty() {
+            let how = match ended {
+                (Some(c), _) => format!("exited with code {c}"),
+                (None, Some(s)) => format!("was killed by signal {s}"),
+                _ => "ended".to_string(),
+            };
+            let stderr = String::from_utf8_lossy(&stderr);
+            let stderr = stderr.trim();
+            let mut from = stderr.len().saturating_sub(2000);
+            while !stderr.is_char_boundary(from) {
+                from += 1;
+            }
+            return Err(AskError::NoAnswer {
+                how,
+                stderr: stderr[from..].to_string(),
+            });
+        }
+        Ok(answer)
+    }
+}
+
+/// Feeds stdout to the agent's reader and says back what its protocol needs said: the
+/// handshake's next step, answers to tool requests (an ask only reads), the end of input once
+/// the answer is in.
+fn heard(tap: &mut Tap, sup: &mut Supervised, bytes: &[u8]) {
+    let seen = tap.push(bytes);
+    for line in seen.replies {
+        sup.input(line);
+    }
+    for (id, tool, input) in seen.permissions {
+        let d = crate::policy::default_permit(Role::Auditor, &tool);
+        if let Some(line) = tap.permit(&id, d.allow, d.reason.as_deref(), &input) {
+            sup.input(line);
+        }
+    }
+    if seen.finished {
+        sup.close_input();
+    }
+}

@@ -1,0 +1,160 @@
+//! Structured answers (seed 002): one prompt in, one JSON object out that fits a schema. The
+//! target is an agent CLI (driven over its own protocol, read-only, as an auditor is) or any
+//! command line; the answer is checked by oneshot itself against the schema, and a bounded
+//! number of retries put the violations back in the prompt before giving up.
+//!
+//! # How it works
+//!
+//! Claude gets the schema inline (`--json-schema`; the answer is its `structured_output`),
+//! Codex as a file (`--output-schema`; Codex does not check it); Gemini, Aider, Cline and
+//! commands get it in the prompt, and their JSON is found in their text
+//! ([`crate::schema::extract_json`]). Whatever the target, [`crate::schema::Validator::answer`]
+//! decides: an answer that does not fit is asked again with what was wrong, up to
+//! [`Ask::attempts`] runs in all.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), oneshot::ask::AskError> {
+//! use oneshot::ask::{Ask, Target};
+//! use oneshot::schema::Registry;
+//! let schema = Registry::builtin().resolve("verdict")?;
+//! let ask = Ask::new(Target::Command("sh judge.sh".into()), schema, "Is the build green?");
+//! let answer = oneshot::ask::ask(&ask).await?;
+//! println!("{}", answer.value);
+//! # Ok(())
+//! # }
+//! ```
+
+mod attempt;
+mod error;
+mod prompt;
+
+pub use error::AskError;
+
+use crate::agent::{AgentKind, AgentSpec};
+use crate::schema::Schema;
+use serde_json::Value;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// What answers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    /// An agent CLI, driven read-only over its protocol.
+    Agent(AgentSpec),
+    /// A command line (split like a shell would); the prompt on its stdin, the answer on its
+    /// stdout.
+    Command(String),
+}
+
+impl Target {
+    /// Whether the target takes the schema itself (Claude, Codex), so the prompt need not
+    /// carry it.
+    fn takes_schema(&self) -> bool {
+        matches!(self, Target::Agent(a) if matches!(a.kind, AgentKind::Claude | AgentKind::Codex))
+    }
+}
+
+/// One question.
+#[derive(Debug, Clone)]
+pub struct Ask {
+    /// Who answers.
+    pub target: Target,
+    /// What the answer must fit.
+    pub schema: Schema,
+    /// The question.
+    pub prompt: String,
+    /// How long one run may take (it is stopped then, and the ask fails).
+    pub timeout: Duration,
+    /// The working directory the target runs in.
+    pub dir: PathBuf,
+    /// Runs in all, the first included: an answer that does not fit is asked again with its
+    /// violations until then.
+    pub attempts: u32,
+}
+
+/// The default for [`Ask::timeout`].
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// The default for [`Ask::attempts`].
+pub const DEFAULT_ATTEMPTS: u32 = 3;
+
+impl Ask {
+    /// A question with the defaults: five minutes per run, three runs, the current directory.
+    pub fn new(target: Target, schema: Schema, prompt: impl Into<String>) -> Ask {
+        Ask {
+            target,
+            schema,
+            prompt: prompt.into(),
+            timeout: DEFAULT_TIMEOUT,
+            dir: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
+            attempts: DEFAULT_ATTEMPTS,
+        }
+    }
+}
+
+/// An answer that fits.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Answer {
+    /// The object.
+    pub value: Value,
+    /// Which run gave it (1: the first).
+    pub attempts: u32,
+}
+
+/// Asks until an answer fits the schema, or the runs are spent.
+pub async fn ask(req: &Ask) -> Result<Answer, AskError> {
+    let validator = req.schema.validator()?;
+    // Codex reads the schema from a file; it lives as long as the question.
+    let file = SchemaFile::write(&req.schema.text)?;
+    let mut feedback: Option<String> = None;
+    let mut last = String::new();
+    for n in 1..=req.attempts.max(1) {
+        let prompt = prompt::compose(
+            &req.prompt,
+            &req.schema,
+            req.target.takes_schema(),
+            feedback.as_deref(),
+        );
+        let run = attempt::Run {
+            target: &req.target,
+            prompt: &prompt,
+            schema_text: &req.schema.text,
+            schema_file: &file.0,
+            dir: &req.dir,
+            timeout: req.timeout,
+        };
+        let text = run.answer().await?;
+        match validator.answer(&text) {
+            Ok(value) => return Ok(Answer { value, attempts: n }),
+            Err(e) => {
+                feedback = Some(e.to_string());
+                last = text;
+            }
+        }
+    }
+    Err(AskError::NoFit {
+        attempts: req.attempts.max(1),
+        problems: feedback.unwrap_or_default(),
+        answer: last,
+    })
+}
+
+/// The schema in a file of its own, removed when dropped.
+struct SchemaFile(PathBuf);
+
+impl SchemaFile {
+    fn write(text: &str) -> Result<SchemaFile, AskError> {
+        let path = std::env::temp_dir().join(format!("oneshot-ask-{}.json", uuid::Uuid::new_v4()));
+        std::fs::write(&path, text).map_err(|e| AskError::Io {
+            what: format!("write the schema to {}", path.display()),
+            source: e,
+        })?;
+        Ok(SchemaFile(path))
+    }
+}
+
+impl Drop for SchemaFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}

@@ -1,0 +1,139 @@
+//! `oneshot ask` with the real agent CLIs offline: Claude answers through `structured_output`,
+//! Codex — which does not enforce its `--output-schema` — is asked again when its answer breaks
+//! the schema and refused when it never fits, Gemini's JSON is found in its prose.
+
+use super::harness::{Sandbox, run};
+use super::sessions::{LIMIT, codex_overrides, oneshot, role_args};
+use crate::fake_model::{FakeModel, Reply};
+use serde_json::{Value, json};
+
+fn verdict(v: &str) -> Value {
+    json!({"verdict": v, "reason": "checked zq71", "confidence": 0.75, "open_criteria": []})
+}
+
+/// The answer oneshot printed.
+fn printed(r: &super::harness::Run) -> Value {
+    serde_json::from_str(r.stdout.trim()).unwrap_or_else(|e| panic!("{e}: {}", r.dump()))
+}
+
+#[test]
+fn claude_answers_through_its_structured_output() {
+    let sb = Sandbox::new();
+    let model = FakeModel::with([Reply::Json(verdict("done"))]);
+    let Some(claude) = super::claude::claude(&sb, &model) else {
+        return;
+    };
+    let mut c = oneshot(&sb, &[&claude]);
+    c.args([
+        "ask",
+        "--target",
+        "claude",
+        "--schema",
+        "verdict",
+        "is it done?",
+    ]);
+    let r = run(c, LIMIT);
+    assert_eq!(r.code(), Some(0), "{}", r.dump());
+    assert_eq!(printed(&r), verdict("done"));
+    let reqs = model.model_requests();
+    assert!(
+        reqs[0].tool_names().iter().any(|t| t == "StructuredOutput"),
+        "the schema went inline"
+    );
+    assert_eq!(reqs[0].count("is it done?"), 1);
+}
+
+#[test]
+fn codex_breaking_the_schema_is_asked_again_then_refused() {
+    let sb = Sandbox::new();
+    let model = FakeModel::with([
+        Reply::Text(r#"{"verdict": "maybe", "reason": "unsure"}"#.into()),
+        Reply::Text(verdict("retry").to_string()),
+    ]);
+    let Some(codex) = super::codex::codex(&sb, &model) else {
+        return;
+    };
+    let mut c = oneshot(&sb, &[&codex]);
+    c.args(["ask", "--target", "codex:gpt-5.5", "--schema", "verdict"])
+        .args(role_args("target", &codex_overrides(&codex)))
+        .arg("is it done?");
+    let r = run(c, LIMIT);
+    assert_eq!(r.code(), Some(0), "{}", r.dump());
+    assert_eq!(printed(&r), verdict("retry"));
+    let reqs = model.model_requests();
+    assert_eq!(reqs.len(), 2, "{}", r.dump());
+    let again = reqs[1].body_text();
+    assert!(again.contains("did not fit the schema"), "{again}");
+    assert!(again.contains("/verdict"), "{again}");
+
+    let sb = Sandbox::new();
+    let model = FakeModel::start();
+    model.set_fallback(Reply::Text(r#"{"verdict": "maybe"}"#.into()));
+    let Some(codex) = super::codex::codex(&sb, &model) else {
+        return;
+    };
+    let mut c = oneshot(&sb, &[&codex]);
+    c.args([
+        "ask",
+        "--target",
+        "codex:gpt-5.5",
+        "--schema",
+        "verdict",
+        "--attempts",
+        "2",
+    ])
+    .args(role_args("target", &codex_overrides(&codex)))
+    .arg("is it done?");
+    let r = run(c, LIMIT);
+    assert_eq!(r.code(), Some(1), "{}", r.dump());
+    assert!(
+        r.stderr.contains("no answer fit the schema in 2 run(s)"),
+        "{}",
+        r.dump()
+    );
+    assert!(r.stdout.trim().is_empty());
+    assert_eq!(model.model_requests().len(), 2);
+}
+
+#[test]
+fn gemini_json_is_found_in_its_prose() {
+    let sb = Sandbox::new();
+    let model = FakeModel::with([Reply::Text(format!(
+        "I looked at it.\n```json\n{}\n```\nThat is all.",
+        serde_json::to_string_pretty(&verdict("impossible")).unwrap()
+    ))]);
+    let Some(gemini) = super::gemini::command(&sb, &model) else {
+        return;
+    };
+    let mut c = oneshot(&sb, &[&gemini]);
+    c.args([
+        "ask",
+        "--target",
+        &format!("gemini:{}", super::gemini::MODEL),
+    ])
+    .args(["--schema", "verdict", "is it done?"]);
+    let r = run(c, LIMIT);
+    assert_eq!(r.code(), Some(0), "{}", r.dump());
+    assert_eq!(printed(&r), verdict("impossible"));
+    let body = model.model_requests()[0].body_text();
+    assert!(
+        body.contains("open_criteria"),
+        "the schema is in the prompt: {body}"
+    );
+}
+
+#[test]
+fn a_refused_key_names_the_agent_and_what_to_set() {
+    let sb = Sandbox::new();
+    let model = FakeModel::start();
+    model.set_fallback(Reply::Status(401));
+    let Some(claude) = super::claude::claude(&sb, &model) else {
+        return;
+    };
+    let mut c = oneshot(&sb, &[&claude]);
+    c.args(["ask", "--target", "claude", "--schema", "verdict", "q"]);
+    let r = run(c, LIMIT);
+    assert_eq!(r.code(), Some(1), "{}", r.dump());
+    assert!(r.stderr.contains("claude failed (auth"), "{}", r.dump());
+    assert!(r.stderr.contains("ANTHROPIC_API_KEY"), "{}", r.dump());
+}
