@@ -48,13 +48,14 @@ pub const TABLE: &[(i32, &str, &str)] = &[
         "FAILED, or a runtime error",
         "the session failed; or a state file or log could not be read, the disk is full, the \
          trust store is broken; also failed policy tests, a difference found by `policy \
-         replay --exit-code` and a schema check that finds an error",
+         replay --exit-code`, a schema check that finds an error, and an `ask` whose target \
+         failed, timed out or never gave an answer that fits",
     ),
     (
         USAGE,
         "usage or configuration error",
         "bad arguments, a policy that does not load, a missing program, workdir or file, an \
-         unknown or ambiguous session id; nothing was started",
+         unknown or ambiguous session id, an unknown schema; nothing was started",
     ),
     (
         REJECTED,
