@@ -81,7 +81,7 @@ fn main() {
         Some(Command::Log { id, follow, json }) => cli::show::log(&store, &id, follow, json),
         Some(Command::Policy(cmd)) => cli::policy::run(&store, cmd),
         Some(Command::Schema(args)) => cli::schema::run(args),
-        Some(Command::Ask(args)) => cli::ask::run(args),
+        Some(Command::Ask(args)) => cli::ask::run(args, &effective.files),
         Some(Command::Prune {
             older_than,
             dry_run,

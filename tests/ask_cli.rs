@@ -193,3 +193,59 @@ fn the_prompt_can_come_from_stdin_and_schemas_from_files() {
     assert_eq!(code(&out), 0, "{}", text(&out));
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), r#"{"n":42}"#);
 }
+
+/// A `[targets.NAME]` of oneshot.toml: its command, and its environment with a secret read
+/// from oneshot's own (`$VAR`), never written in the file; a missing secret or a mistake in the
+/// table is a usage error naming the file and line.
+#[test]
+fn named_targets_come_from_oneshot_toml_with_their_secrets() {
+    let w = World::new();
+    let schema = w.file(
+        "n.json",
+        r#"{"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"], "additionalProperties": false}"#,
+    );
+    let script = w.file("n.sh", "cat > /dev/null; echo \"{\\\"n\\\": $ANSWER_N}\"");
+    std::fs::write(
+        w.work().join("oneshot.toml"),
+        format!(
+            "max-iterations = 3\n\n[targets.counter]\ncmd = \"sh {}\"\nenv = {{ ANSWER_N = \"$ZQ_SECRET_N\" }}\n",
+            script.display()
+        ),
+    )
+    .unwrap();
+    let run = |secret: Option<&str>| {
+        let mut c = w.cmd();
+        c.args(["ask", "--target", "counter", "--schema"])
+            .arg(&schema)
+            .arg("q");
+        if let Some(s) = secret {
+            c.env("ZQ_SECRET_N", s);
+        }
+        c.output().unwrap()
+    };
+    let out = run(Some("7"));
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), r#"{"n":7}"#);
+    let out = run(None);
+    assert_eq!(code(&out), 2, "{}", text(&out));
+    assert!(text(&out).contains("oneshot.toml:3"), "{}", text(&out));
+    assert!(
+        text(&out).contains("$ZQ_SECRET_N, which is not set"),
+        "{}",
+        text(&out)
+    );
+
+    std::fs::write(
+        w.work().join("oneshot.toml"),
+        "[targets.fast]\nagent = \"claude:haiku\"\nmodle = \"x\"\n",
+    )
+    .unwrap();
+    let out = run(Some("7"));
+    assert_eq!(code(&out), 2, "{}", text(&out));
+    assert!(text(&out).contains("oneshot.toml:3"), "{}", text(&out));
+    assert!(
+        text(&out).contains("unknown key targets.fast.modle"),
+        "{}",
+        text(&out)
+    );
+}

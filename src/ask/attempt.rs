@@ -26,6 +26,7 @@ pub(super) struct Run<'a> {
     pub schema_file: &'a Path,
     pub dir: &'a Path,
     pub timeout: Duration,
+    pub env: &'a [(String, String)],
 }
 
 impl Run<'_> {
@@ -52,7 +53,7 @@ impl Run<'_> {
 
     /// What to start, and the reader of its protocol when it is an agent.
     fn invocation(&self, id: &str) -> Result<(Invocation, Option<Tap>), AskError> {
-        let (command, env, stdin, tap) = match self.target {
+        let (command, mut env, stdin, tap) = match self.target {
             Target::Agent(spec) => {
                 let schema = AnswerSchema {
                     text: self.schema_text,
@@ -76,6 +77,7 @@ impl Run<'_> {
                 (command, Vec::new(), StdinMode::Prompt, None)
             }
         };
+        env.extend(self.env.iter().cloned());
         command
             .check_for(Role::Auditor, self.dir)
             .map_err(|e| AskError::Start(crate::error::failure(&e)))?;

@@ -70,6 +70,9 @@ pub struct Ask {
     /// Runs in all, the first included: an answer that does not fit is asked again with its
     /// violations until then.
     pub attempts: u32,
+    /// Environment added for the target (a named target's `env`, its secrets resolved);
+    /// oneshot's own environment passes through as well.
+    pub env: Vec<(String, String)>,
 }
 
 /// The default for [`Ask::timeout`].
@@ -88,6 +91,7 @@ impl Ask {
             timeout: DEFAULT_TIMEOUT,
             dir: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
             attempts: DEFAULT_ATTEMPTS,
+            env: Vec::new(),
         }
     }
 }
@@ -122,6 +126,7 @@ pub async fn ask(req: &Ask) -> Result<Answer, AskError> {
             schema_file: &file.0,
             dir: &req.dir,
             timeout: req.timeout,
+            env: &req.env,
         };
         let text = run.answer().await?;
         match validator.answer(&text) {

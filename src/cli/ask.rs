@@ -1,15 +1,57 @@
 //! `oneshot ask`: one prompt in, one JSON object out that fits a schema (`oneshot::ask`). This
 //! maps arguments to the library and prints.
 
+use super::config::Files;
 use super::exit;
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use oneshot::agent::AgentSpec;
 use oneshot::ask::{Ask, AskError, Target};
+use oneshot::config::Runs;
 use oneshot::schema::Registry;
 use std::io::Read;
 use std::path::PathBuf;
 use std::time::Duration;
+
+/// `--target`: a `[targets.NAME]` of the project's `oneshot.toml` (then the user's config),
+/// else an agent. A named target's `$VAR` environment values are read now, so a missing
+/// secret is said before anything runs.
+pub fn resolve(
+    name: &str,
+    extra: &[String],
+    files: &Files,
+) -> Result<(Target, Vec<(String, String)>)> {
+    let usage = |m: String| oneshot::engine::EngineError::Usage(m);
+    let named = [&files.project, &files.user]
+        .into_iter()
+        .flatten()
+        .find_map(|f| f.targets.iter().find(|t| t.name == name).map(|t| (f, t)));
+    let Some((file, def)) = named else {
+        let mut spec = AgentSpec::parse(name).map_err(|e| {
+            usage(format!(
+                "ask: --target {name}: {e}; or name a [targets.NAME] of oneshot.toml"
+            ))
+        })?;
+        spec.args = extra.to_vec();
+        return Ok((Target::Agent(spec), Vec::new()));
+    };
+    let env = def.resolved_env(|k| std::env::var(k).ok()).map_err(|var| {
+        usage(format!(
+            "ask: target {name} ({}:{}) reads ${var}, which is not set; export it (secrets stay out of the file)",
+            file.path.display(),
+            def.line
+        ))
+    })?;
+    let target = match &def.runs {
+        Runs::Agent(agent) => {
+            let mut spec = AgentSpec::parse(agent).map_err(|e| usage(format!("ask: {e}")))?;
+            spec.args = def.args.iter().chain(extra).cloned().collect();
+            Target::Agent(spec)
+        }
+        Runs::Cmd(cmd) => Target::Command(cmd.clone()),
+    };
+    Ok((target, env))
+}
 
 const EXAMPLES: &str = "\
 Examples:
@@ -17,6 +59,7 @@ Examples:
   oneshot ask --target codex:gpt-5.5 --schema ./triage.json - < issue.txt
   oneshot ask --target gemini --schema nudgenik --timeout 2m \"$(tmux capture-pane -p)\"
   oneshot ask --target-cmd \"sh classify.sh\" --schema branch-suggest \"add a --json flag\"
+  oneshot ask --target fast --schema verdict \"...\"   # [targets.fast] in oneshot.toml (docs/config.md)
 
 The answer is printed as one JSON object on stdout, and the exit code is 0 only when it fits
 the schema: oneshot checks it itself, whatever the target (Claude gets the schema inline,
@@ -30,8 +73,8 @@ nothing ran. The agent runs read-only (as an auditor: no file edits).";
 #[command(after_help = EXAMPLES)]
 pub struct AskArgs {
     /// The agent that answers: claude, codex, gemini, aider or cline, optionally with a model
-    /// (`claude:opus`).
-    #[arg(long, value_name = "AGENT[:MODEL]", conflicts_with = "target_cmd")]
+    /// (`claude:opus`); or the name of a [targets.NAME] table in oneshot.toml.
+    #[arg(long, value_name = "AGENT[:MODEL]|NAME", conflicts_with = "target_cmd")]
     pub target: Option<String>,
     /// A command line that answers instead: the prompt on its stdin, the answer on its stdout.
     #[arg(long, value_name = "CMDLINE")]
@@ -59,18 +102,14 @@ pub struct AskArgs {
     pub prompt: String,
 }
 
-/// Runs `oneshot ask`; returns the exit code.
-pub fn run(args: AskArgs) -> Result<i32> {
+/// Runs `oneshot ask`; returns the exit code. `files` hold the named targets.
+pub fn run(args: AskArgs, files: &Files) -> Result<i32> {
     let cwd = std::env::current_dir()?;
-    let target = match (&args.target, &args.target_cmd) {
-        (Some(t), _) => {
-            let mut spec = AgentSpec::parse(t).map_err(|e| anyhow::anyhow!("--target: {e}"))?;
-            spec.args = args.target_arg.clone();
-            Target::Agent(spec)
-        }
-        (None, Some(cmd)) => Target::Command(cmd.clone()),
+    let (target, env) = match (&args.target, &args.target_cmd) {
+        (Some(t), _) => resolve(t, &args.target_arg, files)?,
+        (None, Some(cmd)) => (Target::Command(cmd.clone()), Vec::new()),
         (None, None) => bail!(oneshot::engine::EngineError::Usage(
-            "ask: it needs a target (--target AGENT[:MODEL] or --target-cmd CMDLINE)".into()
+            "ask: it needs a target (--target AGENT[:MODEL]|NAME or --target-cmd CMDLINE)".into()
         )),
     };
     let registry_dir = Registry::locate(args.registry.as_deref(), |k| std::env::var_os(k), &cwd);
@@ -91,6 +130,7 @@ pub fn run(args: AskArgs) -> Result<i32> {
         timeout: args.timeout,
         dir: args.dir.clone().unwrap_or(cwd),
         attempts: args.attempts,
+        env,
     };
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()

@@ -44,6 +44,8 @@ pub struct ConfigFile {
     pub path: PathBuf,
     /// Its keys, in the file's order.
     pub entries: Vec<Entry>,
+    /// Its `[targets.NAME]` tables, for `oneshot ask` and `oneshot eval`.
+    pub targets: Vec<super::TargetDef>,
 }
 
 impl ConfigFile {
@@ -75,9 +77,15 @@ impl ConfigFile {
         })?;
         let base = path.parent().unwrap_or(Path::new("."));
         let mut entries = Vec::new();
+        let mut targets = Vec::new();
         for (name, value) in table.get_ref() {
             let at = name.span().start;
             let word = name.get_ref().as_ref();
+            if word == "targets" {
+                targets = super::target::parse(value, |at| line_of(text, at))
+                    .map_err(|(at, m)| invalid(at, m))?;
+                continue;
+            }
             let key = Key::from_name(word).ok_or_else(|| invalid(at, unknown(word)))?;
             let value = checked(key, value, base).map_err(|m| invalid(value.span().start, m))?;
             entries.push(Entry {
@@ -89,6 +97,7 @@ impl ConfigFile {
         Ok(ConfigFile {
             path: path.to_path_buf(),
             entries,
+            targets,
         })
     }
 
@@ -112,7 +121,10 @@ fn unknown(word: &str) -> String {
     let names = super::KEYS.map(Key::name);
     match crate::policy::suggest_name(word, &names) {
         Some(near) => format!("unknown key {word}; did you mean {near}?"),
-        None => format!("unknown key {word}; the keys are {}", names.join(", ")),
+        None => format!(
+            "unknown key {word}; the keys are {}, and [targets.NAME] tables",
+            names.join(", ")
+        ),
     }
 }
 

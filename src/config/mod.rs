@@ -22,9 +22,11 @@ mod error;
 mod file;
 mod find;
 mod key;
+mod target;
 
 pub use error::ConfigError;
 pub use file::{ConfigFile, Entry, Value};
 pub(crate) use find::git_root;
 pub use find::{PROJECT_FILE, find_project_file, project_root, user_file};
 pub use key::{KEYS, Key};
+pub use target::{Runs, TargetDef};
