@@ -3,7 +3,7 @@
 //! the schema and refused when it never fits, Gemini's JSON is found in its prose.
 
 use super::harness::{Sandbox, run};
-use super::sessions::{LIMIT, codex_overrides, oneshot, role_args};
+use super::with_oneshot::{LIMIT, codex_overrides, oneshot, role_args};
 use crate::fake_model::{FakeModel, Reply};
 use serde_json::{Value, json};
 

@@ -4,7 +4,7 @@
 //! Cline as worker and as auditor.
 
 use super::harness::{Run, Sandbox, find, run};
-use super::sessions::{oneshot, role_args, state};
+use super::with_oneshot::{oneshot, role_args, state};
 use crate::fake_model::{Api, FakeModel, Reply};
 use serde_json::{Value, json};
 use std::path::PathBuf;

@@ -13,3 +13,4 @@ mod server;
 mod sessions;
 pub mod stdio;
 mod two_way;
+mod with_oneshot;

@@ -5,7 +5,7 @@
 //! a Codex auditor that rejects once.
 
 use super::harness::{Sandbox, run};
-use super::sessions::{
+use super::with_oneshot::{
     LIMIT, aider_args, codex_overrides, log_records, log_text, oneshot, role_args, state,
     tool_then, worker_timeline,
 };
