@@ -358,3 +358,77 @@ fn a_run_past_its_budget_is_stopped_while_it_runs() {
         r.dump()
     );
 }
+
+/// Seed 000's zombie success with Codex and Gemini workers: the agent wrote the file, then its
+/// model hung and oneshot stopped it for silence. Recovery reads the agent's own transcript
+/// (Codex's rollout, Gemini's chat file, both journaled) and a salvage hook that trusts it
+/// sends the work to the auditor, which accepts.
+#[test]
+fn a_zombie_success_is_salvaged_from_codex_and_gemini_transcripts() {
+    const TRUST_TRANSCRIPT: &str = r#"return {
+  salvage = function(ev, ctx)
+    local t = ev.transcript
+    if t and (#t.files > 0 or t.tool_results > 0) then
+      return "success", "the transcript at " .. t.path .. " shows the work"
+    end
+    return "nothing"
+  end,
+}"#;
+    for agent in ["codex", "gemini"] {
+        let sb = Sandbox::new();
+        let policy = sb.tmp.path().join("zombie.lua");
+        std::fs::write(&policy, TRUST_TRANSCRIPT).unwrap();
+        let model = FakeModel::with([
+            Reply::Write {
+                path: "z.txt".into(),
+                content: "zombie work\n".into(),
+            },
+            Reply::Hang,
+        ]);
+        let (cmd, worker, extra) = match agent {
+            "codex" => {
+                let Some(c) = super::codex::codex(&sb, &model) else {
+                    return;
+                };
+                let extra = role_args("worker", &codex_overrides(&c));
+                (c, "codex:gpt-5.5".to_string(), extra)
+            }
+            _ => {
+                let Some(c) = super::gemini::command(&sb, &model) else {
+                    return;
+                };
+                (c, format!("gemini:{}", super::gemini::MODEL), Vec::new())
+            }
+        };
+        let mut c = oneshot(&sb, &[&cmd]);
+        c.args(["--worker", &worker])
+            .args(extra)
+            .args(["--auditor-cmd", "echo VERDICT: done", "--policy"])
+            .arg(&policy)
+            .args(["--inactivity-timeout", "3s", "write z.txt"]);
+        let r = run(c, LIMIT);
+        assert_eq!(
+            r.code(),
+            Some(0),
+            "{agent}: {}\n{}",
+            r.dump(),
+            log_text(&sb)
+        );
+        assert_eq!(
+            std::fs::read_to_string(sb.work().join("z.txt"))
+                .unwrap()
+                .trim_end(),
+            "zombie work"
+        );
+        let s = state(&sb);
+        let history = s["history"].to_string();
+        assert!(history.contains("inactivity_timeout"), "{agent}: {history}");
+        let transcript = s["agents"]["worker_transcript"]
+            .as_str()
+            .expect("journaled");
+        assert!(
+            history.contains(&format!("the transcript at {transcript} shows the work")),
+            "{agent}: {history}"
+        );
+    }
+}
