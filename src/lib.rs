@@ -36,6 +36,7 @@ pub mod ask;
 pub mod config;
 pub mod engine;
 pub mod error;
+pub mod eval;
 pub mod machine;
 pub mod policy;
 pub mod replay;

@@ -82,6 +82,7 @@ fn main() {
         Some(Command::Policy(cmd)) => cli::policy::run(&store, cmd),
         Some(Command::Schema(args)) => cli::schema::run(args),
         Some(Command::Ask(args)) => cli::ask::run(args, &effective.files),
+        Some(Command::Eval(args)) => cli::eval::run(args, &effective.files),
         Some(Command::Prune {
             older_than,
             dry_run,

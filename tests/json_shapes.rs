@@ -321,3 +321,29 @@ fn schema_json_outputs_are_their_documented_shapes() {
         .collect();
     assert_eq!(keys, ["message", "pointer", "severity"], "{problem}");
 }
+
+#[test]
+fn eval_json_is_its_documented_shape() {
+    let doc = documented();
+    let w = World::new();
+    let ok = r#"{"state": "Completed", "confidence": 1, "evidence": [], "summary": "done"}"#;
+    let t = w.script("t.sh", &format!("cat > /dev/null; echo '{ok}'"));
+    w.file("g.want.json", ok);
+    let m = w.file(
+        "m.yaml",
+        "schema: nudgenik\nk: 1\ncases:\n  - id: a\n    prompt: p\n    want: Completed\n  \
+         - id: g\n    prompt: p\n    golden: g.want.json\n",
+    );
+    let report = one_object(
+        &w,
+        &["eval", m.to_str().unwrap(), "--target-cmd", &t, "--json"],
+    );
+    let heading = "oneshot eval MANIFEST --json";
+    conforms("eval --json", &shape(&doc, heading, 0), &report);
+    for case in report["cases"].as_array().unwrap() {
+        conforms("eval --json case", &shape(&doc, heading, 1), case);
+        for run in case["runs"].as_array().unwrap() {
+            conforms("eval --json run", &shape(&doc, heading, 2), run);
+        }
+    }
+}

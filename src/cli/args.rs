@@ -171,6 +171,8 @@ pub enum Command {
     Schema(super::schema::SchemaArgs),
     /// Ask an agent (or a command) one question; print its answer as JSON that fits a schema.
     Ask(super::ask::AskArgs),
+    /// Run a manifest of cases k times each against a target; pass only if all k answers match.
+    Eval(super::eval::EvalArgs),
     /// Show a session's activity log.
     #[command(after_help = examples::LOG)]
     Log {

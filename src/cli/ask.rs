@@ -13,7 +13,7 @@ use std::io::Read;
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// `--target`: a `[targets.NAME]` of the project's `oneshot.toml` (then the user's config),
+/// `--target` (of `ask` and `eval`): a `[targets.NAME]` of the project's `oneshot.toml` (then the user's config),
 /// else an agent. A named target's `$VAR` environment values are read now, so a missing
 /// secret is said before anything runs.
 pub fn resolve(
@@ -37,14 +37,15 @@ pub fn resolve(
     };
     let env = def.resolved_env(|k| std::env::var(k).ok()).map_err(|var| {
         usage(format!(
-            "ask: target {name} ({}:{}) reads ${var}, which is not set; export it (secrets stay out of the file)",
+            "use target {name} ({}:{}): it reads ${var}, which is not set; export it (secrets stay out of the file)",
             file.path.display(),
             def.line
         ))
     })?;
     let target = match &def.runs {
         Runs::Agent(agent) => {
-            let mut spec = AgentSpec::parse(agent).map_err(|e| usage(format!("ask: {e}")))?;
+            let mut spec =
+                AgentSpec::parse(agent).map_err(|e| usage(format!("use target {name}: {e}")))?;
             spec.args = def.args.iter().chain(extra).cloned().collect();
             Target::Agent(spec)
         }

@@ -6,6 +6,7 @@ pub mod args;
 pub mod ask;
 pub mod color;
 pub mod config;
+pub mod eval;
 pub mod examples;
 pub mod exit;
 pub mod guard;

@@ -6,6 +6,7 @@ mod claude;
 mod cline;
 pub mod codex;
 mod containment;
+mod eval;
 pub mod gemini;
 pub mod harness;
 mod protocols;
