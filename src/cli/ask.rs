@@ -73,6 +73,26 @@ nothing ran. The agent runs read-only (as an auditor: no file edits).";
 #[derive(Debug, Args)]
 #[command(after_help = EXAMPLES)]
 pub struct AskArgs {
+    /// Who answers, and how long and how often.
+    #[command(flatten)]
+    pub who: TargetArgs,
+    /// The schema the answer must fit: a label (`oneshot schema list`) or a .json file.
+    #[arg(long, value_name = "LABEL|FILE")]
+    pub schema: String,
+    /// The directory the target runs in [default: the current directory].
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+    /// The question; `-` reads it from stdin.
+    #[arg(value_name = "PROMPT|-")]
+    pub prompt: String,
+}
+
+/// Environment added for a target.
+type Env = Vec<(String, String)>;
+
+/// Who answers a structured question, and how long and how often (`ask` and `eval`).
+#[derive(Debug, Args)]
+pub struct TargetArgs {
     /// The agent that answers: claude, codex, gemini, aider or cline, optionally with a model
     /// (`claude:opus`); or the name of a [targets.NAME] table in oneshot.toml.
     #[arg(long, value_name = "AGENT[:MODEL]|NAME", conflicts_with = "target_cmd")]
@@ -83,37 +103,42 @@ pub struct AskArgs {
     /// An argument added to the target agent's command line (repeatable).
     #[arg(long, value_name = "ARG", allow_hyphen_values = true)]
     pub target_arg: Vec<String>,
-    /// The schema the answer must fit: a label (`oneshot schema list`) or a .json file.
-    #[arg(long, value_name = "LABEL|FILE")]
-    pub schema: String,
     /// The directory of your own schemas [default: .oneshot/schemas in the project].
     #[arg(long, env = oneshot::schema::ENV, value_name = "DIR")]
     pub registry: Option<PathBuf>,
-    /// How long one run may take before it is stopped.
+    /// How long one run may take before it is stopped (the run then fails).
     #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = humantime::parse_duration)]
     pub timeout: Duration,
-    /// Runs in all before giving up on an answer that does not fit.
+    /// Runs per answer before giving up on one that does not fit the schema.
     #[arg(long, value_name = "N", default_value_t = oneshot::ask::DEFAULT_ATTEMPTS)]
     pub attempts: u32,
-    /// The directory the target runs in [default: the current directory].
-    #[arg(long, value_name = "DIR")]
-    pub dir: Option<PathBuf>,
-    /// The question; `-` reads it from stdin.
-    #[arg(value_name = "PROMPT|-")]
-    pub prompt: String,
+}
+
+impl TargetArgs {
+    /// The target given, with its environment (`None`: neither flag).
+    pub fn target(&self, files: &Files) -> Result<Option<(Target, Env)>> {
+        Ok(match (&self.target, &self.target_cmd) {
+            (Some(t), _) => Some(resolve(t, &self.target_arg, files)?),
+            (None, Some(cmd)) => Some((Target::Command(cmd.clone()), Vec::new())),
+            (None, None) => None,
+        })
+    }
+
+    /// The schema registry's directory for a command run in `cwd`.
+    pub fn registry(&self, cwd: &std::path::Path) -> PathBuf {
+        Registry::locate(self.registry.as_deref(), |k| std::env::var_os(k), cwd)
+    }
 }
 
 /// Runs `oneshot ask`; returns the exit code. `files` hold the named targets.
 pub fn run(args: AskArgs, files: &Files) -> Result<i32> {
     let cwd = std::env::current_dir()?;
-    let (target, env) = match (&args.target, &args.target_cmd) {
-        (Some(t), _) => resolve(t, &args.target_arg, files)?,
-        (None, Some(cmd)) => (Target::Command(cmd.clone()), Vec::new()),
-        (None, None) => bail!(oneshot::engine::EngineError::Usage(
+    let Some((target, env)) = args.who.target(files)? else {
+        bail!(oneshot::engine::EngineError::Usage(
             "ask: it needs a target (--target AGENT[:MODEL]|NAME or --target-cmd CMDLINE)".into()
-        )),
+        ));
     };
-    let registry_dir = Registry::locate(args.registry.as_deref(), |k| std::env::var_os(k), &cwd);
+    let registry_dir = args.who.registry(&cwd);
     let schema = Registry::open(&registry_dir)?.resolve(&args.schema)?;
     let prompt = if args.prompt == "-" {
         let mut s = String::new();
@@ -128,9 +153,9 @@ pub fn run(args: AskArgs, files: &Files) -> Result<i32> {
         target,
         schema,
         prompt,
-        timeout: args.timeout,
+        timeout: args.who.timeout,
         dir: args.dir.clone().unwrap_or(cwd),
-        attempts: args.attempts,
+        attempts: args.who.attempts,
         env,
     };
     let rt = tokio::runtime::Builder::new_current_thread()

@@ -4,12 +4,10 @@
 use super::exit;
 use anyhow::{Context, Result};
 use clap::Args;
-use oneshot::ask::Target;
 use oneshot::engine::EngineError;
 use oneshot::eval::{EvalError, Options};
 use oneshot::schema::Registry;
 use std::path::PathBuf;
-use std::time::Duration;
 
 const EXAMPLES: &str = "\
 Examples:
@@ -56,25 +54,9 @@ pub struct EvalArgs {
     /// Cases run at once.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
     pub parallel: u64,
-    /// The agent that answers, optionally with a model (`claude:opus`) [default: the
-    /// manifest's `target`].
-    #[arg(long, value_name = "AGENT[:MODEL]", conflicts_with = "target_cmd")]
-    pub target: Option<String>,
-    /// A command line that answers instead: the prompt on its stdin, the answer on its stdout.
-    #[arg(long, value_name = "CMDLINE")]
-    pub target_cmd: Option<String>,
-    /// An argument added to the target agent's command line (repeatable).
-    #[arg(long, value_name = "ARG", allow_hyphen_values = true)]
-    pub target_arg: Vec<String>,
-    /// The directory of your own schemas [default: .oneshot/schemas in the project].
-    #[arg(long, env = oneshot::schema::ENV, value_name = "DIR")]
-    pub registry: Option<PathBuf>,
-    /// How long one run may take before it is stopped (the run then fails).
-    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = humantime::parse_duration)]
-    pub timeout: Duration,
-    /// Runs per answer before giving up on one that does not fit the schema.
-    #[arg(long, value_name = "N", default_value_t = oneshot::ask::DEFAULT_ATTEMPTS)]
-    pub attempts: u32,
+    /// Who answers [default: the manifest's `target` or `target_cmd`], how long and how often.
+    #[command(flatten)]
+    pub who: super::ask::TargetArgs,
     /// Write each golden file from its case's k answers, when they agree.
     #[arg(long)]
     pub update: bool,
@@ -87,23 +69,18 @@ pub struct EvalArgs {
 pub fn run(args: EvalArgs, files: &super::config::Files) -> Result<i32> {
     let cwd = std::env::current_dir()?;
     let usage = |e: EvalError| EngineError::Usage(format!("run the eval: {e}"));
-    let registry_dir = Registry::locate(args.registry.as_deref(), |k| std::env::var_os(k), &cwd);
+    let registry_dir = args.who.registry(&cwd);
     let registry = Registry::open(&registry_dir)?;
     let manifest = oneshot::eval::load(&args.manifest, &registry, args.update).map_err(usage)?;
     let mut opts = Options::new(cwd);
-    opts.target = match (&args.target, &args.target_cmd) {
-        (Some(t), _) => {
-            let (target, env) = super::ask::resolve(t, &args.target_arg, files)?;
-            opts.env = env;
-            Some(target)
-        }
-        (None, Some(cmd)) => Some(Target::Command(cmd.clone())),
-        (None, None) => None,
-    };
+    if let Some((target, env)) = args.who.target(files)? {
+        opts.target = Some(target);
+        opts.env = env;
+    }
     opts.k = args.k;
     opts.parallel = usize::try_from(args.parallel).unwrap_or(usize::MAX);
-    opts.timeout = args.timeout;
-    opts.attempts = args.attempts;
+    opts.timeout = args.who.timeout;
+    opts.attempts = args.who.attempts;
     opts.update = args.update;
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
