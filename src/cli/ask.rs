@@ -13,9 +13,9 @@ use std::io::Read;
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// `--target` (of `ask` and `eval`): a `[targets.NAME]` of the project's `oneshot.toml` (then the user's config),
-/// else an agent. A named target's `$VAR` environment values are read now, so a missing
-/// secret is said before anything runs.
+/// `--target` (of `ask` and `eval`): a `[targets.NAME]` of the project's `oneshot.toml` (then
+/// the user's config), else an agent. A named target's `$VAR` environment values are read now,
+/// so a missing secret is said before anything runs.
 pub fn resolve(
     name: &str,
     extra: &[String],
