@@ -3,7 +3,7 @@
 //! the schema and refused when it never fits, Gemini's JSON is found in its prose.
 
 use super::harness::{Sandbox, run};
-use super::with_oneshot::{LIMIT, codex_overrides, oneshot, role_args};
+use super::with_oneshot::{LIMIT, aider_args, codex_overrides, oneshot, role_args};
 use crate::fake_model::{FakeModel, Reply};
 use serde_json::{Value, json};
 
@@ -136,4 +136,23 @@ fn a_refused_key_names_the_agent_and_what_to_set() {
     assert_eq!(r.code(), Some(1), "{}", r.dump());
     assert!(r.stderr.contains("claude failed (auth"), "{}", r.dump());
     assert!(r.stderr.contains("ANTHROPIC_API_KEY"), "{}", r.dump());
+}
+
+#[test]
+fn aider_json_is_found_in_its_chat_output() {
+    let sb = Sandbox::new();
+    let model = FakeModel::with([Reply::Text(format!(
+        "Sure. My answer:\n\n{}\n\nAnything else?",
+        verdict("retry")
+    ))]);
+    let Some(aider) = super::aider::command(&sb, &model) else {
+        return;
+    };
+    let mut c = oneshot(&sb, &[&aider]);
+    c.args(["ask", "--target", "aider", "--schema", "verdict"])
+        .args(role_args("target", &aider_args()))
+        .arg("is it done?");
+    let r = run(c, LIMIT);
+    assert_eq!(r.code(), Some(0), "{}", r.dump());
+    assert_eq!(printed(&r), verdict("retry"));
 }
