@@ -36,7 +36,7 @@ fn the_shipped_example_passes() {
     let out = eval(&w, &[manifest]);
     assert_eq!(code(&out), 0, "{}", text(&out));
     let table = stdout(&out);
-    assert!(table.starts_with("CASE"), "{table}");
+    assert!(table.starts_with("FILE"), "{table}");
     assert!(table.contains("Completed x3"), "{table}");
     assert!(table.contains("Needs Authorization x3"), "{table}");
     assert!(table.ends_with("4 passed, 0 failed\n"), "{table}");

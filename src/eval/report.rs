@@ -181,10 +181,11 @@ impl Report {
         self.failed == 0
     }
 
-    /// The summary table (CASE, WANT, GOT, STATUS) and the `N passed, N failed` line.
+    /// The seed's summary table (FILE — the captured file a case reads, else its id —, WANT,
+    /// GOT, STATUS) and the `N passed, N failed` line.
     pub fn table(&self) -> String {
         let mut rows = vec![[
-            "CASE".to_string(),
+            "FILE".to_string(),
             "WANT".into(),
             "GOT".into(),
             "STATUS".into(),
@@ -195,7 +196,8 @@ impl Report {
                 Status::Pass => "PASS",
                 Status::Fail => "FAIL",
             };
-            rows.push([c.id.clone(), c.want.clone(), c.got_line(), status.into()]);
+            let file = c.input.clone().unwrap_or_else(|| c.id.clone());
+            rows.push([file, c.want.clone(), c.got_line(), status.into()]);
         }
         let mut widths = [0usize; 3];
         for row in &rows {
