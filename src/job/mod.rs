@@ -1,0 +1,27 @@
+//! The job lifecycle of seed 001, as pure data and one function (like [`crate::machine`] for a
+//! session): eleven states, the transition matrix as the only legal moves, resting vs
+//! transient states, and the migration of legacy state names. A session — the worker/auditor
+//! loop — is what runs inside a job's EXECUTING state.
+//!
+//! ```
+//! use oneshot::job::{JobState, JobTrigger, next};
+//! let s = next(JobState::Draft, JobTrigger::Activate).unwrap();
+//! assert_eq!(s, JobState::Pending);
+//! let refused = next(s, JobTrigger::Approve).unwrap_err();
+//! assert_eq!(
+//!     refused.to_string(),
+//!     "approve is not allowed in PENDING; PENDING allows: step, suspend, cancel"
+//! );
+//! ```
+
+mod machine;
+mod migrate;
+mod state;
+#[cfg(test)]
+mod tests;
+mod trigger;
+
+pub use machine::{Refused, allowed, next};
+pub use migrate::{Migration, migrate};
+pub use state::{JobState, UnknownJobState};
+pub use trigger::{Harvest, JobTrigger};
