@@ -244,3 +244,31 @@ fn parallel_runs_cases_at_once() {
         .collect();
     assert_eq!(ids, ["c0", "c1", "c2", "c3"]);
 }
+
+/// A manifest's `target:` may name a `[targets.NAME]` of oneshot.toml: it runs with that
+/// table's command and environment (its secret from oneshot's), in the manifest's directory.
+#[test]
+fn a_manifest_may_name_a_target_of_oneshot_toml() {
+    let w = World::new();
+    let dir = w.work().join("evals");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("say.sh"), "cat > /dev/null; echo \"{\\\"state\\\": \\\"$SAY\\\", \\\"confidence\\\": 1, \\\"evidence\\\": [], \\\"summary\\\": \\\"s\\\"}\"").unwrap();
+    std::fs::write(
+        dir.join("m.yaml"),
+        "schema: nudgenik\ntarget: sayer\nk: 2\ncases:\n  - id: one\n    prompt: what state?\n    want: Waiting\n",
+    )
+    .unwrap();
+    std::fs::write(
+        w.work().join("oneshot.toml"),
+        "[targets.sayer]\ncmd = \"sh say.sh\"\nenv = { SAY = \"$ZQ_SAY\" }\n",
+    )
+    .unwrap();
+    let out = w
+        .cmd()
+        .args(["eval", "evals/m.yaml"])
+        .env("ZQ_SAY", "Waiting")
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    assert!(stdout(&out).contains("Waiting x2"), "{}", text(&out));
+}

@@ -13,6 +13,14 @@ use std::io::Read;
 use std::path::PathBuf;
 use std::time::Duration;
 
+/// Whether `name` is a `[targets.NAME]` of the config files.
+pub fn is_named(name: &str, files: &Files) -> bool {
+    [&files.project, &files.user]
+        .into_iter()
+        .flatten()
+        .any(|f| f.targets.iter().any(|t| t.name == name))
+}
+
 /// `--target` (of `ask` and `eval`): a `[targets.NAME]` of the project's `oneshot.toml` (then
 /// the user's config), else an agent. A named target's `$VAR` environment values are read now,
 /// so a missing secret is said before anything runs.

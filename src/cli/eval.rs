@@ -76,6 +76,15 @@ pub fn run(args: EvalArgs, files: &super::config::Files) -> Result<i32> {
     if let Some((target, env)) = args.who.target(files)? {
         opts.target = Some(target);
         opts.env = env;
+    } else if let Some(oneshot::eval::ManifestTarget::Agent(name)) = &manifest.target
+        && super::ask::is_named(name, files)
+    {
+        // The manifest names a [targets.NAME]: resolved here, where the config files are; it
+        // runs in the manifest's directory, as the manifest's own target does.
+        let (target, env) = super::ask::resolve(name, &args.who.target_arg, files)?;
+        opts.target = Some(target);
+        opts.env = env;
+        opts.dir = manifest.dir.clone();
     }
     opts.k = args.k;
     opts.parallel = usize::try_from(args.parallel).unwrap_or(usize::MAX);
