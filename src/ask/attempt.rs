@@ -38,12 +38,8 @@ impl Run<'_> {
             .spawn()
             .map_err(|e| AskError::Start(crate::error::failure(&e)))?;
         let mut sup = running.supervise();
-        if let Some(tap) = &mut tap
-            && invocation.stdin == StdinMode::Open
-        {
-            for line in tap.open(self.prompt) {
-                sup.input(line);
-            }
+        if let Some(tap) = &mut tap {
+            tap.open(self.prompt, &sup);
         }
         let result = self.drive(&mut sup, tap.as_mut()).await;
         // Anything the target started that left its group (it ran with the mark).
@@ -162,21 +158,11 @@ impl Run<'_> {
     }
 }
 
-/// Feeds stdout to the agent's reader and says back what its protocol needs said: the
-/// handshake's next step, answers to tool requests (an ask only reads), the end of input once
-/// the answer is in.
+/// Feeds stdout to the agent's reader (its protocol's replies go back there) and answers its
+/// tool requests with the built-in auditor rule: an ask only reads.
 fn heard(tap: &mut Tap, sup: &mut Supervised, bytes: &[u8]) {
-    let seen = tap.push(bytes);
-    for line in seen.replies {
-        sup.input(line);
-    }
-    for (id, tool, input) in seen.permissions {
+    for (id, tool, input) in tap.hear(bytes, sup).permissions {
         let d = crate::policy::default_permit(Role::Auditor, &tool);
-        if let Some(line) = tap.permit(&id, d.allow, d.reason.as_deref(), &input) {
-            sup.input(line);
-        }
-    }
-    if seen.finished {
-        sup.close_input();
+        tap.permit(&id, d.allow, d.reason.as_deref(), &input, sup);
     }
 }

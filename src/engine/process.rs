@@ -127,13 +127,9 @@ impl Engine {
                     }
                     _ => None,
                 };
-                if let Some(tap) = &mut tap
-                    && invocation.stdin == StdinMode::Open
-                {
+                if let Some(tap) = &mut tap {
                     // A protocol on stdin: its handshake, then the prompt.
-                    for line in tap.open(&invocation.prompt) {
-                        supervised.input(line);
-                    }
+                    tap.open(&invocation.prompt, &supervised);
                 }
                 self.process = Some(Proc {
                     role: spawn.role,
@@ -172,7 +168,7 @@ impl Engine {
             Some(ProcessEvent::Output(stream, bytes)) => {
                 match (&mut p.tap, stream) {
                     (Some(tap), Stream::Stdout) => {
-                        let seen = tap.push(&bytes);
+                        let seen = tap.hear(&bytes, &mut p.supervised);
                         p.seen(seen, queue);
                     }
                     // An agent's stderr is not progress (retry chatter goes there), but it
@@ -255,12 +251,8 @@ impl Proc {
         reason: Option<&str>,
         input: &serde_json::Value,
     ) {
-        if let Some(line) = self
-            .tap
-            .as_mut()
-            .and_then(|t| t.permit(request_id, allow, reason, input))
-        {
-            self.supervised.input(line);
+        if let Some(tap) = &mut self.tap {
+            tap.permit(request_id, allow, reason, input, &self.supervised);
         }
     }
 
@@ -272,10 +264,9 @@ impl Proc {
         }
     }
 
-    /// Acts on what the agent's reader saw: progress resets the inactivity clock; the agent's
-    /// session id goes to the core, and so do permission questions (the policy answers); the
-    /// protocol's own replies go to the agent; a finished turn closes its input (each of these
-    /// CLIs exits at the end of its input).
+    /// Acts on what the agent's reader saw (its replies already went back): progress resets
+    /// the inactivity clock; the agent's session id, its use so far and permission questions
+    /// go to the core (the policy answers those).
     fn seen(&mut self, seen: Seen, queue: &mut VecDeque<Event>) {
         if seen.progress {
             self.last_output = Instant::now();
@@ -292,12 +283,6 @@ impl Proc {
                 tool,
                 input,
             });
-        }
-        for line in seen.replies {
-            self.supervised.input(line);
-        }
-        if seen.finished {
-            self.supervised.close_input();
         }
     }
 }

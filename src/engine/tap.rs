@@ -7,6 +7,7 @@
 use crate::agent::{
     AgentEvent, AgentKind, Driver, DriverSetup, Narrative, Protocol, Reply, Timeline,
 };
+use crate::executor::Supervised;
 use crate::session::{AgentFailure, Event, OwnSession};
 use std::collections::VecDeque;
 
@@ -138,23 +139,43 @@ impl Tap {
         self.answer()
     }
 
-    /// The lines that open the conversation and carry `prompt` (none for an agent that only
-    /// writes: its prompt went on its command line or stdin).
-    pub fn open(&mut self, prompt: &str) -> Vec<Reply> {
+    /// Writes to `sup` the lines that open the conversation and carry `prompt` (none for an
+    /// agent that only writes: its prompt went on its command line or stdin).
+    pub fn open(&mut self, prompt: &str, sup: &Supervised) {
         let mut out = Vec::new();
         self.driver.open(prompt, &mut out);
-        out
+        for line in out {
+            sup.input(line);
+        }
     }
 
-    /// The answer to permission request `request_id`, in the agent's protocol.
+    /// Takes a chunk of stdout ([`Tap::push`]) and says back at once what the protocol needs
+    /// said: its replies (the handshake's next step, an error for a request oneshot does not
+    /// serve), and the end of input once the turn is over (each of these CLIs exits then).
+    /// What is left for the caller — progress, the session, permission questions — is returned.
+    pub fn hear(&mut self, bytes: &[u8], sup: &mut Supervised) -> Seen {
+        let mut seen = self.push(bytes);
+        for line in seen.replies.drain(..) {
+            sup.input(line);
+        }
+        if seen.finished {
+            sup.close_input();
+        }
+        seen
+    }
+
+    /// Answers permission request `request_id` on `sup`, in the agent's protocol.
     pub fn permit(
         &mut self,
         request_id: &str,
         allow: bool,
         reason: Option<&str>,
         input: &serde_json::Value,
-    ) -> Option<Reply> {
-        self.driver.permit(request_id, allow, reason, input)
+        sup: &Supervised,
+    ) {
+        if let Some(line) = self.driver.permit(request_id, allow, reason, input) {
+            sup.input(line);
+        }
     }
 
     /// The line that asks the agent to stop its turn, when its protocol has one; the timeline
