@@ -4,7 +4,7 @@
 //! calls the final result (a command's: its stdout).
 
 use super::{AskError, Target};
-use crate::agent::{AnswerSchema, DriverSetup};
+use crate::agent::AnswerSchema;
 use crate::engine::tap::Tap;
 use crate::executor::{
     CommandTemplate, Control, Invocation, ProcessEvent, Role, StdinMode, Supervised,
@@ -56,15 +56,9 @@ impl Run<'_> {
                     file: self.schema_file,
                 };
                 let launch = spec.launch(Role::Auditor, None, Some(schema));
+                let tap = Tap::for_agent(spec, &launch, Role::Auditor, self.dir, None);
                 let command = CommandTemplate::from_argv(launch.argv)
                     .map_err(|e| AskError::Start(crate::error::failure(&e)))?;
-                let setup = DriverSetup {
-                    role: Role::Auditor,
-                    cwd: self.dir.to_path_buf(),
-                    model: spec.model.clone(),
-                    resume: None,
-                };
-                let tap = Tap::new(spec.kind, launch.protocol, setup);
                 (command, launch.env, launch.stdin, Some(tap))
             }
             Target::Command(line) => {

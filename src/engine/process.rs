@@ -3,7 +3,7 @@
 
 use super::tap::{Seen, Tap};
 use super::{Engine, EngineError, Observer, Update};
-use crate::agent::{AnswerSchema, DriverSetup, VERDICT_SCHEMA, VERDICT_SCHEMA_FILE};
+use crate::agent::{AnswerSchema, VERDICT_SCHEMA, VERDICT_SCHEMA_FILE};
 use crate::executor::{CommandTemplate, Invocation, ProcessEvent, Role, StdinMode, Supervised};
 use crate::pipeline::{Line, Pipeline, RunMeta, Stream, now_ms};
 use crate::session::{Event, ExitStatus, Spawn};
@@ -116,15 +116,13 @@ impl Engine {
                 };
                 let supervised = running.supervise();
                 let mut tap = match (&agent, &launch) {
-                    (Some(a), Some(l)) => {
-                        let setup = DriverSetup {
-                            role: spawn.role,
-                            cwd: invocation.workdir.clone(),
-                            model: a.model.clone(),
-                            resume,
-                        };
-                        Some(Tap::new(a.kind, l.protocol, setup))
-                    }
+                    (Some(a), Some(l)) => Some(Tap::for_agent(
+                        a,
+                        l,
+                        spawn.role,
+                        &invocation.workdir,
+                        resume,
+                    )),
                     _ => None,
                 };
                 if let Some(tap) = &mut tap {

@@ -5,7 +5,8 @@
 //! pipeline as any output does; this only reads.
 
 use crate::agent::{
-    AgentEvent, AgentKind, Driver, DriverSetup, Narrative, Protocol, Reply, Timeline,
+    AgentEvent, AgentKind, AgentSpec, Driver, DriverSetup, Launch, Narrative, Protocol, Reply,
+    Timeline,
 };
 use crate::executor::Supervised;
 use crate::session::{AgentFailure, Event, OwnSession};
@@ -67,6 +68,24 @@ impl Tap {
             session_seen: false,
             told: crate::session::Spent::default(),
         }
+    }
+
+    /// The reader of `spec` running as `role` in `cwd`, started as `launch` says; `resume`
+    /// continues its own earlier session where its protocol carries that.
+    pub fn for_agent(
+        spec: &AgentSpec,
+        launch: &Launch,
+        role: crate::executor::Role,
+        cwd: &std::path::Path,
+        resume: Option<String>,
+    ) -> Tap {
+        let setup = DriverSetup {
+            role,
+            cwd: cwd.to_path_buf(),
+            model: spec.model.clone(),
+            resume,
+        };
+        Tap::new(spec.kind, launch.protocol, setup)
     }
 
     /// Takes a chunk of stdout (any boundaries).
