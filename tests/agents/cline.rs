@@ -4,7 +4,7 @@
 //! Cline as worker and as auditor.
 
 use super::harness::{Run, Sandbox, find, run};
-use super::with_oneshot::{oneshot, role_args, state};
+use super::with_oneshot::{last_reason, oneshot, role_args, state};
 use crate::fake_model::{Api, FakeModel, Reply};
 use serde_json::{Value, json};
 use std::path::PathBuf;
@@ -286,10 +286,10 @@ fn cline_401_fails_the_session_and_names_cline() {
     assert_eq!(r.code(), Some(1), "{}", r.dump());
     let s = state(&sb);
     assert_eq!(s["state"], "FAILED", "{s:#}");
-    let last = s["history"].as_array().unwrap().last().unwrap().clone();
-    assert_eq!(last["reason"]["kind"], "agent_failed", "{last:#}");
-    assert_eq!(last["reason"]["agent"], "cline");
-    assert_eq!(last["reason"]["error"], "auth");
+    let last = last_reason(&s);
+    assert_eq!(last["kind"], "agent_failed", "{last:#}");
+    assert_eq!(last["agent"], "cline");
+    assert_eq!(last["error"], "auth");
     let out = format!("{}{}", r.stdout, r.stderr);
     assert!(out.contains("cline auth"), "{}", r.dump());
     assert_eq!(s["iteration_count"], 1, "not retried");

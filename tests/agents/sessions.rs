@@ -3,8 +3,8 @@
 
 use super::harness::{Run, Sandbox, find, run};
 use super::with_oneshot::{
-    LIMIT, aider_args, codex_overrides, log_records, oneshot, role_args, session_dir, state,
-    tool_then, walk, worker_timeline,
+    LIMIT, aider_args, codex_overrides, last_reason, log_records, oneshot, role_args, session_dir,
+    state, tool_then, walk, worker_timeline,
 };
 use crate::fake_model::{FakeModel, Reply};
 use serde_json::Value;
@@ -114,10 +114,10 @@ fn a_401_fails_fast_and_says_what_to_fix() {
     assert_eq!(r.code(), Some(1), "{}", r.dump());
     let s = state(&sb);
     assert_eq!(s["state"], "FAILED", "{s:#}");
-    let last = s["history"].as_array().unwrap().last().unwrap().clone();
-    assert_eq!(last["reason"]["kind"], "agent_failed", "{last:#}");
-    assert_eq!(last["reason"]["agent"], "claude");
-    assert_eq!(last["reason"]["error"], "auth");
+    let last = last_reason(&s);
+    assert_eq!(last["kind"], "agent_failed", "{last:#}");
+    assert_eq!(last["agent"], "claude");
+    assert_eq!(last["error"], "auth");
     assert!(
         r.stderr.contains("ANTHROPIC_API_KEY") || r.stdout.contains("ANTHROPIC_API_KEY"),
         "{}",
@@ -392,8 +392,8 @@ fn a_budget_stops_a_session() {
     assert_eq!(r.code(), Some(1), "{}", r.dump());
     let s = state(&sb);
     assert_eq!(s["state"], "FAILED", "{s:#}");
-    let last = s["history"].as_array().unwrap().last().unwrap().clone();
-    assert_eq!(last["reason"]["kind"], "budget_exceeded", "{last:#}");
+    let last = last_reason(&s);
+    assert_eq!(last["kind"], "budget_exceeded", "{last:#}");
     assert_eq!(s["agents"]["spent"]["turns"], 2);
 }
 

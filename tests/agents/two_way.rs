@@ -6,8 +6,8 @@
 
 use super::harness::{Sandbox, run};
 use super::with_oneshot::{
-    LIMIT, aider_args, codex_overrides, log_records, log_text, oneshot, role_args, state,
-    tool_then, worker_timeline,
+    LIMIT, aider_args, codex_overrides, last_reason, log_records, log_text, oneshot, role_args,
+    state, tool_then, worker_timeline,
 };
 use crate::fake_model::{FakeModel, Reply};
 use serde_json::Value;
@@ -262,10 +262,10 @@ fn a_401_from_codex_app_server_fails_fast() {
     let r = run(c, LIMIT);
     assert_eq!(r.code(), Some(1), "{}", r.dump());
     let s = state(&sb);
-    let last = s["history"].as_array().unwrap().last().unwrap().clone();
-    assert_eq!(last["reason"]["kind"], "agent_failed", "{last:#}");
-    assert_eq!(last["reason"]["agent"], "codex");
-    assert_eq!(last["reason"]["error"], "auth");
+    let last = last_reason(&s);
+    assert_eq!(last["kind"], "agent_failed", "{last:#}");
+    assert_eq!(last["agent"], "codex");
+    assert_eq!(last["error"], "auth");
     assert_eq!(s["iteration_count"], 1, "not retried");
 }
 
@@ -348,8 +348,8 @@ fn a_run_past_its_budget_is_stopped_while_it_runs() {
     let r = run(c, LIMIT);
     assert_eq!(r.code(), Some(1), "{}", r.dump());
     let s = state(&sb);
-    let last = s["history"].as_array().unwrap().last().unwrap().clone();
-    assert_eq!(last["reason"]["kind"], "budget_exceeded", "{last:#}");
+    let last = last_reason(&s);
+    assert_eq!(last["kind"], "budget_exceeded", "{last:#}");
     assert!(!sb.work().join("never.txt").exists(), "stopped before");
     assert!(model.model_requests().len() <= 3, "{}", r.dump());
     assert!(

@@ -59,6 +59,14 @@ pub(super) fn state(sb: &Sandbox) -> Value {
     serde_json::from_str(&text).unwrap()
 }
 
+/// The reason of the state file's last history entry: why the session ended.
+pub(super) fn last_reason(s: &Value) -> Value {
+    s["history"]
+        .as_array()
+        .and_then(|h| h.last())
+        .map_or(Value::Null, |e| e["reason"].clone())
+}
+
 /// The `args` as `--NAME-arg=…` words (one each, so values starting with `-` are kept).
 pub(super) fn role_args(role: &str, args: &[String]) -> Vec<String> {
     args.iter().map(|a| format!("--{role}-arg={a}")).collect()
