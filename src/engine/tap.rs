@@ -46,7 +46,6 @@ pub(crate) struct Tap {
     /// The current line grew past [`MAX_LINE`]: skip to its end.
     skipping: bool,
     events: Vec<AgentEvent>,
-    session_seen: bool,
     /// The run's use last told to the session.
     told: crate::session::Spent,
     /// The agent's working directory (where Claude's transcript is filed).
@@ -65,7 +64,6 @@ impl Tap {
             partial: Vec::new(),
             skipping: false,
             events: Vec::new(),
-            session_seen: false,
             told: crate::session::Spent::default(),
         }
     }
@@ -214,9 +212,8 @@ impl Tap {
                     session_id,
                     transcript,
                     ..
-                } if !self.session_seen => {
-                    self.session_seen = true;
-                    // Claude and Gemini do not name their transcripts; where they file them
+                } if self.timeline.session_id().is_none() => {
+                    // The first one (the timeline takes it below). Claude and Gemini do not name their transcripts; where they file them
                     // is known.
                     let transcript = transcript.clone().or_else(|| {
                         transcript_of(self.kind, &self.cwd, session_id)
