@@ -275,11 +275,7 @@ fn trickle_cpu(dir: &Path, seconds: u64, rounds: usize) {
     let (mut cat_shares, mut ours) = (Vec::new(), Vec::new());
     for _ in 0..rounds {
         // Baseline: the same trickle relayed by `cat` into /dev/null, cat's CPU measured.
-        let mut cat = Command::new("cat")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::null())
-            .spawn()
-            .expect("spawn cat");
+        let mut cat = cat_to_null();
         let cat_pid = cat.id();
         let status = Command::new(&exe)
             .env(TRICKLE, format!("{seconds}:{cat_pid}:{}", report.display()))
@@ -360,6 +356,15 @@ fn trickle(spec: &str) {
     std::thread::sleep(Duration::from_millis(100));
     let share = (cpu_ns(pid) - cpu0) as f64 / t0.elapsed().as_nanos() as f64 * 100.0;
     fs::write(report, format!("{share:.2}")).expect("write report");
+}
+
+/// The baseline relay: `cat` from a pipe into /dev/null (its pid is what gets measured).
+fn cat_to_null() -> std::process::Child {
+    Command::new("cat")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("spawn cat")
 }
 
 /// Nanoseconds on CPU of every thread of `pid` so far.
@@ -583,11 +588,7 @@ fn agent_cpu(dir: &Path, seconds: u64, rounds: usize) {
     for round in 0..rounds {
         let session = format!("b3f1c0de-7a2e-4c55-9e1a-{round:012x}");
         // Baseline: the same stream relayed by `cat` into /dev/null, cat's CPU measured.
-        let mut cat = Command::new("cat")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::null())
-            .spawn()
-            .expect("spawn cat");
+        let mut cat = cat_to_null();
         let cat_pid = cat.id();
         let mut fake = Command::new(&exe)
             .env(

@@ -16,6 +16,20 @@ const WAIT: Duration = Duration::from_secs(30);
 /// it answers `initialize`, takes a user turn from stdin, asks us (`can_use_tool`) before running
 /// Bash, honours our denial (the model sees it, the tool never runs), and ends the turn with a
 /// normal `result`; closing stdin ends the process with exit 0.
+/// Claude in stream-json both ways (`-p --input-format stream-json --output-format
+/// stream-json --verbose`), then `extra`.
+fn stream_json(c: &mut std::process::Command, extra: &[&str]) {
+    c.args([
+        "-p",
+        "--input-format",
+        "stream-json",
+        "--output-format",
+        "stream-json",
+    ])
+    .arg("--verbose")
+    .args(extra);
+}
+
 #[test]
 fn claude_stream_json_input_with_the_control_protocol() {
     let model = FakeModel::with([
@@ -26,14 +40,7 @@ fn claude_stream_json_input_with_the_control_protocol() {
     let Some(mut c) = claude(&sb, &model) else {
         return;
     };
-    c.args([
-        "-p",
-        "--input-format",
-        "stream-json",
-        "--output-format",
-        "stream-json",
-    ])
-    .args(["--verbose", "--permission-prompt-tool", "stdio"]);
+    stream_json(&mut c, &["--permission-prompt-tool", "stdio"]);
     let mut s = Session::spawn(c);
     s.send(&json!({"type": "control_request", "request_id": "init1",
                    "request": {"subtype": "initialize"}}));
@@ -199,14 +206,7 @@ fn claude_stream_json_keeps_one_conversation_across_turns() {
     let Some(mut c) = claude(&sb, &model) else {
         return;
     };
-    c.args([
-        "-p",
-        "--input-format",
-        "stream-json",
-        "--output-format",
-        "stream-json",
-        "--verbose",
-    ]);
+    stream_json(&mut c, &[]);
     let mut s = Session::spawn(c);
     for (text, want) in [("turn one zq14", "first"), ("turn two zq15", "second")] {
         s.send(
@@ -315,14 +315,7 @@ fn claude_control_interrupt_stops_a_running_tool() {
     let Some(mut c) = claude(&sb, &model) else {
         return;
     };
-    c.args([
-        "-p",
-        "--input-format",
-        "stream-json",
-        "--output-format",
-        "stream-json",
-    ])
-    .args(["--verbose", "--allowedTools", "Bash"]);
+    stream_json(&mut c, &["--allowedTools", "Bash"]);
     let mut s = Session::spawn(c);
     s.send(
         &json!({"type": "user", "message": {"role": "user", "content": "run it"},
