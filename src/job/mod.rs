@@ -16,6 +16,7 @@
 
 mod machine;
 mod migrate;
+pub mod record;
 mod state;
 #[cfg(test)]
 mod tests;

@@ -1,0 +1,319 @@
+//! A job as the store keeps it: what it is to do (its spec), where it stands (state, counters,
+//! workspace, feedback) and the records written about it (transitions, artifact versions,
+//! audit entries). One type per thing written, written and read through that type.
+
+use super::{JobState, JobTrigger};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::PathBuf;
+use std::str::FromStr;
+
+/// How much a mistake in this job would cost: auto-approval (seed 003 §5.5) is only ever
+/// considered for LOW.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum Risk {
+    /// Drafts, experiments: a confident result may be approved by the policy.
+    Low,
+    /// Ordinary work.
+    Medium,
+    /// Final implementations: a human always signs off (the default).
+    #[default]
+    High,
+}
+
+impl Risk {
+    /// The name used on the command line and in policies (`"low"`).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Risk::Low => "low",
+            Risk::Medium => "medium",
+            Risk::High => "high",
+        }
+    }
+}
+
+impl fmt::Display for Risk {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Risk {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Risk, String> {
+        match s.to_ascii_lowercase().as_str() {
+            "low" => Ok(Risk::Low),
+            "medium" => Ok(Risk::Medium),
+            "high" => Ok(Risk::High),
+            _ => Err(format!("unknown risk level {s:?}: use low, medium or high")),
+        }
+    }
+}
+
+/// How the verdicts of several auditors in one step make one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Aggregate {
+    /// Every auditor must say done.
+    #[default]
+    All,
+    /// More than half must say done.
+    Majority,
+}
+
+impl FromStr for Aggregate {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Aggregate, String> {
+        match s.to_ascii_lowercase().as_str() {
+            "all" => Ok(Aggregate::All),
+            "majority" => Ok(Aggregate::Majority),
+            _ => Err(format!("unknown aggregation {s:?}: use all or majority")),
+        }
+    }
+}
+
+/// Bounds on how often a job may go round (seed 003 §1.4, §1.5).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JobLimits {
+    /// Steps a job may take in all (each reject or resubmit leads to one more); reaching it
+    /// sends the job to INTERVENTION_REQUIRED.
+    pub max_loops: u32,
+    /// Retries of a transient failure within one step before giving up.
+    pub retries: u32,
+    /// The first backoff; doubled on each retry.
+    pub backoff_ms: u64,
+    /// Harvests in a row with an empty diff, or verdicts in a row with the same findings, that
+    /// count as no progress.
+    pub no_progress: u32,
+}
+
+impl Default for JobLimits {
+    fn default() -> Self {
+        JobLimits {
+            max_loops: 5,
+            retries: 2,
+            backoff_ms: 2_000,
+            no_progress: 2,
+        }
+    }
+}
+
+/// What a job is to do: fixed at `create`, read by every step.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JobSpec {
+    /// The task: the worker's first prompt.
+    pub task: String,
+    /// The directory the job works on: a git repository (the job gets a worktree of it on a
+    /// branch of its own) or a plain directory (the job works on a copy).
+    pub source: PathBuf,
+    /// The git revision the job's branch starts from (default: `HEAD` at provisioning).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base: Option<String>,
+    /// The worker: an agent (`claude`, `codex:MODEL`) or, with `cmd:` in front, a command line.
+    pub worker: String,
+    /// The session's auditor, same forms as the worker.
+    pub auditor: String,
+    /// More auditors that judge the harvested result in parallel, aggregated with `aggregate`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub panel: Vec<String>,
+    /// How the panel's verdicts make one.
+    #[serde(default)]
+    pub aggregate: Aggregate,
+    /// The policy file (default: the built-in policy).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy: Option<PathBuf>,
+    /// The job's risk level.
+    #[serde(default)]
+    pub risk: Risk,
+    /// Named inputs, given to the policy and appended to the worker's prompt.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub inputs: BTreeMap<String, String>,
+    /// Loop bounds.
+    #[serde(default)]
+    pub limits: JobLimits,
+}
+
+/// Where a provisioned job works.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Workspace {
+    /// The directory the agents run in.
+    pub path: PathBuf,
+    /// The job's branch, when the source is a git repository.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
+    /// The commit the branch started from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_commit: Option<String>,
+}
+
+/// What a human said when rejecting, and what it was said about: injected into the next
+/// prompt as PREVIOUS ATTEMPT / CRITIQUE / INSTRUCTION (seed 003 §5.3).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Feedback {
+    /// The previous attempt: its final message and diff stat.
+    pub previous: String,
+    /// The human's critique.
+    pub critique: String,
+}
+
+/// The no-progress signals (seed 003 §1.4), visible to the policy.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Progress {
+    /// Harvests in a row whose diff was empty.
+    pub empty_diffs: u32,
+    /// Verdicts in a row that named the same findings.
+    pub same_findings: u32,
+    /// The findings of the last verdict (its open criteria or reason).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub last_findings: Vec<String>,
+    /// The hash of the last harvested diff.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_diff: Option<String>,
+}
+
+/// A job: its spec and where it stands. Leases are the store's business, not the job's.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Job {
+    /// The job id (`job-` and 8 hex digits).
+    pub id: String,
+    /// What it is to do.
+    pub spec: JobSpec,
+    /// Where it is.
+    pub state: JobState,
+    /// Why it is there (the last transition's reason), for a human reading `show`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// When it was created (ms since the epoch).
+    pub created_ms: u64,
+    /// When it last changed.
+    pub updated_ms: u64,
+    /// Steps started (PENDING → PROVISIONING).
+    pub steps: u32,
+    /// Entries into each phase over the job's life, by state name (`EXECUTING`, `RECOVERING`…)
+    /// and human verb (`reject`, `resubmit`): the per-phase counters of seed 003 §1.4.
+    #[serde(default)]
+    pub counters: BTreeMap<String, u32>,
+    /// Transient failures retried in the current step.
+    #[serde(default)]
+    pub retries: u32,
+    /// The provisioned workspace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace: Option<Workspace>,
+    /// The session running (or last run) inside EXECUTING.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<String>,
+    /// A reject's feedback, for the next step's prompt.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub feedback: Option<Feedback>,
+    /// No-progress signals.
+    #[serde(default)]
+    pub progress: Progress,
+}
+
+impl Job {
+    /// One more entry into `phase`.
+    pub fn count(&mut self, phase: &str) -> u32 {
+        let n = self.counters.entry(phase.to_string()).or_insert(0);
+        *n += 1;
+        *n
+    }
+
+    /// How often `phase` was entered.
+    pub fn counter(&self, phase: &str) -> u32 {
+        self.counters.get(phase).copied().unwrap_or(0)
+    }
+}
+
+/// One move of a job, as the history keeps it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Transition {
+    /// From.
+    pub from: JobState,
+    /// To.
+    pub to: JobState,
+    /// What moved it.
+    #[serde(flatten)]
+    pub trigger: JobTrigger,
+    /// Why, in words.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// When (ms since the epoch).
+    pub at_ms: u64,
+    /// Who: a runner id, or the human actor for a verb.
+    pub by: String,
+}
+
+/// One append-only version of a job's artifacts: what one execution produced (seed 003 §4.2).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ArtifactVersion {
+    /// 1, 2, … per job; never overwritten.
+    pub version: u32,
+    /// The step that produced it.
+    pub step: u32,
+    /// When.
+    pub at_ms: u64,
+    /// The session that ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<String>,
+    /// The session's final state (`COMPLETED`, `FAILED`…).
+    pub outcome: String,
+    /// The commit made on the job's branch, if anything changed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
+    /// SHA-256 of the diff against the base.
+    pub diff_hash: String,
+    /// `git diff --stat`-like summary.
+    pub diff_stat: String,
+    /// The files changed.
+    #[serde(default)]
+    pub files: Vec<String>,
+    /// The worker's final message.
+    #[serde(default)]
+    pub final_message: String,
+    /// The verdict (the session's auditor, or the panel's aggregate) and its reason.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<String>,
+    /// The verdict's confidence, when given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confidence: Option<f64>,
+    /// Each panel auditor's verdict.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub panel: Vec<PanelVerdict>,
+}
+
+/// One auditor of a panel and what it said.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PanelVerdict {
+    /// The auditor (as the spec names it).
+    pub auditor: String,
+    /// `done`, `retry`, `impossible`, or `error` when it gave no valid verdict.
+    pub verdict: String,
+    /// Its reason.
+    #[serde(default)]
+    pub reason: String,
+    /// Its confidence.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confidence: Option<f64>,
+}
+
+/// A human decision, as the audit trail keeps it (seed 003 §4.5).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AuditEntry {
+    /// Position in the trail (store-wide, increasing).
+    #[serde(default)]
+    pub seq: u64,
+    /// When (ms since the epoch).
+    pub at_ms: u64,
+    /// Who: `$ONESHOT_ACTOR`, else the OS user.
+    pub actor: String,
+    /// The entity's kind (`job`).
+    pub entity_type: String,
+    /// The entity's id.
+    pub entity_id: String,
+    /// The verb (`approve`, `reject`…; `create` too).
+    pub action: String,
+    /// The state before and after, feedback, diff hash, policy version…
+    pub metadata: serde_json::Map<String, serde_json::Value>,
+}

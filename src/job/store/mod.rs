@@ -1,0 +1,152 @@
+//! Where jobs live: the [`JobStore`] trait, and its embedded default [`SqliteStore`].
+//!
+//! The trait is shaped for a store shared by many runners: a runner **claims a step** (not a
+//! whole job) and gets a [`Lease`] — an owner, an expiry it extends with heartbeats, and a
+//! fencing token. Every write a runner makes names its lease, and the store refuses it once
+//! the token is stale (another runner reclaimed the job after the lease expired, or a human
+//! canceled it), so a runner that stalled and woke up can never overwrite newer work. A job in
+//! a resting state holds no lease. A PostgreSQL store follows the same contract: `claim` is a
+//! `SELECT … FOR UPDATE SKIP LOCKED` plus an `UPDATE` of the lease columns, the fencing token a
+//! column incremented by each claim, every runner write an `UPDATE … WHERE fence = $token`.
+
+mod error;
+mod sqlite;
+
+pub use error::JobStoreError;
+pub use sqlite::SqliteStore;
+
+use super::JobState;
+use super::record::{ArtifactVersion, AuditEntry, Job, Transition};
+
+/// A runner's hold on a job for one step.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Lease {
+    /// The job.
+    pub job: String,
+    /// The runner holding it (`runner-<host>-<pid>-<n>`).
+    pub runner: String,
+    /// The fencing token: increases with every claim of the job (and with every human verb
+    /// that takes the job away from a runner).
+    pub fence: u64,
+    /// When it expires unless renewed (ms since the epoch).
+    pub until_ms: u64,
+}
+
+/// A claimed step: the job as it was when claimed, and the lease.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Claim {
+    /// The job.
+    pub job: Job,
+    /// The lease on it.
+    pub lease: Lease,
+    /// The job was in a transient state under an expired lease: its runner died mid-step and
+    /// this claim is to recover it.
+    pub reclaimed: bool,
+}
+
+/// A row of `job list`: enough to show, without the whole job.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JobSummary {
+    /// The id.
+    pub id: String,
+    /// The state.
+    pub state: JobState,
+    /// The task's first line.
+    pub title: String,
+    /// The risk level.
+    pub risk: super::record::Risk,
+    /// Steps taken.
+    pub steps: u32,
+    /// Created (ms since the epoch).
+    pub created_ms: u64,
+    /// Last changed (ms since the epoch).
+    pub updated_ms: u64,
+    /// The runner holding a live lease on it.
+    pub runner: Option<String>,
+}
+
+/// Which jobs `list` returns.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ListFilter {
+    /// Only jobs in this state.
+    pub state: Option<JobState>,
+}
+
+/// A human's verb, written at once with the audit entry that records it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Decision<'a> {
+    /// The job as the verb leaves it.
+    pub job: &'a Job,
+    /// The state the verb was judged against: the write is refused if the job moved since.
+    pub expected: JobState,
+    /// The move.
+    pub transition: &'a Transition,
+    /// The audit entry.
+    pub audit: &'a AuditEntry,
+    /// The verb may take the job from a runner holding a live lease (cancel): the lease is
+    /// revoked and the runner's next write or heartbeat fails.
+    pub revoke: bool,
+}
+
+/// The store of jobs. Implementations are shared by threads and processes; every method is
+/// one atomic operation.
+pub trait JobStore: Send + Sync {
+    /// Adds a new job, with the audit entry of its creation.
+    fn create(&self, job: &Job, audit: &AuditEntry) -> Result<(), JobStoreError>;
+
+    /// The job with this id or unique id prefix. A job written with a legacy state is returned
+    /// migrated (and the migration recorded in its history).
+    fn get(&self, id: &str) -> Result<Job, JobStoreError>;
+
+    /// Jobs, oldest first.
+    fn list(&self, filter: &ListFilter) -> Result<Vec<JobSummary>, JobStoreError>;
+
+    /// Claims the next step for `runner`: of job `only` when given, else of the job waiting
+    /// longest. Claimable: a PENDING job, or a job in a transient state whose lease expired.
+    /// `None` when there is nothing to claim (or `only` is not claimable).
+    fn claim(
+        &self,
+        runner: &str,
+        only: Option<&str>,
+        ttl_ms: u64,
+        now_ms: u64,
+    ) -> Result<Option<Claim>, JobStoreError>;
+
+    /// Extends `lease` to `now_ms + ttl_ms`; [`JobStoreError::Fenced`] when it was lost.
+    fn heartbeat(&self, lease: &Lease, ttl_ms: u64, now_ms: u64) -> Result<Lease, JobStoreError>;
+
+    /// Writes `job` as the runner moved it, with the transition that moved it, if `lease` is
+    /// still current; a resting state releases the lease. [`JobStoreError::Fenced`] otherwise,
+    /// and nothing is written.
+    fn advance(
+        &self,
+        lease: &Lease,
+        job: &Job,
+        transition: Option<&Transition>,
+    ) -> Result<(), JobStoreError>;
+
+    /// Appends an artifact version (its `version` is assigned here and returned), if `lease`
+    /// is still current.
+    fn add_artifact(
+        &self,
+        lease: &Lease,
+        artifact: &ArtifactVersion,
+    ) -> Result<u32, JobStoreError>;
+
+    /// Writes a human's verb if the job is still in `expected` and no runner holds a live
+    /// lease on it (unless `revoke`): [`JobStoreError::Conflict`] or
+    /// [`JobStoreError::Busy`] otherwise, and nothing is written.
+    fn decide(&self, decision: &Decision<'_>) -> Result<(), JobStoreError>;
+
+    /// The job's transitions, oldest first.
+    fn history(&self, id: &str) -> Result<Vec<Transition>, JobStoreError>;
+
+    /// The job's artifact versions, oldest first.
+    fn artifacts(&self, id: &str) -> Result<Vec<ArtifactVersion>, JobStoreError>;
+
+    /// The audit trail of one job, or of all, oldest first.
+    fn audit(&self, id: Option<&str>) -> Result<Vec<AuditEntry>, JobStoreError>;
+
+    /// The live or expired lease on a job, if any.
+    fn lease(&self, id: &str) -> Result<Option<Lease>, JobStoreError>;
+}
