@@ -21,6 +21,7 @@ mod state;
 #[cfg(test)]
 mod tests;
 mod trigger;
+pub mod workspace;
 
 pub use machine::{Refused, allowed, next};
 pub use migrate::{Migration, migrate};

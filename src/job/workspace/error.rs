@@ -1,0 +1,156 @@
+//! What can go wrong while provisioning, harvesting or cleaning up a workspace. Every message
+//! says what was attempted, where, what git said, and what to do about it.
+
+use std::io;
+use std::path::PathBuf;
+
+/// Why a workspace operation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum WorkspaceError {
+    /// The job's source directory is not there.
+    #[error(
+        "the job's source {path} does not exist: create it or give the job an existing directory"
+    )]
+    SourceMissing {
+        /// The source as given in the job's spec.
+        path: PathBuf,
+    },
+    /// The job's source exists but is a file, not a directory.
+    #[error("the job's source {path} is not a directory: give the job a directory to work on")]
+    SourceNotDir {
+        /// The source as given in the job's spec.
+        path: PathBuf,
+    },
+    /// The source is inside a `.git` directory or a bare repository: there is no work tree to
+    /// give the job.
+    #[error(
+        "the job's source {path} is inside a git directory, not a work tree: give the job the repository's working directory"
+    )]
+    SourceInGitDir {
+        /// The source as given in the job's spec.
+        path: PathBuf,
+    },
+    /// The workspace is a worktree, but its source is no longer in a git repository.
+    #[error(
+        "the job's source {path} is no longer in a git repository, but its workspace is a worktree of one: remove the workspace by hand"
+    )]
+    SourceNotRepo {
+        /// The source as given in the job's spec.
+        path: PathBuf,
+    },
+    /// The job id cannot name a directory and a branch.
+    #[error(
+        "job id {id:?} cannot name a workspace: use letters, digits, '-', '_' or '.', not starting with '-' or '.'"
+    )]
+    BadJobId {
+        /// The id as given.
+        id: String,
+    },
+    /// `git` could not be started at all.
+    #[error("could not run `git` ({source}): install git and make sure it is on PATH")]
+    GitMissing {
+        /// Why spawning failed.
+        #[source]
+        source: io::Error,
+    },
+    /// A git command ran and failed.
+    #[error("`git {args}` failed in {dir} ({status}): {stderr}; {hint}")]
+    Git {
+        /// The command line after `git` (without the fixed `-c` options).
+        args: String,
+        /// The directory it ran in.
+        dir: PathBuf,
+        /// How it ended (`exit status: 128`).
+        status: String,
+        /// What git printed on stderr, trimmed.
+        stderr: String,
+        /// What to do about it.
+        hint: &'static str,
+    },
+    /// The spec's base revision does not name a commit in the source repository.
+    #[error(
+        "base {base:?} does not resolve to a commit in {repo}: give a branch, tag or commit that exists there (a repository without commits has no HEAD yet)"
+    )]
+    BadBase {
+        /// The revision as given (`HEAD` when the spec has none).
+        base: String,
+        /// The repository it was looked up in.
+        repo: PathBuf,
+    },
+    /// The job's branch exists but cannot be this job's workspace.
+    #[error("branch {branch} exists but {why}: {fix}")]
+    BranchConflict {
+        /// The branch (`oneshot/<job-id>`).
+        branch: String,
+        /// What is wrong with it.
+        why: String,
+        /// What to do about it.
+        fix: String,
+    },
+    /// The workspace directory exists but is not this job's workspace.
+    #[error("{path} exists but is not this job's workspace ({why}): move it away or remove it")]
+    PathOccupied {
+        /// The directory.
+        path: PathBuf,
+        /// What it is instead.
+        why: String,
+    },
+    /// The worktree is not on the job's branch any more (the agent switched branches), so a
+    /// harvest would commit somewhere else.
+    #[error(
+        "the workspace {path} is on {found}, not on the job's branch {branch}: check out {branch} there (`git switch {branch}`) and harvest again"
+    )]
+    OffBranch {
+        /// The workspace.
+        path: PathBuf,
+        /// The job's branch.
+        branch: String,
+        /// What the worktree's HEAD is instead.
+        found: String,
+    },
+    /// The workspace record lacks what the operation needs.
+    #[error("the workspace {path} has no base commit recorded: provision it again")]
+    NoBase {
+        /// The workspace.
+        path: PathBuf,
+    },
+    /// A file operation failed.
+    #[error("{action} {path}: {source}")]
+    Io {
+        /// What was being done (`copying`, `creating`).
+        action: &'static str,
+        /// The path it was done to.
+        path: PathBuf,
+        /// The OS error.
+        #[source]
+        source: io::Error,
+    },
+}
+
+impl WorkspaceError {
+    /// Whether this is git losing a race for one of its lock files (`index.lock`,
+    /// `config.lock`, a ref's lock) against a concurrent git command: worth a retry, unlike
+    /// every other failure.
+    pub fn is_lock_contention(&self) -> bool {
+        match self {
+            WorkspaceError::Git { stderr, .. } => {
+                let s = stderr.to_ascii_lowercase();
+                s.contains(".lock")
+                    && (s.contains("file exists")
+                        || s.contains("unable to create")
+                        || s.contains("could not lock")
+                        || s.contains("cannot lock")
+                        || s.contains("unable to lock"))
+            }
+            _ => false,
+        }
+    }
+
+    pub(super) fn io(action: &'static str, path: impl Into<PathBuf>, source: io::Error) -> Self {
+        WorkspaceError::Io {
+            action,
+            path: path.into(),
+            source,
+        }
+    }
+}

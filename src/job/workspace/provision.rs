@@ -1,0 +1,205 @@
+//! Provisioning a job's workspace from a git source: a worktree on the branch
+//! `oneshot/<job-id>`, made or found again, robust against a crash halfway and against other
+//! jobs provisioning on the same repository at the same time.
+
+use super::git::Git;
+use super::{JobSpec, SourceKind, Workspace, WorkspaceError, check_job_id, check_source};
+use super::{make_root, plain};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+/// How often a provision that lost a race for one of git's lock files is tried in all.
+const ATTEMPTS: u32 = 8;
+
+/// Makes the workspace of job `job_id` at `<root>/<job-id>` (the caller's `root` is the state
+/// dir's `worktrees/`): a worktree of the source's repository on branch `oneshot/<job-id>`
+/// starting at the spec's base (default `HEAD`), or, for a plain directory, a copy made into a
+/// private repository. Calling it again returns the same workspace: a worktree already there
+/// is reused, and one that was deleted or pruned is added again for the existing branch.
+pub fn provision(job_id: &str, spec: &JobSpec, root: &Path) -> Result<Workspace, WorkspaceError> {
+    check_job_id(job_id)?;
+    let kind = check_source(spec)?;
+    let root = make_root(root)?;
+    match kind {
+        SourceKind::Plain => plain::provision(job_id, spec, &root),
+        SourceKind::Git { root: repo } => {
+            let mut attempt = 0;
+            loop {
+                match provision_git(job_id, spec, &repo, &root) {
+                    // Concurrent worktree adds on one repository contend for git's lock files;
+                    // the loser fails outright rather than waiting, so wait for it. Every
+                    // attempt starts by looking at what the last one left, so a branch made
+                    // before the failure is picked up, not made twice.
+                    Err(e) if e.is_lock_contention() && attempt + 1 < ATTEMPTS => {
+                        attempt += 1;
+                        std::thread::sleep(backoff(attempt));
+                    }
+                    result => return result,
+                }
+            }
+        }
+    }
+}
+
+/// A growing pause with some jitter, so that racing threads do not collide again in step.
+fn backoff(attempt: u32) -> Duration {
+    let jitter = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos() % 40)
+        .unwrap_or(0);
+    Duration::from_millis(20 * u64::from(attempt) + u64::from(jitter))
+}
+
+fn provision_git(
+    job_id: &str,
+    spec: &JobSpec,
+    repo: &Path,
+    root: &Path,
+) -> Result<Workspace, WorkspaceError> {
+    let git = Git::new(repo);
+    // A source below the repository's top works in the same place inside the worktree.
+    let prefix = Git::new(&spec.source).run(&["rev-parse", "--show-prefix"])?;
+    let prefix = prefix.trim();
+    let branch = format!("oneshot/{job_id}");
+    let branch_ref = format!("refs/heads/{branch}");
+    let base_ref = base_ref(job_id);
+    let wt = root.join(job_id);
+    let base_name = spec.base.as_deref().unwrap_or("HEAD");
+    let base_sha = resolve(&git, base_name)?.ok_or_else(|| WorkspaceError::BadBase {
+        base: base_name.to_owned(),
+        repo: repo.to_owned(),
+    })?;
+    let base_commit = match resolve(&git, &branch_ref)? {
+        None => {
+            vacate(&wt)?;
+            // The base is recorded in a ref of its own before the branch exists, so a later
+            // recovery knows where the branch started even after `HEAD` has moved on.
+            git.cmd(&["update-ref", &base_ref, &base_sha]).run()?;
+            git.cmd(&["worktree", "add", "-q", "-b", &branch])
+                .arg(&wt)
+                .arg(&base_sha)
+                .run()?;
+            base_sha
+        }
+        Some(head) => {
+            let base = recorded_base(&git, &branch, &base_ref, &base_sha, &head)?;
+            match worktree_of(&git, &branch_ref)? {
+                Some(path) if same_path(&path, &wt) => {}
+                Some(path) if path.exists() => {
+                    return Err(WorkspaceError::BranchConflict {
+                        branch,
+                        why: format!("is checked out in another worktree, {}", path.display()),
+                        fix: format!(
+                            "remove that worktree (`git worktree remove {}`) if it is stale, or give the job another id",
+                            path.display()
+                        ),
+                    });
+                }
+                _ => {
+                    // The branch outlived its worktree: forget the dead registration and
+                    // check the branch out again where the job expects it.
+                    git.run(&["worktree", "prune"])?;
+                    vacate(&wt)?;
+                    git.cmd(&["worktree", "add", "-q"])
+                        .arg(&wt)
+                        .arg(&branch)
+                        .run()?;
+                }
+            }
+            base
+        }
+    };
+    let path = wt.join(prefix);
+    // The subdirectory may exist only untracked in the source: give the agents the place.
+    std::fs::create_dir_all(&path).map_err(|e| WorkspaceError::io("creating", &path, e))?;
+    Ok(Workspace {
+        path,
+        branch: Some(branch),
+        base_commit: Some(base_commit),
+    })
+}
+
+/// The ref that remembers where job `job_id`'s branch started.
+pub(super) fn base_ref(job_id: &str) -> String {
+    format!("refs/oneshot/base/{job_id}")
+}
+
+/// Where an existing job branch started: the recorded base, else the requested one; either
+/// way the branch must descend from it, or it is not this job's branch.
+fn recorded_base(
+    git: &Git,
+    branch: &str,
+    base_ref: &str,
+    requested: &str,
+    head: &str,
+) -> Result<String, WorkspaceError> {
+    let base = resolve(git, base_ref)?.unwrap_or_else(|| requested.to_owned());
+    if git
+        .cmd(&["merge-base", "--is-ancestor", &base, head])
+        .yes()?
+    {
+        Ok(base)
+    } else {
+        Err(WorkspaceError::BranchConflict {
+            branch: branch.to_owned(),
+            why: format!("points elsewhere: {head} does not descend from the job's base {base}"),
+            fix: format!(
+                "delete the branch (`git branch -D {branch}`) if it is stale, or give the job another id"
+            ),
+        })
+    }
+}
+
+/// The commit `rev` names, or `None` when it names none.
+fn resolve(git: &Git, rev: &str) -> Result<Option<String>, WorkspaceError> {
+    let out = git
+        .cmd(&["rev-parse", "--verify", "--quiet", "--end-of-options"])
+        .arg(format!("{rev}^{{commit}}"))
+        .spawn()?;
+    Ok(match out.code {
+        Some(0) => Some(out.stdout.trim().to_owned()),
+        _ => None,
+    })
+}
+
+/// The path of the worktree that has `branch_ref` checked out, if any does.
+fn worktree_of(git: &Git, branch_ref: &str) -> Result<Option<PathBuf>, WorkspaceError> {
+    let list = git.run(&["worktree", "list", "--porcelain", "-z"])?;
+    let mut path = None;
+    for field in list.split('\0') {
+        if let Some(p) = field.strip_prefix("worktree ") {
+            path = Some(PathBuf::from(p));
+        } else if field.strip_prefix("branch ") == Some(branch_ref) {
+            return Ok(path);
+        }
+    }
+    Ok(None)
+}
+
+fn same_path(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
+}
+
+/// Makes room for a worktree at `wt`: nothing there, or an empty directory a failed attempt
+/// left; anything else is not ours to remove.
+fn vacate(wt: &Path) -> Result<(), WorkspaceError> {
+    let Ok(mut entries) = std::fs::read_dir(wt) else {
+        if wt.exists() || wt.is_symlink() {
+            return Err(WorkspaceError::PathOccupied {
+                path: wt.to_owned(),
+                why: "not a directory".to_owned(),
+            });
+        }
+        return Ok(());
+    };
+    if entries.next().is_some() {
+        return Err(WorkspaceError::PathOccupied {
+            path: wt.to_owned(),
+            why: "a non-empty directory that is not a worktree on the job's branch".to_owned(),
+        });
+    }
+    std::fs::remove_dir(wt).map_err(|e| WorkspaceError::io("removing", wt, e))
+}
