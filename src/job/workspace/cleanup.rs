@@ -114,8 +114,11 @@ fn cleanup_git(
             .arg(&wt)
             .hint("remove the directory by hand, then run `git worktree prune` in the source")
             .run()?;
+    } else {
+        // Only a worktree whose directory is already gone leaves a registration to prune;
+        // pruning needlessly could race another job's worktree being added.
+        git.run(&["worktree", "prune"])?;
     }
-    git.run(&["worktree", "prune"])?;
     if unsaved > 0 {
         return Ok(Cleanup::Removed {
             note: Some(format!(

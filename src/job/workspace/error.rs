@@ -128,19 +128,24 @@ pub enum WorkspaceError {
 }
 
 impl WorkspaceError {
-    /// Whether this is git losing a race for one of its lock files (`index.lock`,
-    /// `config.lock`, a ref's lock) against a concurrent git command: worth a retry, unlike
-    /// every other failure.
-    pub fn is_lock_contention(&self) -> bool {
+    /// Whether this is git losing a race against a concurrent git command on the same
+    /// repository: one of its lock files (`index.lock`, `config.lock`, a ref's lock) held, or
+    /// another worktree's admin files (`.git/worktrees/<name>/`) caught half-written. Worth a
+    /// retry, unlike every other failure.
+    pub fn is_contention(&self) -> bool {
         match self {
             WorkspaceError::Git { stderr, .. } => {
                 let s = stderr.to_ascii_lowercase();
-                s.contains(".lock")
+                let lock = s.contains(".lock")
                     && (s.contains("file exists")
                         || s.contains("unable to create")
                         || s.contains("could not lock")
                         || s.contains("cannot lock")
-                        || s.contains("unable to lock"))
+                        || s.contains("unable to lock"));
+                // Seen: `failed to read .git/worktrees/<other>/commondir`, and `could not open
+                // .git/worktrees/<own>/locked` when a prune ran in between.
+                let half_made = s.contains("worktrees/");
+                lock || half_made
             }
             _ => false,
         }

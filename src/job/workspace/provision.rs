@@ -26,11 +26,12 @@ pub fn provision(job_id: &str, spec: &JobSpec, root: &Path) -> Result<Workspace,
             let mut attempt = 0;
             loop {
                 match provision_git(job_id, spec, &repo, &root) {
-                    // Concurrent worktree adds on one repository contend for git's lock files;
-                    // the loser fails outright rather than waiting, so wait for it. Every
+                    // Concurrent worktree adds on one repository contend for git's lock files
+                    // and trip over each other's half-made admin dirs; the loser fails
+                    // outright rather than waiting, so wait for it. Every
                     // attempt starts by looking at what the last one left, so a branch made
                     // before the failure is picked up, not made twice.
-                    Err(e) if e.is_lock_contention() && attempt + 1 < ATTEMPTS => {
+                    Err(e) if e.is_contention() && attempt + 1 < ATTEMPTS => {
                         attempt += 1;
                         std::thread::sleep(backoff(attempt));
                     }
@@ -95,10 +96,14 @@ fn provision_git(
                         ),
                     });
                 }
-                _ => {
-                    // The branch outlived its worktree: forget the dead registration and
-                    // check the branch out again where the job expects it.
-                    git.run(&["worktree", "prune"])?;
+                registered => {
+                    // The branch outlived its worktree: forget a dead registration and check
+                    // the branch out again where the job expects it. Prune only when there is
+                    // one, because a prune can remove the admin dir of a worktree another
+                    // thread is just adding.
+                    if registered.is_some() {
+                        git.run(&["worktree", "prune"])?;
+                    }
                     vacate(&wt)?;
                     git.cmd(&["worktree", "add", "-q"])
                         .arg(&wt)

@@ -1,6 +1,9 @@
 //! Real repositories in temporary directories, the real `git`: every path of provision,
 //! harvest, diff and cleanup.
 
+mod plain;
+mod race;
+
 use super::*;
 use crate::job::record::JobSpec;
 use std::fs;
