@@ -333,3 +333,25 @@ fn an_explicit_base_starts_the_branch_there() {
         "one\n"
     );
 }
+
+#[test]
+fn a_branch_pointing_elsewhere_is_refused() {
+    let r = repo();
+    let state = tempfile::tempdir().expect("tempdir");
+    git(r.path(), &["branch", "oneshot/job-z"]);
+    fs::write(r.path().join("a.txt"), "second\n").expect("write");
+    git(r.path(), &["commit", "-q", "-am", "second"]);
+    let err = provision("job-z", &spec(r.path()), state.path()).unwrap_err();
+    assert!(err.to_string().contains("points elsewhere"), "{err}");
+}
+
+#[test]
+fn harvest_refuses_a_workspace_switched_off_its_branch() {
+    let r = repo();
+    let state = tempfile::tempdir().expect("tempdir");
+    let ws = provision("job-w", &spec(r.path()), state.path()).expect("provision");
+    git(&ws.path, &["switch", "-q", "-c", "agent-branch"]);
+    let err = harvest(&ws, "work").unwrap_err();
+    assert!(matches!(err, WorkspaceError::OffBranch { .. }), "{err}");
+    assert!(err.to_string().contains("agent-branch"), "{err}");
+}
