@@ -17,10 +17,14 @@
 mod machine;
 mod migrate;
 pub mod record;
+pub mod runner;
 mod state;
+pub mod step;
+pub mod store;
 #[cfg(test)]
 mod tests;
 mod trigger;
+pub mod verbs;
 pub mod workspace;
 
 pub use machine::{Refused, allowed, next};

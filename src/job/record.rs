@@ -74,18 +74,15 @@ impl FromStr for Aggregate {
     }
 }
 
-/// Bounds on how often a job may go round (seed 003 §1.4, §1.5).
+/// Bounds on how often a job may go round (seed 003 §1.4). Retries of transient failures
+/// follow the policy's `limits.retry` (attempts and backoff), as a session's do.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct JobLimits {
-    /// Steps a job may take in all (each reject or resubmit leads to one more); reaching it
-    /// sends the job to INTERVENTION_REQUIRED.
+    /// Steps a job may take since it was created or last resubmitted (each reject leads to
+    /// one more); a step that ends past it without approval goes to INTERVENTION_REQUIRED.
     pub max_loops: u32,
-    /// Retries of a transient failure within one step before giving up.
-    pub retries: u32,
-    /// The first backoff; doubled on each retry.
-    pub backoff_ms: u64,
     /// Harvests in a row with an empty diff, or verdicts in a row with the same findings, that
-    /// count as no progress.
+    /// count as no progress (0: never).
     pub no_progress: u32,
 }
 
@@ -93,8 +90,6 @@ impl Default for JobLimits {
     fn default() -> Self {
         JobLimits {
             max_loops: 5,
-            retries: 2,
-            backoff_ms: 2_000,
             no_progress: 2,
         }
     }
@@ -189,8 +184,11 @@ pub struct Job {
     pub created_ms: u64,
     /// When it last changed.
     pub updated_ms: u64,
-    /// Steps started (PENDING → PROVISIONING).
+    /// Steps started (PENDING → PROVISIONING) over the job's life.
     pub steps: u32,
+    /// Steps started since creation or the last `resubmit`: what `limits.max_loops` bounds.
+    #[serde(default)]
+    pub loops: u32,
     /// Entries into each phase over the job's life, by state name (`EXECUTING`, `RECOVERING`…)
     /// and human verb (`reject`, `resubmit`): the per-phase counters of seed 003 §1.4.
     #[serde(default)]

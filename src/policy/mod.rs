@@ -18,6 +18,7 @@
 //! ([`PolicyHost::fail_mode`]), the policy's own tests ([`run_tests`],
 //! [`validate_for_reload`]), [`check`] and the editor stubs. `docs/policy.md` is the reference.
 
+mod approve;
 mod budget;
 mod calls;
 mod check;
@@ -44,6 +45,7 @@ mod watchdog;
 #[cfg(test)]
 mod tests;
 
+pub use approve::{Approval, ApprovalJob, ApprovalResult, ApproveDecision, default_approve};
 pub use budget::{BUDGET_KEYS, Budget, BudgetLevel, BudgetResource, BudgetUse};
 pub use check::{CheckReport, EffectiveBudget, EffectiveLimits, EffectiveRetry, check};
 pub use ctx::HookCtx;

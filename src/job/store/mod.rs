@@ -127,11 +127,8 @@ pub trait JobStore: Send + Sync {
 
     /// Appends an artifact version (its `version` is assigned here and returned), if `lease`
     /// is still current.
-    fn add_artifact(
-        &self,
-        lease: &Lease,
-        artifact: &ArtifactVersion,
-    ) -> Result<u32, JobStoreError>;
+    fn add_artifact(&self, lease: &Lease, artifact: &ArtifactVersion)
+    -> Result<u32, JobStoreError>;
 
     /// Writes a human's verb if the job is still in `expected` and no runner holds a live
     /// lease on it (unless `revoke`): [`JobStoreError::Conflict`] or

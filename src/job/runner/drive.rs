@@ -1,0 +1,200 @@
+//! Driving one claimed step: the core decides, this carries out, until the job rests.
+
+use super::session::{self, JobPolicy};
+use super::{Note, RunnerOptions};
+use crate::job::record::Workspace;
+use crate::job::step::{HarvestFacts, JobEffect, RunnerEvent, Step};
+use crate::job::store::{Claim, JobStore, JobStoreError, Lease};
+use crate::job::{JobState, workspace};
+use crate::pipeline::now_ms;
+use std::cell::RefCell;
+use std::collections::VecDeque;
+use std::rc::Rc;
+use std::sync::Arc;
+
+/// How a step ended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StepEnd {
+    /// The job.
+    pub job: String,
+    /// The state it rests in (or was in when the runner lost it).
+    pub state: JobState,
+    /// Why, in words.
+    pub reason: Option<String>,
+    /// The runner lost its lease (a human canceled the job, or another runner took it over)
+    /// or could not write: the step's outcome is not this runner's to record.
+    pub lost: Option<String>,
+}
+
+/// What the heartbeat shares with the step: the lease as last renewed, whether it was lost,
+/// and the session to kill when it is.
+#[derive(Default)]
+pub(super) struct Hold {
+    pub(super) lost: Option<String>,
+    pub(super) interrupt: Option<crate::engine::Interrupt>,
+}
+
+/// Drives `claim` until the job rests or the lease is lost.
+pub(super) async fn drive(store: Arc<dyn JobStore>, claim: Claim, opts: &RunnerOptions) -> StepEnd {
+    let lease = claim.lease.clone();
+    let hold = Rc::new(RefCell::new(Hold::default()));
+    let beat = tokio::task::spawn_local(heartbeat(
+        Arc::clone(&store),
+        lease.clone(),
+        opts.lease_ttl,
+        Rc::clone(&hold),
+    ));
+    let mut step = Step::new(claim.job, opts.runner.clone());
+    let policy = JobPolicy::load(&step.job.spec);
+    let mut judge = policy.judge();
+    let mut queue = VecDeque::from(step.step(
+        now_ms(),
+        RunnerEvent::Claimed {
+            reclaimed: claim.reclaimed,
+        },
+        &mut judge,
+    ));
+    let mut lost = None;
+    while let Some(effect) = queue.pop_front() {
+        if let Some(why) = hold.borrow().lost.clone() {
+            lost = Some(why);
+            break;
+        }
+        let event = match effect {
+            JobEffect::Save(t) => {
+                if let Err(e) = store.advance(&lease, &step.job, t.as_ref()) {
+                    lost = Some(e.to_string());
+                    break;
+                }
+                if let Some(t) = t {
+                    (opts.on_note)(&Note::Moved {
+                        job: step.job.id.clone(),
+                        transition: t,
+                    });
+                }
+                None
+            }
+            JobEffect::AddArtifact(a) => {
+                if let Err(e) = store.add_artifact(&lease, &a) {
+                    lost = Some(e.to_string());
+                    break;
+                }
+                None
+            }
+            JobEffect::Done => break,
+            JobEffect::Provision { after } => {
+                tokio::time::sleep(after).await;
+                Some(provision(&step, opts).await)
+            }
+            JobEffect::Execute { prompt, resume } => {
+                let ws = workspace_of(&step);
+                Some(
+                    session::execute(&mut step, &ws, prompt, resume, opts, &store, &lease, &hold)
+                        .await,
+                )
+            }
+            JobEffect::Recover { session, after } => {
+                tokio::time::sleep(after).await;
+                Some(session::recover(session.as_deref(), opts))
+            }
+            JobEffect::ReadSession(id) => Some(session::read_end(&id, opts)),
+            JobEffect::Harvest { message } => {
+                let ws = workspace_of(&step);
+                Some(harvest(ws, message).await)
+            }
+            JobEffect::Audit(panel) => {
+                let ws = workspace_of(&step);
+                Some(RunnerEvent::Audited(
+                    super::panel::audit(&step.job, &ws, &panel).await,
+                ))
+            }
+        };
+        if let Some(event) = event {
+            queue.extend(step.step(now_ms(), event, &mut judge));
+        }
+    }
+    beat.abort();
+    let lost = lost.or_else(|| hold.borrow().lost.clone());
+    StepEnd {
+        job: step.job.id.clone(),
+        state: step.job.state,
+        reason: step.job.reason.clone(),
+        lost,
+    }
+}
+
+/// Renews the lease every third of its life; on refusal says why and kills the session.
+async fn heartbeat(
+    store: Arc<dyn JobStore>,
+    mut lease: Lease,
+    ttl: std::time::Duration,
+    hold: Rc<RefCell<Hold>>,
+) {
+    let every = ttl / 3;
+    loop {
+        tokio::time::sleep(every).await;
+        match store.heartbeat(&lease, ttl.as_millis() as u64, now_ms()) {
+            Ok(renewed) => lease = renewed,
+            Err(JobStoreError::Fenced { .. }) | Err(JobStoreError::NotFound { .. }) => {
+                let mut h = hold.borrow_mut();
+                h.lost = Some(format!(
+                    "lost the lease on job {}: a human canceled it or another runner took it \
+                     over; its session was stopped",
+                    lease.job
+                ));
+                if let Some(i) = &h.interrupt {
+                    i.kill();
+                }
+                return;
+            }
+            // A busy or briefly unreadable store: try again at the next beat, while the
+            // lease still has two thirds of its life.
+            Err(e) => tracing::warn!("heartbeat of job {}: {e}", lease.job),
+        }
+    }
+}
+
+fn workspace_of(step: &Step) -> Workspace {
+    step.job.workspace.clone().unwrap_or_else(|| Workspace {
+        path: step.job.spec.source.clone(),
+        branch: None,
+        base_commit: None,
+    })
+}
+
+async fn provision(step: &Step, opts: &RunnerOptions) -> RunnerEvent {
+    let id = step.job.id.clone();
+    let spec = step.job.spec.clone();
+    let root = opts.state_dir.join("worktrees");
+    let made = tokio::task::spawn_blocking(move || workspace::provision(&id, &spec, &root)).await;
+    match made {
+        Ok(Ok(ws)) => RunnerEvent::Provisioned(ws),
+        Ok(Err(e)) => RunnerEvent::ProvisionFailed {
+            transient: e.is_contention(),
+            reason: e.to_string(),
+        },
+        Err(e) => RunnerEvent::ProvisionFailed {
+            reason: format!("provisioning panicked: {e}"),
+            transient: false,
+        },
+    }
+}
+
+async fn harvest(ws: Workspace, message: String) -> RunnerEvent {
+    let done = tokio::task::spawn_blocking(move || workspace::harvest(&ws, &message)).await;
+    match done {
+        Ok(Ok(h)) => RunnerEvent::Harvested(HarvestFacts {
+            commit: h.commit,
+            diff_hash: h.diff_hash,
+            diff_stat: h.diff_stat,
+            files: h.files,
+            empty: h.empty,
+        }),
+        Ok(Err(e)) => RunnerEvent::HarvestFailed {
+            reason: e.to_string(),
+        },
+        Err(e) => RunnerEvent::HarvestFailed {
+            reason: format!("harvest panicked: {e}"),
+        },
+    }
+}

@@ -1,0 +1,240 @@
+//! The session inside EXECUTING: made from the job's spec, run on this thread, read back into
+//! a [`SessionEnd`]; and recovery, which decides whether a failed execution's session can go
+//! on.
+
+use super::RunnerOptions;
+use super::drive::Hold;
+use crate::agent::AgentSpec;
+use crate::engine::{Engine, Options, SessionBuilder, Silent};
+use crate::job::record::{JobSpec, Workspace};
+use crate::job::step::{JobJudge, RunnerEvent, SessionEnd, Step};
+use crate::job::store::{JobStore, Lease};
+use crate::machine::SessionState;
+use crate::policy::{
+    ApprovalJob, ApprovalResult, ApproveDecision, PolicyHost, PolicyOptions, RetryLimits,
+};
+use crate::session::Session;
+use crate::store::Store;
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::sync::Arc;
+
+/// The worker's final message is kept up to this many bytes (its end) in the artifact.
+const FINAL_MESSAGE: usize = 4096;
+
+/// Who plays a role, as a job's spec names it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Player {
+    /// An agent CLI, driven over its protocol.
+    Agent(AgentSpec),
+    /// A command line.
+    Command(String),
+}
+
+impl Player {
+    /// Reads `AGENT[:MODEL]` or `cmd:COMMAND LINE`.
+    pub fn parse(text: &str) -> Result<Player, String> {
+        match text.strip_prefix("cmd:") {
+            Some(line) if line.trim().is_empty() => {
+                Err("`cmd:` needs a command line after it, e.g. `cmd:sh check.sh`".into())
+            }
+            Some(line) => Ok(Player::Command(line.trim().to_string())),
+            None => AgentSpec::parse(text)
+                .map(Player::Agent)
+                .map_err(|e| e.to_string()),
+        }
+    }
+}
+
+/// The job's policy, loaded once per step for the judge; a session gets a fresh copy.
+pub(super) struct JobPolicy {
+    host: Result<PolicyHost, String>,
+}
+
+impl JobPolicy {
+    pub(super) fn load(spec: &JobSpec) -> JobPolicy {
+        JobPolicy { host: fresh(spec) }
+    }
+
+    pub(super) fn judge(&self) -> PolicyJudge<'_> {
+        PolicyJudge { policy: self }
+    }
+}
+
+/// The job's policy, loaded anew (a `PolicyHost` holds its own Lua state).
+fn fresh(spec: &JobSpec) -> Result<PolicyHost, String> {
+    match &spec.policy {
+        Some(path) => PolicyHost::load(path, PolicyOptions::default()).map_err(|e| e.to_string()),
+        None => Ok(PolicyHost::builtin()),
+    }
+}
+
+/// The job's policy deciding a step.
+pub(super) struct PolicyJudge<'a> {
+    policy: &'a JobPolicy,
+}
+
+impl JobJudge for PolicyJudge<'_> {
+    fn approve(
+        &mut self,
+        result: &ApprovalResult,
+        job: &ApprovalJob,
+    ) -> Result<ApproveDecision, String> {
+        match &self.policy.host {
+            Ok(host) => host.approve(result, job).map_err(|e| e.to_string()),
+            Err(e) => Err(format!("the job's policy does not load: {e}")),
+        }
+    }
+
+    fn retry(&self) -> RetryLimits {
+        match &self.policy.host {
+            Ok(host) => host.limits().retry,
+            Err(_) => RetryLimits::default(),
+        }
+    }
+}
+
+/// Runs the step's session — a new one with `prompt`, or `resume` — to its end.
+#[allow(clippy::too_many_arguments)]
+pub(super) async fn execute(
+    step: &mut Step,
+    ws: &Workspace,
+    prompt: String,
+    resume: Option<String>,
+    opts: &RunnerOptions,
+    store: &Arc<dyn JobStore>,
+    lease: &Lease,
+    hold: &Rc<RefCell<Hold>>,
+) -> RunnerEvent {
+    let sessions = Store::new(&opts.state_dir);
+    let made = match &resume {
+        Some(id) => match sessions.open(id).and_then(|d| d.read_state()) {
+            // It ended before its runner died: its end is what there is to harvest.
+            Ok(s) if s.state().is_terminal() => return RunnerEvent::SessionEnded(end_of(&s)),
+            _ => Engine::resume(&sessions, id, None, Options::default()),
+        },
+        None => create(&step.job.spec, ws, prompt, &sessions),
+    };
+    let mut engine = match made {
+        Ok(e) => e,
+        Err(e) => {
+            return RunnerEvent::SessionEnded(not_started(
+                resume.as_deref().unwrap_or("-"),
+                e.to_string(),
+            ));
+        }
+    };
+    // Recorded before it runs, so a runner that dies now leaves the session to recover.
+    step.job.session = Some(engine.id().to_string());
+    if let Err(e) = store.advance(lease, &step.job, None) {
+        hold.borrow_mut().lost = Some(e.to_string());
+        return RunnerEvent::SessionEnded(not_started(engine.id(), e.to_string()));
+    }
+    hold.borrow_mut().interrupt = Some(engine.interrupter());
+    let ran = engine.run(&mut Silent).await;
+    hold.borrow_mut().interrupt = None;
+    match ran {
+        Ok(_) => RunnerEvent::SessionEnded(end_of(engine.session())),
+        Err(e) => {
+            let mut end = end_of(engine.session());
+            end.transient = true;
+            end.reason = Some(e.to_string());
+            RunnerEvent::SessionEnded(end)
+        }
+    }
+}
+
+fn create(
+    spec: &JobSpec,
+    ws: &Workspace,
+    prompt: String,
+    sessions: &Store,
+) -> Result<Engine, crate::engine::EngineError> {
+    let usage = crate::engine::EngineError::Usage;
+    let mut b = SessionBuilder::new(prompt).workdir(&ws.path);
+    b = match Player::parse(&spec.worker).map_err(usage)? {
+        Player::Agent(a) => b.worker_agent(a),
+        Player::Command(c) => b.worker(c),
+    };
+    b = match Player::parse(&spec.auditor).map_err(usage)? {
+        Player::Agent(a) => b.auditor_agent(a),
+        Player::Command(c) => b.auditor(c),
+    };
+    let policy = fresh(spec).map_err(usage)?;
+    b.policy(policy).create(sessions)
+}
+
+/// What recovery makes of a failed execution's session.
+pub(super) fn recover(session: Option<&str>, opts: &RunnerOptions) -> RunnerEvent {
+    let Some(id) = session else {
+        return RunnerEvent::Recovered { resume: None };
+    };
+    let sessions = Store::new(&opts.state_dir);
+    match sessions.open(id).and_then(|d| d.read_state()) {
+        // Unfinished, it goes on; finished (before its runner could say so), its end is
+        // harvested: either way the session is the one to continue.
+        Ok(_) => RunnerEvent::Recovered {
+            resume: Some(id.to_string()),
+        },
+        // It never got to disk: start afresh.
+        Err(crate::store::StoreError::NotFound { .. }) => RunnerEvent::Recovered { resume: None },
+        Err(e) => RunnerEvent::RecoveryFailed {
+            reason: format!("session {id} cannot be read: {e}"),
+        },
+    }
+}
+
+/// How session `id` ended, read from its state file.
+pub(super) fn read_end(id: &str, opts: &RunnerOptions) -> RunnerEvent {
+    let sessions = Store::new(&opts.state_dir);
+    RunnerEvent::SessionEnded(match sessions.open(id).and_then(|d| d.read_state()) {
+        Ok(s) => end_of(&s),
+        Err(e) => not_started(id, format!("session {id} cannot be read: {e}")),
+    })
+}
+
+/// A session's end as the job sees it.
+fn end_of(s: &Session) -> SessionEnd {
+    let state = s.state();
+    let verdict = s.last_verdict.as_ref();
+    let out = &s.worker_output;
+    let mut cut = out.len().saturating_sub(FINAL_MESSAGE);
+    while !out.is_char_boundary(cut) {
+        cut += 1;
+    }
+    SessionEnd {
+        session: s.id.clone(),
+        outcome: state.as_str().to_string(),
+        completed: state == SessionState::Completed,
+        transient: state == SessionState::Interrupted || !state.is_terminal(),
+        reason: s.last_reason().map(|r| r.to_string()),
+        verdict: verdict.map(|v| verdict_word(v.verdict).to_string()),
+        confidence: verdict.and_then(|v| v.confidence),
+        findings: verdict.map(|v| v.open_criteria.clone()).unwrap_or_default(),
+        final_message: out[cut..].trim().to_string(),
+    }
+}
+
+/// A session that could not start: nothing to retry, a human must look.
+fn not_started(id: &str, reason: String) -> SessionEnd {
+    SessionEnd {
+        session: id.to_string(),
+        outcome: "NOT_STARTED".into(),
+        completed: false,
+        transient: false,
+        reason: Some(reason),
+        verdict: None,
+        confidence: None,
+        findings: Vec::new(),
+        final_message: String::new(),
+    }
+}
+
+/// A verdict as a policy writes it.
+pub(super) fn verdict_word(v: crate::machine::Verdict) -> &'static str {
+    match v {
+        crate::machine::Verdict::Done => "done",
+        crate::machine::Verdict::Retry => "retry",
+        crate::machine::Verdict::Impossible => "impossible",
+    }
+}

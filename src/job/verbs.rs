@@ -1,0 +1,157 @@
+//! A human's verbs (`activate`, `approve`, `reject`, `resubmit`, `suspend`, `resume`,
+//! `cancel`): what each does to a job and the audit entry that records it (seed 003 §4.5).
+//! Pure, like the runner's [`super::step`]: the CLI reads the job, asks here, and hands the
+//! result to [`super::store::JobStore::decide`], which writes it only if the job has not moved.
+
+use super::record::{AuditEntry, Feedback, Job, Transition};
+use super::{JobState, JobTrigger, Refused, next};
+use serde_json::{Map, Value};
+
+/// Who decides and the facts worth keeping with the decision.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct VerbContext {
+    /// The actor (`$ONESHOT_ACTOR`, else the OS user).
+    pub actor: String,
+    /// Now, ms since the epoch.
+    pub now_ms: u64,
+    /// `reject --feedback TEXT`: the critique.
+    pub feedback: Option<String>,
+    /// The latest artifact's summary (final message and diff stat): a reject's PREVIOUS
+    /// ATTEMPT.
+    pub previous: Option<String>,
+    /// The latest artifact's diff hash: what was approved or rejected.
+    pub diff_hash: Option<String>,
+    /// The policy's content hash now: which policy version the human overruled or confirmed.
+    pub policy_hash: Option<String>,
+}
+
+/// Why a verb was not applied.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum VerbError {
+    /// The state does not allow it.
+    #[error("job {id}: {refused}")]
+    Refused {
+        /// The job.
+        id: String,
+        /// The machine's refusal, naming what the state allows.
+        refused: Refused,
+    },
+    /// `reject` without feedback: the next attempt would be told nothing.
+    #[error(
+        "job {id}: reject needs --feedback TEXT: the critique is what the next attempt is told \
+         (PREVIOUS ATTEMPT / CRITIQUE / INSTRUCTION)"
+    )]
+    NoFeedback {
+        /// The job.
+        id: String,
+    },
+    /// Not a human's verb.
+    #[error("{verb} is the runner's to give, not a human's")]
+    NotAVerb {
+        /// The trigger.
+        verb: JobTrigger,
+    },
+}
+
+/// Applies `verb` to `job`: the job as it leaves it, the transition and the audit entry.
+/// `step` is not handled here: a step is claimed from the store by a runner.
+pub fn apply(
+    job: &Job,
+    verb: JobTrigger,
+    cx: &VerbContext,
+) -> Result<(Job, Transition, AuditEntry), VerbError> {
+    if !verb.is_verb() || verb == JobTrigger::Step {
+        return Err(VerbError::NotAVerb { verb });
+    }
+    let to = next(job.state, verb).map_err(|refused| VerbError::Refused {
+        id: job.id.clone(),
+        refused,
+    })?;
+    let mut j = job.clone();
+    let feedback = cx
+        .feedback
+        .as_deref()
+        .map(str::trim)
+        .filter(|f| !f.is_empty());
+    match verb {
+        JobTrigger::Reject => {
+            let Some(critique) = feedback else {
+                return Err(VerbError::NoFeedback { id: job.id.clone() });
+            };
+            j.feedback = Some(Feedback {
+                previous: cx
+                    .previous
+                    .clone()
+                    .unwrap_or_else(|| "(no artifact was recorded)".into()),
+                critique: critique.to_string(),
+            });
+        }
+        JobTrigger::Resubmit => {
+            // A human fixed things: the loop bound and the no-progress signals start over.
+            j.loops = 0;
+            j.retries = 0;
+            j.progress = Default::default();
+        }
+        JobTrigger::Resume => j.retries = 0,
+        _ => {}
+    }
+    j.state = to;
+    j.updated_ms = cx.now_ms;
+    j.count(verb.name());
+    let reason = match (verb, feedback) {
+        (JobTrigger::Reject, Some(f)) => Some(format!("rejected by {}: {f}", cx.actor)),
+        _ => Some(format!("{} by {}", verb.name(), cx.actor)),
+    };
+    j.reason = reason.clone();
+    let transition = Transition {
+        from: job.state,
+        to,
+        trigger: verb,
+        reason,
+        at_ms: cx.now_ms,
+        by: cx.actor.clone(),
+    };
+    let audit = audit_entry(job, verb.name(), to, cx);
+    Ok((j, transition, audit))
+}
+
+/// The audit entry of `action` on `job` (also used for `create`).
+pub fn audit_entry(job: &Job, action: &str, to: JobState, cx: &VerbContext) -> AuditEntry {
+    let mut m = Map::new();
+    m.insert("from".into(), Value::from(job.state.as_str()));
+    m.insert("to".into(), Value::from(to.as_str()));
+    let mut put = |k: &str, v: &Option<String>| {
+        if let Some(v) = v {
+            m.insert(k.into(), Value::from(v.as_str()));
+        }
+    };
+    put("feedback", &cx.feedback);
+    put("diff_hash", &cx.diff_hash);
+    put("policy_hash", &cx.policy_hash);
+    put("session", &job.session);
+    AuditEntry {
+        seq: 0,
+        at_ms: cx.now_ms,
+        actor: cx.actor.clone(),
+        entity_type: "job".into(),
+        entity_id: job.id.clone(),
+        action: action.into(),
+        metadata: m,
+    }
+}
+
+/// Who is acting: `$ONESHOT_ACTOR`, else the OS user (`$USER`, else the uid's name), else
+/// `unknown`.
+pub fn actor() -> String {
+    let set = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
+    set("ONESHOT_ACTOR")
+        .or_else(|| set("USER"))
+        .or_else(|| set("LOGNAME"))
+        .or_else(|| {
+            nix::unistd::User::from_uid(nix::unistd::getuid())
+                .ok()
+                .flatten()
+                .map(|u| u.name)
+        })
+        .unwrap_or_else(|| "unknown".into())
+}
