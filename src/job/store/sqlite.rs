@@ -1,3 +1,0 @@
-//! TEMPORARY stand-in.
-#![allow(missing_docs)]
-pub struct SqliteStore;
