@@ -18,6 +18,7 @@ mod machine;
 mod migrate;
 pub mod record;
 mod state;
+pub mod store;
 #[cfg(test)]
 mod tests;
 mod trigger;
@@ -25,4 +26,7 @@ mod trigger;
 pub use machine::{Refused, allowed, next};
 pub use migrate::{Migration, migrate};
 pub use state::{JobState, UnknownJobState};
+pub use store::{
+    Claim, Decision, JobStore, JobStoreError, JobSummary, Lease, ListFilter, SqliteStore,
+};
 pub use trigger::{Harvest, JobTrigger};

@@ -11,6 +11,8 @@
 
 mod error;
 mod sqlite;
+#[cfg(test)]
+mod tests;
 
 pub use error::JobStoreError;
 pub use sqlite::SqliteStore;
@@ -127,11 +129,8 @@ pub trait JobStore: Send + Sync {
 
     /// Appends an artifact version (its `version` is assigned here and returned), if `lease`
     /// is still current.
-    fn add_artifact(
-        &self,
-        lease: &Lease,
-        artifact: &ArtifactVersion,
-    ) -> Result<u32, JobStoreError>;
+    fn add_artifact(&self, lease: &Lease, artifact: &ArtifactVersion)
+    -> Result<u32, JobStoreError>;
 
     /// Writes a human's verb if the job is still in `expected` and no runner holds a live
     /// lease on it (unless `revoke`): [`JobStoreError::Conflict`] or
