@@ -30,4 +30,7 @@ pub mod workspace;
 pub use machine::{Refused, allowed, next};
 pub use migrate::{Migration, migrate};
 pub use state::{JobState, UnknownJobState};
+pub use store::{
+    Claim, Decision, JobStore, JobStoreError, JobSummary, Lease, ListFilter, SqliteStore,
+};
 pub use trigger::{Harvest, JobTrigger};

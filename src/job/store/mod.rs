@@ -11,6 +11,8 @@
 
 mod error;
 mod sqlite;
+#[cfg(test)]
+mod tests;
 
 pub use error::JobStoreError;
 pub use sqlite::SqliteStore;

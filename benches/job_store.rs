@@ -1,0 +1,155 @@
+//! The SQLite job store under load, on a real file in a temporary directory.
+//!
+//! Cases:
+//! * `claim, one runner (baseline)`: N PENDING jobs, one runner doing claim → advance to
+//!   PROVISIONING (transient, lease kept) → advance to INTERVENTION_REQUIRED (resting,
+//!   released) until nothing is left;
+//! * `claim, two runners`: the same with two threads, each with its own store handle (its own
+//!   connection), contending for the file's write lock (the target: ≥ 2,000 claims/s);
+//! * `list`: `list` over 10,000 jobs (the target: ≤ 100 ms).
+//!
+//! Run: `cargo bench --bench job_store`. Prints plain figures; no criterion (each case changes
+//! the store, so a repeatable sample would need a fresh store per iteration).
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use oneshot::job::record::{AuditEntry, Job, JobLimits, JobSpec, Risk, Transition};
+use oneshot::job::{JobState, JobStore, JobTrigger, ListFilter, SqliteStore};
+
+const CLAIM_JOBS: usize = 2_000;
+const LIST_JOBS: usize = 10_000;
+const TTL: u64 = 60_000;
+
+fn job(i: usize) -> Job {
+    Job {
+        id: format!("job-{i:08x}"),
+        spec: JobSpec {
+            task: format!("Fix the parser bug number {i}\nThe tokenizer drops brackets."),
+            source: "/src/project".into(),
+            base: None,
+            worker: "claude".into(),
+            auditor: "codex".into(),
+            panel: vec![],
+            aggregate: Default::default(),
+            policy: None,
+            risk: Risk::Medium,
+            inputs: Default::default(),
+            limits: JobLimits::default(),
+        },
+        state: JobState::Pending,
+        reason: None,
+        created_ms: i as u64,
+        updated_ms: i as u64,
+        steps: 0,
+        counters: Default::default(),
+        retries: 0,
+        workspace: None,
+        session: None,
+        feedback: None,
+        progress: Default::default(),
+    }
+}
+
+fn fill(path: &Path, n: usize) -> SqliteStore {
+    let store = SqliteStore::open(path).expect("open");
+    for i in 0..n {
+        let j = job(i);
+        let audit = AuditEntry {
+            seq: 0,
+            at_ms: i as u64,
+            actor: "bench".into(),
+            entity_type: "job".into(),
+            entity_id: j.id.clone(),
+            action: "create".into(),
+            metadata: Default::default(),
+        };
+        store.create(&j, &audit).expect("create");
+    }
+    store
+}
+
+fn advance(store: &SqliteStore, lease: &oneshot::job::Lease, job: &mut Job, to: JobState) {
+    let t = Transition {
+        from: job.state,
+        to,
+        trigger: JobTrigger::Step,
+        reason: None,
+        at_ms: 2_000,
+        by: lease.runner.clone(),
+    };
+    job.state = to;
+    job.updated_ms = 2_000;
+    store.advance(lease, job, Some(&t)).expect("advance");
+}
+
+/// One runner's loop; returns its claims.
+fn run(path: &Path, runner: &str) -> usize {
+    let store = SqliteStore::open(path).expect("open");
+    let mut claims = 0;
+    while let Some(c) = store.claim(runner, None, TTL, 1_000).expect("claim") {
+        let mut j = c.job;
+        advance(&store, &c.lease, &mut j, JobState::Provisioning);
+        advance(&store, &c.lease, &mut j, JobState::InterventionRequired);
+        claims += 1;
+    }
+    claims
+}
+
+/// Claims/s of `runners` threads over a fresh store of [`CLAIM_JOBS`] jobs.
+fn claims(runners: usize) -> (f64, Vec<usize>) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("jobs.db");
+    drop(fill(&path, CLAIM_JOBS));
+    let start = Instant::now();
+    let each: Vec<usize> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..runners)
+            .map(|r| {
+                let path = &path;
+                s.spawn(move || run(path, &format!("runner-{r}")))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("runner"))
+            .collect()
+    });
+    let total: usize = each.iter().sum();
+    assert_eq!(total, CLAIM_JOBS, "every job claimed exactly once");
+    (total as f64 / start.elapsed().as_secs_f64(), each)
+}
+
+fn main() {
+    // `cargo bench` passes `--bench`; nothing here takes options.
+    let (one, _) = claims(1);
+    println!(
+        "claim, one runner (baseline): {one:>8.0} claims/s ({CLAIM_JOBS} jobs, 3 writes each)"
+    );
+    let (two, each) = claims(2);
+    println!(
+        "claim, two runners:           {two:>8.0} claims/s (per runner {each:?}; target ≥ 2,000)"
+    );
+
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = fill(&dir.path().join("jobs.db"), LIST_JOBS);
+    let mut best = Duration::MAX;
+    for _ in 0..10 {
+        let t = Instant::now();
+        let listed = store.list(&ListFilter::default()).expect("list");
+        best = best.min(t.elapsed());
+        assert_eq!(listed.len(), LIST_JOBS);
+    }
+    let t = Instant::now();
+    let pending = store
+        .list(&ListFilter {
+            state: Some(JobState::Pending),
+        })
+        .expect("list");
+    let filtered = t.elapsed();
+    assert_eq!(pending.len(), LIST_JOBS);
+    println!(
+        "list, {LIST_JOBS} jobs:            {:>8.1} ms best of 10 ({:.1} ms filtered by state; target ≤ 100 ms)",
+        best.as_secs_f64() * 1e3,
+        filtered.as_secs_f64() * 1e3
+    );
+}

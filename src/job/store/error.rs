@@ -1,0 +1,94 @@
+//! What can go wrong with the job store, each said with what happened, where, and what to do.
+
+use crate::job::JobState;
+use std::path::PathBuf;
+
+/// A job store operation that did not happen. Whatever the variant, nothing was written.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum JobStoreError {
+    /// No job has this id or id prefix.
+    #[error("no job {id:?} in the job store; `oneshot job list` shows the jobs there are")]
+    NotFound {
+        /// The id or prefix asked for.
+        id: String,
+    },
+
+    /// The prefix names more than one job.
+    #[error(
+        "{id:?} names {n} jobs ({names}); give more of the id to pick one",
+        n = matches.len(),
+        names = matches.join(", ")
+    )]
+    Ambiguous {
+        /// The prefix asked for.
+        id: String,
+        /// The ids it matches (the first few).
+        matches: Vec<String>,
+    },
+
+    /// A job with this id exists already.
+    #[error(
+        "job {id} exists already in the job store; nothing was written; create it under a new id"
+    )]
+    Exists {
+        /// The id.
+        id: String,
+    },
+
+    /// The runner's lease is no longer current.
+    #[error(
+        "job {id}: this runner lost its lease (fencing token {fence} is stale): another runner \
+         reclaimed the job after the lease expired, or a human canceled it; nothing was written; \
+         stop working on this job (`oneshot job show {id}` says where it is now)"
+    )]
+    Fenced {
+        /// The job.
+        id: String,
+        /// The stale fencing token.
+        fence: u64,
+    },
+
+    /// A human's verb was judged against a state the job has left.
+    #[error(
+        "job {id} moved to {now} meanwhile (the verb was meant for {expected}); nothing was \
+         written; run the verb again if it still applies"
+    )]
+    Conflict {
+        /// The job.
+        id: String,
+        /// The state the verb was judged against.
+        expected: JobState,
+        /// The state the job is in.
+        now: JobState,
+    },
+
+    /// A runner holds a live lease on the job.
+    #[error(
+        "job {id}: runner {runner} is stepping it right now; nothing was written; wait for the \
+         step to end, or cancel the job (`oneshot job cancel {id}`)"
+    )]
+    Busy {
+        /// The job.
+        id: String,
+        /// The runner holding it.
+        runner: String,
+    },
+
+    /// A stored row does not parse.
+    #[error("job {id}: its stored record does not parse: {message}")]
+    Corrupt {
+        /// The job.
+        id: String,
+        /// What does not parse, where, and what to do.
+        message: String,
+    },
+
+    /// The database itself failed: cannot be opened, locked, not a job store, …
+    #[error("job store {path}: {message}", path = path.display())]
+    Db {
+        /// The store's file.
+        path: PathBuf,
+        /// What happened and what to do.
+        message: String,
+    },
+}

@@ -1,0 +1,376 @@
+//! [`JobStore`] for [`SqliteStore`]: each method one statement or one immediate transaction.
+
+use super::schema::CLAIMABLE;
+use super::{SqliteStore, fenced, int, rows, uint};
+use crate::job::record::{ArtifactVersion, AuditEntry, Job, Transition};
+use crate::job::store::{Claim, Decision, JobStore, JobStoreError, JobSummary, Lease, ListFilter};
+use crate::job::{JobState, Migration};
+use rusqlite::{ErrorCode, OptionalExtension, Transaction, params};
+
+impl SqliteStore {
+    /// Writes a legacy row's migrated state back, and records the migration in the audit
+    /// trail (the transition matrix has no trigger for it). The store reads no clock: the
+    /// entry is dated at the job's last change.
+    fn record_migration(
+        &self,
+        tx: &Transaction<'_>,
+        job: &mut Job,
+        migration: &Migration,
+    ) -> Result<(), JobStoreError> {
+        job.reason = Some(format!(
+            "migrated from {} (seed 001 migration table): {}",
+            migration.from, migration.why
+        ));
+        self.update_job(tx, job)?;
+        let mut metadata = serde_json::Map::new();
+        metadata.insert("from".into(), migration.from.clone().into());
+        metadata.insert("to".into(), migration.to.as_str().into());
+        metadata.insert("why".into(), migration.why.clone().into());
+        self.push_audit(
+            tx,
+            &AuditEntry {
+                seq: 0,
+                at_ms: job.updated_ms,
+                actor: "oneshot".into(),
+                entity_type: "job".into(),
+                entity_id: job.id.clone(),
+                action: "migrate".into(),
+                metadata,
+            },
+        )
+    }
+
+    /// The (stale-free) lease columns of a job row.
+    fn lease_of(&self, tx: &Transaction<'_>, id: &str) -> Result<Option<Lease>, JobStoreError> {
+        tx.query_row(
+            "SELECT lease_owner, lease_until, fence FROM jobs WHERE id = ?1",
+            [id],
+            |r| {
+                let owner: Option<String> = r.get(0)?;
+                let until: Option<i64> = r.get(1)?;
+                let fence: i64 = r.get(2)?;
+                Ok(owner.map(|runner| Lease {
+                    job: id.to_string(),
+                    runner,
+                    fence: uint(fence),
+                    until_ms: uint(until.unwrap_or(0)),
+                }))
+            },
+        )
+        .optional()
+        .map_err(|e| self.db(e))?
+        .ok_or_else(|| JobStoreError::NotFound { id: id.to_string() })
+    }
+}
+
+impl JobStore for SqliteStore {
+    fn create(&self, job: &Job, audit: &AuditEntry) -> Result<(), JobStoreError> {
+        self.write(|tx| {
+            let inserted = tx.execute(
+                "INSERT INTO jobs (id, state, data, title, risk, steps, created_ms, updated_ms)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                params![
+                    job.id,
+                    job.state.as_str(),
+                    rows::to_json(&job.id, job)?,
+                    rows::title(&job.spec.task),
+                    job.spec.risk.as_str(),
+                    job.steps,
+                    int(job.created_ms),
+                    int(job.updated_ms),
+                ],
+            );
+            match inserted {
+                Err(e) if e.sqlite_error_code() == Some(ErrorCode::ConstraintViolation) => {
+                    return Err(JobStoreError::Exists { id: job.id.clone() });
+                }
+                other => other.map_err(|e| self.db(e))?,
+            };
+            self.push_audit(tx, audit)
+        })
+    }
+
+    fn get(&self, id: &str) -> Result<Job, JobStoreError> {
+        let id = self.resolve(&self.conn(), id)?;
+        let (job, migration) = self.read(&self.conn(), &id)?;
+        if migration.is_none() {
+            return Ok(job);
+        }
+        // A legacy row: read it again under the write lock (another process may be migrating
+        // it too) and write the migration back with its record.
+        self.write(|tx| {
+            let (mut job, migration) = self.read(tx, &id)?;
+            if let Some(migration) = migration {
+                self.record_migration(tx, &mut job, &migration)?;
+            }
+            Ok(job)
+        })
+    }
+
+    fn list(&self, filter: &ListFilter) -> Result<Vec<JobSummary>, JobStoreError> {
+        let conn = self.conn();
+        let sql = "SELECT id, state, title, risk, steps, created_ms, updated_ms, lease_owner
+                   FROM jobs WHERE ?1 IS NULL OR state = ?1 ORDER BY created_ms, id";
+        let mut stmt = conn.prepare(sql).map_err(|e| self.db(e))?;
+        let state = filter.state.map(JobState::as_str);
+        let mut found = stmt.query([state]).map_err(|e| self.db(e))?;
+        let mut out = Vec::new();
+        while let Some(r) = found.next().map_err(|e| self.db(e))? {
+            let row = || -> rusqlite::Result<_> {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, String>(2)?,
+                    r.get::<_, String>(3)?,
+                    r.get::<_, i64>(4)?,
+                    r.get::<_, i64>(5)?,
+                    r.get::<_, i64>(6)?,
+                    r.get::<_, Option<String>>(7)?,
+                ))
+            };
+            let (id, state, title, risk, steps, created, updated, runner) =
+                row().map_err(|e| self.db(e))?;
+            // A legacy name is shown migrated; `get` writes it back.
+            let (state, _) = rows::state(&self.path, &id, &state, runner.is_none())?;
+            out.push(JobSummary {
+                risk: rows::risk(&self.path, &id, &risk)?,
+                id,
+                state,
+                title,
+                steps: u32::try_from(steps).unwrap_or(0),
+                created_ms: uint(created),
+                updated_ms: uint(updated),
+                runner,
+            });
+        }
+        Ok(out)
+    }
+
+    fn claim(
+        &self,
+        runner: &str,
+        only: Option<&str>,
+        ttl_ms: u64,
+        now_ms: u64,
+    ) -> Result<Option<Claim>, JobStoreError> {
+        let only = match only {
+            Some(id) => Some(self.resolve(&self.conn(), id)?),
+            None => None,
+        };
+        self.write(|tx| {
+            // `CLAIMABLE` spelled as in the partial index, so the scan walks it in updated_ms
+            // order and stops at the first job whose lease is free.
+            let sql = format!(
+                "SELECT id, state FROM jobs INDEXED BY jobs_claimable
+                 WHERE {CLAIMABLE} AND (lease_owner IS NULL OR lease_until < ?1)
+                   AND (?2 IS NULL OR id = ?2)
+                 ORDER BY updated_ms, id LIMIT 1"
+            );
+            let picked: Option<(String, String)> = tx
+                .query_row(&sql, params![int(now_ms), only], |r| {
+                    Ok((r.get(0)?, r.get(1)?))
+                })
+                .optional()
+                .map_err(|e| self.db(e))?;
+            let Some((id, state)) = picked else {
+                return Ok(None);
+            };
+            let until = now_ms.saturating_add(ttl_ms);
+            let fence: i64 = tx
+                .query_row(
+                    "UPDATE jobs SET lease_owner = ?2, lease_until = ?3, fence = fence + 1
+                     WHERE id = ?1 RETURNING fence",
+                    params![id, runner, int(until)],
+                    |r| r.get(0),
+                )
+                .map_err(|e| self.db(e))?;
+            let (job, _) = self.read(tx, &id)?;
+            Ok(Some(Claim {
+                job,
+                reclaimed: state != JobState::Pending.as_str(),
+                lease: Lease {
+                    job: id,
+                    runner: runner.to_string(),
+                    fence: uint(fence),
+                    until_ms: until,
+                },
+            }))
+        })
+    }
+
+    fn heartbeat(&self, lease: &Lease, ttl_ms: u64, now_ms: u64) -> Result<Lease, JobStoreError> {
+        let until = now_ms.saturating_add(ttl_ms);
+        self.write(|tx| {
+            let n = tx
+                .execute(
+                    "UPDATE jobs SET lease_until = ?4
+                     WHERE id = ?1 AND fence = ?2 AND lease_owner = ?3",
+                    params![lease.job, int(lease.fence), lease.runner, int(until)],
+                )
+                .map_err(|e| self.db(e))?;
+            if n == 0 {
+                return Err(fenced(lease));
+            }
+            Ok(Lease {
+                until_ms: until,
+                ..lease.clone()
+            })
+        })
+    }
+
+    fn advance(
+        &self,
+        lease: &Lease,
+        job: &Job,
+        transition: Option<&Transition>,
+    ) -> Result<(), JobStoreError> {
+        // A lease of another job cannot write this one.
+        if job.id != lease.job {
+            return Err(fenced(lease));
+        }
+        self.write(|tx| {
+            self.holds(tx, lease)?;
+            self.update_job(tx, job)?;
+            if job.state.is_resting() {
+                // Resting: nobody holds the job. The fence stays; the next claim raises it.
+                tx.execute(
+                    "UPDATE jobs SET lease_owner = NULL, lease_until = NULL WHERE id = ?1",
+                    [&job.id],
+                )
+                .map_err(|e| self.db(e))?;
+            }
+            if let Some(t) = transition {
+                self.push_transition(tx, &job.id, t)?;
+            }
+            Ok(())
+        })
+    }
+
+    fn add_artifact(
+        &self,
+        lease: &Lease,
+        artifact: &ArtifactVersion,
+    ) -> Result<u32, JobStoreError> {
+        self.write(|tx| {
+            self.holds(tx, lease)?;
+            let last: i64 = tx
+                .query_row(
+                    "SELECT COALESCE(MAX(version), 0) FROM artifacts WHERE job_id = ?1",
+                    [&lease.job],
+                    |r| r.get(0),
+                )
+                .map_err(|e| self.db(e))?;
+            let version = u32::try_from(last).unwrap_or(0).saturating_add(1);
+            let stored = ArtifactVersion {
+                version,
+                ..artifact.clone()
+            };
+            // A plain INSERT: the UNIQUE (job_id, version) makes an overwrite impossible.
+            tx.execute(
+                "INSERT INTO artifacts (job_id, version, data) VALUES (?1, ?2, ?3)",
+                params![lease.job, version, rows::to_json(&lease.job, &stored)?],
+            )
+            .map_err(|e| self.db(e))?;
+            Ok(version)
+        })
+    }
+
+    fn decide(&self, d: &Decision<'_>) -> Result<(), JobStoreError> {
+        let id = &d.job.id;
+        self.write(|tx| {
+            let (now, _) = self.read(tx, id)?;
+            if now.state != d.expected {
+                return Err(JobStoreError::Conflict {
+                    id: id.clone(),
+                    expected: d.expected,
+                    now: now.state,
+                });
+            }
+            // The trait gives decide no clock: the verb's own time (its audit entry's) judges
+            // whether a lease is still live.
+            if let Some(lease) = self.lease_of(tx, id)?
+                && lease.until_ms >= d.audit.at_ms
+                && !d.revoke
+            {
+                return Err(JobStoreError::Busy {
+                    id: id.clone(),
+                    runner: lease.runner,
+                });
+            }
+            self.update_job(tx, d.job)?;
+            // The fence rises so that a runner that held the job fails its next write.
+            tx.execute(
+                "UPDATE jobs SET lease_owner = NULL, lease_until = NULL, fence = fence + 1
+                 WHERE id = ?1",
+                [id],
+            )
+            .map_err(|e| self.db(e))?;
+            self.push_transition(tx, id, d.transition)?;
+            self.push_audit(tx, d.audit)
+        })
+    }
+
+    fn history(&self, id: &str) -> Result<Vec<Transition>, JobStoreError> {
+        let conn = self.conn();
+        let id = self.resolve(&conn, id)?;
+        let mut stmt = conn
+            .prepare("SELECT data FROM transitions WHERE job_id = ?1 ORDER BY seq")
+            .map_err(|e| self.db(e))?;
+        let data: Vec<String> = stmt
+            .query_map([&id], |r| r.get(0))
+            .and_then(|rows| rows.collect())
+            .map_err(|e| self.db(e))?;
+        data.iter()
+            .map(|d| rows::record(&self.path, &id, "transitions", d))
+            .collect()
+    }
+
+    fn artifacts(&self, id: &str) -> Result<Vec<ArtifactVersion>, JobStoreError> {
+        let conn = self.conn();
+        let id = self.resolve(&conn, id)?;
+        let mut stmt = conn
+            .prepare("SELECT version, data FROM artifacts WHERE job_id = ?1 ORDER BY version")
+            .map_err(|e| self.db(e))?;
+        let data: Vec<(i64, String)> = stmt
+            .query_map([&id], |r| Ok((r.get(0)?, r.get(1)?)))
+            .and_then(|rows| rows.collect())
+            .map_err(|e| self.db(e))?;
+        data.iter()
+            .map(|(version, d)| {
+                let mut a: ArtifactVersion = rows::record(&self.path, &id, "artifacts", d)?;
+                // The column is what the UNIQUE constraint guards.
+                a.version = u32::try_from(*version).unwrap_or(0);
+                Ok(a)
+            })
+            .collect()
+    }
+
+    fn audit(&self, id: Option<&str>) -> Result<Vec<AuditEntry>, JobStoreError> {
+        let conn = self.conn();
+        let id = id.map(|id| self.resolve(&conn, id)).transpose()?;
+        let mut stmt = conn
+            .prepare(
+                "SELECT seq, job_id, data FROM audit WHERE ?1 IS NULL OR job_id = ?1 ORDER BY seq",
+            )
+            .map_err(|e| self.db(e))?;
+        let data: Vec<(i64, String, String)> = stmt
+            .query_map([&id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .and_then(|rows| rows.collect())
+            .map_err(|e| self.db(e))?;
+        data.iter()
+            .map(|(seq, job, d)| {
+                let mut entry: AuditEntry = rows::record(&self.path, job, "audit", d)?;
+                entry.seq = uint(*seq);
+                Ok(entry)
+            })
+            .collect()
+    }
+
+    fn lease(&self, id: &str) -> Result<Option<Lease>, JobStoreError> {
+        let mut conn = self.conn();
+        let id = self.resolve(&conn, id)?;
+        // A deferred transaction only to reuse `lease_of`; it reads and writes nothing else.
+        let tx = conn.transaction().map_err(|e| self.db(e))?;
+        self.lease_of(&tx, &id)
+    }
+}

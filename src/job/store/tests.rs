@@ -1,0 +1,485 @@
+//! The SQLite store on real files in temporary directories.
+
+mod concurrency;
+mod rows;
+
+use super::*;
+use crate::job::record::{ArtifactVersion, AuditEntry, Job, JobLimits, JobSpec, Risk, Transition};
+use crate::job::{JobState, JobTrigger};
+use std::path::PathBuf;
+
+const TTL: u64 = 30_000;
+
+pub(super) fn spec(task: &str) -> JobSpec {
+    JobSpec {
+        task: task.to_string(),
+        source: PathBuf::from("/src"),
+        base: None,
+        worker: "claude".into(),
+        auditor: "codex".into(),
+        panel: vec![],
+        aggregate: Default::default(),
+        policy: None,
+        risk: Risk::Medium,
+        inputs: Default::default(),
+        limits: JobLimits::default(),
+    }
+}
+
+pub(super) fn job(id: &str, state: JobState, at: u64) -> Job {
+    Job {
+        id: id.to_string(),
+        spec: spec(&format!("task of {id}\nsecond line")),
+        state,
+        reason: None,
+        created_ms: at,
+        updated_ms: at,
+        steps: 0,
+        counters: Default::default(),
+        retries: 0,
+        workspace: None,
+        session: None,
+        feedback: None,
+        progress: Default::default(),
+    }
+}
+
+pub(super) fn entry(id: &str, action: &str, at: u64) -> AuditEntry {
+    AuditEntry {
+        seq: 0,
+        at_ms: at,
+        actor: "ann".into(),
+        entity_type: "job".into(),
+        entity_id: id.to_string(),
+        action: action.into(),
+        metadata: Default::default(),
+    }
+}
+
+pub(super) fn moved(from: JobState, to: JobState, trigger: JobTrigger, at: u64) -> Transition {
+    Transition {
+        from,
+        to,
+        trigger,
+        reason: None,
+        at_ms: at,
+        by: "runner-test".into(),
+    }
+}
+
+fn artifact(step: u32) -> ArtifactVersion {
+    ArtifactVersion {
+        version: 99,
+        step,
+        at_ms: 5,
+        session: None,
+        outcome: "COMPLETED".into(),
+        commit: None,
+        diff_hash: format!("hash-{step}"),
+        diff_stat: String::new(),
+        files: vec![],
+        final_message: String::new(),
+        verdict: None,
+        confidence: None,
+        panel: vec![],
+    }
+}
+
+pub(super) fn store() -> (tempfile::TempDir, SqliteStore) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = SqliteStore::open(dir.path().join("deep/er/jobs.db")).expect("open");
+    (dir, store)
+}
+
+/// Creates a job in `state`, created and last changed at `at`.
+pub(super) fn add(store: &SqliteStore, id: &str, state: JobState, at: u64) -> Job {
+    let j = job(id, state, at);
+    store.create(&j, &entry(id, "create", at)).expect("create");
+    j
+}
+
+/// Moves a claimed job on as a runner does, returning the job as written.
+fn step(store: &SqliteStore, lease: &Lease, mut j: Job, to: JobState, at: u64) -> Job {
+    let t = moved(j.state, to, JobTrigger::Step, at);
+    j.state = to;
+    j.updated_ms = at;
+    store.advance(lease, &j, Some(&t)).expect("advance");
+    j
+}
+
+#[test]
+fn create_then_get_by_id_and_prefix_and_the_misses_say_why() {
+    let (_d, s) = store();
+    let a = add(&s, "job-aaaa0001", JobState::Pending, 10);
+    add(&s, "job-aaaa0002", JobState::Draft, 11);
+    add(&s, "job-bbbb0001", JobState::Draft, 12);
+
+    assert_eq!(s.get("job-aaaa0001").unwrap(), a);
+    assert_eq!(s.get("job-bbbb").unwrap().id, "job-bbbb0001");
+    match s.get("job-aaaa").unwrap_err() {
+        JobStoreError::Ambiguous { id, matches } => {
+            assert_eq!(id, "job-aaaa");
+            assert_eq!(matches, ["job-aaaa0001", "job-aaaa0002"]);
+        }
+        other => panic!("{other:?}"),
+    }
+    let missing = s.get("job-cc").unwrap_err();
+    assert_eq!(
+        missing,
+        JobStoreError::NotFound {
+            id: "job-cc".into()
+        }
+    );
+    assert!(
+        missing.to_string().contains("oneshot job list"),
+        "{missing}"
+    );
+
+    let dup = s.create(&a, &entry(&a.id, "create", 13)).unwrap_err();
+    assert_eq!(dup, JobStoreError::Exists { id: a.id.clone() });
+    assert!(dup.to_string().contains("exists already"), "{dup}");
+    // The refused create wrote no audit entry either.
+    assert_eq!(s.audit(Some("job-aaaa0001")).unwrap().len(), 1);
+}
+
+#[test]
+fn claim_takes_the_job_waiting_longest_and_leaves_its_state() {
+    let (_d, s) = store();
+    add(&s, "job-young", JobState::Pending, 300);
+    add(&s, "job-old", JobState::Pending, 100);
+    add(&s, "job-resting", JobState::ApprovalRequired, 50);
+    add(&s, "job-draft", JobState::Draft, 60);
+
+    let c = s.claim("r1", None, TTL, 1_000).unwrap().expect("a claim");
+    assert_eq!(c.job.id, "job-old");
+    assert_eq!(c.job.state, JobState::Pending);
+    assert!(!c.reclaimed);
+    assert_eq!(
+        c.lease,
+        Lease {
+            job: "job-old".into(),
+            runner: "r1".into(),
+            fence: 1,
+            until_ms: 1_000 + TTL,
+        }
+    );
+    assert_eq!(s.lease("job-old").unwrap(), Some(c.lease.clone()));
+    assert_eq!(s.get("job-old").unwrap().state, JobState::Pending);
+
+    // The old one is leased now (live): the next claim takes the young one, then nothing.
+    let c2 = s
+        .claim("r2", None, TTL, 1_001)
+        .unwrap()
+        .expect("a second claim");
+    assert_eq!(c2.job.id, "job-young");
+    assert_eq!(s.claim("r3", None, TTL, 1_002).unwrap(), None);
+    // A resting job other than PENDING, or a leased one, is not claimable by id either.
+    assert_eq!(
+        s.claim("r3", Some("job-resting"), TTL, 1_002).unwrap(),
+        None
+    );
+    assert_eq!(s.claim("r3", Some("job-old"), TTL, 1_002).unwrap(), None);
+    // Once the PENDING job's lease expires, it may be claimed again, with a higher fence.
+    let again = s
+        .claim("r3", Some("job-o"), TTL, 1_000 + TTL + 1)
+        .unwrap()
+        .unwrap();
+    assert_eq!((again.lease.fence, again.reclaimed), (2, false));
+}
+
+#[test]
+fn an_expired_transient_job_is_reclaimed_and_the_old_lease_writes_nothing() {
+    let (_d, s) = store();
+    let j = add(&s, "job-1", JobState::Pending, 100);
+    let old = s.claim("r1", None, TTL, 1_000).unwrap().unwrap().lease;
+    let j = step(&s, &old, j, JobState::Executing, 1_100);
+    let live = s.heartbeat(&old, TTL, 2_000).unwrap();
+    assert_eq!(live.until_ms, 2_000 + TTL);
+    assert_eq!(s.lease("job-1").unwrap(), Some(live.clone()));
+
+    // Live: nobody else may take it.
+    assert_eq!(s.claim("r2", None, TTL, 2_000 + TTL).unwrap(), None);
+    // Expired: r2 recovers it.
+    let c = s.claim("r2", None, TTL, 2_001 + TTL).unwrap().unwrap();
+    assert!(c.reclaimed);
+    assert_eq!(c.job, j);
+    assert_eq!(c.lease.fence, old.fence + 1);
+
+    // r1 wakes up: every write it tries is refused, and none lands.
+    let mut late = j.clone();
+    late.state = JobState::Harvesting;
+    let t = moved(
+        JobState::Executing,
+        JobState::Harvesting,
+        JobTrigger::Completed,
+        9,
+    );
+    let fenced = JobStoreError::Fenced {
+        id: "job-1".into(),
+        fence: old.fence,
+    };
+    assert_eq!(s.advance(&live, &late, Some(&t)).unwrap_err(), fenced);
+    assert_eq!(s.heartbeat(&live, TTL, 9_999).unwrap_err(), fenced);
+    assert_eq!(s.add_artifact(&live, &artifact(1)).unwrap_err(), fenced);
+    assert!(
+        fenced.to_string().contains("nothing was written"),
+        "{fenced}"
+    );
+    assert_eq!(s.get("job-1").unwrap(), j);
+    assert_eq!(s.history("job-1").unwrap().len(), 1);
+    assert!(s.artifacts("job-1").unwrap().is_empty());
+    assert_eq!(s.lease("job-1").unwrap(), Some(c.lease));
+}
+
+#[test]
+fn a_resting_state_releases_the_lease_and_history_keeps_every_move() {
+    let (_d, s) = store();
+    let j = add(&s, "job-1", JobState::Pending, 100);
+    let lease = s.claim("r1", None, TTL, 1_000).unwrap().unwrap().lease;
+    let mut j = step(&s, &lease, j, JobState::Provisioning, 1_001);
+    j.steps = 1;
+    let j = step(&s, &lease, j, JobState::Executing, 1_002);
+    // No transition: the job's data changes, the history does not.
+    let mut quiet = j.clone();
+    quiet.session = Some("sess-1".into());
+    s.advance(&lease, &quiet, None).unwrap();
+    let j = step(&s, &lease, quiet, JobState::ApprovalRequired, 1_003);
+
+    assert_eq!(s.get("job-1").unwrap(), j);
+    assert_eq!(s.lease("job-1").unwrap(), None);
+    // Released: the lease is gone, so the runner can neither write nor heartbeat.
+    assert!(matches!(
+        s.heartbeat(&lease, TTL, 1_004),
+        Err(JobStoreError::Fenced { .. })
+    ));
+    let states: Vec<_> = s.history("job").unwrap().iter().map(|t| t.to).collect();
+    assert_eq!(
+        states,
+        [
+            JobState::Provisioning,
+            JobState::Executing,
+            JobState::ApprovalRequired
+        ]
+    );
+    // A lease of one job cannot write another.
+    let other = add(&s, "job-2", JobState::Draft, 5);
+    assert!(matches!(
+        s.advance(&lease, &other, None),
+        Err(JobStoreError::Fenced { .. })
+    ));
+}
+
+#[test]
+fn artifacts_are_appended_with_increasing_versions_whatever_version_is_passed() {
+    let (_d, s) = store();
+    let j = add(&s, "job-1", JobState::Pending, 100);
+    add(&s, "job-2", JobState::Pending, 200);
+    let l1 = s
+        .claim("r1", Some("job-1"), TTL, 1_000)
+        .unwrap()
+        .unwrap()
+        .lease;
+    let l2 = s
+        .claim("r1", Some("job-2"), TTL, 1_000)
+        .unwrap()
+        .unwrap()
+        .lease;
+    assert_eq!(s.add_artifact(&l1, &artifact(1)).unwrap(), 1);
+    assert_eq!(s.add_artifact(&l2, &artifact(1)).unwrap(), 1);
+    assert_eq!(s.add_artifact(&l1, &artifact(2)).unwrap(), 2);
+    // Released and claimed again (a later step): versions go on, the old ones stay.
+    step(&s, &l1, j, JobState::Pending, 1_001);
+    let l1 = s
+        .claim("r2", Some("job-1"), TTL, 1_002)
+        .unwrap()
+        .unwrap()
+        .lease;
+    assert_eq!(s.add_artifact(&l1, &artifact(3)).unwrap(), 3);
+
+    let got = s.artifacts("job-1").unwrap();
+    let seen: Vec<_> = got
+        .iter()
+        .map(|a| (a.version, a.diff_hash.as_str()))
+        .collect();
+    assert_eq!(seen, [(1, "hash-1"), (2, "hash-2"), (3, "hash-3")]);
+    assert_eq!(s.artifacts("job-2").unwrap().len(), 1);
+}
+
+/// A human verb on job-1: `expected` → `to`.
+fn verb(
+    s: &SqliteStore,
+    expected: JobState,
+    to: JobState,
+    revoke: bool,
+    at: u64,
+) -> Result<Job, JobStoreError> {
+    let mut j = s.get("job-1")?;
+    j.state = to;
+    j.updated_ms = at;
+    let t = moved(expected, to, JobTrigger::Cancel, at);
+    let a = entry("job-1", "cancel", at);
+    s.decide(&Decision {
+        job: &j,
+        expected,
+        transition: &t,
+        audit: &a,
+        revoke,
+    })?;
+    Ok(j)
+}
+
+#[test]
+fn decide_refuses_a_moved_job_and_a_busy_one_unless_revoking() {
+    let (_d, s) = store();
+    let j = add(&s, "job-1", JobState::Pending, 100);
+    let conflict = verb(
+        &s,
+        JobState::ApprovalRequired,
+        JobState::Success,
+        false,
+        500,
+    )
+    .unwrap_err();
+    assert_eq!(
+        conflict,
+        JobStoreError::Conflict {
+            id: "job-1".into(),
+            expected: JobState::ApprovalRequired,
+            now: JobState::Pending,
+        }
+    );
+    assert!(
+        conflict.to_string().contains("run the verb again"),
+        "{conflict}"
+    );
+
+    let lease = s.claim("r1", None, TTL, 1_000).unwrap().unwrap().lease;
+    step(&s, &lease, j, JobState::Executing, 1_001);
+    let busy = verb(&s, JobState::Executing, JobState::Canceled, false, 2_000).unwrap_err();
+    assert_eq!(
+        busy,
+        JobStoreError::Busy {
+            id: "job-1".into(),
+            runner: "r1".into(),
+        }
+    );
+    // Nothing of the refused verbs was written.
+    assert_eq!(s.history("job-1").unwrap().len(), 1);
+    assert_eq!(s.audit(Some("job-1")).unwrap().len(), 1);
+
+    let canceled = verb(&s, JobState::Executing, JobState::Canceled, true, 2_001).unwrap();
+    assert_eq!(s.get("job-1").unwrap(), canceled);
+    assert_eq!(s.lease("job-1").unwrap(), None);
+    assert!(matches!(
+        s.heartbeat(&lease, TTL, 2_002),
+        Err(JobStoreError::Fenced { .. })
+    ));
+    let audit = s.audit(Some("job-1")).unwrap();
+    assert_eq!(
+        audit.iter().map(|a| a.action.as_str()).collect::<Vec<_>>(),
+        ["create", "cancel"]
+    );
+    assert_eq!(
+        s.history("job-1").unwrap().last().unwrap().to,
+        JobState::Canceled
+    );
+}
+
+#[test]
+fn decide_may_take_a_job_whose_lease_expired_without_revoking() {
+    let (_d, s) = store();
+    let j = add(&s, "job-1", JobState::Pending, 100);
+    let lease = s.claim("r1", None, TTL, 1_000).unwrap().unwrap().lease;
+    step(&s, &lease, j, JobState::Executing, 1_001);
+    verb(
+        &s,
+        JobState::Executing,
+        JobState::Suspended,
+        false,
+        1_000 + TTL + 1,
+    )
+    .unwrap();
+    assert_eq!(s.get("job-1").unwrap().state, JobState::Suspended);
+    // The fence rose: the runner's lease is dead even before any reclaim.
+    assert!(matches!(
+        s.add_artifact(&lease, &artifact(1)),
+        Err(JobStoreError::Fenced { .. })
+    ));
+}
+
+#[test]
+fn the_audit_trail_is_numbered_store_wide_and_filtered_by_job() {
+    let (_d, s) = store();
+    add(&s, "job-1", JobState::Pending, 1);
+    add(&s, "job-2", JobState::Pending, 2);
+    add(&s, "job-3", JobState::Pending, 3);
+    let all = s.audit(None).unwrap();
+    let seen: Vec<_> = all.iter().map(|a| (a.seq, a.entity_id.as_str())).collect();
+    assert_eq!(seen, [(1, "job-1"), (2, "job-2"), (3, "job-3")]);
+    let two = s.audit(Some("job-2")).unwrap();
+    assert_eq!(two.len(), 1);
+    assert_eq!(two[0].seq, 2);
+    assert!(matches!(
+        s.audit(Some("nope")),
+        Err(JobStoreError::NotFound { .. })
+    ));
+}
+
+#[test]
+fn list_shows_summaries_oldest_first_and_filters_by_state() {
+    let (_d, s) = store();
+    add(&s, "job-b", JobState::Pending, 200);
+    let mut long = job("job-a", JobState::Draft, 100);
+    long.spec.task = format!("  {}\nmore", "x".repeat(120));
+    long.spec.risk = Risk::Low;
+    long.steps = 3;
+    s.create(&long, &entry("job-a", "create", 100)).unwrap();
+    let lease = s.claim("r9", None, TTL, 1_000).unwrap().unwrap().lease;
+    let j = s.get("job-b").unwrap();
+    step(&s, &lease, j, JobState::Provisioning, 1_001);
+
+    let all = s.list(&ListFilter::default()).unwrap();
+    assert_eq!(all.len(), 2);
+    assert_eq!(all[0].id, "job-a");
+    assert_eq!(all[0].title.chars().count(), 80);
+    assert!(all[0].title.ends_with('…'));
+    assert_eq!(
+        (all[0].risk, all[0].steps, all[0].runner.as_deref()),
+        (Risk::Low, 3, None)
+    );
+    assert_eq!(
+        all[1],
+        JobSummary {
+            id: "job-b".into(),
+            state: JobState::Provisioning,
+            title: "task of job-b".into(),
+            risk: Risk::Medium,
+            steps: 0,
+            created_ms: 200,
+            updated_ms: 1_001,
+            runner: Some("r9".into()),
+        }
+    );
+    let drafts = s
+        .list(&ListFilter {
+            state: Some(JobState::Draft),
+        })
+        .unwrap();
+    assert_eq!(
+        drafts.iter().map(|j| j.id.as_str()).collect::<Vec<_>>(),
+        ["job-a"]
+    );
+}
+
+#[test]
+fn the_store_survives_reopening() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("jobs.db");
+    let j = {
+        let s = SqliteStore::open(&path).unwrap();
+        add(&s, "job-1", JobState::Pending, 1)
+    };
+    let s = SqliteStore::open(&path).unwrap();
+    assert_eq!(s.get("job-1").unwrap(), j);
+    assert_eq!(s.path(), path);
+}
