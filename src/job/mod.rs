@@ -20,6 +20,8 @@ pub mod record;
 pub mod runner;
 mod state;
 pub mod step;
+#[cfg(test)]
+mod step_tests;
 pub mod store;
 #[cfg(test)]
 mod tests;

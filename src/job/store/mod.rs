@@ -83,7 +83,7 @@ pub struct Decision<'a> {
     pub expected: JobState,
     /// The move.
     pub transition: &'a Transition,
-    /// The audit entry.
+    /// The audit entry; its time is the verb's, which also judges whether a lease is live.
     pub audit: &'a AuditEntry,
     /// The verb may take the job from a runner holding a live lease (cancel): the lease is
     /// revoked and the runner's next write or heartbeat fails.
@@ -97,7 +97,8 @@ pub trait JobStore: Send + Sync {
     fn create(&self, job: &Job, audit: &AuditEntry) -> Result<(), JobStoreError>;
 
     /// The job with this id or unique id prefix. A job written with a legacy state is returned
-    /// migrated (and the migration recorded in its history).
+    /// migrated, the migrated state written back and the migration recorded in the audit
+    /// trail (actor `oneshot`, action `migrate`).
     fn get(&self, id: &str) -> Result<Job, JobStoreError>;
 
     /// Jobs, oldest first.

@@ -35,6 +35,7 @@ pub(super) fn job(id: &str, state: JobState, at: u64) -> Job {
         created_ms: at,
         updated_ms: at,
         steps: 0,
+        loops: 0,
         counters: Default::default(),
         retries: 0,
         workspace: None,
