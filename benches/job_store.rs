@@ -42,6 +42,7 @@ fn job(i: usize) -> Job {
         created_ms: i as u64,
         updated_ms: i as u64,
         steps: 0,
+        loops: 0,
         counters: Default::default(),
         retries: 0,
         workspace: None,

@@ -195,7 +195,7 @@ impl Step {
             }],
             (S::Executing, E::Claimed { .. }) => {
                 let reason = "its runner died mid-step (the lease expired)".to_string();
-                self.to_recovering(now, reason, judge)
+                self.recovering(now, reason, judge)
             }
             (S::Recovering, E::Claimed { .. }) => vec![JobEffect::Recover {
                 session: self.job.session.clone(),
@@ -237,7 +237,7 @@ impl Step {
                             .map(|r| format!(": {r}"))
                             .unwrap_or_default()
                     );
-                    return self.to_recovering(now, reason, judge);
+                    return self.recovering(now, reason, judge);
                 }
                 let reason = format!("session {} ended {}", end.session, end.outcome);
                 self.end = Some(end);
@@ -277,7 +277,7 @@ impl Step {
 
     /// EXECUTING → RECOVERING, to try again after a backoff, or straight on to
     /// INTERVENTION_REQUIRED when the retries are spent.
-    fn to_recovering(
+    fn recovering(
         &mut self,
         now: u64,
         reason: String,

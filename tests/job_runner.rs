@@ -1,0 +1,311 @@
+//! The job runner on real git repositories, a real SQLite store and real processes: many jobs
+//! at once each in its own worktree, two runners sharing one store, a cancel that takes a
+//! job from the runner mid-session.
+
+use oneshot::job::record::{Job, JobSpec};
+use oneshot::job::runner::{self, Note, RunnerOptions};
+use oneshot::job::verbs::{self, VerbContext};
+use oneshot::job::{Decision, JobState, JobStore, JobTrigger, SqliteStore};
+use std::cell::RefCell;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::Duration;
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args([
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "-c",
+            "commit.gpgsign=false",
+        ])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+fn repo(root: &Path) -> PathBuf {
+    let r = root.join("repo");
+    std::fs::create_dir_all(&r).unwrap();
+    git(&r, &["init", "-q", "-b", "main"]);
+    std::fs::write(r.join("README"), "hello\n").unwrap();
+    git(&r, &["add", "-A"]);
+    git(&r, &["commit", "-qm", "init"]);
+    r
+}
+
+fn new_job(store: &SqliteStore, n: usize, source: &Path, worker: &str) -> String {
+    let id = format!("job-{n:08x}");
+    let job = Job {
+        id: id.clone(),
+        spec: JobSpec {
+            task: format!("task number {n}"),
+            source: source.to_path_buf(),
+            base: None,
+            worker: format!("cmd:{worker}"),
+            auditor: "cmd:echo VERDICT: DONE".into(),
+            panel: Vec::new(),
+            aggregate: Default::default(),
+            policy: None,
+            risk: Default::default(),
+            inputs: Default::default(),
+            limits: Default::default(),
+        },
+        state: JobState::Pending,
+        reason: None,
+        created_ms: n as u64 + 1,
+        updated_ms: n as u64 + 1,
+        steps: 0,
+        loops: 0,
+        counters: Default::default(),
+        retries: 0,
+        workspace: None,
+        session: None,
+        feedback: None,
+        progress: Default::default(),
+    };
+    let cx = VerbContext {
+        actor: "tester".into(),
+        now_ms: job.created_ms,
+        ..Default::default()
+    };
+    store
+        .create(
+            &job,
+            &verbs::audit_entry(&job, "create", JobState::Pending, &cx),
+        )
+        .unwrap();
+    id
+}
+
+fn options(state: &Path, parallel: usize, on_note: Rc<dyn Fn(&Note)>) -> RunnerOptions {
+    RunnerOptions {
+        state_dir: state.to_path_buf(),
+        runner: runner::runner_id(),
+        lease_ttl: Duration::from_millis(900),
+        parallel,
+        max_steps: None,
+        only: None,
+        on_note,
+    }
+}
+
+fn run_local(store: Arc<dyn JobStore>, opts: RunnerOptions) -> Vec<runner::StepEnd> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let local = tokio::task::LocalSet::new();
+    local.block_on(&rt, runner::run(store, opts)).unwrap()
+}
+
+#[test]
+fn twenty_jobs_four_at_a_time_each_in_its_own_worktree() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = repo(tmp.path());
+    let state = tmp.path().join("state");
+    let store = SqliteStore::open(&state.join("jobs.db")).unwrap();
+    let ids: Vec<String> = (0..20)
+        .map(|n| {
+            new_job(
+                &store,
+                n,
+                &src,
+                "sh -c 'printf %s \"$ONESHOT_PROMPT\" > out.txt; sleep 0.2'",
+            )
+        })
+        .collect();
+    // Which jobs are mid-step at each move: never more than four.
+    let busy = Rc::new(RefCell::new((BTreeSet::<String>::new(), 0usize)));
+    let b = Rc::clone(&busy);
+    let note: Rc<dyn Fn(&Note)> = Rc::new(move |n| {
+        if let Note::Moved { job, transition } = n {
+            let mut b = b.borrow_mut();
+            if transition.to.is_resting() {
+                b.0.remove(job);
+            } else {
+                b.0.insert(job.clone());
+            }
+            b.1 = b.1.max(b.0.len());
+        }
+    });
+    let ends = run_local(Arc::new(store), options(&state, 4, note));
+    assert_eq!(ends.len(), 20);
+    let most = busy.borrow().1;
+    assert!(
+        (2..=4).contains(&most),
+        "at most four at once, and more than one: {most}"
+    );
+    let store = SqliteStore::open(&state.join("jobs.db")).unwrap();
+    let mut paths = BTreeSet::new();
+    for id in &ids {
+        let job = store.get(id).unwrap();
+        assert_eq!(
+            job.state,
+            JobState::ApprovalRequired,
+            "{id}: {:?}",
+            job.reason
+        );
+        let ws = job.workspace.clone().unwrap();
+        assert!(paths.insert(ws.path.clone()), "one worktree per job");
+        let branch = ws.branch.clone().unwrap();
+        assert_eq!(branch, format!("oneshot/{id}"));
+        // The work is committed on the job's branch, and the source's own tree is untouched.
+        let shown = git(&src, &["show", &format!("{branch}:out.txt")]);
+        assert!(shown.starts_with("task number "), "{shown}");
+        let history = store.history(id).unwrap();
+        let moves: Vec<JobState> = history.iter().map(|t| t.to).collect();
+        use JobState::*;
+        assert_eq!(
+            moves,
+            [Provisioning, Executing, Harvesting, ApprovalRequired]
+        );
+        let arts = store.artifacts(id).unwrap();
+        assert_eq!(arts.len(), 1);
+        assert_eq!(arts[0].files, ["out.txt"]);
+        assert!(arts[0].commit.is_some());
+        assert_eq!(
+            store.lease(id).unwrap(),
+            None,
+            "a resting job holds no lease"
+        );
+    }
+    assert!(!src.join("out.txt").exists());
+    assert_eq!(git(&src, &["status", "--porcelain"]), "");
+}
+
+#[test]
+fn two_runners_on_one_store_never_run_the_same_step() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = repo(tmp.path());
+    let state = tmp.path().join("state");
+    let db = state.join("jobs.db");
+    let store = SqliteStore::open(&db).unwrap();
+    let ids: Vec<String> = (0..10)
+        .map(|n| new_job(&store, n, &src, "sh -c 'echo x > out.txt'"))
+        .collect();
+    let threads: Vec<_> = (0..2)
+        .map(|_| {
+            let db = db.clone();
+            let state = state.clone();
+            std::thread::spawn(move || {
+                let store = SqliteStore::open(&db).unwrap();
+                let ends = run_local(Arc::new(store), options(&state, 2, Rc::new(|_| {})));
+                ends.into_iter().map(|e| e.job).collect::<Vec<_>>()
+            })
+        })
+        .collect();
+    let mut stepped: Vec<String> = threads
+        .into_iter()
+        .flat_map(|t| t.join().unwrap())
+        .collect();
+    stepped.sort();
+    assert_eq!(stepped, ids, "each job stepped once, by one runner");
+    for id in &ids {
+        let history = store.history(id).unwrap();
+        let steps = history
+            .iter()
+            .filter(|t| t.trigger == JobTrigger::Step)
+            .count();
+        assert_eq!(steps, 1, "{id}: {history:?}");
+        let by: BTreeSet<&str> = history.iter().map(|t| t.by.as_str()).collect();
+        assert_eq!(by.len(), 1, "one runner moved {id}: {by:?}");
+        assert_eq!(store.get(id).unwrap().state, JobState::ApprovalRequired);
+    }
+}
+
+#[test]
+fn a_cancel_mid_session_takes_the_job_from_its_runner_and_stops_the_agent() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = repo(tmp.path());
+    let state = tmp.path().join("state");
+    let db = state.join("jobs.db");
+    let store = SqliteStore::open(&db).unwrap();
+    let pidfile = tmp.path().join("worker.pid");
+    let worker = format!("sh -c 'echo $$ > {}; exec sleep 60'", pidfile.display());
+    let id = new_job(&store, 1, &src, &worker);
+    // A human cancels as soon as the worker runs.
+    let canceler = {
+        let (db, id, pidfile) = (db.clone(), id.clone(), pidfile.clone());
+        std::thread::spawn(move || {
+            let store = SqliteStore::open(&db).unwrap();
+            for _ in 0..400 {
+                if pidfile.exists() {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(25));
+            }
+            let job = store.get(&id).unwrap();
+            assert_eq!(job.state, JobState::Executing);
+            let cx = VerbContext {
+                actor: "ana".into(),
+                now_ms: oneshot_now(),
+                ..Default::default()
+            };
+            let (after, t, audit) = verbs::apply(&job, JobTrigger::Cancel, &cx).unwrap();
+            store
+                .decide(&Decision {
+                    job: &after,
+                    expected: JobState::Executing,
+                    transition: &t,
+                    audit: &audit,
+                    revoke: true,
+                })
+                .unwrap();
+        })
+    };
+    let started = std::time::Instant::now();
+    let ends = run_local(Arc::new(store), options(&state, 1, Rc::new(|_| {})));
+    canceler.join().unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "the runner stopped well before the agent would have"
+    );
+    assert_eq!(ends.len(), 1);
+    assert!(
+        ends[0]
+            .lost
+            .as_deref()
+            .unwrap_or("")
+            .contains("lost the lease"),
+        "{:?}",
+        ends[0]
+    );
+    let store = SqliteStore::open(&db).unwrap();
+    assert_eq!(store.get(&id).unwrap().state, JobState::Canceled);
+    let pid: i32 = std::fs::read_to_string(&pidfile)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    let alive = unsafe { libc_kill(pid, 0) } == 0;
+    assert!(!alive, "the worker {pid} was stopped with its session");
+    let audit = store.audit(Some(&id)).unwrap();
+    assert_eq!(audit.last().unwrap().action, "cancel");
+    assert_eq!(audit.last().unwrap().actor, "ana");
+}
+
+fn oneshot_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64
+}
+
+unsafe extern "C" {
+    #[link_name = "kill"]
+    fn libc_kill(pid: i32, sig: i32) -> i32;
+}
