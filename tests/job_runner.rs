@@ -116,7 +116,7 @@ fn twenty_jobs_four_at_a_time_each_in_its_own_worktree() {
     let tmp = tempfile::tempdir().unwrap();
     let src = repo(tmp.path());
     let state = tmp.path().join("state");
-    let store = SqliteStore::open(&state.join("jobs.db")).unwrap();
+    let store = SqliteStore::open(state.join("jobs.db")).unwrap();
     let ids: Vec<String> = (0..20)
         .map(|n| {
             new_job(
@@ -148,7 +148,7 @@ fn twenty_jobs_four_at_a_time_each_in_its_own_worktree() {
         (2..=4).contains(&most),
         "at most four at once, and more than one: {most}"
     );
-    let store = SqliteStore::open(&state.join("jobs.db")).unwrap();
+    let store = SqliteStore::open(state.join("jobs.db")).unwrap();
     let mut paths = BTreeSet::new();
     for id in &ids {
         let job = store.get(id).unwrap();
