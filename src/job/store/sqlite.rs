@@ -143,10 +143,11 @@ impl JobStore for SqliteStore {
                 .jobs
                 .values()
                 .filter(|j| only.as_ref().is_none_or(|o| *o == j.id))
+                // A live lease holds a job even while it is still PENDING: its runner claimed
+                // it and has not written PROVISIONING yet.
                 .filter(|j| {
-                    j.state == crate::job::JobState::Pending
-                        || (!j.state.is_resting()
-                            && d.leases.get(&j.id).is_none_or(|l| l.2 <= now_ms))
+                    (j.state == crate::job::JobState::Pending || !j.state.is_resting())
+                        && d.leases.get(&j.id).is_none_or(|l| l.2 <= now_ms)
                 })
                 .collect();
             c.sort_by_key(|j| j.updated_ms);
