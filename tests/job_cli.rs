@@ -359,3 +359,40 @@ fn help_teaches() {
     let reject = env.ok(&["job", "reject", "--help"]);
     assert!(reject.contains("Examples:") && reject.contains("--feedback"));
 }
+
+#[test]
+fn cancel_takes_a_job_from_its_runner_mid_step() {
+    let env = Env::new();
+    let id = env.create("sleep 30", DONE, &["--activate"]);
+    let mut runner = Command::new(env!("CARGO_BIN_EXE_oneshot"))
+        .arg("--state-dir")
+        .arg(env.dir.path().join("state"))
+        .args(["job", "step", &id, "--lease", "3s"])
+        .current_dir(env.repo())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    while env.state(&id) != "EXECUTING" {
+        if start.elapsed().as_secs() > 20 {
+            let _ = runner.kill();
+            panic!("never reached EXECUTING");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    // Mid-step, only cancel is a human's; another runner is told who holds the job.
+    let out = env.oneshot(&["job", "suspend", &id]);
+    assert_eq!(out.status.code(), Some(4));
+    let out = env.oneshot(&["job", "step", &id]);
+    assert_eq!(out.status.code(), Some(4));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("holds its lease until"), "{err}");
+    env.ok(&["job", "cancel", &id]);
+    assert_eq!(env.state(&id), "CANCELED");
+    // The runner's next heartbeat fails: it stops its session long before the worker's 30s.
+    let out = runner.wait_with_output().unwrap();
+    assert!(start.elapsed().as_secs() < 20);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("lost"));
+    assert_eq!(env.state(&id), "CANCELED");
+}

@@ -17,13 +17,20 @@ use std::path::{Path, PathBuf};
 
 /// The short state diagram `oneshot job --help` shows, and the exit codes of job verbs.
 const DIAGRAM: &str = "\
+Examples:
+  id=$(oneshot job create --worker claude --auditor codex --activate \"add a --dry-run flag\")
+  oneshot job run                                  # step every PENDING job until it rests
+  oneshot job list --state approval_required
+  oneshot job diff $id && oneshot job approve $id  # or: oneshot job reject $id --feedback TEXT
+  oneshot job audit --json
+
 States (a job rests in the CAPITALISED ones between commands):
-  create → DRAFT ─activate→ PENDING ─step→ provisioning → executing → harvesting ─┬→ SUCCESS
-                                                                                  ├→ APPROVAL_REQUIRED ─approve→ SUCCESS
-                                                                                  │                    └reject --feedback→ PENDING
-                                                                                  └→ INTERVENTION_REQUIRED ─resubmit→ PENDING
+  DRAFT ─activate→ PENDING ─step→ provisioning → executing → harvesting → one of:
+    SUCCESS                done
+    APPROVAL_REQUIRED      ─approve→ SUCCESS; ─reject --feedback→ PENDING
+    INTERVENTION_REQUIRED  ─resubmit→ PENDING
   DRAFT, PENDING ─suspend→ SUSPENDED ─resume→ PENDING
-  any state but SUCCESS, CANCELED, recovering, harvesting ─cancel→ CANCELED (a running step is stopped)
+  ─cancel→ CANCELED from any state but SUCCESS, recovering, harvesting (stops a running step)
 
 Exit codes: 0 done; 1 runtime error; 2 usage error (bad arguments, unknown job id, reject
 without --feedback, nothing to step); 4 refused: the job's state does not allow the verb (the
