@@ -162,16 +162,37 @@ pub(crate) fn store_error(doing: &str, e: JobStoreError) -> anyhow::Error {
     }
 }
 
-/// The state a job rests in, coloured like session states: green done, yellow waiting on a
-/// human, red canceled, cyan on the way.
-pub(crate) fn paint(s: JobState) -> super::color::Paint<JobState> {
+/// A job state on stdout, coloured like session states (green done, yellow waiting on a
+/// human, red canceled, cyan on the way) when stdout is a terminal and colour is on, or when
+/// colour is forced; `{:<21}` pads it (the escape codes around the padding).
+pub(crate) fn paint(s: JobState) -> Painted {
     let code = match s {
         JobState::Success => "1;32",
         JobState::Canceled => "1;31",
         JobState::ApprovalRequired | JobState::InterventionRequired | JobState::Suspended => "1;33",
         _ => "36",
     };
-    super::color::Paint(code, s)
+    Painted(code, s)
+}
+
+/// See [`paint`].
+pub(crate) struct Painted(&'static str, JobState);
+
+impl std::fmt::Display for Painted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        use std::io::IsTerminal;
+        let on = super::color::forced() || (super::color::on() && std::io::stdout().is_terminal());
+        // Padding goes inside the colour, so a table's columns stay aligned.
+        let text = match f.width() {
+            Some(w) => format!("{:<w$}", self.1.as_str()),
+            None => self.1.as_str().to_string(),
+        };
+        if on {
+            write!(f, "\x1b[{}m{text}\x1b[0m", self.0)
+        } else {
+            f.write_str(&text)
+        }
+    }
 }
 
 /// A refused verb: the CLI's usage-like refusal, exit code [`exit::REFUSED`].

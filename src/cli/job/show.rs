@@ -86,14 +86,12 @@ pub fn list(cx: &Cx, a: ListArgs) -> Result<i32> {
         "UPDATED"
     );
     for j in &jobs {
-        // Padding first, colour around it: escape codes would upset the width.
-        let state = format!("{:<21}", j.state.as_str());
         outln!(
-            "{:<12}  {}  {:>5}  {:<6}  {:<8}  {}",
+            "{:<12}  {:<21}  {:>5}  {:<6}  {:<8}  {}",
             j.id,
-            crate::cli::color::Paint(paint(j.state).0, state),
+            paint(j.state),
             j.steps,
-            j.risk,
+            j.risk.as_str(),
             age(j.updated_ms),
             one_line(&j.title, 60)
         );

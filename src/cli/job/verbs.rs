@@ -43,7 +43,10 @@ pub fn run(cx: &Cx, id: &str, verb: JobTrigger, feedback: Option<String>) -> Res
             } else {
                 a.diff_stat.trim().to_string()
             };
-            format!("{}\n(diff: {stat})", a.final_message.trim())
+            match a.final_message.trim() {
+                "" => format!("(the worker said nothing; diff: {stat})"),
+                said => format!("{said}\n(diff: {stat})"),
+            }
         }),
         diff_hash: latest.as_ref().map(|a| a.diff_hash.clone()),
         policy_hash: policy_hash(&job),
