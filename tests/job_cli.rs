@@ -332,7 +332,37 @@ fn create_refuses_what_a_step_could_not_use() {
         "--worker",
     );
     bad(&[&cmds[..], &["--input", "novalue"]].concat(), "KEY=VALUE");
+    bad(
+        &[&cmds[..], &["--base", "no-such-rev"]].concat(),
+        "--base no-such-rev",
+    );
     assert!(env.ok(&["job", "list"]).trim().is_empty());
+    // A good base, and the task from stdin.
+    let mut c = Command::new(env!("CARGO_BIN_EXE_oneshot"));
+    c.arg("--state-dir").arg(env.dir.path().join("state"));
+    c.args(["job", "create", "--base", "HEAD", "--input", "ticket=APP-1"]);
+    c.args([&cmds[..], &["-"]].concat()).current_dir(env.repo());
+    let mut child = c
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"from stdin\nmore")
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let id = String::from_utf8(out.stdout).unwrap().trim().to_string();
+    let job = env.show(&id);
+    assert_eq!(job["job"]["spec"]["task"], "from stdin\nmore");
+    assert_eq!(job["job"]["spec"]["base"], "HEAD");
+    assert_eq!(job["job"]["spec"]["inputs"]["ticket"], "APP-1");
+    assert_eq!(job["job"]["spec"]["worker"], "cmd:true");
+    assert_eq!(job["job"]["state"], "DRAFT");
 }
 
 #[test]

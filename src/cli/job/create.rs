@@ -80,12 +80,15 @@ pub struct CreateArgs {
 /// `job create`.
 pub fn run(cx: &Cx, a: CreateArgs) -> Result<i32> {
     let spec = spec(&a)?;
-    workspace::check_source(&spec).map_err(|e| {
+    let kind = workspace::check_source(&spec).map_err(|e| {
         usage(format!(
             "create the job: --source {}: {e}",
             a.source.display()
         ))
     })?;
+    if let Some(rev) = &spec.base {
+        check_base(&kind, &spec.source, rev)?;
+    }
     if let Some(p) = &spec.policy {
         PolicyHost::load(p, PolicyOptions::default())
             .with_context(|| format!("create the job: --policy {}", p.display()))?;
@@ -218,4 +221,30 @@ fn spec(a: &CreateArgs) -> Result<JobSpec> {
         inputs,
         limits,
     })
+}
+
+/// `--base REV` names a commit of the source's repository: said now, not at provisioning.
+fn check_base(kind: &workspace::SourceKind, source: &std::path::Path, rev: &str) -> Result<()> {
+    if *kind == workspace::SourceKind::Plain {
+        return Err(usage(format!(
+            "create the job: --base {rev}: the source {} is not in a git repository, so it \
+             has no revisions",
+            source.display()
+        )));
+    }
+    let ok = std::process::Command::new("git")
+        .args(["rev-parse", "--quiet", "--verify"])
+        .arg(format!("{rev}^{{commit}}"))
+        .current_dir(source)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .context("create the job: run git to check --base")?;
+    if !ok.success() {
+        return Err(usage(format!(
+            "create the job: --base {rev} is no commit of the repository at {}",
+            source.display()
+        )));
+    }
+    Ok(())
 }

@@ -40,6 +40,7 @@ message says what it allows), the job moved meanwhile, or a runner holds it.";
 #[derive(Debug, Args)]
 #[command(after_help = DIAGRAM)]
 pub struct JobArgs {
+    /// The verb.
     #[command(subcommand)]
     pub command: JobCommand,
 }
