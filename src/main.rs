@@ -81,6 +81,7 @@ fn main() {
         Some(Command::Log { id, follow, json }) => cli::show::log(&store, &id, follow, json),
         Some(Command::Policy(cmd)) => cli::policy::run(&store, cmd),
         Some(Command::Schema(args)) => cli::schema::run(args),
+        Some(Command::Job(args)) => cli::job::run(args, &effective.state_dir, quiet),
         Some(Command::Ask(args)) => cli::ask::run(args, &effective.files),
         Some(Command::Eval(args)) => cli::eval::run(args, &effective.files),
         Some(Command::Prune {

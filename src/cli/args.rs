@@ -173,6 +173,8 @@ pub enum Command {
     Ask(super::ask::AskArgs),
     /// Run a manifest of cases k times each against a target; pass only if all k answers match.
     Eval(super::eval::EvalArgs),
+    /// Run coding jobs through their lifecycle: create, step, approve or reject, audit.
+    Job(super::job::JobArgs),
     /// Show a session's activity log.
     #[command(after_help = examples::LOG)]
     Log {

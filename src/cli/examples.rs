@@ -114,3 +114,92 @@ Examples:
   oneshot init                   # oneshot.toml, oneshot.lua + oneshot_test.lua, editor stubs
   oneshot init --dir ../app
   oneshot init --force           # overwrite them";
+
+/// `oneshot job create --help`.
+pub const JOB_CREATE: &str = "\
+Examples:
+  oneshot job create --worker claude --auditor codex \"add a --dry-run flag\"
+  oneshot job create --source ../app --base main --worker-cmd 'sh fix.sh' --auditor-cmd 'sh check.sh' --activate \"fix the failing test\"
+  oneshot job create --worker claude:opus --auditor claude --panel codex --panel gemini --aggregate majority --risk low \"tidy the README\"
+  git log -1 --format=%B | oneshot job create --worker claude --auditor codex --input ticket=APP-12 -
+
+The worker's command line gets the prompt as `oneshot run` gives it ($ONESHOT_PROMPT_FILE, stdin).
+After `reject --feedback`, the next prompt ends with PREVIOUS ATTEMPT / CRITIQUE / INSTRUCTION.";
+
+/// `oneshot job activate --help`.
+pub const JOB_ACTIVATE: &str = "\
+Examples:
+  oneshot job activate job-1a2b3c4d
+  oneshot job activate job-1a2b      # a unique prefix is enough";
+
+/// `oneshot job approve --help`.
+pub const JOB_APPROVE: &str = "\
+Examples:
+  oneshot job diff job-1a2b3c4d && oneshot job approve job-1a2b3c4d
+  ONESHOT_ACTOR=alice oneshot job approve job-1a2b   # recorded in the audit trail as alice";
+
+/// `oneshot job reject --help`.
+pub const JOB_REJECT: &str = "\
+Examples:
+  oneshot job reject job-1a2b3c4d --feedback \"the new flag is not documented in --help\"
+  oneshot job reject job-1a2b --feedback \"$(cat review.md)\" && oneshot job step job-1a2b";
+
+/// `oneshot job resubmit --help`.
+pub const JOB_RESUBMIT: &str = "\
+Examples:
+  oneshot job show job-1a2b3c4d      # why it needs you
+  oneshot job resubmit job-1a2b3c4d  # after fixing it: PENDING again, with a fresh loop bound";
+
+/// `oneshot job suspend --help`.
+pub const JOB_SUSPEND: &str = "\
+Examples:
+  oneshot job suspend job-1a2b3c4d
+  oneshot job list --state pending   # what a runner would pick up next";
+
+/// `oneshot job resume --help`.
+pub const JOB_RESUME: &str = "\
+Examples:
+  oneshot job resume job-1a2b3c4d";
+
+/// `oneshot job cancel --help`.
+pub const JOB_CANCEL: &str = "\
+Examples:
+  oneshot job cancel job-1a2b3c4d    # also stops a runner working on it";
+
+/// `oneshot job step --help`.
+pub const JOB_STEP: &str = "\
+Examples:
+  oneshot job step                   # the job waiting longest
+  oneshot job step job-1a2b3c4d --lease 2m";
+
+/// `oneshot job run --help`.
+pub const JOB_RUN: &str = "\
+Examples:
+  oneshot job run                    # until no job is left to step
+  oneshot job run --parallel 4 --max-steps 20
+  oneshot -q job run                 # only where each job rests";
+
+/// `oneshot job list --help`.
+pub const JOB_LIST: &str = "\
+Examples:
+  oneshot job list
+  oneshot job list --state approval_required
+  oneshot job list --json | jq -r .id";
+
+/// `oneshot job show --help`.
+pub const JOB_SHOW: &str = "\
+Examples:
+  oneshot job show job-1a2b3c4d
+  oneshot job show job-1a2b --json | jq '.artifacts[-1].diff_stat'";
+
+/// `oneshot job diff --help`.
+pub const JOB_DIFF: &str = "\
+Examples:
+  oneshot job diff job-1a2b3c4d | less
+  oneshot job diff job-1a2b > review.patch";
+
+/// `oneshot job audit --help`.
+pub const JOB_AUDIT: &str = "\
+Examples:
+  oneshot job audit                  # every job's decisions
+  oneshot job audit job-1a2b3c4d --json | jq -r '.actor + \" \" + .action'";

@@ -67,7 +67,8 @@ pub const TABLE: &[(i32, &str, &str)] = &[
         "refused: resume not allowed, or the session is locked",
         "the session may not be resumed (it ended, its policy changed without trust, or its \
          state file was changed outside oneshot), or another process drives it (the message \
-         names its pid)",
+         names its pid); a job verb its state does not allow, or a job that moved meanwhile or that \
+         a runner holds",
     ),
     (
         INTERRUPTED,
@@ -121,9 +122,38 @@ pub fn usage(message: impl Into<String>) -> anyhow::Error {
     Usage(message.into()).into()
 }
 
+/// A request the state of things refuses (a job verb its state does not allow): exit
+/// [`REFUSED`], like a refused resume.
+#[derive(Debug)]
+pub struct Refusal(pub String);
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl Error for Refusal {}
+
+/// A [`Refusal`] as an [`anyhow::Error`].
+pub fn refused(message: impl Into<String>) -> anyhow::Error {
+    Refusal(message.into()).into()
+}
+
 fn classify(e: &(dyn Error + 'static)) -> Option<i32> {
     if e.is::<Usage>() {
         return Some(USAGE);
+    }
+    if e.is::<Refusal>() {
+        return Some(REFUSED);
+    }
+    if let Some(e) = e.downcast_ref::<oneshot::job::store::JobStoreError>() {
+        use oneshot::job::store::JobStoreError as J;
+        return Some(match e {
+            J::NotFound { .. } | J::Ambiguous { .. } => USAGE,
+            J::Conflict { .. } | J::Busy { .. } | J::Fenced { .. } => REFUSED,
+            _ => FAILED,
+        });
     }
     if let Some(e) = e.downcast_ref::<EngineError>() {
         return Some(engine(e));

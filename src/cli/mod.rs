@@ -11,6 +11,7 @@ pub mod examples;
 pub mod exit;
 pub mod guard;
 pub mod init;
+pub mod job;
 pub mod json_report;
 pub mod list;
 pub mod manual;

@@ -14,6 +14,8 @@ mod drive;
 mod panel;
 mod session;
 
+pub use session::Player;
+
 use super::store::{JobStore, JobStoreError};
 use crate::pipeline::now_ms;
 use std::path::PathBuf;

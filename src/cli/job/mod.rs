@@ -1,0 +1,209 @@
+//! `oneshot job …`: seed 001's job lifecycle on the command line, thin over `oneshot::job`.
+//! Each verb reads the job, asks the library what the verb does, and hands the result to the
+//! store, which writes it only if the job has not moved meanwhile.
+
+mod create;
+mod run;
+mod show;
+mod verbs;
+
+use super::examples;
+use super::exit;
+use anyhow::Result;
+use clap::{Args, Subcommand};
+use oneshot::job::JobState;
+use oneshot::job::store::{JobStoreError, SqliteStore};
+use std::path::{Path, PathBuf};
+
+/// The short state diagram `oneshot job --help` shows, and the exit codes of job verbs.
+const DIAGRAM: &str = "\
+Examples:
+  id=$(oneshot job create --worker claude --auditor codex --activate \"add a --dry-run flag\")
+  oneshot job run                                  # step every PENDING job until it rests
+  oneshot job list --state approval_required
+  oneshot job diff $id && oneshot job approve $id  # or: oneshot job reject $id --feedback TEXT
+  oneshot job audit --json
+
+States (a job rests in the CAPITALISED ones between commands):
+  DRAFT ─activate→ PENDING ─step→ provisioning → executing → harvesting → one of:
+    SUCCESS                done
+    APPROVAL_REQUIRED      ─approve→ SUCCESS; ─reject --feedback→ PENDING
+    INTERVENTION_REQUIRED  ─resubmit→ PENDING
+  DRAFT, PENDING ─suspend→ SUSPENDED ─resume→ PENDING
+  ─cancel→ CANCELED from any state but SUCCESS, recovering, harvesting (stops a running step)
+
+Exit codes: 0 done; 1 runtime error; 2 usage error (bad arguments, unknown job id, reject
+without --feedback, nothing to step); 4 refused: the job's state does not allow the verb (the
+message says what it allows), the job moved meanwhile, or a runner holds it.";
+
+/// `oneshot job`: run coding jobs through seed 001's lifecycle (create, step, approve…).
+#[derive(Debug, Args)]
+#[command(after_help = DIAGRAM)]
+pub struct JobArgs {
+    /// The verb.
+    #[command(subcommand)]
+    pub command: JobCommand,
+}
+
+/// The verbs of `oneshot job`.
+// Parsed once per process: the size of the largest variant costs nothing worth a Box.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Subcommand)]
+pub enum JobCommand {
+    /// Create a job (DRAFT; PENDING with --activate) and print its id.
+    #[command(after_help = examples::JOB_CREATE)]
+    Create(create::CreateArgs),
+    /// DRAFT → PENDING: let runners pick the job up.
+    #[command(after_help = examples::JOB_ACTIVATE)]
+    Activate(IdArg),
+    /// APPROVAL_REQUIRED → SUCCESS: accept the result.
+    #[command(after_help = examples::JOB_APPROVE)]
+    Approve(IdArg),
+    /// APPROVAL_REQUIRED → PENDING: send the result back with a critique for the next attempt.
+    #[command(after_help = examples::JOB_REJECT)]
+    Reject(verbs::RejectArgs),
+    /// INTERVENTION_REQUIRED → PENDING: you fixed what was wrong; the loop bound starts over.
+    #[command(after_help = examples::JOB_RESUBMIT)]
+    Resubmit(IdArg),
+    /// DRAFT or PENDING → SUSPENDED: no runner takes it until `resume`.
+    #[command(after_help = examples::JOB_SUSPEND)]
+    Suspend(IdArg),
+    /// SUSPENDED → PENDING.
+    #[command(after_help = examples::JOB_RESUME)]
+    Resume(IdArg),
+    /// → CANCELED, for good; a runner working on the job loses it and stops its agents.
+    #[command(after_help = examples::JOB_CANCEL)]
+    Cancel(IdArg),
+    /// Run one step of one job (the given one, or the one waiting longest) until it rests.
+    #[command(after_help = examples::JOB_STEP)]
+    Step(run::StepArgs),
+    /// Run steps of every claimable job until none is left (or --max-steps ran).
+    #[command(after_help = examples::JOB_RUN)]
+    Run(run::RunArgs),
+    /// List jobs, oldest first.
+    #[command(after_help = examples::JOB_LIST)]
+    List(show::ListArgs),
+    /// Show a job: spec, state, lease, history, artifacts, audit trail, diff stat.
+    #[command(after_help = examples::JOB_SHOW)]
+    Show(show::ShowArgs),
+    /// Print the full patch of a job's work (base to workspace, uncommitted changes too).
+    #[command(after_help = examples::JOB_DIFF)]
+    Diff(IdArg),
+    /// The audit trail of human decisions, of one job or of all.
+    #[command(after_help = examples::JOB_AUDIT)]
+    Audit(show::AuditArgs),
+}
+
+/// A job id (or unique prefix).
+#[derive(Debug, Args)]
+pub struct IdArg {
+    /// Job id (`job-1a2b3c4d`) or a unique prefix of it.
+    pub id: String,
+}
+
+/// Runs `oneshot job …` with the store under `state_dir`.
+pub fn run(args: JobArgs, state_dir: &Path, quiet: bool) -> Result<i32> {
+    use oneshot::job::JobTrigger as T;
+    let cx = Cx {
+        state_dir: state_dir.to_path_buf(),
+        quiet,
+    };
+    match args.command {
+        JobCommand::Create(a) => create::run(&cx, a),
+        JobCommand::Activate(a) => verbs::run(&cx, &a.id, T::Activate, None),
+        JobCommand::Approve(a) => verbs::run(&cx, &a.id, T::Approve, None),
+        JobCommand::Reject(a) => verbs::run(&cx, &a.id, T::Reject, a.feedback),
+        JobCommand::Resubmit(a) => verbs::run(&cx, &a.id, T::Resubmit, None),
+        JobCommand::Suspend(a) => verbs::run(&cx, &a.id, T::Suspend, None),
+        JobCommand::Resume(a) => verbs::run(&cx, &a.id, T::Resume, None),
+        JobCommand::Cancel(a) => verbs::run(&cx, &a.id, T::Cancel, None),
+        JobCommand::Step(a) => run::step(&cx, a),
+        JobCommand::Run(a) => run::run(&cx, a),
+        JobCommand::List(a) => show::list(&cx, a),
+        JobCommand::Show(a) => show::show(&cx, a),
+        JobCommand::Diff(a) => show::diff(&cx, &a.id),
+        JobCommand::Audit(a) => show::audit(&cx, a),
+    }
+}
+
+/// What every verb needs.
+pub(crate) struct Cx {
+    /// The state directory.
+    pub state_dir: PathBuf,
+    /// `--quiet`.
+    pub quiet: bool,
+}
+
+impl Cx {
+    /// The job store, `<state dir>/jobs.db`.
+    pub fn store(&self) -> Result<SqliteStore> {
+        let path = self.state_dir.join("jobs.db");
+        SqliteStore::open(&path).map_err(|e| anyhow::Error::new(e).context("open the job store"))
+    }
+}
+
+/// A store error, worded for the person at the terminal: what happened and what to do. Its
+/// exit code comes from `exit::for_error`, which finds the [`JobStoreError`] in the chain.
+pub(crate) fn store_error(doing: &str, e: JobStoreError) -> anyhow::Error {
+    let hint = match &e {
+        JobStoreError::NotFound { .. } => Some("`oneshot job list` shows the jobs".to_string()),
+        JobStoreError::Ambiguous { .. } => Some("type more of the id".to_string()),
+        JobStoreError::Conflict { id, .. } => Some(format!(
+            "it moved while you decided; look again with `oneshot job show {id}`"
+        )),
+        JobStoreError::Busy { id, .. } => Some(format!(
+            "a runner is working on it; wait for the step to end, or `oneshot job cancel {id}`"
+        )),
+        _ => None,
+    };
+    let err = anyhow::Error::new(e);
+    match hint {
+        Some(h) => err.context(format!("{doing} ({h})")),
+        None => err.context(doing.to_string()),
+    }
+}
+
+/// A job state on stdout, coloured like session states (green done, yellow waiting on a
+/// human, red canceled, cyan on the way) when stdout is a terminal and colour is on, or when
+/// colour is forced; `{:<21}` pads it (the escape codes around the padding).
+pub(crate) fn paint(s: JobState) -> Painted {
+    let code = match s {
+        JobState::Success => "1;32",
+        JobState::Canceled => "1;31",
+        JobState::ApprovalRequired | JobState::InterventionRequired | JobState::Suspended => "1;33",
+        _ => "36",
+    };
+    Painted(code, s)
+}
+
+/// See [`paint`].
+pub(crate) struct Painted(&'static str, JobState);
+
+impl std::fmt::Display for Painted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        use std::io::IsTerminal;
+        let on = super::color::forced() || (super::color::on() && std::io::stdout().is_terminal());
+        // Padding goes inside the colour, so a table's columns stay aligned.
+        let text = match f.width() {
+            Some(w) => format!("{:<w$}", self.1.as_str()),
+            None => self.1.as_str().to_string(),
+        };
+        if on {
+            write!(f, "\x1b[{}m{text}\x1b[0m", self.0)
+        } else {
+            f.write_str(&text)
+        }
+    }
+}
+
+/// A refused verb: the CLI's usage-like refusal, exit code [`exit::REFUSED`].
+pub(crate) fn refused(message: String) -> anyhow::Error {
+    exit::refused(message)
+}
+
+/// Now, in ms since the epoch (the store's clock).
+pub(crate) fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}

@@ -1,0 +1,174 @@
+//! `job step` and `job run`: this process becomes a runner. The runner's steps share one
+//! current-thread runtime (a session's engine holds Lua states and is not `Send`); git and
+//! other blocking work go to a small blocking pool.
+
+use super::now_ms;
+use super::{Cx, paint, store_error};
+use crate::cli::exit::{self, usage};
+use anyhow::{Context, Result};
+use clap::Args;
+use oneshot::job::runner::{self, Note, RunnerOptions, StepEnd};
+use oneshot::job::store::{JobStore, SqliteStore};
+use oneshot::job::{JobTrigger, next};
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::Duration;
+
+fn parse_duration(s: &str) -> Result<Duration, String> {
+    humantime::parse_duration(s).map_err(|e| format!("{e} (examples: 30s, 2m)"))
+}
+
+/// Options of `job step`.
+#[derive(Debug, Args)]
+pub struct StepArgs {
+    /// The job [default: the claimable job waiting longest].
+    pub id: Option<String>,
+    /// How long the step's lease lasts without a heartbeat (heartbeats come every third of
+    /// it); a runner that dies loses the job to the next runner after this long.
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_duration)]
+    pub lease: Duration,
+}
+
+/// Options of `job run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Steps run at once.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    pub parallel: u32,
+    /// Stop after this many steps, all jobs' together.
+    #[arg(long, value_name = "N")]
+    pub max_steps: Option<usize>,
+    /// How long a step's lease lasts without a heartbeat.
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_duration)]
+    pub lease: Duration,
+}
+
+/// `job step [ID]`.
+pub fn step(cx: &Cx, a: StepArgs) -> Result<i32> {
+    let store = cx.store()?;
+    if let Some(id) = &a.id {
+        let job = store
+            .get(id)
+            .map_err(|e| store_error(&format!("step {id}"), e))?;
+        claimable(&store, &job)?;
+        let ends = drive(cx, store, Some(job.id.clone()), 1, Some(1), a.lease)?;
+        return finish(cx, ends, true);
+    }
+    let ends = drive(cx, store, None, 1, Some(1), a.lease)?;
+    finish(cx, ends, true)
+}
+
+/// `job run`.
+pub fn run(cx: &Cx, a: RunArgs) -> Result<i32> {
+    let store = cx.store()?;
+    let ends = drive(cx, store, None, a.parallel as usize, a.max_steps, a.lease)?;
+    finish(cx, ends, false)
+}
+
+/// Says why `job` cannot be stepped now, if it cannot.
+fn claimable(store: &SqliteStore, job: &oneshot::job::record::Job) -> Result<()> {
+    if job.state.is_resting() {
+        return next(job.state, JobTrigger::Step)
+            .map(|_| ())
+            .map_err(|r| super::refused(format!("step: {}: {r}", job.id)));
+    }
+    // A transient state: a runner is in the middle of a step, or died in it.
+    let lease = store
+        .lease(&job.id)
+        .map_err(|e| store_error(&format!("step {}", job.id), e))?;
+    match lease {
+        Some(l) if l.until_ms > now_ms() => Err(super::refused(format!(
+            "step: {}: it is {}; runner {} holds its lease until {} (a dead runner's lease \
+             expires, then `job step` recovers the job)",
+            job.id,
+            job.state,
+            l.runner,
+            crate::cli::show::rfc3339(l.until_ms)
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// Runs the runner to its end on a current-thread runtime.
+fn drive(
+    cx: &Cx,
+    store: SqliteStore,
+    only: Option<String>,
+    parallel: usize,
+    max_steps: Option<usize>,
+    lease: Duration,
+) -> Result<Vec<StepEnd>> {
+    let quiet = cx.quiet;
+    let opts = RunnerOptions {
+        state_dir: cx.state_dir.clone(),
+        runner: runner::runner_id(),
+        lease_ttl: lease,
+        parallel,
+        max_steps,
+        only,
+        on_note: Rc::new(move |note: &Note| {
+            if let (Note::Moved { job, transition: t }, false) = (note, quiet) {
+                let why = t
+                    .reason
+                    .as_deref()
+                    .map(|r| format!("  ({})", crate::cli::show::one_line(r, 100)))
+                    .unwrap_or_default();
+                outln!("{job}  {} → {}{why}", paint(t.from), paint(t.to));
+            }
+        }),
+    };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        // Git and file work of a few steps at a time; more threads would only contend.
+        .max_blocking_threads(8)
+        .build()
+        .context("start the runner: build its runtime")?;
+    let store: Arc<dyn JobStore> = Arc::new(store);
+    let local = tokio::task::LocalSet::new();
+    let ends = local
+        .block_on(&rt, runner::run(store, opts))
+        .context("run the job steps")?;
+    Ok(ends)
+}
+
+/// Prints where each job rests; for `step`, nothing to step is an error.
+fn finish(cx: &Cx, ends: Vec<StepEnd>, one: bool) -> Result<i32> {
+    if ends.is_empty() {
+        if one {
+            return Err(usage(
+                "step a job: none is claimable (no PENDING job, and no job whose runner died \
+                 mid-step); `oneshot job list` shows where each rests",
+            ));
+        }
+        if !cx.quiet {
+            outln!("no job to step");
+        }
+        return Ok(exit::OK);
+    }
+    if !cx.quiet {
+        let s = if ends.len() == 1 { "" } else { "s" };
+        outln!("{} step{s} ran:", ends.len());
+    }
+    for e in &ends {
+        match &e.lost {
+            Some(why) => errln!(
+                "  {}  lost in {}: {}",
+                e.job,
+                e.state,
+                crate::cli::show::one_line(why, 200)
+            ),
+            None if cx.quiet => outln!("{} {}", e.job, e.state),
+            None => {
+                let why = e
+                    .reason
+                    .as_deref()
+                    .map(|r| format!("  ({})", crate::cli::show::one_line(r, 100)))
+                    .unwrap_or_default();
+                outln!("  {}  rests in {}{why}", e.job, paint(e.state));
+            }
+        }
+    }
+    // Steps ran: 0, even when a runner lost a job (a human canceled it: that is news, not
+    // a failure of this command).
+    Ok(exit::OK)
+}

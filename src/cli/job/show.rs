@@ -1,0 +1,308 @@
+//! `job list`, `job show`, `job diff`, `job audit`: reading the store, never writing it.
+
+use super::now_ms;
+use super::{Cx, paint, store_error};
+use crate::cli::exit;
+use crate::cli::show::{one_line, rfc3339};
+use anyhow::{Context, Result};
+use clap::Args;
+use oneshot::job::JobState;
+use oneshot::job::record::AuditEntry;
+use oneshot::job::store::{JobStore, ListFilter};
+use oneshot::job::workspace;
+use serde_json::{Value, json};
+
+/// Options of `job list`.
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// Only jobs in this state (any case, e.g. approval_required).
+    #[arg(long, value_name = "S", value_parser = parse_state)]
+    pub state: Option<JobState>,
+    /// Print one JSON object per job, one per line.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Options of `job show`.
+#[derive(Debug, Args)]
+pub struct ShowArgs {
+    /// Job id or unique prefix.
+    pub id: String,
+    /// Print one JSON object: the job, its lease, history, artifacts and audit trail.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Options of `job audit`.
+#[derive(Debug, Args)]
+pub struct AuditArgs {
+    /// Only this job's decisions [default: every job's].
+    pub id: Option<String>,
+    /// Print one JSON object per entry, one per line.
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn parse_state(s: &str) -> Result<JobState, String> {
+    s.replace('-', "_").parse().map_err(|e| format!("{e}"))
+}
+
+/// How long ago `ms` was, in one short word: `12s`, `5m`, `3h`, `2d`.
+fn age(ms: u64) -> String {
+    let s = now_ms().saturating_sub(ms) / 1000;
+    match s {
+        0..60 => format!("{s}s ago"),
+        60..3600 => format!("{}m ago", s / 60),
+        3600..86400 => format!("{}h ago", s / 3600),
+        _ => format!("{}d ago", s / 86400),
+    }
+}
+
+/// `job list`.
+pub fn list(cx: &Cx, a: ListArgs) -> Result<i32> {
+    let store = cx.store()?;
+    let jobs = store
+        .list(&ListFilter { state: a.state })
+        .map_err(|e| store_error("list the jobs", e))?;
+    if a.json {
+        for j in &jobs {
+            let v = json!({"id": j.id, "state": j.state, "title": j.title, "risk": j.risk,
+                "steps": j.steps, "created_ms": j.created_ms, "updated_ms": j.updated_ms,
+                "runner": j.runner});
+            outln!("{v}");
+        }
+        return Ok(exit::OK);
+    }
+    if jobs.is_empty() {
+        errln!("no jobs; `oneshot job create --help` shows how to make one");
+        return Ok(exit::OK);
+    }
+    outln!(
+        "{:<12}  {:<21}  {:>5}  {:<6}  {:<8}  TASK",
+        "ID",
+        "STATE",
+        "STEPS",
+        "RISK",
+        "UPDATED"
+    );
+    for j in &jobs {
+        outln!(
+            "{:<12}  {:<21}  {:>5}  {:<6}  {:<8}  {}",
+            j.id,
+            paint(j.state),
+            j.steps,
+            j.risk.as_str(),
+            age(j.updated_ms),
+            one_line(&j.title, 60)
+        );
+    }
+    Ok(exit::OK)
+}
+
+/// `job show ID`.
+pub fn show(cx: &Cx, a: ShowArgs) -> Result<i32> {
+    let store = cx.store()?;
+    let err = |e| store_error(&format!("show {}", a.id), e);
+    let job = store.get(&a.id).map_err(err)?;
+    let history = store.history(&job.id).map_err(err)?;
+    let artifacts = store.artifacts(&job.id).map_err(err)?;
+    let audit = store.audit(Some(&job.id)).map_err(err)?;
+    let lease = store.lease(&job.id).map_err(err)?;
+    let live = lease.as_ref().filter(|l| l.until_ms > now_ms());
+    if a.json {
+        let v = json!({
+            "job": job,
+            "lease": lease.as_ref().map(|l| json!({"runner": l.runner, "fence": l.fence,
+                "until_ms": l.until_ms, "live": l.until_ms > now_ms()})),
+            "history": history,
+            "artifacts": artifacts,
+            "audit": audit,
+        });
+        outln!("{v}");
+        return Ok(exit::OK);
+    }
+    let s = &job.spec;
+    outln!("{}  {}", job.id, paint(job.state));
+    if let Some(r) = &job.reason {
+        outln!("  reason:   {}", one_line(r, 200));
+    }
+    outln!("  task:     {}", one_line(&s.task, 200));
+    outln!(
+        "  source:   {}{}",
+        s.source.display(),
+        s.base
+            .as_deref()
+            .map(|b| format!(" @ {b}"))
+            .unwrap_or_default()
+    );
+    outln!("  worker:   {}", s.worker);
+    outln!("  auditor:  {}", s.auditor);
+    if !s.panel.is_empty() {
+        outln!("  panel:    {} ({:?})", s.panel.join(", "), s.aggregate);
+    }
+    let policy = s.policy.as_ref().map(|p| p.display().to_string());
+    outln!("  policy:   {}", policy.as_deref().unwrap_or("(built-in)"));
+    outln!(
+        "  risk:     {}   steps: {}   loops: {}/{}",
+        s.risk,
+        job.steps,
+        job.loops,
+        s.limits.max_loops
+    );
+    for (k, v) in &s.inputs {
+        outln!("  input:    {k}={}", one_line(v, 100));
+    }
+    outln!(
+        "  created:  {}   updated: {} ({})",
+        rfc3339(job.created_ms),
+        rfc3339(job.updated_ms),
+        age(job.updated_ms)
+    );
+    match live {
+        Some(l) => outln!(
+            "  lease:    runner {} until {}",
+            l.runner,
+            rfc3339(l.until_ms)
+        ),
+        None => outln!("  lease:    none"),
+    }
+    if let Some(ws) = &job.workspace {
+        outln!(
+            "  workspace: {}{}",
+            ws.path.display(),
+            ws.branch
+                .as_deref()
+                .map(|b| format!(" (branch {b})"))
+                .unwrap_or_default()
+        );
+    }
+    if let Some(sid) = &job.session {
+        outln!("  session:  {sid}   (`oneshot log {sid}`)");
+    }
+    outln!("\nHistory:");
+    for t in &history {
+        let why = t
+            .reason
+            .as_deref()
+            .map(|r| format!("  ({})", one_line(r, 100)))
+            .unwrap_or_default();
+        outln!(
+            "  {}  {} → {}  {}  by {}{why}",
+            rfc3339(t.at_ms),
+            paint(t.from),
+            paint(t.to),
+            t.trigger,
+            t.by
+        );
+    }
+    if !artifacts.is_empty() {
+        outln!("\nArtifacts:");
+        for v in &artifacts {
+            let stat = if v.diff_stat.trim().is_empty() {
+                "no changes"
+            } else {
+                v.diff_stat.trim()
+            };
+            outln!(
+                "  v{}  step {}  {}  {}  verdict: {}  commit: {}",
+                v.version,
+                v.step,
+                v.outcome,
+                stat,
+                v.verdict.as_deref().unwrap_or("-"),
+                v.commit
+                    .as_deref()
+                    .map(|c| c.get(..10).unwrap_or(c))
+                    .unwrap_or("-")
+            );
+        }
+    }
+    if !audit.is_empty() {
+        outln!("\nAudit:");
+        for e in &audit {
+            outln!("  {}", audit_line(e));
+        }
+    }
+    if let Some(ws) = &job.workspace {
+        match workspace::diff(ws) {
+            Ok(patch) => outln!("\nDiff: {}", diff_stat(&patch)),
+            Err(e) => outln!("\nDiff: (not readable: {e})"),
+        }
+    }
+    Ok(exit::OK)
+}
+
+/// `N files changed, +A -D` of a patch, counted from its lines.
+fn diff_stat(patch: &str) -> String {
+    let files = patch
+        .lines()
+        .filter(|l| l.starts_with("diff --git "))
+        .count();
+    let add = patch
+        .lines()
+        .filter(|l| l.starts_with('+') && !l.starts_with("+++"))
+        .count();
+    let del = patch
+        .lines()
+        .filter(|l| l.starts_with('-') && !l.starts_with("---"))
+        .count();
+    if files == 0 {
+        return "no changes".into();
+    }
+    format!("{files} file(s) changed, +{add} -{del}   (`oneshot job diff ID` shows it)")
+}
+
+/// `job diff ID`.
+pub fn diff(cx: &Cx, id: &str) -> Result<i32> {
+    let store = cx.store()?;
+    let job = store
+        .get(id)
+        .map_err(|e| store_error(&format!("diff {id}"), e))?;
+    let Some(ws) = &job.workspace else {
+        return Err(exit::usage(format!(
+            "diff {}: it has no workspace yet ({}: no step has provisioned one)",
+            job.id, job.state
+        )));
+    };
+    let patch = workspace::diff(ws).with_context(|| format!("diff {}", job.id))?;
+    out!("{patch}");
+    Ok(exit::OK)
+}
+
+fn meta<'a>(e: &'a AuditEntry, k: &str) -> Option<&'a str> {
+    e.metadata.get(k).and_then(Value::as_str)
+}
+
+fn audit_line(e: &AuditEntry) -> String {
+    let feedback = meta(e, "feedback")
+        .map(|f| format!("  feedback: {}", one_line(f, 100)))
+        .unwrap_or_default();
+    format!(
+        "{}  {}  {}  {}  {} → {}{feedback}",
+        rfc3339(e.at_ms),
+        e.actor,
+        e.action,
+        e.entity_id,
+        meta(e, "from").unwrap_or("-"),
+        meta(e, "to").unwrap_or("-"),
+    )
+}
+
+/// `job audit [ID]`.
+pub fn audit(cx: &Cx, a: AuditArgs) -> Result<i32> {
+    let store = cx.store()?;
+    let entries = store
+        .audit(a.id.as_deref())
+        .map_err(|e| store_error("read the audit trail", e))?;
+    for e in &entries {
+        if a.json {
+            outln!("{}", serde_json::to_string(e)?);
+        } else {
+            outln!("{}", audit_line(e));
+        }
+    }
+    if entries.is_empty() && !a.json {
+        errln!("no decisions recorded");
+    }
+    Ok(exit::OK)
+}

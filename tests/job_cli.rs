@@ -1,0 +1,428 @@
+//! `oneshot job`: every verb from every resting state the CLI can reach, through the real
+//! binary, a real git repository and command-line agents.
+
+use serde_json::Value;
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+/// A repository with one commit, and a state directory, in a temporary directory.
+struct Env {
+    dir: tempfile::TempDir,
+}
+
+const GOOD_WORKER: &str = "sh -c 'echo hi > f.txt'";
+const DONE: &str = "echo VERDICT: DONE";
+
+impl Env {
+    fn new() -> Env {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = dir.path().join("repo");
+        std::fs::create_dir(&repo).unwrap();
+        std::fs::write(repo.join("a.txt"), "a\n").unwrap();
+        for args in [
+            &["init", "-q"][..],
+            &["add", "a.txt"],
+            &[
+                "-c",
+                "user.email=t@t",
+                "-c",
+                "user.name=t",
+                "commit",
+                "-qm",
+                "a",
+            ],
+        ] {
+            let ok = Command::new("git")
+                .args(args)
+                .current_dir(&repo)
+                .status()
+                .unwrap();
+            assert!(ok.success());
+        }
+        Env { dir }
+    }
+
+    fn repo(&self) -> PathBuf {
+        self.dir.path().join("repo")
+    }
+
+    fn oneshot(&self, args: &[&str]) -> Output {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_oneshot"));
+        c.arg("--state-dir")
+            .arg(self.dir.path().join("state"))
+            .args(args)
+            .current_dir(self.repo())
+            .env("ONESHOT_ACTOR", "tester")
+            .env("NO_COLOR", "1");
+        for k in ["ONESHOT_WORKER", "ONESHOT_AUDITOR", "ONESHOT_POLICY"] {
+            c.env_remove(k);
+        }
+        c.output().unwrap()
+    }
+
+    /// Runs and insists on exit 0; returns stdout.
+    fn ok(&self, args: &[&str]) -> String {
+        let out = self.oneshot(args);
+        assert!(
+            out.status.success(),
+            "{args:?} failed: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    fn create(&self, worker: &str, auditor: &str, extra: &[&str]) -> String {
+        let mut args = vec![
+            "job",
+            "create",
+            "--worker-cmd",
+            worker,
+            "--auditor-cmd",
+            auditor,
+        ];
+        args.extend_from_slice(extra);
+        args.push("write hi to f.txt");
+        let id = self.ok(&args).trim().to_string();
+        assert!(id.starts_with("job-") && id.len() == 12, "{id}");
+        id
+    }
+
+    fn show(&self, id: &str) -> Value {
+        serde_json::from_str(&self.ok(&["job", "show", id, "--json"])).unwrap()
+    }
+
+    fn state(&self, id: &str) -> String {
+        self.show(id)["job"]["state"].as_str().unwrap().to_string()
+    }
+
+    /// A new job resting in `state`, reached through the CLI.
+    fn job_in(&self, state: &str) -> String {
+        let (worker, auditor) = match state {
+            "INTERVENTION_REQUIRED" => (GOOD_WORKER, "echo VERDICT: IMPOSSIBLE"),
+            _ => (GOOD_WORKER, DONE),
+        };
+        let id = self.create(worker, auditor, &[]);
+        let verbs: &[&[&str]] = match state {
+            "DRAFT" => &[],
+            "PENDING" => &[&["activate"]],
+            "SUSPENDED" => &[&["suspend"]],
+            "CANCELED" => &[&["cancel"]],
+            "APPROVAL_REQUIRED" | "INTERVENTION_REQUIRED" => &[&["activate"], &["step"]],
+            "SUCCESS" => &[&["activate"], &["step"], &["approve"]],
+            _ => unreachable!("{state}"),
+        };
+        for v in verbs {
+            let mut args = vec!["job"];
+            args.extend_from_slice(v);
+            args.push(&id);
+            self.ok(&args);
+        }
+        assert_eq!(self.state(&id), state);
+        id
+    }
+}
+
+const RESTING: [&str; 7] = [
+    "DRAFT",
+    "PENDING",
+    "SUSPENDED",
+    "CANCELED",
+    "APPROVAL_REQUIRED",
+    "INTERVENTION_REQUIRED",
+    "SUCCESS",
+];
+
+/// Seed 001's matrix for the verbs, written out here so the CLI is checked against the seed,
+/// not against itself. `step` from PENDING runs a whole step: with a worker that writes and an
+/// auditor that says done, the built-in policy asks a human.
+fn expected(state: &str, verb: &str) -> Option<&'static str> {
+    Some(match (state, verb) {
+        ("DRAFT", "activate") => "PENDING",
+        ("DRAFT" | "PENDING", "suspend") => "SUSPENDED",
+        ("PENDING", "step") => "APPROVAL_REQUIRED",
+        ("APPROVAL_REQUIRED", "approve") => "SUCCESS",
+        ("APPROVAL_REQUIRED", "reject") => "PENDING",
+        ("INTERVENTION_REQUIRED", "resubmit") => "PENDING",
+        ("SUSPENDED", "resume") => "PENDING",
+        (
+            "DRAFT" | "PENDING" | "SUSPENDED" | "APPROVAL_REQUIRED" | "INTERVENTION_REQUIRED",
+            "cancel",
+        ) => "CANCELED",
+        _ => return None,
+    })
+}
+
+#[test]
+fn every_verb_from_every_resting_state() {
+    let env = Env::new();
+    let verbs = [
+        "activate", "approve", "reject", "resubmit", "suspend", "resume", "cancel", "step",
+    ];
+    for state in RESTING {
+        for verb in verbs {
+            let id = env.job_in(state);
+            let mut args = vec!["job", verb, id.as_str()];
+            if verb == "reject" {
+                args.extend(["--feedback", "not good enough"]);
+            }
+            let out = env.oneshot(&args);
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            let stdout = String::from_utf8_lossy(&out.stdout);
+            match expected(state, verb) {
+                Some(to) => {
+                    assert!(out.status.success(), "{verb} in {state}: {stderr}");
+                    assert_eq!(env.state(&id), to, "{verb} in {state}");
+                    if verb != "step" {
+                        assert!(
+                            stdout.contains(&format!("{id}: {state} → {to}")),
+                            "{verb} in {state}: {stdout}"
+                        );
+                    }
+                }
+                None => {
+                    assert_eq!(out.status.code(), Some(4), "{verb} in {state}: {stderr}");
+                    let msg = format!("{id}: {verb} is not allowed in {state}; ");
+                    assert!(stderr.contains(&msg), "{verb} in {state}: {stderr}");
+                    assert_eq!(env.state(&id), state, "{verb} in {state} moved it");
+                }
+            }
+        }
+    }
+    // Each refusal says what the state allows (the machine's words).
+    let id = env.job_in("PENDING");
+    let out = env.oneshot(&["job", "approve", &id]);
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("approve is not allowed in PENDING; PENDING allows: step, suspend, cancel")
+    );
+}
+
+#[test]
+fn reject_needs_feedback_and_the_next_prompt_carries_it() {
+    let env = Env::new();
+    let dump = env.dir.path().join("prompt.txt");
+    let worker = format!(
+        "sh -c 'cat \"$ONESHOT_PROMPT_FILE\" > {}; echo hi > f.txt'",
+        dump.display()
+    );
+    let id = env.create(&worker, DONE, &["--activate"]);
+    env.ok(&["job", "step", &id]);
+    assert_eq!(env.state(&id), "APPROVAL_REQUIRED");
+    assert!(
+        !std::fs::read_to_string(&dump)
+            .unwrap()
+            .contains("CRITIQUE:")
+    );
+
+    let out = env.oneshot(&["job", "reject", &id]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--feedback"));
+    assert_eq!(env.state(&id), "APPROVAL_REQUIRED");
+
+    env.ok(&["job", "reject", &id, "--feedback", "also write bye"]);
+    assert_eq!(env.state(&id), "PENDING");
+    env.ok(&["job", "step"]);
+    let prompt = std::fs::read_to_string(&dump).unwrap();
+    for part in [
+        "PREVIOUS ATTEMPT:",
+        "CRITIQUE: also write bye",
+        "INSTRUCTION:",
+    ] {
+        assert!(prompt.contains(part), "{part} missing from\n{prompt}");
+    }
+    assert!(prompt.contains("1 file changed"), "{prompt}");
+
+    // The audit trail: each human decision, with its actor, in order.
+    let audit: Vec<Value> = env
+        .ok(&["job", "audit", &id, "--json"])
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let actions: Vec<&str> = audit
+        .iter()
+        .map(|a| a["action"].as_str().unwrap())
+        .collect();
+    assert_eq!(actions, ["create", "activate", "reject"]);
+    assert!(audit.iter().all(|a| a["actor"] == "tester"));
+    assert_eq!(audit[2]["metadata"]["feedback"], "also write bye");
+    assert_eq!(audit[2]["metadata"]["from"], "APPROVAL_REQUIRED");
+    assert!(audit[2]["metadata"]["diff_hash"].is_string());
+}
+
+#[test]
+fn step_says_why_nothing_ran() {
+    let env = Env::new();
+    let out = env.oneshot(&["job", "step"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("none is claimable"));
+    let id = env.create(GOOD_WORKER, DONE, &[]);
+    let out = env.oneshot(&["job", "step", &id]);
+    assert_eq!(out.status.code(), Some(4));
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("step is not allowed in DRAFT; DRAFT allows: activate, suspend, cancel")
+    );
+}
+
+#[test]
+fn run_steps_every_pending_job_and_list_show_diff_read_them() {
+    let env = Env::new();
+    let a = env.create(GOOD_WORKER, DONE, &["--activate", "--risk", "low"]);
+    let b = env.create(GOOD_WORKER, "echo VERDICT: IMPOSSIBLE", &["--activate"]);
+    let out = env.ok(&["job", "run", "--parallel", "2"]);
+    assert!(
+        out.contains(&format!("{a}  PENDING → PROVISIONING")),
+        "{out}"
+    );
+    assert!(out.contains("2 steps ran"), "{out}");
+    assert_eq!(env.state(&a), "APPROVAL_REQUIRED");
+    assert_eq!(env.state(&b), "INTERVENTION_REQUIRED");
+
+    let list = env.ok(&["job", "list", "--state", "approval_required"]);
+    assert!(list.contains(&a) && !list.contains(&b), "{list}");
+    assert!(
+        list.contains("low") && list.contains("write hi to f.txt"),
+        "{list}"
+    );
+
+    let show = env.ok(&["job", "show", &a]);
+    for part in [
+        "APPROVAL_REQUIRED",
+        "History:",
+        "Artifacts:",
+        "v1  step 1",
+        "by tester",
+    ] {
+        assert!(show.contains(part), "{part} missing from\n{show}");
+    }
+    let diff = env.ok(&["job", "diff", &a]);
+    assert!(
+        diff.contains("+++ b/f.txt") && diff.contains("+hi"),
+        "{diff}"
+    );
+    // Nothing else is left to step.
+    let out = env.ok(&["job", "run"]);
+    assert!(out.contains("no job to step"), "{out}");
+}
+
+#[test]
+fn create_refuses_what_a_step_could_not_use() {
+    let env = Env::new();
+    let bad = |args: &[&str], says: &str| {
+        let mut all = vec!["job", "create"];
+        all.extend_from_slice(args);
+        all.push("task");
+        let out = env.oneshot(&all);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(says), "{args:?}: {err}");
+    };
+    let cmds = ["--worker-cmd", "true", "--auditor-cmd", "true"];
+    bad(
+        &[&cmds[..], &["--source", "/nonexistent/dir"]].concat(),
+        "--source",
+    );
+    let policy = env.dir.path().join("broken.lua");
+    std::fs::write(&policy, "this is not lua (").unwrap();
+    let p = policy.to_str().unwrap();
+    bad(&[&cmds[..], &["--policy", p]].concat(), "--policy");
+    bad(
+        &["--worker", "nosuchagent", "--auditor-cmd", "true"],
+        "--worker",
+    );
+    bad(&[&cmds[..], &["--input", "novalue"]].concat(), "KEY=VALUE");
+    bad(
+        &[&cmds[..], &["--base", "no-such-rev"]].concat(),
+        "--base no-such-rev",
+    );
+    assert!(env.ok(&["job", "list"]).trim().is_empty());
+    // A good base, and the task from stdin.
+    let mut c = Command::new(env!("CARGO_BIN_EXE_oneshot"));
+    c.arg("--state-dir").arg(env.dir.path().join("state"));
+    c.args(["job", "create", "--base", "HEAD", "--input", "ticket=APP-1"]);
+    c.args([&cmds[..], &["-"]].concat()).current_dir(env.repo());
+    let mut child = c
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"from stdin\nmore")
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let id = String::from_utf8(out.stdout).unwrap().trim().to_string();
+    let job = env.show(&id);
+    assert_eq!(job["job"]["spec"]["task"], "from stdin\nmore");
+    assert_eq!(job["job"]["spec"]["base"], "HEAD");
+    assert_eq!(job["job"]["spec"]["inputs"]["ticket"], "APP-1");
+    assert_eq!(job["job"]["spec"]["worker"], "cmd:true");
+    assert_eq!(job["job"]["state"], "DRAFT");
+}
+
+#[test]
+fn an_unknown_id_is_a_usage_error() {
+    let env = Env::new();
+    let out = env.oneshot(&["job", "approve", "job-ffffffff"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("job-ffffffff"));
+}
+
+#[test]
+fn help_teaches() {
+    let env = Env::new();
+    let help = env.ok(&["job", "--help"]);
+    for part in [
+        "create",
+        "approve",
+        "reject",
+        "APPROVAL_REQUIRED",
+        "Exit codes",
+    ] {
+        assert!(help.contains(part), "{part} missing from\n{help}");
+    }
+    let reject = env.ok(&["job", "reject", "--help"]);
+    assert!(reject.contains("Examples:") && reject.contains("--feedback"));
+}
+
+#[test]
+fn cancel_takes_a_job_from_its_runner_mid_step() {
+    let env = Env::new();
+    let id = env.create("sleep 30", DONE, &["--activate"]);
+    let mut runner = Command::new(env!("CARGO_BIN_EXE_oneshot"))
+        .arg("--state-dir")
+        .arg(env.dir.path().join("state"))
+        .args(["job", "step", &id, "--lease", "3s"])
+        .current_dir(env.repo())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    while env.state(&id) != "EXECUTING" {
+        if start.elapsed().as_secs() > 20 {
+            let _ = runner.kill();
+            panic!("never reached EXECUTING");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    // Mid-step, only cancel is a human's; another runner is told who holds the job.
+    let out = env.oneshot(&["job", "suspend", &id]);
+    assert_eq!(out.status.code(), Some(4));
+    let out = env.oneshot(&["job", "step", &id]);
+    assert_eq!(out.status.code(), Some(4));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("holds its lease until"), "{err}");
+    env.ok(&["job", "cancel", &id]);
+    assert_eq!(env.state(&id), "CANCELED");
+    // The runner's next heartbeat fails: it stops its session long before the worker's 30s.
+    let out = runner.wait_with_output().unwrap();
+    assert!(start.elapsed().as_secs() < 20);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("lost"));
+    assert_eq!(env.state(&id), "CANCELED");
+}
