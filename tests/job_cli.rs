@@ -426,3 +426,157 @@ fn cancel_takes_a_job_from_its_runner_mid_step() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("lost"));
     assert_eq!(env.state(&id), "CANCELED");
 }
+
+#[test]
+fn twenty_jobs_run_four_at_a_time_each_in_its_own_worktree() {
+    let env = Env::new();
+    let ids: Vec<String> = (0..20)
+        .map(|_| env.create(GOOD_WORKER, DONE, &["--activate"]))
+        .collect();
+    env.ok(&["job", "run", "--parallel", "4"]);
+    let mut worktrees = std::collections::BTreeSet::new();
+    for id in &ids {
+        let v = env.show(id);
+        assert_eq!(v["job"]["state"], "APPROVAL_REQUIRED", "{id}: {v}");
+        let ws = v["job"]["workspace"]["path"].as_str().unwrap().to_string();
+        assert!(worktrees.insert(ws), "each job in its own worktree");
+        assert_eq!(v["job"]["workspace"]["branch"], format!("oneshot/{id}"));
+    }
+}
+
+#[test]
+fn two_runner_processes_on_one_store_never_run_the_same_step() {
+    let env = Env::new();
+    let ids: Vec<String> = (0..10)
+        .map(|_| env.create("sh -c 'sleep 0.2; echo hi > f.txt'", DONE, &["--activate"]))
+        .collect();
+    let state = env.dir.path().join("state");
+    let runners: Vec<_> = (0..2)
+        .map(|_| {
+            Command::new(env!("CARGO_BIN_EXE_oneshot"))
+                .arg("--state-dir")
+                .arg(&state)
+                .args(["job", "run", "--parallel", "2"])
+                .current_dir(env.repo())
+                .output_async()
+        })
+        .collect();
+    for r in runners {
+        let out = r.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let mut by = std::collections::BTreeSet::new();
+    for id in &ids {
+        let v = env.show(id);
+        assert_eq!(v["job"]["state"], "APPROVAL_REQUIRED", "{id}: {v}");
+        let steps: Vec<&Value> = v["history"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|t| t["trigger"] == "step")
+            .collect();
+        assert_eq!(steps.len(), 1, "{id} stepped once: {v}");
+        by.insert(steps[0]["by"].as_str().unwrap().to_string());
+    }
+    assert!(!by.is_empty());
+}
+
+#[test]
+fn the_audit_trail_is_complete_after_a_scripted_human_session() {
+    let env = Env::new();
+    // One job approved after a reject, one suspended, resumed and canceled, one fixed and
+    // resubmitted.
+    let a = env.create(GOOD_WORKER, DONE, &[]);
+    env.ok(&["job", "activate", &a]);
+    env.ok(&["job", "step", &a]);
+    env.ok(&["job", "reject", &a, "--feedback", "say hello instead"]);
+    env.ok(&["job", "step", &a]);
+    env.ok(&["job", "approve", &a]);
+    let b = env.create(GOOD_WORKER, DONE, &[]);
+    env.ok(&["job", "suspend", &b]);
+    env.ok(&["job", "resume", &b]);
+    env.ok(&["job", "cancel", &b]);
+    let c = env.create(GOOD_WORKER, "echo VERDICT: IMPOSSIBLE", &["--activate"]);
+    env.ok(&["job", "step", &c]);
+    env.ok(&["job", "resubmit", &c]);
+    env.ok(&["job", "cancel", &c]);
+    let trail: Vec<Value> = env
+        .ok(&["job", "audit", "--json"])
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let of = |id: &str| -> Vec<(String, String, String)> {
+        trail
+            .iter()
+            .filter(|e| e["entity_id"] == id)
+            .map(|e| {
+                let m = &e["metadata"];
+                (
+                    e["action"].as_str().unwrap().to_string(),
+                    m["from"].as_str().unwrap_or("-").to_string(),
+                    m["to"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect()
+    };
+    let t = |a: &str, f: &str, to: &str| (a.to_string(), f.to_string(), to.to_string());
+    assert_eq!(
+        of(&a),
+        [
+            t("create", "-", "DRAFT"),
+            t("activate", "DRAFT", "PENDING"),
+            t("reject", "APPROVAL_REQUIRED", "PENDING"),
+            t("approve", "APPROVAL_REQUIRED", "SUCCESS"),
+        ]
+    );
+    assert_eq!(
+        of(&b),
+        [
+            t("create", "-", "DRAFT"),
+            t("suspend", "DRAFT", "SUSPENDED"),
+            t("resume", "SUSPENDED", "PENDING"),
+            t("cancel", "PENDING", "CANCELED"),
+        ]
+    );
+    assert_eq!(
+        of(&c),
+        [
+            t("create", "-", "DRAFT"),
+            t("activate", "DRAFT", "PENDING"),
+            t("resubmit", "INTERVENTION_REQUIRED", "PENDING"),
+            t("cancel", "PENDING", "CANCELED"),
+        ]
+    );
+    // Every entry: an actor, a time, the entity; decisions about a result name its diff.
+    let seqs: Vec<u64> = trail.iter().map(|e| e["seq"].as_u64().unwrap()).collect();
+    assert!(seqs.windows(2).all(|w| w[0] < w[1]), "{seqs:?}");
+    for e in &trail {
+        assert_eq!(e["actor"], "tester");
+        assert_eq!(e["entity_type"], "job");
+        assert!(e["at_ms"].as_u64().unwrap() > 0);
+        if ["approve", "reject"].contains(&e["action"].as_str().unwrap()) {
+            assert!(e["metadata"]["diff_hash"].is_string(), "{e}");
+            assert!(e["metadata"]["policy_hash"].is_string(), "{e}");
+        }
+    }
+    let reject = trail.iter().find(|e| e["action"] == "reject").unwrap();
+    assert_eq!(reject["metadata"]["feedback"], "say hello instead");
+}
+
+/// Starts a command with its output captured, without waiting for it.
+trait OutputAsync {
+    fn output_async(&mut self) -> std::process::Child;
+}
+
+impl OutputAsync for Command {
+    fn output_async(&mut self) -> std::process::Child {
+        self.stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    }
+}

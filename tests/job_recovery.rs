@@ -7,13 +7,22 @@ use std::time::{Duration, Instant};
 
 fn oneshot(state: &Path) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_oneshot"));
-    c.arg("--state-dir").arg(state).env("ONESHOT_ACTOR", "tester");
+    c.arg("--state-dir")
+        .arg(state)
+        .env("ONESHOT_ACTOR", "tester");
     c
 }
 
 fn git(dir: &Path, args: &[&str]) -> String {
     let out = Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"])
+        .args([
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "-c",
+            "commit.gpgsign=false",
+        ])
         .args(args)
         .current_dir(dir)
         .output()
@@ -50,11 +59,21 @@ fn a_killed_runner_leaves_no_agent_and_its_job_is_recovered() {
     let out = oneshot(&state)
         .args(["job", "create", "--source"])
         .arg(&repo)
-        .args(["--worker-cmd", &worker, "--auditor-cmd", "echo VERDICT: DONE", "--activate"])
+        .args([
+            "--worker-cmd",
+            &worker,
+            "--auditor-cmd",
+            "echo VERDICT: DONE",
+            "--activate",
+        ])
         .arg("write result.txt")
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let id = String::from_utf8_lossy(&out.stdout)
         .split_whitespace()
         .find(|w| w.starts_with("job-"))
@@ -69,17 +88,27 @@ fn a_killed_runner_leaves_no_agent_and_its_job_is_recovered() {
         .unwrap();
     let t = Instant::now();
     while !pidfile.exists() {
-        assert!(t.elapsed() < Duration::from_secs(30), "the worker never started");
+        assert!(
+            t.elapsed() < Duration::from_secs(30),
+            "the worker never started"
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
     std::thread::sleep(Duration::from_millis(200));
-    let worker_pid: i32 = std::fs::read_to_string(&pidfile).unwrap().trim().parse().unwrap();
+    let worker_pid: i32 = std::fs::read_to_string(&pidfile)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
     assert!(alive(worker_pid));
     runner.kill().unwrap(); // SIGKILL: no cleanup of its own
     runner.wait().unwrap();
     let t = Instant::now();
     while alive(worker_pid) {
-        assert!(t.elapsed() < Duration::from_secs(5), "the worker outlived its runner");
+        assert!(
+            t.elapsed() < Duration::from_secs(5),
+            "the worker outlived its runner"
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
 
@@ -88,15 +117,32 @@ fn a_killed_runner_leaves_no_agent_and_its_job_is_recovered() {
     let shown = oneshot(&state).args(["job", "show", &id]).output().unwrap();
     assert!(String::from_utf8_lossy(&shown.stdout).contains("EXECUTING"));
     std::thread::sleep(Duration::from_millis(2500));
-    let out = oneshot(&state).args(["job", "run", "--lease", "2s"]).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let shown = oneshot(&state).args(["job", "show", &id, "--json"]).output().unwrap();
+    let out = oneshot(&state)
+        .args(["job", "run", "--lease", "2s"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let shown = oneshot(&state)
+        .args(["job", "show", &id, "--json"])
+        .output()
+        .unwrap();
     let v: serde_json::Value = serde_json::from_slice(&shown.stdout).unwrap();
     let text = v.to_string();
-    assert_eq!(v["job"]["state"].as_str().or(v["state"].as_str()), Some("APPROVAL_REQUIRED"), "{text}");
+    assert_eq!(
+        v["job"]["state"].as_str().or(v["state"].as_str()),
+        Some("APPROVAL_REQUIRED"),
+        "{text}"
+    );
     assert!(text.contains("RECOVERING"), "{text}");
     assert!(text.contains("lease expired"), "{text}");
     // The work is on the job's branch.
     let branch = format!("oneshot/{id}");
-    assert_eq!(git(&repo, &["show", &format!("{branch}:result.txt")]), "done");
+    assert_eq!(
+        git(&repo, &["show", &format!("{branch}:result.txt")]),
+        "done"
+    );
 }

@@ -277,12 +277,7 @@ impl Step {
 
     /// EXECUTING → RECOVERING, to try again after a backoff, or straight on to
     /// INTERVENTION_REQUIRED when the retries are spent.
-    fn recovering(
-        &mut self,
-        now: u64,
-        reason: String,
-        judge: &mut dyn JobJudge,
-    ) -> Vec<JobEffect> {
+    fn recovering(&mut self, now: u64, reason: String, judge: &mut dyn JobJudge) -> Vec<JobEffect> {
         let mut fx = self.go(now, JobTrigger::TimedOut, Some(reason.clone()));
         match self.retry_after(judge) {
             Some(after) => fx.push(JobEffect::Recover {

@@ -115,10 +115,13 @@ pub fn apply(
     Ok((j, transition, audit))
 }
 
-/// The audit entry of `action` on `job` (also used for `create`).
+/// The audit entry of `action` on `job` (also used for `create`, which has no state to come
+/// from).
 pub fn audit_entry(job: &Job, action: &str, to: JobState, cx: &VerbContext) -> AuditEntry {
     let mut m = Map::new();
-    m.insert("from".into(), Value::from(job.state.as_str()));
+    if action != "create" {
+        m.insert("from".into(), Value::from(job.state.as_str()));
+    }
     m.insert("to".into(), Value::from(to.as_str()));
     let mut put = |k: &str, v: &Option<String>| {
         if let Some(v) = v {

@@ -118,7 +118,7 @@ pub fn run(cx: &Cx, a: CreateArgs) -> Result<i32> {
         ..Default::default()
     };
     let store = cx.store()?;
-    // `create` is recorded as a move into DRAFT from nothing: the audit entry says DRAFT → DRAFT.
+    // `create` is recorded as a move into DRAFT from nothing (the entry has no `from`).
     let audit = verbs::audit_entry(&job, "create", JobState::Draft, &vcx);
     store
         .create(&job, &audit)
