@@ -2,126 +2,11 @@
 //! binary, a real git repository and command-line agents.
 
 use serde_json::Value;
-use std::path::PathBuf;
-use std::process::{Command, Output};
+use std::process::Command;
 
-/// A repository with one commit, and a state directory, in a temporary directory.
-struct Env {
-    dir: tempfile::TempDir,
-}
-
-const GOOD_WORKER: &str = "sh -c 'echo hi > f.txt'";
-const DONE: &str = "echo VERDICT: DONE";
-
-impl Env {
-    fn new() -> Env {
-        let dir = tempfile::tempdir().unwrap();
-        let repo = dir.path().join("repo");
-        std::fs::create_dir(&repo).unwrap();
-        std::fs::write(repo.join("a.txt"), "a\n").unwrap();
-        for args in [
-            &["init", "-q"][..],
-            &["add", "a.txt"],
-            &[
-                "-c",
-                "user.email=t@t",
-                "-c",
-                "user.name=t",
-                "commit",
-                "-qm",
-                "a",
-            ],
-        ] {
-            let ok = Command::new("git")
-                .args(args)
-                .current_dir(&repo)
-                .status()
-                .unwrap();
-            assert!(ok.success());
-        }
-        Env { dir }
-    }
-
-    fn repo(&self) -> PathBuf {
-        self.dir.path().join("repo")
-    }
-
-    fn oneshot(&self, args: &[&str]) -> Output {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_oneshot"));
-        c.arg("--state-dir")
-            .arg(self.dir.path().join("state"))
-            .args(args)
-            .current_dir(self.repo())
-            .env("ONESHOT_ACTOR", "tester")
-            .env("NO_COLOR", "1");
-        for k in ["ONESHOT_WORKER", "ONESHOT_AUDITOR", "ONESHOT_POLICY"] {
-            c.env_remove(k);
-        }
-        c.output().unwrap()
-    }
-
-    /// Runs and insists on exit 0; returns stdout.
-    fn ok(&self, args: &[&str]) -> String {
-        let out = self.oneshot(args);
-        assert!(
-            out.status.success(),
-            "{args:?} failed: {}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
-    }
-
-    fn create(&self, worker: &str, auditor: &str, extra: &[&str]) -> String {
-        let mut args = vec![
-            "job",
-            "create",
-            "--worker-cmd",
-            worker,
-            "--auditor-cmd",
-            auditor,
-        ];
-        args.extend_from_slice(extra);
-        args.push("write hi to f.txt");
-        let id = self.ok(&args).trim().to_string();
-        assert!(id.starts_with("job-") && id.len() == 12, "{id}");
-        id
-    }
-
-    fn show(&self, id: &str) -> Value {
-        serde_json::from_str(&self.ok(&["job", "show", id, "--json"])).unwrap()
-    }
-
-    fn state(&self, id: &str) -> String {
-        self.show(id)["job"]["state"].as_str().unwrap().to_string()
-    }
-
-    /// A new job resting in `state`, reached through the CLI.
-    fn job_in(&self, state: &str) -> String {
-        let (worker, auditor) = match state {
-            "INTERVENTION_REQUIRED" => (GOOD_WORKER, "echo VERDICT: IMPOSSIBLE"),
-            _ => (GOOD_WORKER, DONE),
-        };
-        let id = self.create(worker, auditor, &[]);
-        let verbs: &[&[&str]] = match state {
-            "DRAFT" => &[],
-            "PENDING" => &[&["activate"]],
-            "SUSPENDED" => &[&["suspend"]],
-            "CANCELED" => &[&["cancel"]],
-            "APPROVAL_REQUIRED" | "INTERVENTION_REQUIRED" => &[&["activate"], &["step"]],
-            "SUCCESS" => &[&["activate"], &["step"], &["approve"]],
-            _ => unreachable!("{state}"),
-        };
-        for v in verbs {
-            let mut args = vec!["job"];
-            args.extend_from_slice(v);
-            args.push(&id);
-            self.ok(&args);
-        }
-        assert_eq!(self.state(&id), state);
-        id
-    }
-}
+#[path = "common/job_env.rs"]
+mod job_env;
+use job_env::{DONE, Env, GOOD_WORKER};
 
 const RESTING: [&str; 7] = [
     "DRAFT",
@@ -579,4 +464,44 @@ impl OutputAsync for Command {
             .spawn()
             .unwrap()
     }
+}
+
+#[test]
+fn cleanup_removes_a_workspace_only_when_its_work_is_safe() {
+    let env = Env::new();
+    let id = env.job_in("SUCCESS");
+    // Made now, before the merge below, so its own commit is found nowhere else.
+    let pending = env.job_in("APPROVAL_REQUIRED");
+    let ws = env.show(&id)["job"]["workspace"]["path"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // Unmerged: kept, and said why.
+    let out = env.oneshot(&["job", "cleanup", &id]);
+    assert_eq!(out.status.code(), Some(4));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("kept"));
+    assert!(std::path::Path::new(&ws).is_dir());
+    // Merged into the source: removed.
+    let merged = Command::new("git")
+        .args(["-c", "user.email=t@t", "-c", "user.name=t", "merge", "-q"])
+        .arg(format!("oneshot/{id}"))
+        .current_dir(env.repo())
+        .status()
+        .unwrap();
+    assert!(merged.success());
+    env.ok(&["job", "cleanup", &id]);
+    assert!(!std::path::Path::new(&ws).exists());
+    // Only a finished job's workspace goes.
+    let out = env.oneshot(&["job", "cleanup", &pending]);
+    assert_eq!(out.status.code(), Some(4));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("only a SUCCESS or CANCELED"));
+    // Discarded: the worktree goes, the unmerged branch stays.
+    env.ok(&["job", "cancel", &pending]);
+    env.ok(&["job", "cleanup", &pending, "--discard"]);
+    let branches = Command::new("git")
+        .args(["branch", "--list", &format!("oneshot/{pending}")])
+        .current_dir(env.repo())
+        .output()
+        .unwrap();
+    assert!(!String::from_utf8_lossy(&branches.stdout).trim().is_empty());
 }

@@ -203,3 +203,9 @@ pub const JOB_AUDIT: &str = "\
 Examples:
   oneshot job audit                  # every job's decisions
   oneshot job audit job-1a2b3c4d --json | jq -r '.actor + \" \" + .action'";
+
+/// `oneshot job cleanup --help`.
+pub const JOB_CLEANUP: &str = "\
+Examples:
+  git merge oneshot/job-1a2b3c4d && oneshot job cleanup job-1a2b3c4d
+  oneshot job cleanup job-1a2b3c4d --discard   # the worktree goes; an unmerged branch stays";

@@ -2,6 +2,7 @@
 //! Each verb reads the job, asks the library what the verb does, and hands the result to the
 //! store, which writes it only if the job has not moved meanwhile.
 
+mod cleanup;
 mod create;
 mod run;
 mod show;
@@ -92,6 +93,10 @@ pub enum JobCommand {
     /// The audit trail of human decisions, of one job or of all.
     #[command(after_help = examples::JOB_AUDIT)]
     Audit(show::AuditArgs),
+    /// Remove a SUCCESS or CANCELED job's workspace, if its work is merged or pushed (or
+    /// --discard); a branch with commits found nowhere else is never deleted.
+    #[command(after_help = examples::JOB_CLEANUP)]
+    Cleanup(cleanup::CleanupArgs),
 }
 
 /// A job id (or unique prefix).
@@ -123,6 +128,7 @@ pub fn run(args: JobArgs, state_dir: &Path, quiet: bool) -> Result<i32> {
         JobCommand::Show(a) => show::show(&cx, a),
         JobCommand::Diff(a) => show::diff(&cx, &a.id),
         JobCommand::Audit(a) => show::audit(&cx, a),
+        JobCommand::Cleanup(a) => cleanup::run(&cx, a),
     }
 }
 

@@ -1,0 +1,54 @@
+//! `job cleanup`: the runner operation that removes a finished job's workspace — only when
+//! its work cannot be lost (merged or pushed somewhere), or when told to discard it; a branch
+//! with commits found nowhere else is kept even then.
+
+use super::{Cx, refused, store_error};
+use anyhow::Result;
+use clap::Args;
+use oneshot::job::JobState;
+use oneshot::job::store::JobStore as _;
+use oneshot::job::workspace::{self, Cleanup};
+
+/// Options of `job cleanup`.
+#[derive(Debug, Args)]
+pub struct CleanupArgs {
+    /// Job id or unique prefix.
+    pub id: String,
+    /// Remove the workspace even though its work is not merged anywhere (the job's branch is
+    /// still kept while it has commits found nowhere else).
+    #[arg(long)]
+    pub discard: bool,
+}
+
+/// Removes job `id`'s workspace if that loses nothing (or `--discard`).
+pub fn run(cx: &Cx, a: CleanupArgs) -> Result<i32> {
+    let store = cx.store()?;
+    let job = store
+        .get(&a.id)
+        .map_err(|e| store_error(&format!("clean up {}", a.id), e))?;
+    if !matches!(job.state, JobState::Success | JobState::Canceled) {
+        return Err(refused(format!(
+            "failed to clean up {}: it is {}; only a SUCCESS or CANCELED job's workspace is \
+             removed (a job that may still step needs it)",
+            job.id, job.state
+        )));
+    }
+    let Some(ws) = &job.workspace else {
+        outln!("{}: no workspace to remove", job.id);
+        return Ok(crate::cli::exit::OK);
+    };
+    match workspace::cleanup(&job.spec, ws, a.discard)? {
+        Cleanup::Removed { note } => {
+            outln!("{}: removed {}", job.id, ws.path.display());
+            if let Some(note) = note {
+                outln!("{}: {note}", job.id);
+            }
+            Ok(crate::cli::exit::OK)
+        }
+        Cleanup::Kept { reason } => Err(refused(format!(
+            "failed to clean up {}: kept {}: {reason}",
+            job.id,
+            ws.path.display()
+        ))),
+    }
+}

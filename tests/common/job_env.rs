@@ -1,0 +1,124 @@
+//! The job CLI tests' environment: a git repository with one commit and a state directory,
+//! and the `oneshot job` calls the tests make.
+
+use serde_json::Value;
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+/// A repository with one commit, and a state directory, in a temporary directory.
+pub struct Env {
+    pub dir: tempfile::TempDir,
+}
+
+pub const GOOD_WORKER: &str = "sh -c 'echo hi > f.txt'";
+pub const DONE: &str = "echo VERDICT: DONE";
+
+impl Env {
+    pub fn new() -> Env {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = dir.path().join("repo");
+        std::fs::create_dir(&repo).unwrap();
+        std::fs::write(repo.join("a.txt"), "a\n").unwrap();
+        for args in [
+            &["init", "-q"][..],
+            &["add", "a.txt"],
+            &[
+                "-c",
+                "user.email=t@t",
+                "-c",
+                "user.name=t",
+                "commit",
+                "-qm",
+                "a",
+            ],
+        ] {
+            let ok = Command::new("git")
+                .args(args)
+                .current_dir(&repo)
+                .status()
+                .unwrap();
+            assert!(ok.success());
+        }
+        Env { dir }
+    }
+
+    pub fn repo(&self) -> PathBuf {
+        self.dir.path().join("repo")
+    }
+
+    pub fn oneshot(&self, args: &[&str]) -> Output {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_oneshot"));
+        c.arg("--state-dir")
+            .arg(self.dir.path().join("state"))
+            .args(args)
+            .current_dir(self.repo())
+            .env("ONESHOT_ACTOR", "tester")
+            .env("NO_COLOR", "1");
+        for k in ["ONESHOT_WORKER", "ONESHOT_AUDITOR", "ONESHOT_POLICY"] {
+            c.env_remove(k);
+        }
+        c.output().unwrap()
+    }
+
+    /// Runs and insists on exit 0; returns stdout.
+    pub fn ok(&self, args: &[&str]) -> String {
+        let out = self.oneshot(args);
+        assert!(
+            out.status.success(),
+            "{args:?} failed: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    pub fn create(&self, worker: &str, auditor: &str, extra: &[&str]) -> String {
+        let mut args = vec![
+            "job",
+            "create",
+            "--worker-cmd",
+            worker,
+            "--auditor-cmd",
+            auditor,
+        ];
+        args.extend_from_slice(extra);
+        args.push("write hi to f.txt");
+        let id = self.ok(&args).trim().to_string();
+        assert!(id.starts_with("job-") && id.len() == 12, "{id}");
+        id
+    }
+
+    pub fn show(&self, id: &str) -> Value {
+        serde_json::from_str(&self.ok(&["job", "show", id, "--json"])).unwrap()
+    }
+
+    pub fn state(&self, id: &str) -> String {
+        self.show(id)["job"]["state"].as_str().unwrap().to_string()
+    }
+
+    /// A new job resting in `state`, reached through the CLI.
+    pub fn job_in(&self, state: &str) -> String {
+        let (worker, auditor) = match state {
+            "INTERVENTION_REQUIRED" => (GOOD_WORKER, "echo VERDICT: IMPOSSIBLE"),
+            _ => (GOOD_WORKER, DONE),
+        };
+        let id = self.create(worker, auditor, &[]);
+        let verbs: &[&[&str]] = match state {
+            "DRAFT" => &[],
+            "PENDING" => &[&["activate"]],
+            "SUSPENDED" => &[&["suspend"]],
+            "CANCELED" => &[&["cancel"]],
+            "APPROVAL_REQUIRED" | "INTERVENTION_REQUIRED" => &[&["activate"], &["step"]],
+            "SUCCESS" => &[&["activate"], &["step"], &["approve"]],
+            _ => unreachable!("{state}"),
+        };
+        for v in verbs {
+            let mut args = vec!["job"];
+            args.extend_from_slice(v);
+            args.push(&id);
+            self.ok(&args);
+        }
+        assert_eq!(self.state(&id), state);
+        id
+    }
+}
