@@ -309,3 +309,78 @@ unsafe extern "C" {
     #[link_name = "kill"]
     fn libc_kill(pid: i32, sig: i32) -> i32;
 }
+
+#[test]
+fn a_panel_of_auditors_judges_in_parallel_and_is_aggregated() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = repo(tmp.path());
+    let state = tmp.path().join("state");
+    let store = SqliteStore::open(state.join("jobs.db")).unwrap();
+    let verdict = |v: &str| {
+        format!(
+            "cmd:sh -c 'sleep 1; echo {{\\\"verdict\\\": \\\"{v}\\\", \\\"reason\\\": \\\"I say {v}\\\", \\\"confidence\\\": 0.9, \\\"open_criteria\\\": []}}'"
+        )
+    };
+    let mut ids = Vec::new();
+    for (n, how) in [(1, "majority"), (2, "all")] {
+        let id = new_job(&store, n, &src, "sh -c 'echo x > out.txt'");
+        // The spec is the store's to keep: set the panel through a fresh create.
+        let mut job = store.get(&id).unwrap();
+        job.id = format!("job-panel{n:03}");
+        job.spec.panel = vec![verdict("done"), verdict("done"), verdict("retry")];
+        job.spec.aggregate = how.parse().unwrap();
+        let cx = VerbContext {
+            actor: "tester".into(),
+            now_ms: 100 + n as u64,
+            ..Default::default()
+        };
+        store
+            .create(
+                &job,
+                &verbs::audit_entry(&job, "create", JobState::Pending, &cx),
+            )
+            .unwrap();
+        // The first, panel-less copy is not wanted.
+        let plain = store.get(&id).unwrap();
+        let (gone, t, audit) = verbs::apply(&plain, JobTrigger::Cancel, &cx).unwrap();
+        store
+            .decide(&Decision {
+                job: &gone,
+                expected: JobState::Pending,
+                transition: &t,
+                audit: &audit,
+                revoke: false,
+            })
+            .unwrap();
+        ids.push(job.id);
+    }
+    let started = std::time::Instant::now();
+    run_local(Arc::new(store), options(&state, 2, Rc::new(|_| {})));
+    // Three one-second auditors per job, two jobs at once: in parallel, well under 6 s.
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    let store = SqliteStore::open(state.join("jobs.db")).unwrap();
+    let majority = store.get(&ids[0]).unwrap();
+    assert_eq!(
+        majority.state,
+        JobState::ApprovalRequired,
+        "{:?} {:?}",
+        majority.reason,
+        store.artifacts(&ids[0]).unwrap()
+    );
+    let all = store.get(&ids[1]).unwrap();
+    assert_eq!(all.state, JobState::InterventionRequired);
+    assert!(
+        all.reason.as_deref().unwrap().contains("I say retry"),
+        "{:?}",
+        all.reason
+    );
+    let arts = store.artifacts(&ids[1]).unwrap();
+    let panel = &arts.last().unwrap().panel;
+    let said: Vec<&str> = panel.iter().map(|v| v.verdict.as_str()).collect();
+    assert_eq!(said, ["done", "done", "retry"]);
+    assert_eq!(arts.len(), 2, "the harvest's version, then the panel's");
+}
