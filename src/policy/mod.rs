@@ -7,7 +7,7 @@
 //! under the hook budget and validates the table it returns: unknown keys, wrong types, guard
 //! keys naming transitions the machine never makes and bad regexes all fail the load with a
 //! `file:line`. The engine then asks typed questions ([`PolicyHost::verdict`],
-//! [`PolicyHost::guard`], [`PolicyHost::permit`], …); each call runs under a wall-clock budget enforced by Luau's
+//! [`PolicyHost::guard`], [`PolicyHost::permit`], [`PolicyHost::approve`], …); each call runs under a wall-clock budget enforced by Luau's
 //! interrupt (backed by a watchdog thread for native code that never polls it), and its
 //! answer is validated. A missing hook means the built-in behaviour, which is
 //! also exposed as plain functions ([`parse_verdict`], [`default_salvage`], the prompt

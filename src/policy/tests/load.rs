@@ -136,7 +136,7 @@ fn redact_patterns_are_checked() {
 }
 
 #[test]
-fn approve_is_accepted_but_reserved() {
+fn approve_is_listed_but_not_called_at_load() {
     let h = host("return { approve = function() error('must not be called') end }");
     assert_eq!(h.hooks(), ["approve"]);
 }

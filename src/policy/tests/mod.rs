@@ -1,5 +1,6 @@
 //! Tests of the policy host against real Luau (no mocks).
 
+mod approve;
 mod builtin;
 mod helpers;
 mod hooks;
