@@ -505,3 +505,32 @@ fn cleanup_removes_a_workspace_only_when_its_work_is_safe() {
         .unwrap();
     assert!(!String::from_utf8_lossy(&branches.stdout).trim().is_empty());
 }
+
+#[test]
+fn the_auto_approve_policy_approves_only_a_confident_low_risk_result() {
+    let env = Env::new();
+    let policy = format!("{}/policies/auto-approve.lua", env!("CARGO_MANIFEST_DIR"));
+    let sure = r#"echo '{"verdict": "done", "reason": "all green", "confidence": 0.97, "open_criteria": []}'"#;
+    let low = env.create(
+        GOOD_WORKER,
+        sure,
+        &["--policy", &policy, "--risk", "low", "--activate"],
+    );
+    let high = env.create(
+        GOOD_WORKER,
+        sure,
+        &["--policy", &policy, "--risk", "high", "--activate"],
+    );
+    env.ok(&["job", "run"]);
+    let v = env.show(&low);
+    assert_eq!(v["job"]["state"], "SUCCESS", "{v}");
+    assert!(
+        v["job"]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("confidence 0.97 on a low-risk job")
+    );
+    let v = env.show(&high);
+    assert_eq!(v["job"]["state"], "APPROVAL_REQUIRED", "{v}");
+    assert!(v["job"]["reason"].as_str().unwrap().contains("risk high"));
+}
