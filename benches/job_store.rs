@@ -14,7 +14,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use oneshot::job::record::{AuditEntry, Job, JobLimits, JobSpec, Risk, Transition};
+use oneshot::job::record::{AuditEntry, Job, JobSpec, Risk, Transition};
 use oneshot::job::{JobState, JobStore, JobTrigger, ListFilter, SqliteStore};
 
 const CLAIM_JOBS: usize = 2_000;
@@ -22,34 +22,14 @@ const LIST_JOBS: usize = 10_000;
 const TTL: u64 = 60_000;
 
 fn job(i: usize) -> Job {
-    Job {
-        id: format!("job-{i:08x}"),
-        spec: JobSpec {
-            task: format!("Fix the parser bug number {i}\nThe tokenizer drops brackets."),
-            source: "/src/project".into(),
-            base: None,
-            worker: "claude".into(),
-            auditor: "codex".into(),
-            panel: vec![],
-            aggregate: Default::default(),
-            policy: None,
-            risk: Risk::Medium,
-            inputs: Default::default(),
-            limits: JobLimits::default(),
-        },
-        state: JobState::Pending,
-        reason: None,
-        created_ms: i as u64,
-        updated_ms: i as u64,
-        steps: 0,
-        loops: 0,
-        counters: Default::default(),
-        retries: 0,
-        workspace: None,
-        session: None,
-        feedback: None,
-        progress: Default::default(),
-    }
+    let mut spec = JobSpec::new(
+        format!("Fix the parser bug number {i}\nThe tokenizer drops brackets."),
+        "/src/project",
+        "claude",
+        "codex",
+    );
+    spec.risk = Risk::Medium;
+    Job::new(format!("job-{i:08x}"), spec, JobState::Pending, i as u64)
 }
 
 fn fill(path: &Path, n: usize) -> SqliteStore {

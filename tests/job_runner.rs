@@ -48,34 +48,13 @@ fn repo(root: &Path) -> PathBuf {
 
 fn new_job(store: &SqliteStore, n: usize, source: &Path, worker: &str) -> String {
     let id = format!("job-{n:08x}");
-    let job = Job {
-        id: id.clone(),
-        spec: JobSpec {
-            task: format!("task number {n}"),
-            source: source.to_path_buf(),
-            base: None,
-            worker: format!("cmd:{worker}"),
-            auditor: "cmd:echo VERDICT: DONE".into(),
-            panel: Vec::new(),
-            aggregate: Default::default(),
-            policy: None,
-            risk: Default::default(),
-            inputs: Default::default(),
-            limits: Default::default(),
-        },
-        state: JobState::Pending,
-        reason: None,
-        created_ms: n as u64 + 1,
-        updated_ms: n as u64 + 1,
-        steps: 0,
-        loops: 0,
-        counters: Default::default(),
-        retries: 0,
-        workspace: None,
-        session: None,
-        feedback: None,
-        progress: Default::default(),
-    };
+    let spec = JobSpec::new(
+        format!("task number {n}"),
+        source,
+        format!("cmd:{worker}"),
+        "cmd:echo VERDICT: DONE",
+    );
+    let job = Job::new(id.clone(), spec, JobState::Pending, n as u64 + 1);
     let cx = VerbContext {
         actor: "tester".into(),
         now_ms: job.created_ms,

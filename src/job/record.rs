@@ -210,7 +210,51 @@ pub struct Job {
     pub progress: Progress,
 }
 
+impl JobSpec {
+    /// A spec for `task` on `source` with these players, everything else at its default.
+    pub fn new(
+        task: impl Into<String>,
+        source: impl Into<PathBuf>,
+        worker: impl Into<String>,
+        auditor: impl Into<String>,
+    ) -> JobSpec {
+        JobSpec {
+            task: task.into(),
+            source: source.into(),
+            base: None,
+            worker: worker.into(),
+            auditor: auditor.into(),
+            panel: Vec::new(),
+            aggregate: Aggregate::default(),
+            policy: None,
+            risk: Risk::default(),
+            inputs: BTreeMap::new(),
+            limits: JobLimits::default(),
+        }
+    }
+}
+
 impl Job {
+    /// A job that has not run yet: `spec` in `state`, created at `now_ms`.
+    pub fn new(id: impl Into<String>, spec: JobSpec, state: JobState, now_ms: u64) -> Job {
+        Job {
+            id: id.into(),
+            spec,
+            state,
+            reason: None,
+            created_ms: now_ms,
+            updated_ms: now_ms,
+            steps: 0,
+            loops: 0,
+            counters: BTreeMap::new(),
+            retries: 0,
+            workspace: None,
+            session: None,
+            feedback: None,
+            progress: Progress::default(),
+        }
+    }
+
     /// One more entry into `phase`.
     pub fn count(&mut self, phase: &str) -> u32 {
         let n = self.counters.entry(phase.to_string()).or_insert(0);

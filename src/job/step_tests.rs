@@ -53,34 +53,8 @@ impl JobJudge for Judge {
 }
 
 fn job(state: JobState) -> Job {
-    Job {
-        id: "job-0000abcd".into(),
-        spec: JobSpec {
-            task: "fix the test".into(),
-            source: "/src".into(),
-            base: None,
-            worker: "cmd:sh w.sh".into(),
-            auditor: "cmd:sh a.sh".into(),
-            panel: Vec::new(),
-            aggregate: Default::default(),
-            policy: None,
-            risk: Default::default(),
-            inputs: Default::default(),
-            limits: Default::default(),
-        },
-        state,
-        reason: None,
-        created_ms: 1,
-        updated_ms: 1,
-        steps: 0,
-        loops: 0,
-        counters: Default::default(),
-        retries: 0,
-        workspace: None,
-        session: None,
-        feedback: None,
-        progress: Default::default(),
-    }
+    let spec = JobSpec::new("fix the test", "/src", "cmd:sh w.sh", "cmd:sh a.sh");
+    Job::new("job-0000abcd", spec, state, 1)
 }
 
 fn ws() -> Workspace {

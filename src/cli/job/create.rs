@@ -95,22 +95,8 @@ pub fn run(cx: &Cx, a: CreateArgs) -> Result<i32> {
     }
     let now = now_ms();
     let id = format!("job-{}", &uuid::Uuid::new_v4().simple().to_string()[..8]);
-    let job = Job {
-        id: id.clone(),
-        spec,
-        state: JobState::Draft,
-        reason: Some(format!("created by {}", verbs::actor())),
-        created_ms: now,
-        updated_ms: now,
-        steps: 0,
-        loops: 0,
-        counters: BTreeMap::new(),
-        retries: 0,
-        workspace: None,
-        session: None,
-        feedback: None,
-        progress: Default::default(),
-    };
+    let mut job = Job::new(id.clone(), spec, JobState::Draft, now);
+    job.reason = Some(format!("created by {}", verbs::actor()));
     let vcx = VerbContext {
         actor: verbs::actor(),
         now_ms: now,

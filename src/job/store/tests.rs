@@ -4,45 +4,19 @@ mod concurrency;
 mod rows;
 
 use super::*;
-use crate::job::record::{ArtifactVersion, AuditEntry, Job, JobLimits, JobSpec, Risk, Transition};
+use crate::job::record::{ArtifactVersion, AuditEntry, Job, JobSpec, Risk, Transition};
 use crate::job::{JobState, JobTrigger};
-use std::path::PathBuf;
 
 const TTL: u64 = 30_000;
 
 pub(super) fn spec(task: &str) -> JobSpec {
-    JobSpec {
-        task: task.to_string(),
-        source: PathBuf::from("/src"),
-        base: None,
-        worker: "claude".into(),
-        auditor: "codex".into(),
-        panel: vec![],
-        aggregate: Default::default(),
-        policy: None,
-        risk: Risk::Medium,
-        inputs: Default::default(),
-        limits: JobLimits::default(),
-    }
+    let mut spec = JobSpec::new(task, "/src", "claude", "codex");
+    spec.risk = Risk::Medium;
+    spec
 }
 
 pub(super) fn job(id: &str, state: JobState, at: u64) -> Job {
-    Job {
-        id: id.to_string(),
-        spec: spec(&format!("task of {id}\nsecond line")),
-        state,
-        reason: None,
-        created_ms: at,
-        updated_ms: at,
-        steps: 0,
-        loops: 0,
-        counters: Default::default(),
-        retries: 0,
-        workspace: None,
-        session: None,
-        feedback: None,
-        progress: Default::default(),
-    }
+    Job::new(id, spec(&format!("task of {id}\nsecond line")), state, at)
 }
 
 pub(super) fn entry(id: &str, action: &str, at: u64) -> AuditEntry {
