@@ -1,6 +1,9 @@
 //! `kill -9` of a `oneshot job run` mid-step, through the real binary: its agent dies with it,
 //! its lease expires, and the next runner recovers the job — nothing lost, nothing orphaned.
 
+#[path = "common/job_env.rs"]
+mod job_env;
+use job_env::git;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -11,24 +14,6 @@ fn oneshot(state: &Path) -> Command {
         .arg(state)
         .env("ONESHOT_ACTOR", "tester");
     c
-}
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args([
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "-c",
-            "commit.gpgsign=false",
-        ])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}");
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
 fn alive(pid: i32) -> bool {

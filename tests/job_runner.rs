@@ -2,49 +2,19 @@
 //! at once each in its own worktree, two runners sharing one store, a cancel that takes a
 //! job from the runner mid-session.
 
+#[path = "common/job_env.rs"]
+mod job_env;
+use job_env::{git, repo};
 use oneshot::job::record::{Job, JobSpec};
 use oneshot::job::runner::{self, Note, RunnerOptions};
 use oneshot::job::verbs::{self, VerbContext};
 use oneshot::job::{Decision, JobState, JobStore, JobTrigger, SqliteStore};
 use std::cell::RefCell;
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Duration;
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args([
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "-c",
-            "commit.gpgsign=false",
-        ])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
-
-fn repo(root: &Path) -> PathBuf {
-    let r = root.join("repo");
-    std::fs::create_dir_all(&r).unwrap();
-    git(&r, &["init", "-q", "-b", "main"]);
-    std::fs::write(r.join("README"), "hello\n").unwrap();
-    git(&r, &["add", "-A"]);
-    git(&r, &["commit", "-qm", "init"]);
-    r
-}
 
 fn new_job(store: &SqliteStore, n: usize, source: &Path, worker: &str) -> String {
     let id = format!("job-{n:08x}");

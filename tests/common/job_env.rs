@@ -1,9 +1,46 @@
 //! The job CLI tests' environment: a git repository with one commit and a state directory,
 //! and the `oneshot job` calls the tests make.
 
+// Each test crate that includes this uses part of it.
+#![allow(dead_code)]
+
 use serde_json::Value;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+
+/// Runs git in `dir` (with an identity, unsigned commits) and insists it succeeds; its stdout.
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args([
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "-c",
+            "commit.gpgsign=false",
+        ])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// `root/repo`: a git repository on branch main with one commit (`a.txt`).
+pub fn repo(root: &Path) -> PathBuf {
+    let r = root.join("repo");
+    std::fs::create_dir_all(&r).unwrap();
+    git(&r, &["init", "-q", "-b", "main"]);
+    std::fs::write(r.join("a.txt"), "a\n").unwrap();
+    git(&r, &["add", "-A"]);
+    git(&r, &["commit", "-qm", "a"]);
+    r
+}
 
 /// A repository with one commit, and a state directory, in a temporary directory.
 pub struct Env {
@@ -16,29 +53,7 @@ pub const DONE: &str = "echo VERDICT: DONE";
 impl Env {
     pub fn new() -> Env {
         let dir = tempfile::tempdir().unwrap();
-        let repo = dir.path().join("repo");
-        std::fs::create_dir(&repo).unwrap();
-        std::fs::write(repo.join("a.txt"), "a\n").unwrap();
-        for args in [
-            &["init", "-q"][..],
-            &["add", "a.txt"],
-            &[
-                "-c",
-                "user.email=t@t",
-                "-c",
-                "user.name=t",
-                "commit",
-                "-qm",
-                "a",
-            ],
-        ] {
-            let ok = Command::new("git")
-                .args(args)
-                .current_dir(&repo)
-                .status()
-                .unwrap();
-            assert!(ok.success());
-        }
+        repo(dir.path());
         Env { dir }
     }
 
