@@ -84,6 +84,7 @@ fn main() {
         Some(Command::Job(args)) => cli::job::run(args, &effective.state_dir, quiet),
         Some(Command::Ask(args)) => cli::ask::run(args, &effective.files),
         Some(Command::Eval(args)) => cli::eval::run(args, &effective.files),
+        Some(Command::Saboteur(args)) => cli::saboteur::run(args),
         Some(Command::Prune {
             older_than,
             dry_run,

@@ -173,6 +173,9 @@ pub enum Command {
     Ask(super::ask::AskArgs),
     /// Run a manifest of cases k times each against a target; pass only if all k answers match.
     Eval(super::eval::EvalArgs),
+    /// A fault-injecting agent for tests: nonsense JSON, a crash, a hang, a flood, garbage.
+    #[command(after_help = examples::SABOTEUR)]
+    Saboteur(super::saboteur::SaboteurArgs),
     /// Run coding jobs through their lifecycle: create, step, approve or reject, audit.
     Job(super::job::JobArgs),
     /// Show a session's activity log.

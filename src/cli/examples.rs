@@ -209,3 +209,15 @@ pub const JOB_CLEANUP: &str = "\
 Examples:
   git merge oneshot/job-1a2b3c4d && oneshot job cleanup job-1a2b3c4d
   oneshot job cleanup job-1a2b3c4d --discard   # the worktree goes; an unmerged branch stays";
+
+/// `oneshot saboteur --help`.
+pub const SABOTEUR: &str = "\
+Examples:
+  # Does the policy catch a confident auditor that says nothing?
+  oneshot --worker-cmd \"sh fix.sh\" --auditor-cmd \"oneshot saboteur nonsense\" \"make the tests pass\"
+  # A worker that crashes, one that hangs past the inactivity timeout, one that floods:
+  oneshot --worker-cmd \"oneshot saboteur crash --after 1s\" --auditor-cmd \"sh check.sh\" \"task\"
+  oneshot --inactivity-timeout 5s --worker-cmd \"oneshot saboteur hang --ignore-term\" --auditor-cmd \"sh check.sh\" \"task\"
+  oneshot --worker-cmd \"oneshot saboteur flood --bytes 100000000\" --auditor-cmd \"sh check.sh\" \"task\"
+  # In a job:
+  oneshot job create --worker-cmd \"oneshot saboteur nonsense --write out.txt\" --auditor-cmd \"sh check.sh\" --activate \"task\"";

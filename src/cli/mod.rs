@@ -20,6 +20,7 @@ pub mod policy;
 pub mod prune;
 pub mod run;
 pub mod run_flags;
+pub mod saboteur;
 pub mod sanitize;
 pub mod schema;
 pub mod show;
