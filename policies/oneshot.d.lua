@@ -107,7 +107,7 @@
 ---@field permit? (fun(tool: string, input: table?, ctx: OneshotCtx, role: OneshotRole): OneshotPermit|boolean, string?) Answer an agent's tool-permission request: "allow" or "deny" [, reason]. Fails closed (an error denies).
 ---@field continue_conversation? boolean Continue the worker's own conversation on the next iteration (default true).
 ---@field redact? string[] Extra secret patterns (Rust regex syntax).
----@field approve? function Reserved for job approval.
+---@field approve? (fun(result: table, job: table): "approve"|"human"|"intervene"|table|nil, string?) A job's HARVESTING outcome: "approve" (SUCCESS), "human" (APPROVAL_REQUIRED) or "intervene" [, reason]. Never approves a session that did not complete.
 ---@field on_error? OneshotOnError Failure modes per hook.
 ---@field tests? (OneshotTestCase|fun(t: OneshotTest))[] The policy's own tests (run by `oneshot policy test`).
 

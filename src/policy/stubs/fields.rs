@@ -307,9 +307,9 @@ pub(super) const POLICY: &[Field] = &[
     ),
     (
         "approve",
-        "function?",
-        "((...any) -> ...any)?",
-        "Reserved for job approval.",
+        "(fun(result: table, job: table): \"approve\"|\"human\"|\"intervene\"|table|nil, string?)?",
+        "((result: { [string]: any }, job: { [string]: any }) -> (string | { [string]: any } | nil, string?))?",
+        "A job's HARVESTING outcome: \"approve\" (SUCCESS), \"human\" (APPROVAL_REQUIRED) or \"intervene\" [, reason]. Never approves a session that did not complete.",
     ),
     (
         "on_error",
