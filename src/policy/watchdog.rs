@@ -6,10 +6,14 @@
 //! forever: a thread that wakes when an armed call is far past its budget and acts — by default
 //! it says so and ends the process. oneshot journals before it acts, so the session is left in
 //! a resumable state.
+//!
+//! One thread watches every Lua state in the process: a `job run` drives a thousand sessions,
+//! each with its own policy state, and a thread apiece would cost a thousand stacks for calls
+//! that run one at a time anyway. Each state registers a slot; arming a call sets its slot's
+//! deadline and wakes the thread only when that deadline comes before the one it sleeps towards.
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::thread::JoinHandle;
+use std::collections::HashMap;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
 /// What the watchdog does about a stuck hook; called on the watchdog thread with how long the
@@ -65,109 +69,168 @@ impl Default for WatchdogOptions {
     }
 }
 
-struct Shared {
-    base: Instant,
-    /// Milliseconds since `base` at which an armed call counts as stuck; 0 when idle.
-    stuck_at: AtomicU64,
-    stop: AtomicBool,
-    /// The thread sleeps without a deadline (nothing armed): the next arm must wake it.
-    parked_idle: AtomicBool,
+/// The calls watched by one thread, each by the slot of its Lua state.
+struct Registry {
+    /// The thread's name.
+    name: &'static str,
+    state: Mutex<State>,
+    /// Wakes the thread: a deadline earlier than the one it sleeps towards was armed.
+    wake: Condvar,
 }
 
-/// One watchdog thread per Lua state, told to stop on drop.
-pub(crate) struct Watchdog {
-    shared: Arc<Shared>,
-    after: Duration,
-    thread: Option<JoinHandle<()>>,
+#[derive(Default)]
+struct State {
+    next_id: u64,
+    slots: HashMap<u64, Slot>,
+    /// When the thread looks next by itself; `None` while it waits with nothing armed.
+    wake_at: Option<Instant>,
+    started: bool,
 }
 
-impl Watchdog {
-    pub(crate) fn start(opts: WatchdogOptions) -> std::io::Result<Watchdog> {
-        let shared = Arc::new(Shared {
-            base: Instant::now(),
-            stuck_at: AtomicU64::new(0),
-            stop: AtomicBool::new(false),
-            parked_idle: AtomicBool::new(false),
-        });
-        let s = Arc::clone(&shared);
-        let thread = std::thread::Builder::new()
-            .name("oneshot-policy-watchdog".into())
-            .spawn(move || watch(&s, &opts.action))?;
-        Ok(Watchdog {
-            shared,
-            after: opts.after,
-            thread: Some(thread),
+struct Slot {
+    /// When the armed call counts as stuck; `None` when idle.
+    stuck_at: Option<Instant>,
+    action: OnStuck,
+}
+
+impl Registry {
+    fn new(name: &'static str) -> Arc<Registry> {
+        Arc::new(Registry {
+            name,
+            state: Mutex::new(State::default()),
+            wake: Condvar::new(),
         })
     }
 
-    /// A call with this budget deadline started. Wakes the thread only when it sleeps with
-    /// nothing armed: while calls follow each other it is already sleeping towards a
-    /// deadline, and a later deadline is simply seen when it wakes.
+    /// The process's registry, shared by every Lua state.
+    fn global() -> Arc<Registry> {
+        static GLOBAL: OnceLock<Arc<Registry>> = OnceLock::new();
+        // Fits the kernel's 15-byte thread name, so `ps -L` shows it whole.
+        Arc::clone(GLOBAL.get_or_init(|| Registry::new("policy-watchdog")))
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // The lock guards plain data no panic can leave half-written.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// One Lua state's registration with the shared watchdog thread; unregisters on drop.
+pub(crate) struct Watchdog {
+    registry: Arc<Registry>,
+    id: u64,
+    after: Duration,
+}
+
+impl Watchdog {
+    /// Registers with the process's watchdog, starting its thread on first use.
+    pub(crate) fn start(opts: WatchdogOptions) -> std::io::Result<Watchdog> {
+        Watchdog::start_in(Registry::global(), opts)
+    }
+
+    fn start_in(registry: Arc<Registry>, opts: WatchdogOptions) -> std::io::Result<Watchdog> {
+        let mut state = registry.lock();
+        if !state.started {
+            let r = Arc::clone(&registry);
+            std::thread::Builder::new()
+                .name(registry.name.into())
+                .spawn(move || watch(&r))?;
+            state.started = true;
+        }
+        let id = state.next_id;
+        state.next_id += 1;
+        state.slots.insert(
+            id,
+            Slot {
+                stuck_at: None,
+                action: opts.action,
+            },
+        );
+        drop(state);
+        Ok(Watchdog {
+            registry,
+            id,
+            after: opts.after,
+        })
+    }
+
+    /// A call with this budget deadline started. Wakes the thread only when it would otherwise
+    /// sleep past this call's point of being stuck: while calls follow each other it is already
+    /// sleeping towards a deadline, and a later one is simply seen when it wakes.
     pub(crate) fn arm(&self, deadline: Instant) {
-        let at = (deadline + self.after).saturating_duration_since(self.shared.base);
-        // +1 so that 0 keeps meaning "idle".
-        self.shared
-            .stuck_at
-            .store(at.as_millis() as u64 + 1, Ordering::SeqCst);
-        if self.shared.parked_idle.swap(false, Ordering::SeqCst)
-            && let Some(t) = &self.thread
-        {
-            t.thread().unpark();
+        let at = deadline + self.after;
+        let mut state = self.registry.lock();
+        if let Some(slot) = state.slots.get_mut(&self.id) {
+            slot.stuck_at = Some(at);
+        }
+        if state.wake_at.is_none_or(|w| at < w) {
+            self.registry.wake.notify_one();
         }
     }
 
     /// The call ended.
     pub(crate) fn disarm(&self) {
-        self.shared.stuck_at.store(0, Ordering::SeqCst);
-    }
-}
-
-/// The thread: sleeps until the armed call's deadline (or, with nothing armed, until woken),
-/// and acts on a call still armed past it. It never wakes while nothing happens.
-fn watch(shared: &Shared, action: &OnStuck) {
-    while !shared.stop.load(Ordering::SeqCst) {
-        let at = shared.stuck_at.load(Ordering::SeqCst);
-        if at == 0 {
-            // Publish the idle sleep before the last look, so an arm in between either is
-            // seen here or sees the flag and unparks (an unpark before park is not lost).
-            shared.parked_idle.store(true, Ordering::SeqCst);
-            if shared.stuck_at.load(Ordering::SeqCst) == 0 && !shared.stop.load(Ordering::SeqCst) {
-                std::thread::park();
-            }
-            shared.parked_idle.store(false, Ordering::SeqCst);
-            continue;
-        }
-        let now = shared.base.elapsed().as_millis() as u64 + 1;
-        if now < at {
-            std::thread::park_timeout(Duration::from_millis(at - now));
-            continue;
-        }
-        // Act once per stuck call.
-        if shared
-            .stuck_at
-            .compare_exchange(at, 0, Ordering::Relaxed, Ordering::Relaxed)
-            .is_ok()
-        {
-            (action.0)(Duration::from_millis(now - at));
+        if let Some(slot) = self.registry.lock().slots.get_mut(&self.id) {
+            slot.stuck_at = None;
         }
     }
 }
 
 impl Drop for Watchdog {
-    /// Stops the thread without waiting for it: joining would add a thread hand-off to every
-    /// policy reload, and the woken thread only has to see `stop` and return.
+    /// Unregisters; the thread stays for the next state (a reload builds one before it drops
+    /// the old), and waits without a timer while nothing is armed.
     fn drop(&mut self) {
-        self.shared.stop.store(true, Ordering::SeqCst);
-        if let Some(t) = self.thread.take() {
-            t.thread().unpark();
+        self.registry.lock().slots.remove(&self.id);
+    }
+}
+
+/// The thread: sleeps until the earliest armed call would be stuck (or, with nothing armed,
+/// until woken), and acts once on each call still armed past that point. It never wakes while
+/// nothing happens.
+fn watch(registry: &Registry) {
+    let mut state = registry.lock();
+    loop {
+        let now = Instant::now();
+        let mut due = Vec::new();
+        let mut next: Option<Instant> = None;
+        for slot in state.slots.values_mut() {
+            match slot.stuck_at {
+                Some(at) if at <= now => {
+                    // Act once per stuck call.
+                    slot.stuck_at = None;
+                    due.push((slot.action.clone(), now - at));
+                }
+                Some(at) => next = Some(next.map_or(at, |n| n.min(at))),
+                None => {}
+            }
         }
+        state.wake_at = next;
+        if !due.is_empty() {
+            // The action may take its time (or end the process); never while holding the lock
+            // every hook call takes.
+            drop(state);
+            for (action, overrun) in due {
+                (action.0)(overrun);
+            }
+            state = registry.lock();
+            continue;
+        }
+        state = match next {
+            None => registry.wake.wait(state).unwrap_or_else(|e| e.into_inner()),
+            Some(at) => {
+                let wait = at.saturating_duration_since(now);
+                match registry.wake.wait_timeout(state, wait) {
+                    Ok((s, _)) => s,
+                    Err(e) => e.into_inner().0,
+                }
+            }
+        };
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::Mutex;
 
     fn recorder() -> (OnStuck, Arc<Mutex<Vec<Duration>>>) {
         let seen = Arc::new(Mutex::new(Vec::new()));
@@ -175,14 +238,21 @@ mod tests {
         (OnStuck(Arc::new(move |d| s.lock().unwrap().push(d))), seen)
     }
 
+    fn dog(registry: &Arc<Registry>, after_ms: u64, action: OnStuck) -> Watchdog {
+        Watchdog::start_in(
+            Arc::clone(registry),
+            WatchdogOptions {
+                after: Duration::from_millis(after_ms),
+                action,
+            },
+        )
+        .unwrap()
+    }
+
     #[test]
     fn acts_once_on_a_call_stuck_past_budget_and_grace() {
         let (action, seen) = recorder();
-        let dog = Watchdog::start(WatchdogOptions {
-            after: Duration::from_millis(50),
-            action,
-        })
-        .unwrap();
+        let dog = dog(&Registry::new("test-watchdog"), 50, action);
         dog.arm(Instant::now() + Duration::from_millis(20));
         std::thread::sleep(Duration::from_millis(400));
         assert_eq!(seen.lock().unwrap().len(), 1, "acted exactly once");
@@ -192,11 +262,7 @@ mod tests {
     #[test]
     fn a_call_that_ends_in_time_is_left_alone() {
         let (action, seen) = recorder();
-        let dog = Watchdog::start(WatchdogOptions {
-            after: Duration::from_millis(100),
-            action,
-        })
-        .unwrap();
+        let dog = dog(&Registry::new("test-watchdog"), 100, action);
         for _ in 0..5 {
             dog.arm(Instant::now() + Duration::from_millis(20));
             std::thread::sleep(Duration::from_millis(10));
@@ -209,40 +275,67 @@ mod tests {
     #[test]
     fn an_idle_watchdog_sleeps_and_still_catches_the_next_stuck_call() {
         let (action, seen) = recorder();
-        let dog = Watchdog::start(WatchdogOptions {
-            after: Duration::from_millis(30),
-            action,
-        })
-        .unwrap();
-        // Let it go idle (parked without a deadline), then arm: the arm must wake it.
+        let registry = Registry::new("test-watchdog");
+        let dog = dog(&registry, 30, action);
+        // Let it go idle (waiting without a timer), then arm: the arm must wake it.
         std::thread::sleep(Duration::from_millis(100));
-        assert!(
-            dog.shared.parked_idle.load(Ordering::SeqCst),
-            "idle without a timer"
-        );
+        assert_eq!(registry.lock().wake_at, None, "idle without a timer");
         dog.arm(Instant::now() + Duration::from_millis(10));
         std::thread::sleep(Duration::from_millis(300));
         assert_eq!(seen.lock().unwrap().len(), 1);
     }
 
     #[test]
-    fn drop_stops_the_thread() {
-        let (action, _) = recorder();
-        let dog = Watchdog::start(WatchdogOptions {
-            after: Duration::from_secs(60),
-            action,
-        })
-        .unwrap();
-        let shared = Arc::downgrade(&dog.shared);
-        drop(dog);
-        // The thread holds the last strong reference until it returns.
+    fn one_thread_watches_many_states_and_acts_on_the_stuck_one_only() {
+        let registry = Registry::new("test-watchdog");
+        let (slow_action, slow_seen) = recorder();
+        let (quick_action, quick_seen) = recorder();
+        // A far deadline armed first: the near one armed after must still wake the thread.
+        let far = dog(&registry, 60_000, quick_action);
+        far.arm(Instant::now());
+        let stuck = dog(&registry, 20, slow_action);
+        stuck.arm(Instant::now() + Duration::from_millis(10));
+        std::thread::sleep(Duration::from_millis(300));
+        assert_eq!(
+            slow_seen.lock().unwrap().len(),
+            1,
+            "the stuck call is caught"
+        );
+        assert!(quick_seen.lock().unwrap().is_empty(), "the other is not");
+        assert!(registry.lock().started);
+        assert_eq!(registry.lock().slots.len(), 2);
+    }
+
+    #[test]
+    fn drop_unregisters_and_a_dropped_state_is_never_acted_on() {
+        let registry = Registry::new("test-watchdog");
+        let (action, seen) = recorder();
+        let d = dog(&registry, 20, action);
+        d.arm(Instant::now() + Duration::from_millis(10));
+        drop(d);
+        assert!(registry.lock().slots.is_empty());
+        std::thread::sleep(Duration::from_millis(200));
+        assert!(seen.lock().unwrap().is_empty());
+    }
+
+    #[test]
+    fn every_state_in_the_process_shares_one_thread() {
+        let dogs: Vec<Watchdog> = (0..50)
+            .map(|_| Watchdog::start(WatchdogOptions::default()).unwrap())
+            .collect();
+        let count = || {
+            std::fs::read_dir("/proc/self/task")
+                .unwrap()
+                .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("comm")).ok())
+                .filter(|name| name.trim() == "policy-watchdog")
+                .count()
+        };
+        // The thread names itself once it runs.
         let start = Instant::now();
-        while shared.upgrade().is_some() {
-            assert!(
-                start.elapsed() < Duration::from_secs(2),
-                "thread still running"
-            );
-            std::thread::sleep(Duration::from_millis(5));
+        while count() == 0 && start.elapsed() < Duration::from_secs(5) {
+            std::thread::sleep(Duration::from_millis(10));
         }
+        let named = count();
+        assert_eq!(named, 1, "one watchdog thread for {} states", dogs.len());
     }
 }
