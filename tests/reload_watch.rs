@@ -134,3 +134,57 @@ fn a_file_whose_directory_is_missing_is_an_error() {
     let err = PolicyWatcher::new(vec![missing], DEBOUNCE).err().unwrap();
     assert!(err.to_string().contains("gone"), "{err}");
 }
+
+/// Threads of this process whose name starts with `prefix` (the kernel keeps 15 bytes).
+fn threads_named(prefix: &str) -> usize {
+    std::fs::read_dir("/proc/self/task")
+        .unwrap()
+        .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("comm")).ok())
+        .filter(|name| name.trim().starts_with(prefix))
+        .count()
+}
+
+#[test]
+fn many_watchers_of_one_file_share_one_watcher_and_each_hears_the_change() {
+    let dir = TempDir::new().unwrap();
+    let policy = file_in(&dir, "policy.lua", "return {}");
+    // Far beyond Linux's default of 128 inotify instances per user: one each would fail.
+    let watchers: Vec<PolicyWatcher> = (0..300)
+        .map(|_| PolicyWatcher::new(vec![policy.clone()], DEBOUNCE).unwrap())
+        .collect();
+    save_by_rename(&policy, "return { limits = {} }");
+    std::thread::sleep(DEBOUNCE * 3);
+    for (i, w) in watchers.iter().enumerate() {
+        assert_eq!(w.take_changed(), Some(vec![policy.clone()]), "watcher {i}");
+    }
+    assert_eq!(threads_named("policy-watch"), 1, "one debounce thread");
+    assert_eq!(threads_named("notify-rs"), 1, "one notify thread");
+}
+
+#[test]
+fn dropping_one_watcher_leaves_the_others_on_the_same_directory_listening() {
+    let dir = TempDir::new().unwrap();
+    let policy = file_in(&dir, "policy.lua", "return {}");
+    let first = PolicyWatcher::new(vec![policy.clone()], DEBOUNCE).unwrap();
+    let second = PolicyWatcher::new(vec![policy.clone()], DEBOUNCE).unwrap();
+    drop(first);
+    save_by_rename(&policy, "return { redact = {} }");
+    assert_eq!(settle(&second), Some(vec![policy.clone()]));
+    // And the last one to go takes the watch with it: a new watcher starts afresh.
+    drop(second);
+    let third = PolicyWatcher::new(vec![policy.clone()], DEBOUNCE).unwrap();
+    save_by_rename(&policy, "return { }");
+    assert_eq!(settle(&third), Some(vec![policy]));
+}
+
+#[test]
+fn each_watcher_keeps_its_own_quiet_period() {
+    let dir = TempDir::new().unwrap();
+    let policy = file_in(&dir, "policy.lua", "return {}");
+    let quick = PolicyWatcher::new(vec![policy.clone()], Duration::from_millis(20)).unwrap();
+    let slow = PolicyWatcher::new(vec![policy.clone()], Duration::from_millis(800)).unwrap();
+    save_by_rename(&policy, "return { }");
+    assert!(await_change(&quick, Duration::from_millis(600)));
+    assert_eq!(slow.take_changed(), None, "the slow one is still waiting");
+    assert!(await_change(&slow, Duration::from_secs(3)));
+}

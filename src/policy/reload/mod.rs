@@ -13,6 +13,7 @@
 
 mod error;
 mod event;
+mod hub;
 mod mode;
 mod slot;
 mod trust;
