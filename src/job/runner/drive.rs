@@ -45,7 +45,7 @@ pub(super) async fn drive(store: Arc<dyn JobStore>, claim: Claim, opts: &RunnerO
         Rc::clone(&hold),
     ));
     let mut step = Step::new(claim.job, opts.runner.clone());
-    let policy = JobPolicy::load(&step.job.spec);
+    let policy = JobPolicy::new(&step.job.spec);
     let mut judge = policy.judge();
     let mut queue = VecDeque::from(step.step(
         now_ms(),

@@ -46,18 +46,32 @@ impl Player {
     }
 }
 
-/// The job's policy, loaded once per step for the judge; a session gets a fresh copy.
+/// The job's policy for the judge, loaded when the step first asks it something (a retry
+/// after a failure, `approve` at harvest) and kept for the rest of the step; a session gets a
+/// fresh copy of its own.
+///
+/// Not loaded up front: a Lua state costs about 270 KiB, and a runner holding a thousand
+/// sessions would hold a thousand idle judges beside them. Loaded late, the judge also sees
+/// the policy as it is when it decides — the hot-reload rule sessions follow.
 pub(super) struct JobPolicy {
-    host: Result<PolicyHost, String>,
+    spec: JobSpec,
+    host: std::cell::OnceCell<Result<PolicyHost, String>>,
 }
 
 impl JobPolicy {
-    pub(super) fn load(spec: &JobSpec) -> JobPolicy {
-        JobPolicy { host: fresh(spec) }
+    pub(super) fn new(spec: &JobSpec) -> JobPolicy {
+        JobPolicy {
+            spec: spec.clone(),
+            host: std::cell::OnceCell::new(),
+        }
     }
 
     pub(super) fn judge(&self) -> PolicyJudge<'_> {
         PolicyJudge { policy: self }
+    }
+
+    fn host(&self) -> &Result<PolicyHost, String> {
+        self.host.get_or_init(|| fresh(&self.spec))
     }
 }
 
@@ -80,14 +94,14 @@ impl JobJudge for PolicyJudge<'_> {
         result: &ApprovalResult,
         job: &ApprovalJob,
     ) -> Result<ApproveDecision, String> {
-        match &self.policy.host {
+        match self.policy.host() {
             Ok(host) => host.approve(result, job).map_err(|e| e.to_string()),
             Err(e) => Err(format!("the job's policy does not load: {e}")),
         }
     }
 
     fn retry(&self) -> RetryLimits {
-        match &self.policy.host {
+        match self.policy.host() {
             Ok(host) => host.limits().retry,
             Err(_) => RetryLimits::default(),
         }
