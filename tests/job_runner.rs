@@ -4,7 +4,7 @@
 
 #[path = "common/job_env.rs"]
 mod job_env;
-use job_env::{git, repo};
+use job_env::{DONE, Env, git, repo};
 use oneshot::job::record::{Job, JobSpec};
 use oneshot::job::runner::{self, Note, RunnerOptions};
 use oneshot::job::verbs::{self, VerbContext};
@@ -332,4 +332,69 @@ fn a_panel_of_auditors_judges_in_parallel_and_is_aggregated() {
     let said: Vec<&str> = panel.iter().map(|v| v.verdict.as_str()).collect();
     assert_eq!(said, ["done", "done", "retry"]);
     assert_eq!(arts.len(), 2, "the harvest's version, then the panel's");
+}
+
+/// `oneshot job run ARGS` under `ulimit LIMIT` (e.g. `-Sn 40`): its exit status and stderr.
+fn run_limited(env: &Env, limit: &str, args: &str) -> (bool, String) {
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "ulimit {limit} && exec \"$0\" --state-dir \"$1\" job run {args}"
+        ))
+        .arg(env!("CARGO_BIN_EXE_oneshot"))
+        .arg(env.dir.path().join("state"))
+        .current_dir(env.repo())
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn hard_open_files() -> u64 {
+    let limits = std::fs::read_to_string("/proc/self/limits").unwrap();
+    let line = limits
+        .lines()
+        .find(|l| l.starts_with("Max open files"))
+        .unwrap();
+    line.split_whitespace()
+        .nth(4)
+        .unwrap()
+        .parse()
+        .unwrap_or(u64::MAX)
+}
+
+#[test]
+fn job_run_raises_its_open_file_limit_to_hold_many_sessions() {
+    if hard_open_files() < 1_000 {
+        eprintln!("skipped: the hard limit on open files is too low to raise to");
+        return;
+    }
+    let env = Env::new();
+    // Twelve sessions alive together hold about 70 files, beyond a soft limit of 40: the runner
+    // raises it to the hard limit (else it would warn, and late agents would fail to start).
+    let ids: Vec<String> = (0..12)
+        .map(|_| env.create("sh -c 'echo hi > f.txt; sleep 3'", DONE, &["--activate"]))
+        .collect();
+    let (ok, stderr) = run_limited(&env, "-Sn 40", "--parallel 12");
+    assert!(ok, "{stderr}");
+    assert!(!stderr.contains("warning"), "{stderr}");
+    for id in &ids {
+        assert_eq!(env.state(id), "APPROVAL_REQUIRED", "{id}: {stderr}");
+    }
+}
+
+#[test]
+fn job_run_warns_when_the_hard_limit_cannot_hold_its_parallel_steps() {
+    let env = Env::new();
+    let (ok, stderr) = run_limited(&env, "-n 100", "--parallel 50");
+    assert!(ok, "{stderr}");
+    assert!(
+        stderr.contains("--parallel 50 may need about 564 open files")
+            && stderr.contains("may open 100")
+            && stderr.contains("ulimit -n"),
+        "{stderr}"
+    );
 }

@@ -117,6 +117,9 @@ fn drive(
             }
         }),
     };
+    if let Some(warning) = open_files_for(parallel) {
+        errln!("oneshot: warning: {warning}");
+    }
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         // Git and file work of a few steps at a time; more threads would only contend.
@@ -129,6 +132,34 @@ fn drive(
         .block_on(&rt, runner::run(store, opts))
         .context("run the job steps")?;
     Ok(ends)
+}
+
+/// Open files one running step holds at most: the agent's three pipes, its reaper's pidfd, the
+/// session's log and lock, with room to spare (measured: about six).
+const FILES_PER_STEP: u64 = 10;
+
+/// Raises this process's soft limit on open files to the hard limit (the soft default, often
+/// 1,024, is far below what a thousand sessions hold; the hard one is what the administrator
+/// allows), and says so when even that cannot hold `parallel` steps.
+fn open_files_for(parallel: usize) -> Option<String> {
+    use nix::sys::resource::{Resource, getrlimit, setrlimit};
+    let (soft, hard) = getrlimit(Resource::RLIMIT_NOFILE).ok()?;
+    let need = parallel as u64 * FILES_PER_STEP + 64;
+    if need <= soft {
+        return None;
+    }
+    let limit = if setrlimit(Resource::RLIMIT_NOFILE, hard, hard).is_ok() {
+        hard
+    } else {
+        soft
+    };
+    (need > limit).then(|| {
+        format!(
+            "--parallel {parallel} may need about {need} open files, but this process may open \
+             {limit}; steps beyond that fail to start their agents — raise the limit \
+             (`ulimit -n`) or lower --parallel"
+        )
+    })
 }
 
 /// Prints where each job rests; for `step`, nothing to step is an error.
