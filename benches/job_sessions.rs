@@ -37,10 +37,86 @@ fn main() {
     let bin = std::env::var("ONESHOT_BENCH_BIN").unwrap_or_else(|_| BUILT.to_string());
     println!("binary: {bin}");
     println!("policy: {POLICY} (each session its own Lua state, hot reload on)");
+    let (rss_kib, uss_kib, threads) = one_process(&bin);
+    // N processes share the binary's pages; each adds its private (unique) memory.
+    println!(
+        "baseline, one session as its own `oneshot run` process: {:.1} MiB RSS ({:.1} MiB \
+         its own), {threads} threads; ×{n}: ~{:.0} MiB, {} threads",
+        rss_kib as f64 / 1024.0,
+        uss_kib as f64 / 1024.0,
+        (rss_kib - uss_kib + uss_kib * n as u64) as f64 / 1024.0,
+        threads * n as u64
+    );
     for count in [10, n] {
         let r = run(&bin, count);
         r.print();
     }
+}
+
+/// One session in a process of its own, as `oneshot run` starts it: its RSS and threads while
+/// the worker runs (the worker waits on a FIFO, as in the job runs): RSS, its private part
+/// (what another such process would add), threads.
+fn one_process(bin: &str) -> (u64, u64, u64) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path();
+    let (gate, marks, hold, worker) = gate(root);
+    let mut child = oneshot(
+        bin,
+        &root.join("state"),
+        &[
+            "run",
+            "--policy",
+            POLICY,
+            "--worker-cmd",
+            &worker,
+            "--auditor-cmd",
+            "echo VERDICT: DONE",
+            "bench task",
+        ],
+    )
+    .current_dir(root)
+    .stdout(Stdio::null())
+    .stderr(Stdio::null())
+    .spawn()
+    .expect("spawn oneshot run");
+    let start = Instant::now();
+    while fs::read_dir(&marks).map_or(0, |d| d.count()) == 0 && start.elapsed() < START_LIMIT {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    let st = status(child.id()).expect("oneshot run's status");
+    let rollup = fs::read_to_string(format!("/proc/{}/smaps_rollup", child.id())).unwrap();
+    let private: u64 = rollup
+        .lines()
+        .filter(|l| l.starts_with("Private_"))
+        .filter_map(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+        .sum();
+    drop(hold);
+    let _ = child.wait();
+    let _ = gate;
+    (st.rss_kib, private, st.threads)
+}
+
+/// The go signal: a FIFO in `root`, the bench's open end of it, the directory workers mark
+/// themselves started in, and the worker command line. The FIFO is held read-write so the
+/// workers' opens never block; dropping the held end lets every worker read end of file and
+/// go on. Opened close-on-exec, so oneshot does not inherit it.
+fn gate(root: &Path) -> (PathBuf, PathBuf, File, String) {
+    let marks = root.join("started");
+    fs::create_dir_all(&marks).unwrap();
+    let gate = root.join("gate");
+    nix::unistd::mkfifo(&gate, nix::sys::stat::Mode::from_bits_truncate(0o600)).expect("mkfifo");
+    let hold = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&gate)
+        .expect("open the FIFO");
+    let worker = format!(
+        "sh -c 'exec 3<{gate}; touch {marks}/$$; read x <&3; echo ok > out.txt'",
+        gate = gate.display(),
+        marks = marks.display()
+    );
+    (gate, marks, hold, worker)
 }
 
 /// What one case measured.
@@ -117,22 +193,7 @@ fn run(bin: &str, n: usize) -> Report {
     git(&repo, &["add", "-A"]);
     git(&repo, &["commit", "-qm", "a"]);
     let state = root.join("state");
-    let marks = root.join("started");
-    fs::create_dir_all(&marks).unwrap();
-    let gate = root.join("gate");
-    nix::unistd::mkfifo(&gate, nix::sys::stat::Mode::from_bits_truncate(0o600)).expect("mkfifo");
-    // Held read-write so the workers' opens never block; closing it is the go signal (every
-    // reader then reads end of file). Opened close-on-exec, so oneshot does not inherit it.
-    let hold = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open(&gate)
-        .expect("open the FIFO");
-    let worker = format!(
-        "sh -c 'exec 3<{gate}; touch {marks}/$$; read x <&3; echo ok > out.txt'",
-        gate = gate.display(),
-        marks = marks.display()
-    );
+    let (_gate, marks, hold, worker) = gate(root);
 
     let start = Instant::now();
     create_jobs(bin, &state, &repo, &worker, n);
