@@ -48,7 +48,7 @@ fn check_lists_hooks_and_limits_and_fails_with_file_line() {
 #[test]
 fn test_runs_cases_and_prints_the_summary_line() {
     let w = World::new();
-    for name in ["default", "strict", "lenient"] {
+    for name in ["default", "strict", "lenient", "auto-approve"] {
         let file = root().join(format!("policies/{name}.lua"));
         let out = w
             .cmd()

@@ -2,7 +2,7 @@
 //! its answer with `expect` (and optionally `reason`, or an expected `error`).
 
 use super::super::schema::suggest;
-use super::super::{GuardOutcome, HookCtx, PolicyHost};
+use super::super::{ApprovalJob, ApprovalResult, GuardOutcome, HookCtx, PolicyHost};
 use super::input::{overlay, to_json};
 use crate::executor::{Evidence, Role};
 use crate::machine::{Salvage, SessionState, Verdict};
@@ -14,7 +14,7 @@ const CASE_KEYS: [&str; 8] = [
 ];
 
 /// The hooks a case may call.
-const CASE_HOOKS: [&str; 7] = [
+const CASE_HOOKS: [&str; 8] = [
     "verdict",
     "salvage",
     "guard",
@@ -22,10 +22,13 @@ const CASE_HOOKS: [&str; 7] = [
     "audit_prompt",
     "on_transition",
     "permit",
+    "approve",
 ];
 
 /// The keys a case's `input` may have.
-const INPUT_KEYS: [&str; 6] = ["ctx", "output", "evidence", "tool", "input", "role"];
+const INPUT_KEYS: [&str; 8] = [
+    "ctx", "output", "evidence", "tool", "input", "role", "result", "job",
+];
 
 /// Why a case failed, and where, when the failure has a place of its own (a hook's error).
 pub(super) struct Failure {
@@ -94,8 +97,8 @@ pub(super) fn run(host: &PolicyHost, case: &Table) -> Result<(), Failure> {
             let key = key.to_string().unwrap_or_default();
             if !INPUT_KEYS.contains(&key.as_str()) {
                 return Err(format!(
-                    "unknown key `{key}` in input; use ctx, output (verdict), evidence (salvage) \
-                     or tool, input and role (permit)"
+                    "unknown key `{key}` in input; use ctx, output (verdict), evidence (salvage), \
+                     tool, input and role (permit) or result and job (approve)"
                 )
                 .into());
             }
@@ -169,6 +172,13 @@ pub(super) fn run(host: &PolicyHost, case: &Table) -> Result<(), Failure> {
                 (Answer::Text(name.into()), d.reason)
             })
         }
+        "approve" => {
+            let (result, job) = approve_input(field("result")?, field("job")?)?;
+            // The host's own path: an "approve" Rust refuses (a session that did not complete)
+            // is the error a job would get, and `error = "…"` can expect it.
+            host.approve(&result, &job)
+                .map(|d| (Answer::Text(d.approval.as_str().into()), d.reason))
+        }
         _ => {
             let (from, to) = transition()?;
             host.on_transition(from, to, &ctx)
@@ -223,6 +233,39 @@ fn permit_input(input: Option<&Table>) -> Result<(Role, String, serde_json::Valu
         other => to_json(&other, 0).map_err(|e| format!("input.input: {e}"))?,
     };
     Ok((role, tool, args))
+}
+
+/// An approve case's `result` and `job`, over defaults that describe the common case: a
+/// session that completed with a `done` verdict, on step 1 of a job with a new job's defaults
+/// (high risk, 5 loops, no progress after 2).
+fn approve_input(
+    result: Option<Table>,
+    job: Option<Table>,
+) -> Result<(ApprovalResult, ApprovalJob), String> {
+    let base_result = ApprovalResult {
+        outcome: "COMPLETED".into(),
+        completed: true,
+        verdict: Some("done".into()),
+        ..ApprovalResult::default()
+    };
+    let limits = crate::job::record::JobLimits::default();
+    let base_job = ApprovalJob {
+        id: "job-test".into(),
+        task: "the task".into(),
+        step: 1,
+        max_loops: limits.max_loops,
+        no_progress_limit: limits.no_progress,
+        ..ApprovalJob::default()
+    };
+    let result = match result {
+        Some(t) => overlay(&base_result, "result", &t)?,
+        None => base_result,
+    };
+    let job = match job {
+        Some(t) => overlay(&base_job, "job", &t)?,
+        None => base_job,
+    };
+    Ok((result, job))
 }
 
 fn reason_note(reason: &Option<String>) -> String {

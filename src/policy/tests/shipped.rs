@@ -143,7 +143,12 @@ fn lenient_lua_keeps_work() {
 
 #[test]
 fn shipped_policy_tests_pass() {
-    for name in ["default.lua", "strict.lua", "lenient.lua"] {
+    for name in [
+        "default.lua",
+        "strict.lua",
+        "lenient.lua",
+        "auto-approve.lua",
+    ] {
         let path = Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("policies")
             .join(name);

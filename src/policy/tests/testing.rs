@@ -220,3 +220,58 @@ fn check_reports_everything() {
     let e = check(&policy, PolicyOptions::default()).unwrap_err();
     assert_eq!(e.location().as_deref(), Some("p.lua:2"));
 }
+
+#[test]
+fn approve_cases_call_the_hook_through_the_hosts_path() {
+    let dir = tempfile::tempdir().unwrap();
+    // Approves everything, even what Rust refuses to approve.
+    let policy = write(
+        dir.path(),
+        "p.lua",
+        "return { approve = function(result, job)\n\
+           if job.risk == 'low' then return 'approve', 'low risk ' .. job.id end\n\
+           return nil\n\
+         end }\n",
+    );
+    write(
+        dir.path(),
+        "p_test.lua",
+        "return {\n\
+           { name = 'low', hook = 'approve', input = { job = { risk = 'low' } },\n\
+             expect = 'approve', reason = 'low risk job-test' },\n\
+           { name = 'nil is the default', hook = 'approve', expect = 'human',\n\
+             reason = { contains = 'by default' } },\n\
+           { name = 'refused', hook = 'approve', error = 'cannot be auto-approved',\n\
+             input = { result = { outcome = 'FAILED', completed = false }, job = { risk = 'low' } } },\n\
+           { name = 'wrong expect', hook = 'approve', input = { job = { risk = 'low' } },\n\
+             expect = 'human' },\n\
+           { name = 'typo in result', hook = 'approve', input = { result = { confidense = 1 } } },\n\
+           { name = 'bad risk', hook = 'approve', input = { job = { risk = 'extreme' } } },\n\
+           { name = 'refusal unexpected', hook = 'approve', expect = 'approve',\n\
+             input = { result = { completed = false, outcome = 'FAILED' }, job = { risk = 'low' } } },\n\
+         }\n",
+    );
+    let report = run_tests(&policy, PolicyOptions::default()).unwrap();
+    assert_eq!(
+        report.summary(),
+        "3 passed, 4 failed",
+        "{}",
+        report.render()
+    );
+    let msg = |i: usize| report.cases[i].message.clone().unwrap();
+    assert_eq!(
+        msg(3),
+        "expected \"human\", got \"approve\" (reason: \"low risk job-test\")"
+    );
+    assert!(
+        msg(4).contains("unknown field `confidense` in result; did you mean confidence?"),
+        "{}",
+        msg(4)
+    );
+    assert!(msg(5).contains("job.risk"), "{}", msg(5));
+    assert!(
+        msg(6).contains("a session that ended FAILED did not complete"),
+        "{}",
+        msg(6)
+    );
+}

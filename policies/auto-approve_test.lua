@@ -1,0 +1,40 @@
+-- Tests for auto-approve.lua: run with `oneshot policy test policies/auto-approve.lua`.
+-- An approve case's result defaults to a completed session (verdict done) and its job to step
+-- 1 of a job with a new job's defaults (high risk); each case sets what it is about.
+return {
+  { name = "confident work on a low-risk job is approved", hook = "approve",
+    input = { result = { confidence = 0.97 }, job = { risk = "low" } },
+    expect = "approve", reason = "confidence 0.97 on a low-risk job" },
+  { name = "the threshold itself is enough", hook = "approve",
+    input = { result = { confidence = 0.95 }, job = { risk = "low" } }, expect = "approve" },
+  { name = "just under the threshold a human looks", hook = "approve",
+    input = { result = { confidence = 0.949 }, job = { risk = "low" } },
+    expect = "human", reason = { contains = "confidence 0.95" } },
+  { name = "a high-risk job always waits for a human", hook = "approve",
+    input = { result = { confidence = 1.0 }, job = { risk = "high" } },
+    expect = "human", reason = { contains = "risk high" } },
+  { name = "a medium-risk job too", hook = "approve",
+    input = { result = { confidence = 0.99 }, job = { risk = "medium" } }, expect = "human",
+    reason = { contains = "risk medium" } },
+  { name = "no confidence given is not confidence", hook = "approve",
+    input = { job = { risk = "low" } }, expect = "human",
+    reason = { contains = "confidence unknown" } },
+  { name = "a failed session goes to intervention", hook = "approve",
+    input = { result = { outcome = "FAILED", completed = false, verdict = "retry",
+                         confidence = 0.99 }, job = { risk = "low" } },
+    expect = "intervene", reason = "the session ended FAILED" },
+  { name = "empty diffs in a row are no progress", hook = "approve",
+    input = { result = { confidence = 0.99, empty_diff = true },
+              job = { risk = "low", empty_diffs = 2 } },
+    expect = "intervene", reason = { contains = "2 empty diffs in a row" } },
+  { name = "the same findings again and again are no progress", hook = "approve",
+    input = { result = { confidence = 0.99 }, job = { risk = "low", same_findings = 3 } },
+    expect = "intervene", reason = { contains = "the same findings 3 times" } },
+  { name = "a limit of 0 turns no-progress detection off", hook = "approve",
+    input = { result = { confidence = 0.99 },
+              job = { risk = "low", empty_diffs = 9, no_progress_limit = 0 } },
+    expect = "approve" },
+  function(t)
+    t.assert(type(policy.approve) == "function", "the policy has an approve hook")
+  end,
+}
