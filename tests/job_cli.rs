@@ -504,6 +504,29 @@ fn cleanup_removes_a_workspace_only_when_its_work_is_safe() {
         .output()
         .unwrap();
     assert!(!String::from_utf8_lossy(&branches.stdout).trim().is_empty());
+    // Each removal is in the audit trail, with who did it and what went; the refusals
+    // changed nothing and are not.
+    let cleanups = |job: &str| -> Vec<serde_json::Value> {
+        env.ok(&["job", "audit", job, "--json"])
+            .lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+            .filter(|e| e["action"] == "cleanup")
+            .collect()
+    };
+    let merged = cleanups(&id);
+    assert_eq!(merged.len(), 1, "{merged:?}");
+    assert_eq!(merged[0]["actor"], "tester");
+    let m = &merged[0]["metadata"];
+    assert_eq!(m["discard"], false, "{m}");
+    assert_eq!(m["path"], ws.as_str(), "{m}");
+    assert_eq!(m["branch"], format!("oneshot/{id}"), "{m}");
+    assert!(m.get("kept").is_none(), "{m}");
+    let discarded = cleanups(&pending);
+    assert_eq!(discarded.len(), 1, "{discarded:?}");
+    let m = &discarded[0]["metadata"];
+    assert_eq!(m["discard"], true, "{m}");
+    assert_eq!(m["state"], "CANCELED", "{m}");
+    assert!(m["kept"].as_str().unwrap().contains("branch"), "{m}");
 }
 
 #[test]

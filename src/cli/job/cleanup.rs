@@ -6,7 +6,9 @@ use super::{Cx, refused, store_error};
 use anyhow::Result;
 use clap::Args;
 use oneshot::job::JobState;
+use oneshot::job::record::{AuditEntry, Job, Workspace};
 use oneshot::job::store::JobStore as _;
+use oneshot::job::verbs;
 use oneshot::job::workspace::{self, Cleanup};
 
 /// Options of `job cleanup`.
@@ -39,10 +41,15 @@ pub fn run(cx: &Cx, a: CleanupArgs) -> Result<i32> {
     };
     match workspace::cleanup(&job.spec, ws, a.discard)? {
         Cleanup::Removed { note } => {
+            // Removing the workspace is a human's decision (a discard loses work for good):
+            // it goes in the audit trail. A refused cleanup changed nothing and is not.
+            let entry = audit_entry(&job, ws, a.discard, note.as_deref());
+            let recorded = store.record(&entry);
             outln!("{}: removed {}", job.id, ws.path.display());
             if let Some(note) = note {
                 outln!("{}: {note}", job.id);
             }
+            recorded.map_err(|e| store_error(&format!("record the cleanup of {}", job.id), e))?;
             Ok(crate::cli::exit::OK)
         }
         Cleanup::Kept { reason } => Err(refused(format!(
@@ -50,5 +57,29 @@ pub fn run(cx: &Cx, a: CleanupArgs) -> Result<i32> {
             job.id,
             ws.path.display()
         ))),
+    }
+}
+
+/// The audit entry of a cleanup that removed `ws`: who, when, what went, and whether it was a
+/// discard (work not merged anywhere may be gone with it).
+fn audit_entry(job: &Job, ws: &Workspace, discard: bool, note: Option<&str>) -> AuditEntry {
+    let mut m = serde_json::Map::new();
+    m.insert("state".into(), job.state.as_str().into());
+    m.insert("path".into(), ws.path.display().to_string().into());
+    if let Some(branch) = &ws.branch {
+        m.insert("branch".into(), branch.clone().into());
+    }
+    m.insert("discard".into(), discard.into());
+    if let Some(note) = note {
+        m.insert("kept".into(), note.into());
+    }
+    AuditEntry {
+        seq: 0,
+        at_ms: super::now_ms(),
+        actor: verbs::actor(),
+        entity_type: "job".into(),
+        entity_id: job.id.clone(),
+        action: "cleanup".into(),
+        metadata: m,
     }
 }

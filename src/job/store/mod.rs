@@ -138,6 +138,12 @@ pub trait JobStore: Send + Sync {
     /// [`JobStoreError::Busy`] otherwise, and nothing is written.
     fn decide(&self, decision: &Decision<'_>) -> Result<(), JobStoreError>;
 
+    /// Appends an audit entry for a human act that moves no state — a workspace cleanup — to
+    /// the trail of the job it names ([`JobStoreError::NotFound`] if there is none). Takes no
+    /// lease and changes no row but the trail's (in PostgreSQL: one `INSERT … SELECT` that
+    /// finds the job).
+    fn record(&self, audit: &AuditEntry) -> Result<(), JobStoreError>;
+
     /// The job's transitions, oldest first.
     fn history(&self, id: &str) -> Result<Vec<Transition>, JobStoreError>;
 

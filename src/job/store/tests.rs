@@ -458,3 +458,27 @@ fn the_store_survives_reopening() {
     assert_eq!(s.get("job-1").unwrap(), j);
     assert_eq!(s.path(), path);
 }
+
+#[test]
+fn record_appends_to_the_trail_and_moves_nothing() {
+    let (_dir, s) = store();
+    let j = add(&s, "job-1", JobState::Success, 10);
+    let history = s.history("job-1").unwrap();
+    s.record(&entry("job-1", "cleanup", 20)).unwrap();
+    let trail = s.audit(Some("job-1")).unwrap();
+    assert_eq!(
+        trail.iter().map(|e| e.action.as_str()).collect::<Vec<_>>(),
+        ["create", "cleanup"]
+    );
+    assert!(trail[1].seq > trail[0].seq);
+    let now = s.get("job-1").unwrap();
+    assert_eq!((now.state, now.updated_ms), (j.state, j.updated_ms));
+    assert_eq!(s.history("job-1").unwrap(), history);
+    let err = s.record(&entry("job-nope", "cleanup", 30)).unwrap_err();
+    assert!(matches!(err, JobStoreError::NotFound { .. }), "{err}");
+    assert_eq!(
+        s.audit(None).unwrap().len(),
+        2,
+        "nothing written for a missing job"
+    );
+}

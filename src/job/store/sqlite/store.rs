@@ -310,6 +310,13 @@ impl JobStore for SqliteStore {
         })
     }
 
+    fn record(&self, audit: &AuditEntry) -> Result<(), JobStoreError> {
+        self.write(|tx| {
+            self.read(tx, &audit.entity_id)?;
+            self.push_audit(tx, audit)
+        })
+    }
+
     fn history(&self, id: &str) -> Result<Vec<Transition>, JobStoreError> {
         let conn = self.conn();
         let id = self.resolve(&conn, id)?;
