@@ -27,6 +27,10 @@ return {
   -- approve(result, job): "approve" (SUCCESS), "human" (APPROVAL_REQUIRED) or "intervene"
   -- (INTERVENTION_REQUIRED), and a reason for the job's record.
   approve = function(result, job)
+    if result.panel_passed == false then
+      -- The session completed, but the panel of auditors did not pass the work.
+      return "intervene", result.reason or "the panel did not pass"
+    end
     if not result.completed then
       return "intervene", "the session ended " .. result.outcome
     end

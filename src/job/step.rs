@@ -393,8 +393,10 @@ impl Step {
         let mut completed = end.as_ref().is_some_and(|e| e.completed);
         let mut reason = end.as_ref().and_then(|e| e.reason.clone());
         let mut fx = Vec::new();
+        let mut panel_passed = None;
         if !panel.is_empty() {
             let (pass, why) = aggregate(self.job.spec.aggregate, &panel);
+            panel_passed = Some(pass);
             if !pass {
                 completed = false;
                 reason = Some(why);
@@ -417,6 +419,7 @@ impl Step {
             files: facts.files.clone(),
             empty_diff: facts.empty,
             panel,
+            panel_passed,
         };
         let job = approval_job(&self.job);
         let (harvest, why) = match judge.approve(&result, &job) {

@@ -380,10 +380,19 @@ fn a_panel_is_asked_and_aggregated_before_the_machine_moves() {
         assert_eq!(panel_art, Some(3));
         let (result, _) = judge.seen.last().unwrap();
         assert_eq!(result.panel.len(), 3);
+        assert_eq!(result.panel_passed, Some(how == "majority"), "{how}");
+        // The session itself completed; only the panel's aggregate says otherwise.
+        assert_eq!(result.outcome, "COMPLETED");
+        assert_eq!(result.completed, how == "majority", "{how}");
         if how == "all" {
             assert!(
                 result.reason.as_deref().unwrap().contains("c said retry"),
                 "{result:?}"
+            );
+            let why = s.job.reason.clone().unwrap_or_default();
+            assert!(
+                why.contains("the panel did not pass") && !why.contains("ended COMPLETED"),
+                "{why}"
             );
         }
     }

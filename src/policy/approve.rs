@@ -24,7 +24,8 @@ const EXPECTED: &str = "\"approve\", \"human\" or \"intervene\" (optionally and 
 pub struct ApprovalResult {
     /// The session's final state, e.g. `"COMPLETED"` or `"FAILED"`.
     pub outcome: String,
-    /// Whether the session completed (its auditors said done).
+    /// Whether the work counts as done: the session completed (its auditor said done) and,
+    /// when the job has a panel, the panel passed.
     pub completed: bool,
     /// The final verdict (`done`, `retry`, `impossible`), when there was one.
     pub verdict: Option<String>,
@@ -40,6 +41,10 @@ pub struct ApprovalResult {
     pub empty_diff: bool,
     /// What each auditor of a panel said.
     pub panel: Vec<PanelVerdict>,
+    /// Whether the panel passed as the job aggregates it (all, majority); `None` without a
+    /// panel. A panel that did not pass leaves `completed` false while `outcome` stays the
+    /// session's own (`"COMPLETED"`), and `reason` carries the dissent.
+    pub panel_passed: Option<bool>,
 }
 
 /// The job the result belongs to, as the `approve` hook sees it (`job`).
@@ -130,6 +135,13 @@ pub fn default_approve(result: &ApprovalResult, job: &ApprovalJob) -> ApproveDec
         approval,
         reason: Some(reason),
     };
+    if result.panel_passed == Some(false) {
+        let reason = result
+            .reason
+            .clone()
+            .unwrap_or_else(|| "the panel did not pass".into());
+        return decide(Approval::Intervene, reason);
+    }
     if !result.completed {
         let reason = match &result.reason {
             Some(why) => format!("the session ended {}: {why}", result.outcome),
@@ -200,15 +212,20 @@ impl PolicyHost {
         }
         .ok_or_else(|| bad(HOOK, &word, EXPECTED))?;
         if approval == Approval::Approve && !result.completed {
-            // Rust decides what is possible: a failed session has nothing to approve.
+            // Rust decides what is possible: a failed session, or work the panel did not pass,
+            // has nothing to approve.
+            let why = if result.panel_passed == Some(false) {
+                "the panel did not pass the work, which".to_string()
+            } else {
+                format!(
+                    "a session that ended {} did not complete and",
+                    result.outcome
+                )
+            };
             return Err(PolicyError::BadReturn {
                 hook: HOOK.to_string(),
                 got: "\"approve\"".to_string(),
-                expected: format!(
-                    "\"human\" or \"intervene\": a session that ended {} did not complete and \
-                     cannot be auto-approved",
-                    result.outcome
-                ),
+                expected: format!("\"human\" or \"intervene\": {why} cannot be auto-approved"),
             });
         }
         Ok(ApproveDecision {
@@ -226,7 +243,7 @@ impl LuaPolicy {
         job: &ApprovalJob,
     ) -> mlua::Result<(Table, Table)> {
         let lua = &self.lua;
-        let r = lua.create_table_with_capacity(0, 9)?;
+        let r = lua.create_table_with_capacity(0, 10)?;
         r.raw_set("outcome", result.outcome.as_str())?;
         r.raw_set("completed", result.completed)?;
         r.raw_set("verdict", result.verdict.as_deref())?;
@@ -236,6 +253,7 @@ impl LuaPolicy {
         r.raw_set("files", string_list(lua, &result.files)?)?;
         r.raw_set("empty_diff", result.empty_diff)?;
         r.raw_set("panel", panel_table(lua, &result.panel)?)?;
+        r.raw_set("panel_passed", result.panel_passed)?;
         r.set_readonly(true);
 
         let j = lua.create_table_with_capacity(0, 11)?;

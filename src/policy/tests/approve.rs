@@ -26,6 +26,17 @@ fn completed(confidence: Option<f64>) -> ApprovalResult {
             reason: "fine".into(),
             confidence,
         }],
+        panel_passed: Some(true),
+    }
+}
+
+/// A session that completed, and a panel that did not pass its work.
+fn panel_failed() -> ApprovalResult {
+    ApprovalResult {
+        completed: false,
+        reason: Some("the panel did not pass (1 of 2 said done, 2 needed): b said retry".into()),
+        panel_passed: Some(false),
+        ..completed(Some(0.99))
     }
 }
 
@@ -142,7 +153,7 @@ fn hook_sees_every_field_read_only() {
         r#"return { approve = function(r, j)
   local seen = table.concat({ r.outcome, tostring(r.completed), r.verdict, r.reason,
     tostring(r.confidence), r.files[1], tostring(r.empty_diff), r.panel[1].auditor,
-    r.panel[1].verdict, j.id, j.task, j.risk, j.step, j.max_loops, j.counters.rejects,
+    r.panel[1].verdict, tostring(r.panel_passed), j.id, j.task, j.risk, j.step, j.max_loops, j.counters.rejects,
     j.inputs.branch, j.no_progress_limit }, ",")
   local ok = pcall(function() r.completed = false end)
   local ok2 = pcall(function() j.counters.rejects = 0 end)
@@ -153,7 +164,7 @@ end }"#,
     assert_eq!(
         d.reason.as_deref(),
         Some(
-            "COMPLETED,true,done,all tests pass,0.5,src/a.rs,false,claude,done,job-1,\
+            "COMPLETED,true,done,all tests pass,0.5,src/a.rs,false,claude,done,true,job-1,\
              fix the test,high,1,5,2,main,3,false"
         )
     );
@@ -188,6 +199,13 @@ fn approving_a_failed_session_is_refused() {
     let text = e.to_string();
     assert!(
         text.contains("a session that ended FAILED did not complete and cannot be auto-approved"),
+        "{text}"
+    );
+    // Nor work the panel did not pass, though the session itself completed.
+    let e = h.approve(&panel_failed(), &job(Risk::Low)).unwrap_err();
+    let text = e.to_string();
+    assert!(
+        text.contains("the panel did not pass the work, which cannot be auto-approved"),
         "{text}"
     );
     // Sending it to a human or to intervention is still the policy's call.
@@ -226,4 +244,22 @@ fn shipped_auto_approve_follows_seed_003() {
     stalled.empty_diffs = 3;
     let d = h.approve(&completed(Some(0.99)), &stalled).unwrap();
     assert_eq!(d.approval, Approval::Intervene);
+}
+
+#[test]
+fn default_sends_a_failed_panel_to_intervention_with_its_dissent() {
+    let d = default_approve(&panel_failed(), &job(Risk::Low));
+    assert_eq!(d.approval, Approval::Intervene);
+    let why = d.reason.unwrap();
+    assert!(why.starts_with("the panel did not pass"), "{why}");
+    assert!(!why.contains("ended COMPLETED"), "{why}");
+    // No panel: nil for the hook, None here.
+    let h = host("return { approve = function(r) return 'human', tostring(r.panel_passed) end }");
+    let mut r = completed(None);
+    r.panel.clear();
+    r.panel_passed = None;
+    assert_eq!(
+        h.approve(&r, &job(Risk::Low)).unwrap().reason.as_deref(),
+        Some("nil")
+    );
 }
