@@ -59,7 +59,7 @@ fn main() {
 fn one_process(bin: &str) -> (u64, u64, u64) {
     let dir = tempfile::tempdir().expect("tempdir");
     let root = dir.path();
-    let (gate, marks, hold, worker) = gate(root);
+    let (marks, hold, worker) = gate(root);
     let mut child = oneshot(
         bin,
         &root.join("state"),
@@ -93,15 +93,14 @@ fn one_process(bin: &str) -> (u64, u64, u64) {
         .sum();
     drop(hold);
     let _ = child.wait();
-    let _ = gate;
     (st.rss_kib, private, st.threads)
 }
 
-/// The go signal: a FIFO in `root`, the bench's open end of it, the directory workers mark
-/// themselves started in, and the worker command line. The FIFO is held read-write so the
+/// The go signal, a FIFO in `root`: returns the directory workers mark themselves started in,
+/// the bench's open end of the FIFO, and the worker command line. The FIFO is held read-write so the
 /// workers' opens never block; dropping the held end lets every worker read end of file and
 /// go on. Opened close-on-exec, so oneshot does not inherit it.
-fn gate(root: &Path) -> (PathBuf, PathBuf, File, String) {
+fn gate(root: &Path) -> (PathBuf, File, String) {
     let marks = root.join("started");
     fs::create_dir_all(&marks).unwrap();
     let gate = root.join("gate");
@@ -116,7 +115,7 @@ fn gate(root: &Path) -> (PathBuf, PathBuf, File, String) {
         gate = gate.display(),
         marks = marks.display()
     );
-    (gate, marks, hold, worker)
+    (marks, hold, worker)
 }
 
 /// What one case measured.
@@ -193,7 +192,7 @@ fn run(bin: &str, n: usize) -> Report {
     git(&repo, &["add", "-A"]);
     git(&repo, &["commit", "-qm", "a"]);
     let state = root.join("state");
-    let (_gate, marks, hold, worker) = gate(root);
+    let (marks, hold, worker) = gate(root);
 
     let start = Instant::now();
     create_jobs(bin, &state, &repo, &worker, n);

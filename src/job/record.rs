@@ -359,3 +359,24 @@ pub struct AuditEntry {
     /// The state before and after, feedback, diff hash, policy version…
     pub metadata: serde_json::Map<String, serde_json::Value>,
 }
+
+impl AuditEntry {
+    /// An entry about job `id`, not yet in the trail (the store assigns `seq`).
+    pub fn job(
+        id: &str,
+        action: &str,
+        actor: &str,
+        at_ms: u64,
+        metadata: serde_json::Map<String, serde_json::Value>,
+    ) -> AuditEntry {
+        AuditEntry {
+            seq: 0,
+            at_ms,
+            actor: actor.to_string(),
+            entity_type: "job".into(),
+            entity_id: id.to_string(),
+            action: action.to_string(),
+            metadata,
+        }
+    }
+}

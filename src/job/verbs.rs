@@ -132,15 +132,7 @@ pub fn audit_entry(job: &Job, action: &str, to: JobState, cx: &VerbContext) -> A
     put("diff_hash", &cx.diff_hash);
     put("policy_hash", &cx.policy_hash);
     put("session", &job.session);
-    AuditEntry {
-        seq: 0,
-        at_ms: cx.now_ms,
-        actor: cx.actor.clone(),
-        entity_type: "job".into(),
-        entity_id: job.id.clone(),
-        action: action.into(),
-        metadata: m,
-    }
+    AuditEntry::job(&job.id, action, &cx.actor, cx.now_ms, m)
 }
 
 /// Who is acting: `$ONESHOT_ACTOR`, else the OS user (`$USER`, else the uid's name), else

@@ -73,13 +73,5 @@ fn audit_entry(job: &Job, ws: &Workspace, discard: bool, note: Option<&str>) -> 
     if let Some(note) = note {
         m.insert("kept".into(), note.into());
     }
-    AuditEntry {
-        seq: 0,
-        at_ms: super::now_ms(),
-        actor: verbs::actor(),
-        entity_type: "job".into(),
-        entity_id: job.id.clone(),
-        action: "cleanup".into(),
-        metadata: m,
-    }
+    AuditEntry::job(&job.id, "cleanup", &verbs::actor(), super::now_ms(), m)
 }

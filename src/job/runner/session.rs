@@ -16,6 +16,7 @@ use crate::policy::{
 use crate::session::Session;
 use crate::store::Store;
 use std::cell::RefCell;
+use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::sync::Arc;
 
@@ -54,14 +55,15 @@ impl Player {
 /// sessions would hold a thousand idle judges beside them. Loaded late, the judge also sees
 /// the policy as it is when it decides — the hot-reload rule sessions follow.
 pub(super) struct JobPolicy {
-    spec: JobSpec,
+    /// The job's policy file; `None` for the built-in policy.
+    path: Option<PathBuf>,
     host: std::cell::OnceCell<Result<PolicyHost, String>>,
 }
 
 impl JobPolicy {
     pub(super) fn new(spec: &JobSpec) -> JobPolicy {
         JobPolicy {
-            spec: spec.clone(),
+            path: spec.policy.clone(),
             host: std::cell::OnceCell::new(),
         }
     }
@@ -71,13 +73,13 @@ impl JobPolicy {
     }
 
     fn host(&self) -> &Result<PolicyHost, String> {
-        self.host.get_or_init(|| fresh(&self.spec))
+        self.host.get_or_init(|| fresh(self.path.as_deref()))
     }
 }
 
 /// The job's policy, loaded anew (a `PolicyHost` holds its own Lua state).
-fn fresh(spec: &JobSpec) -> Result<PolicyHost, String> {
-    match &spec.policy {
+fn fresh(policy: Option<&Path>) -> Result<PolicyHost, String> {
+    match policy {
         Some(path) => PolicyHost::load(path, PolicyOptions::default()).map_err(|e| e.to_string()),
         None => Ok(PolicyHost::builtin()),
     }
@@ -174,7 +176,7 @@ fn create(
         Player::Agent(a) => b.auditor_agent(a),
         Player::Command(c) => b.auditor(c),
     };
-    let policy = fresh(spec).map_err(usage)?;
+    let policy = fresh(spec.policy.as_deref()).map_err(usage)?;
     b.policy(policy).create(sessions)
 }
 

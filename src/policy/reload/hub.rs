@@ -221,6 +221,12 @@ impl Sub {
         }
     }
 
+    /// Every watched file, at once: events were lost, so any of them may have changed.
+    fn hit_all(&mut self) {
+        let all: Vec<PathBuf> = self.filter.values().cloned().collect();
+        self.hit(all);
+    }
+
     fn publish(&mut self) {
         self.first = None;
         if self.batch.is_empty() {
@@ -290,11 +296,8 @@ fn debounce_loop(rx: &mpsc::Receiver<Msg>) {
                 subs.remove(&id);
             }
             Msg::Event(Ok(event)) if event.need_rescan() => {
-                // Events were lost (queue overflow): any file may have changed.
-                for sub in subs.values_mut() {
-                    let all: Vec<PathBuf> = sub.filter.values().cloned().collect();
-                    sub.hit(all);
-                }
+                // The kernel's queue overflowed.
+                subs.values_mut().for_each(Sub::hit_all);
             }
             Msg::Event(Ok(event)) => {
                 if relevant(&event.kind) {
@@ -310,10 +313,7 @@ fn debounce_loop(rx: &mpsc::Receiver<Msg>) {
             }
             Msg::Event(Err(e)) => {
                 tracing::warn!("policy file watcher: {e}");
-                for sub in subs.values_mut() {
-                    let all: Vec<PathBuf> = sub.filter.values().cloned().collect();
-                    sub.hit(all);
-                }
+                subs.values_mut().for_each(Sub::hit_all);
             }
         }
     }
