@@ -53,6 +53,7 @@ return {
   -- Budgets the engine enforces. Durations are seconds (1.5) or strings ("90s", "5m", "1h 30m").
   limits = {
     max_iterations = 5,          -- worker runs per session before it fails
+    verdict_reasks = 2,          -- an answer without a verdict: ask the auditor again, this often
     inactivity_timeout = "5m",   -- no output for this long kills the agent's process group
     worker_timeout = false,      -- wall-clock cap per worker run (false = none)
     auditor_timeout = false,     -- wall-clock cap per auditor run (false = none)
@@ -77,8 +78,16 @@ return {
 
   -- verdict(output, ctx): read the auditor's answer. Return "done", "retry" or "impossible",
   -- optionally followed by a reason and a confidence in [0, 1] (or return a table
-  -- { verdict = ..., reason = ..., confidence = ... }).
+  -- { verdict = ..., reason = ..., confidence = ... }). Return "none" when the answer holds no
+  -- verdict: the auditor is asked again (limits.verdict_reasks) and no iteration is spent.
+  -- (oneshot.parse_verdict(output) is this same reader, for a policy that adds rules to it.)
   verdict = function(output, ctx)
+    -- 0. An agent auditor (Claude, Codex, …) answers in the verdict schema: oneshot found the
+    --    object in its answer and checked it.
+    local s = ctx.structured
+    if s then
+      return s.verdict, s.reason ~= "" and s.reason or nil, s.confidence
+    end
     local lines = split_lines(output)
     -- 1. A JSON object with a "verdict" field on a line of its own; the last one wins.
     for i = #lines, 1, -1 do
@@ -106,8 +115,8 @@ return {
       end
       return verdict, reason
     end
-    -- 3. No verdict at all: ask for another attempt, and say why.
-    return "retry", "auditor gave no verdict"
+    -- 3. No verdict at all: ask the auditor again, and say what was missing.
+    return "none", "the answer held no verdict: end it with VERDICT: DONE, RETRY or IMPOSSIBLE"
   end,
 
   -- salvage(evidence, ctx): a worker died, hung or was stopped. Return "success" (audit the

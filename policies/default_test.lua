@@ -11,8 +11,14 @@ return {
   { name = "json verdict wins", hook = "verdict",
     input = { output = 'VERDICT: DONE\n{"verdict": "retry", "reason": "tests fail"}' },
     expect = "retry", reason = "tests fail" },
-  { name = "no verdict is a retry", hook = "verdict", input = { output = "looks fine to me" },
-    expect = "retry", reason = "auditor gave no verdict" },
+  { name = "no verdict: the auditor is asked again", hook = "verdict",
+    input = { output = "looks fine to me" }, expect = "none",
+    reason = { contains = "held no verdict" } },
+  { name = "an agent auditor's structured answer", hook = "verdict",
+    input = { output = "prose around it",
+              ctx = { structured = { verdict = "retry", reason = "add a test", confidence = 0.8,
+                                     open_criteria = { "a test" } } } },
+    expect = "retry", reason = "add a test" },
   { name = "changed files are kept", hook = "salvage",
     input = { evidence = { reason = "exit_code", exit_code = 1, changed_files = { "src/a.rs" } } },
     expect = "partial", reason = "1 file(s) changed" },
@@ -39,6 +45,7 @@ return {
     t.eq(policy.limits.retry.attempts, 3)
     t.eq(policy.continue_conversation, true)
     t.eq(policy.limits.max_iterations, 5)
+    t.eq(policy.limits.verdict_reasks, 2)
     t.eq(policy.limits.inactivity_timeout, "5m")
   end,
 }

@@ -46,6 +46,7 @@
 ---The `limits` table.
 ---@class OneshotLimits
 ---@field max_iterations? integer Worker runs per session (default 5).
+---@field verdict_reasks? integer Times the auditor is asked again when its answer holds no verdict (default 2; 0: never).
 ---@field inactivity_timeout? (number|string) Silence that kills an agent: seconds or "5m" (default "5m").
 ---@field worker_timeout? (number|string|false) Wall-clock cap per worker run (default none).
 ---@field auditor_timeout? (number|string|false) Wall-clock cap per auditor run (default none).
@@ -117,6 +118,7 @@
 ---@field glob_match fun(pattern: string, path: string): boolean Glob match (`*` within a segment, `**` across).
 ---@field regex_find fun(pattern: string, text: string): string?, integer?, integer?, ...: string? First match, its 1-based start and inclusive end, then the capture groups; nil if none. Linear time.
 ---@field json_decode fun(text: string): any, string? Decoded value, or nil and a message. null decodes to oneshot.null.
+---@field parse_verdict fun(text: string): {verdict: "done"|"retry"|"impossible", reason: string?, confidence: number?}? The built-in reader: the last JSON verdict object or VERDICT: line in text, or nil if none.
 ---@field duration fun(value: string|number): number Seconds from "90s", "5m", "1h 30m" or a number.
 ---@field null table The value JSON null decodes to.
 oneshot = {}

@@ -19,18 +19,24 @@ return {
     "(?i)authorization:\\s*bearer\\s+[A-Za-z0-9._~+/-]+=*",
   },
 
-  -- Only an explicit `VERDICT: DONE` line counts as done, and not while the worker's own
-  -- output still mentions TODO or FIXME. Anything unclear is a retry.
+  -- Only an explicit verdict counts — an agent auditor's answer in the verdict schema, or a
+  -- `VERDICT: DONE` line — and "done" not while the worker's own output still mentions TODO or
+  -- FIXME. An answer without a verdict is asked again (limits.verdict_reasks), never guessed.
   verdict = function(output, ctx)
-    local verdict
-    for line in output:gmatch("[^\n]+") do
-      local word = line:match("^%s*VERDICT:%s*(%u+)")
-      if word == "DONE" or word == "RETRY" or word == "IMPOSSIBLE" then
-        verdict = word:lower()
+    local verdict, reason
+    if ctx.structured then
+      verdict, reason = ctx.structured.verdict, ctx.structured.reason
+    else
+      for line in output:gmatch("[^\n]+") do
+        local word = line:match("^%s*VERDICT:%s*(%u+)")
+        if word == "DONE" or word == "RETRY" or word == "IMPOSSIBLE" then
+          verdict = word:lower()
+        end
       end
+      reason = output:match("REASON:%s*([^\n]+)")
     end
     if verdict == nil then
-      return "retry", "strict: the auditor must end with an explicit VERDICT line"
+      return "none", "strict: the answer must end with an explicit VERDICT: line"
     end
     if verdict == "done" then
       local w = ctx.worker_output
@@ -38,7 +44,6 @@ return {
         return "retry", "strict: the worker's output still mentions TODO or FIXME"
       end
     end
-    local reason = output:match("REASON:%s*([^\n]+)")
     return verdict, reason
   end,
 

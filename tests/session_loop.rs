@@ -146,19 +146,73 @@ fn max_iterations_fails() {
     assert_eq!(code(&again), 4, "{}", text(&again));
 }
 
+/// An auditor that prints no verdict (here: only on stderr) is asked again, with a note of
+/// what was missing, twice by default; the worker is not run again for it, and the session then
+/// fails `no_verdict` — paid worker runs are not spent on an auditor's formatting.
 #[test]
-fn auditor_without_a_verdict_means_retry() {
+fn auditor_without_a_verdict_is_asked_again_not_the_worker() {
     let w = World::new();
-    let policy = w.policy("return { limits = { max_iterations = 1 } }");
+    let worker = w.script("w.sh", "echo run >> worker.count; echo ok");
+    let auditor = w.script(
+        "a.sh",
+        "echo asked >> auditor.count; cat \"$ONESHOT_PROMPT_FILE\" > last-audit-prompt; \
+         echo 'VERDICT: DONE (on stderr)' >&2",
+    );
+    let out = w.run(&worker, &auditor, &[], "t");
+    assert_eq!(code(&out), 1, "{}", text(&out));
+    let count = |f: &str| {
+        std::fs::read_to_string(w.work().join(f))
+            .unwrap()
+            .lines()
+            .count()
+    };
+    assert_eq!(count("worker.count"), 1);
+    assert_eq!(count("auditor.count"), 3);
+    let id = w.session_id();
+    assert_eq!(w.reason_code(&id, "FAILED"), "no_verdict");
+    assert_eq!(
+        w.reason_text(&id, "FAILED"),
+        "the auditor gave no verdict in 3 answers: its answer on stdout was empty"
+    );
+    assert_eq!(w.state(&id)["iteration_count"], 1);
+    let last = std::fs::read_to_string(w.work().join("last-audit-prompt")).unwrap();
+    assert!(last.starts_with("Your previous answer"), "{last}");
+    assert!(
+        text(&out).contains("asking it again (2 of 2, limits.verdict_reasks)"),
+        "{}",
+        text(&out)
+    );
+}
+
+/// A policy may choose to spend an iteration on an answer without a verdict (lenient.lua's
+/// choice), or to ask again until the verdict comes.
+#[test]
+fn the_policy_chooses_what_no_verdict_costs() {
+    let w = World::new();
+    let policy = w.policy(
+        "return { limits = { max_iterations = 1 }, verdict = function(o) \
+           return oneshot.parse_verdict(o) and oneshot.parse_verdict(o).verdict or 'retry', 'unclear' end }",
+    );
     let worker = w.script("w.sh", "echo ok");
     let auditor = w.script("a.sh", "echo 'hmm, not sure'");
     let out = w.run(&worker, &auditor, &["--policy", &policy], "t");
     assert_eq!(code(&out), 1, "{}", text(&out));
     let id = w.session_id();
-    assert_eq!(
-        w.reason_text(&id, "REITERATION_PENDING"),
-        "retry: auditor gave no verdict"
+    assert_eq!(w.reason_text(&id, "REITERATION_PENDING"), "retry: unclear");
+    assert_eq!(w.reason_code(&id, "FAILED"), "max_iterations");
+
+    // The second answer holds the verdict: the session completes in one iteration.
+    let w = World::new();
+    let worker = w.script("w.sh", "echo ok");
+    let auditor = w.script(
+        "a.sh",
+        "if [ -f asked ]; then echo 'VERDICT: DONE fine'; else touch asked; echo hmm; fi",
     );
+    let out = w.run(&worker, &auditor, &[], "t");
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let id = w.session_id();
+    assert_eq!(w.state(&id)["state"], "COMPLETED");
+    assert_eq!(w.state(&id)["iteration_count"], 1);
 }
 
 #[test]

@@ -16,7 +16,8 @@ use mlua::{Function, Table, Value};
 /// Reasons and prompts longer than this are cut: they go into history entries and prompts.
 const MAX_REASON: usize = 16 * 1024;
 
-const VERDICT_EXPECTED: &str = "\"done\", \"retry\" or \"impossible\"";
+const VERDICT_EXPECTED: &str =
+    "\"done\", \"retry\" or \"impossible\" (or \"none\": the answer held no verdict)";
 const SALVAGE_EXPECTED: &str = "\"success\", \"partial\" or \"nothing\"";
 
 impl PolicyHost {
@@ -40,7 +41,8 @@ impl PolicyHost {
             other => (other, reason, confidence),
         };
         let verdict = match &verdict {
-            Value::String(s) => verdict_from_name(&text(s)),
+            Value::String(s) if text(s).trim().eq_ignore_ascii_case("none") => Some(None),
+            Value::String(s) => verdict_from_name(&text(s)).map(Some),
             _ => None,
         }
         .ok_or_else(|| bad(hook, &verdict, VERDICT_EXPECTED))?;

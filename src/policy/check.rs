@@ -36,6 +36,8 @@ pub struct CheckReport {
 pub struct EffectiveLimits {
     /// Worker iterations per session.
     pub max_iterations: u32,
+    /// Times the auditor is asked again when its answer holds no verdict.
+    pub verdict_reasks: u32,
     /// Silence that kills an agent.
     pub inactivity_timeout: String,
     /// Wall-clock cap per worker run.
@@ -79,6 +81,7 @@ impl From<&Limits> for EffectiveLimits {
         let d = |d: Duration| humantime::format_duration(d).to_string();
         EffectiveLimits {
             max_iterations: l.max_iterations,
+            verdict_reasks: l.verdict_reasks,
             inactivity_timeout: d(l.inactivity_timeout),
             worker_timeout: l.worker_timeout.map(d),
             auditor_timeout: l.auditor_timeout.map(d),
@@ -138,8 +141,8 @@ impl CheckReport {
         format!(
             "{file}: ok ({hash})\n\
              hooks:      {hooks}\n\
-             limits:     max_iterations={mi} inactivity_timeout={it} worker_timeout={wt} \
-             auditor_timeout={at} grace_period={gp}\n\
+             limits:     max_iterations={mi} verdict_reasks={vr} inactivity_timeout={it} \
+             worker_timeout={wt} auditor_timeout={at} grace_period={gp}\n\
              retry:      attempts={ra} initial_delay={ri} factor={rf} max_delay={rm}\n\
              budget:     turns={bt} tokens={bk} usd={bu}\n\
              options:    continue_conversation={cc}\n\
@@ -151,6 +154,7 @@ impl CheckReport {
             hash = self.hash,
             hooks = list(self.hooks.clone()),
             mi = l.max_iterations,
+            vr = l.verdict_reasks,
             it = l.inactivity_timeout,
             wt = l.worker_timeout.clone().unwrap_or_else(none),
             at = l.auditor_timeout.clone().unwrap_or_else(none),

@@ -6,9 +6,12 @@ use crate::machine::{Salvage, Verdict};
 /// What the `verdict` hook (or the built-in parser) concluded from the auditor's output.
 #[derive(Debug, Clone, PartialEq)]
 pub struct VerdictDecision {
-    /// Done, retry or impossible.
-    pub verdict: Verdict,
-    /// The auditor's reason; for `retry` this becomes the critique in the next prompt.
+    /// Done, retry or impossible; `None` when the auditor's answer held no verdict at all
+    /// (the hook answered `"none"`): the auditor is asked again, within `limits.verdict_reasks`,
+    /// and no worker iteration is spent on it.
+    pub verdict: Option<Verdict>,
+    /// The auditor's reason; for `retry` this becomes the critique in the next prompt; for no
+    /// verdict, what was missing (the note the auditor is asked again with).
     pub reason: Option<String>,
     /// The auditor's confidence in `[0, 1]`, when it gave one.
     pub confidence: Option<f64>,

@@ -9,8 +9,9 @@ use mlua::{Table, Value};
 use std::time::Duration;
 
 /// The keys a `limits` table may contain.
-pub const LIMIT_KEYS: [&str; 7] = [
+pub const LIMIT_KEYS: [&str; 8] = [
     "max_iterations",
+    "verdict_reasks",
     "inactivity_timeout",
     "worker_timeout",
     "auditor_timeout",
@@ -26,6 +27,10 @@ pub const LIMIT_KEYS: [&str; 7] = [
 pub struct Limits {
     /// How many worker iterations a session may use (default 5).
     pub max_iterations: u32,
+    /// How many times the auditor is asked again, within one iteration, when its answer holds
+    /// no verdict (default 2; 0: never). A worker iteration is spent only on a verdict; when
+    /// the re-asks are spent too, the session fails `no_verdict`.
+    pub verdict_reasks: u32,
     /// Silence on stdout and stderr for this long kills a running agent (default 5 minutes).
     pub inactivity_timeout: Duration,
     /// Wall-clock cap for one worker run (default none).
@@ -44,6 +49,7 @@ impl Default for Limits {
     fn default() -> Self {
         Limits {
             max_iterations: 5,
+            verdict_reasks: 2,
             inactivity_timeout: Duration::from_secs(5 * 60),
             worker_timeout: None,
             auditor_timeout: None,
@@ -63,6 +69,7 @@ impl Limits {
             let name = format!("limits.{key}");
             match key.as_str() {
                 "max_iterations" => limits.max_iterations = iterations(&name, &value)?,
+                "verdict_reasks" => limits.verdict_reasks = count(&name, &value)?,
                 "inactivity_timeout" => limits.inactivity_timeout = duration(&name, &value)?,
                 "grace_period" => limits.grace_period = duration(&name, &value)?,
                 "worker_timeout" => limits.worker_timeout = optional_duration(&name, &value)?,
@@ -135,6 +142,21 @@ fn iterations(name: &str, value: &Value) -> Result<u32, SchemaError> {
         ));
     }
     Ok(n as u32)
+}
+
+/// A whole number of at least 0.
+fn count(name: &str, value: &Value) -> Result<u32, SchemaError> {
+    match number(value) {
+        Some(n) if n.fract() == 0.0 && (0.0..=f64::from(u32::MAX)).contains(&n) => Ok(n as u32),
+        Some(n) => Err(SchemaError::keyed(
+            name,
+            format!("{name} must be a whole number of at least 0, not {n}"),
+        )),
+        None => Err(SchemaError::keyed(
+            name,
+            format!("{name} must be a whole number, not {}", type_name(value)),
+        )),
+    }
 }
 
 /// `nil` or `false` means "no limit" for the per-role timeouts.

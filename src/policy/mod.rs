@@ -66,5 +66,5 @@ pub use schema::TOP_LEVEL_KEYS;
 pub(crate) use schema::suggest as suggest_name;
 pub use stubs::{stubs_luals, stubs_luau};
 pub use testing::{TestCase, TestReport, run_tests, test_file_for, validate_for_reload};
-pub use verdict::{NO_VERDICT_REASON, parse_verdict};
+pub use verdict::{NO_VERDICT_REASON, parse_verdict, read_verdict, verdict_word};
 pub use watchdog::{OnStuck, WatchdogOptions};

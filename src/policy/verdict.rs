@@ -7,7 +7,8 @@ use regex::Regex;
 use std::sync::LazyLock;
 
 /// The reason recorded when the auditor's output holds no recognisable verdict.
-pub const NO_VERDICT_REASON: &str = "auditor gave no verdict";
+pub const NO_VERDICT_REASON: &str =
+    "the answer held no verdict: end it with VERDICT: DONE, RETRY or IMPOSSIBLE";
 
 // A `VERDICT: X` line, tolerating markdown bold and `=` (auditors decorate their answers).
 static VERDICT_LINE: LazyLock<Regex> = LazyLock::new(|| {
@@ -30,15 +31,20 @@ static CONFIDENCE_LINE: LazyLock<Regex> = LazyLock::new(|| {
 /// 2. Otherwise a line `VERDICT: DONE|RETRY|IMPOSSIBLE` (any case; the last one wins). Text after
 ///    the verdict on that line, or a following `REASON:` line, is the reason; a `CONFIDENCE:`
 ///    line after it gives the confidence.
-/// 3. Otherwise `retry`, with the reason [`NO_VERDICT_REASON`].
+/// 3. Otherwise no verdict (`verdict: None`), with the reason [`NO_VERDICT_REASON`]: the
+///    session asks the auditor again rather than spending a worker iteration.
 pub fn parse_verdict(output: &str) -> VerdictDecision {
-    json_verdict(output)
-        .or_else(|| line_verdict(output))
-        .unwrap_or(VerdictDecision {
-            verdict: Verdict::Retry,
-            reason: Some(NO_VERDICT_REASON.to_string()),
-            confidence: None,
-        })
+    read_verdict(output).unwrap_or(VerdictDecision {
+        verdict: None,
+        reason: Some(NO_VERDICT_REASON.to_string()),
+        confidence: None,
+    })
+}
+
+/// The verdict in an auditor's output as [`parse_verdict`] reads it, or `None` when there is
+/// none (what `oneshot.parse_verdict` gives a policy).
+pub fn read_verdict(output: &str) -> Option<VerdictDecision> {
+    json_verdict(output).or_else(|| line_verdict(output))
 }
 
 /// Parses a verdict name as the hooks and the built-in parser spell it (any case).
@@ -48,6 +54,16 @@ pub(crate) fn verdict_from_name(name: &str) -> Option<Verdict> {
         "retry" => Some(Verdict::Retry),
         "impossible" => Some(Verdict::Impossible),
         _ => None,
+    }
+}
+
+/// The word a verdict is written as (`done`, `retry`, `impossible`), and `none` for no verdict.
+pub fn verdict_word(verdict: Option<Verdict>) -> &'static str {
+    match verdict {
+        Some(Verdict::Done) => "done",
+        Some(Verdict::Retry) => "retry",
+        Some(Verdict::Impossible) => "impossible",
+        None => "none",
     }
 }
 
@@ -76,7 +92,7 @@ fn json_object(text: &str) -> Option<VerdictDecision> {
         .map(String::from);
     let confidence = value.get("confidence").and_then(serde_json::Value::as_f64);
     Some(VerdictDecision {
-        verdict,
+        verdict: Some(verdict),
         reason,
         confidence,
     })
@@ -105,7 +121,7 @@ fn line_verdict(output: &str) -> Option<VerdictDecision> {
         }
     }
     Some(VerdictDecision {
-        verdict,
+        verdict: Some(verdict),
         reason: reason.filter(|r| !r.is_empty()),
         confidence,
     })

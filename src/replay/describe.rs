@@ -55,7 +55,7 @@ pub(crate) fn describe(result: &DecisionResult, reasons: bool) -> String {
         _ => word.to_string(),
     };
     match result {
-        DecisionResult::Verdict(v) => with(verdict_word(v.verdict), &v.reason),
+        DecisionResult::Verdict(v) => with(crate::policy::verdict_word(v.verdict), &v.reason),
         DecisionResult::Salvage(s) => with(salvage_word(s.salvage), &s.reason),
         DecisionResult::Guard(GuardOutcome::Allow) => "allow".to_string(),
         DecisionResult::Guard(GuardOutcome::Veto(why)) => shorten(&format!("deny: {why}")),
@@ -64,14 +64,6 @@ pub(crate) fn describe(result: &DecisionResult, reasons: bool) -> String {
         DecisionResult::Permit(p) if p.allow => with("allow", &p.reason),
         DecisionResult::Permit(p) => with("deny", &p.reason),
         DecisionResult::Error { message, .. } => shorten(&format!("error: {message}")),
-    }
-}
-
-fn verdict_word(v: crate::machine::Verdict) -> &'static str {
-    match v {
-        crate::machine::Verdict::Done => "done",
-        crate::machine::Verdict::Retry => "retry",
-        crate::machine::Verdict::Impossible => "impossible",
     }
 }
 

@@ -87,6 +87,24 @@ pub struct AuditRun {
     /// The process.
     #[serde(flatten)]
     pub run: Run,
+    /// How many times the auditor was asked again in this iteration because its answer held
+    /// no verdict (`limits.verdict_reasks` bounds it).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub reasks: u32,
+    /// What its last answer lacked, said to it ahead of the prompt when it is asked again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+impl AuditRun {
+    /// What the auditor is given: the prompt, after the note of what its last answer lacked
+    /// when it is asked again.
+    pub fn full_prompt(&self) -> String {
+        match &self.note {
+            Some(note) => format!("{note}\n\n{}", self.prompt),
+            None => self.prompt.clone(),
+        }
+    }
 }
 
 /// Which worker run REITERATION_PENDING leads to.
@@ -220,6 +238,8 @@ mod tests {
             Phase::AuditorExecuting(AuditRun {
                 prompt: "judge".into(),
                 run: Run::default(),
+                reasks: 1,
+                note: Some("no verdict".into()),
             }),
             Phase::ReiterationPending(Next::Rerun),
             Phase::RecoveryPending(Box::new(Evidence {

@@ -54,6 +54,15 @@ pub enum Reason {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         reason: Option<String>,
     },
+    /// The auditor's answers held no verdict, however often it was asked (the first answer and
+    /// `limits.verdict_reasks` more).
+    NoVerdict {
+        /// How many answers it gave.
+        answers: u32,
+        /// What the last one lacked (the policy's reason, or the built-in reader's).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+    },
     /// What the salvage decision made of a stopped worker's leftovers.
     Salvaged {
         /// Success, partial or nothing.
@@ -141,6 +150,7 @@ impl Reason {
                 Verdict::Retry => "retry",
                 Verdict::Impossible => "impossible",
             },
+            Reason::NoVerdict { .. } => "no_verdict",
             Reason::Salvaged { salvage, .. } => match salvage {
                 Salvage::Success => "salvage_success",
                 Salvage::Partial => "salvage_partial",
@@ -180,6 +190,18 @@ impl fmt::Display for Reason {
             }
             Reason::Verdict { reason, .. } => {
                 f.write_str(self.code())?;
+                match reason {
+                    Some(r) => write!(f, ": {r}"),
+                    None => Ok(()),
+                }
+            }
+            Reason::NoVerdict { answers, reason } => {
+                let times = if *answers == 1 {
+                    "its answer".to_string()
+                } else {
+                    format!("{answers} answers")
+                };
+                write!(f, "the auditor gave no verdict in {times}")?;
                 match reason {
                     Some(r) => write!(f, ": {r}"),
                     None => Ok(()),
@@ -301,6 +323,10 @@ mod tests {
                 salvage: Salvage::Partial,
                 reason: None,
             },
+            Reason::NoVerdict {
+                answers: 3,
+                reason: None,
+            },
             Reason::Rerun,
             Reason::Resumed {
                 after: StopReason::Interrupted,
@@ -343,6 +369,7 @@ mod tests {
                 | Reason::OneshotDied { .. }
                 | Reason::Verdict { .. }
                 | Reason::Salvaged { .. }
+                | Reason::NoVerdict { .. }
                 | Reason::Rerun
                 | Reason::Resumed { .. }
                 | Reason::MaxIterations { .. }

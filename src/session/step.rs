@@ -179,7 +179,7 @@ impl Step<'_> {
         self.journal();
         if self.recording() {
             let prompt = match &self.s.phase {
-                Phase::AuditorExecuting(a) => a.prompt.clone(),
+                Phase::AuditorExecuting(a) => a.full_prompt(),
                 _ => self.s.worker_prompt.clone(),
             };
             self.process(role, ProcessEvent::Started { process, prompt });
@@ -381,7 +381,7 @@ impl Step<'_> {
         let limits = self.limits();
         let attempt = self.s.phase.run().map_or(0, |r| r.attempt);
         let (prompt, wall_timeout) = match &self.s.phase {
-            Phase::AuditorExecuting(a) => (a.prompt.clone(), limits.auditor_timeout),
+            Phase::AuditorExecuting(a) => (a.full_prompt(), limits.auditor_timeout),
             _ => {
                 // A retry keeps the first try's snapshot: what the failed try changed is part
                 // of this iteration's work.
@@ -420,7 +420,7 @@ impl Step<'_> {
             Ok(prompt) => {
                 let next = Phase::AuditorExecuting(super::AuditRun {
                     prompt,
-                    run: Run::default(),
+                    ..super::AuditRun::default()
                 });
                 self.transition(Trigger::Next, next, None);
             }
@@ -490,26 +490,64 @@ impl Step<'_> {
         match self.ask_verdict(&output, structured, streak) {
             Ok(v) => {
                 let reason = v.reason.map(|r| self.d.redact(&r).into_owned());
+                let Some(verdict) = v.verdict else {
+                    return self.no_verdict(reason);
+                };
                 self.s.last_verdict = Some(super::VerdictRecord {
-                    verdict: v.verdict,
+                    verdict,
                     reason: reason.clone(),
                     confidence: v.confidence,
                     open_criteria: open,
                     open_criteria_streak: streak,
                 });
-                let next = match v.verdict {
+                let next = match verdict {
                     Verdict::Done => Phase::Completed,
                     Verdict::Retry => Phase::ReiterationPending(Next::Iteration),
                     Verdict::Impossible => Phase::Rejected,
                 };
-                let reason = Some(Reason::Verdict {
-                    verdict: v.verdict,
-                    reason,
-                });
-                self.transition(Trigger::Verdict(v.verdict), next, reason);
+                let reason = Some(Reason::Verdict { verdict, reason });
+                self.transition(Trigger::Verdict(verdict), next, reason);
             }
             Err(e) => self.policy_failed(e),
         }
+        self.advance();
+    }
+
+    /// The auditor's answer held no verdict: it is asked again, with a note of what was
+    /// missing, while `limits.verdict_reasks` allows — the worker's work is judged, not redone,
+    /// and no iteration is spent. When the re-asks are spent too, the session fails
+    /// `no_verdict`.
+    fn no_verdict(&mut self, reason: Option<String>) {
+        let allowed = self.limits().verdict_reasks;
+        let empty = self.s.auditor_output.trim().is_empty();
+        let Phase::AuditorExecuting(audit) = &mut self.s.phase else {
+            return self.unexpected("an answer without a verdict");
+        };
+        let what = match reason {
+            _ if empty => "its answer on stdout was empty".to_string(),
+            Some(r) => r,
+            None => crate::policy::NO_VERDICT_REASON.to_string(),
+        };
+        if audit.reasks >= allowed {
+            let reason = Reason::NoVerdict {
+                answers: audit.reasks + 1,
+                reason: Some(what),
+            };
+            self.transition(Trigger::Abort, Phase::Failed, Some(reason));
+            return self.advance();
+        }
+        audit.reasks += 1;
+        audit.note = Some(format!(
+            "Your previous answer to the request below held no verdict ({what}). Read the \
+             request again and answer it, giving your verdict as it asks."
+        ));
+        audit.run = Run::default();
+        let n = audit.reasks;
+        self.note(&format!(
+            "the auditor gave no verdict ({what}); asking it again ({n} of {allowed}, \
+             limits.verdict_reasks)"
+        ));
+        self.journal();
         self.advance();
     }
 

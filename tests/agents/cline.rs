@@ -17,7 +17,7 @@ const LIMIT: Duration = Duration::from_secs(90);
 const MODEL: &str = "fake-model";
 
 /// Cline's data dir in the sandbox.
-fn data_dir(sb: &Sandbox) -> PathBuf {
+pub fn data_dir(sb: &Sandbox) -> PathBuf {
     sb.tmp.path().join("cline-data")
 }
 

@@ -1,9 +1,9 @@
 //! One module per CLI, plus the harness that finds them and runs them in a private sandbox.
 
-mod aider;
+pub mod aider;
 mod ask;
-mod claude;
-mod cline;
+pub mod claude;
+pub mod cline;
 pub mod codex;
 mod containment;
 mod eval;
@@ -12,6 +12,7 @@ pub mod harness;
 mod protocols;
 mod server;
 mod sessions;
+mod starter;
 pub mod stdio;
 mod two_way;
 mod with_oneshot;

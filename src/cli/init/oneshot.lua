@@ -1,7 +1,7 @@
 -- oneshot.lua: this project's policy. Every key is optional; a missing one means oneshot's
 -- built-in behaviour (see docs/policy.md). Test it with `oneshot policy test oneshot.lua`;
 -- the tests are in oneshot_test.lua.
----@type Policy
+---@type OneshotPolicy
 return {
   -- Budgets the engine enforces. Durations are seconds or strings ("90s", "5m").
   limits = {
@@ -9,20 +9,20 @@ return {
     inactivity_timeout = "5m",   -- no output for this long stops an agent
   },
 
-  -- Reads the auditor's answer: its last `VERDICT: DONE | RETRY | IMPOSSIBLE` line, with the
-  -- rest of that line as the reason (for RETRY it is the critique the worker gets next).
+  -- Reads the auditor's answer as the built-in reader does, for every kind of auditor:
+  -- - an agent auditor (claude, codex, gemini, …) answers in the verdict schema; oneshot finds
+  --   that object in its answer, checks it, and hands it over as `ctx.structured`;
+  -- - a command auditor prints `VERDICT: DONE | RETRY | IMPOSSIBLE` (the rest of the line, or a
+  --   `REASON:` line, is the reason) or a JSON verdict object: `oneshot.parse_verdict` reads it.
+  -- For "retry" the reason is the critique the worker gets next. Add your own rules here, e.g.
+  -- refuse "done" while `ctx.worker_output` still mentions TODO.
   verdict = function(output, ctx)
-    local word, reason
-    for line in (output .. "\n"):gmatch("(.-)\r?\n") do
-      local w, rest = line:match("^%s*[Vv][Ee][Rr][Dd][Ii][Cc][Tt]%s*:%s*(%a+)%s*[-:]?%s*(.-)%s*$")
-      w = w and w:lower()
-      if w == "done" or w == "retry" or w == "impossible" then
-        word, reason = w, rest
-      end
+    local v = ctx.structured or oneshot.parse_verdict(output)
+    if v then
+      return v.verdict, v.reason ~= "" and v.reason or nil, v.confidence
     end
-    if word then
-      return word, reason ~= "" and reason or nil
-    end
-    return "retry", "the auditor gave no verdict; end the answer with VERDICT: DONE, RETRY or IMPOSSIBLE"
+    -- No verdict in the answer: "none" asks the auditor again (limits.verdict_reasks, 2 by
+    -- default) instead of spending a worker iteration.
+    return "none", "end the answer with VERDICT: DONE, RETRY or IMPOSSIBLE"
   end,
 }

@@ -7,6 +7,7 @@
 
 mod json;
 mod matchers;
+mod verdict;
 
 use super::lua_ctx::{MAX_LUA_STRING, type_name};
 use mlua::{Lua, LuaString, Value};
@@ -95,6 +96,7 @@ pub(crate) fn install(lua: &Lua, logs: Rc<LogBuffer>) -> mlua::Result<()> {
     let null = json::null_sentinel(lua)?;
     t.raw_set("null", &null)?;
     t.raw_set("json_decode", json::decode_fn(lua, null)?)?;
+    t.raw_set("parse_verdict", verdict::parse_fn(lua)?)?;
     matchers::install(lua, &t)?;
     t.set_readonly(true);
     lua.globals().raw_set("oneshot", t)

@@ -156,6 +156,12 @@ pub(super) const LIMITS: &[Field] = &[
         "Worker runs per session (default 5).",
     ),
     (
+        "verdict_reasks",
+        "integer?",
+        "number?",
+        "Times the auditor is asked again when its answer holds no verdict (default 2; 0: never).",
+    ),
+    (
         "inactivity_timeout",
         "(number|string)?",
         "(number | string)?",
@@ -477,6 +483,12 @@ pub(super) const HELPERS: &[Field] = &[
         "fun(text: string): any, string?",
         "(text: string) -> (any, string?)",
         "Decoded value, or nil and a message. null decodes to oneshot.null.",
+    ),
+    (
+        "parse_verdict",
+        "fun(text: string): {verdict: \"done\"|\"retry\"|\"impossible\", reason: string?, confidence: number?}?",
+        "(text: string) -> {verdict: string, reason: string?, confidence: number?}?",
+        "The built-in reader: the last JSON verdict object or VERDICT: line in text, or nil if none.",
     ),
     (
         "duration",

@@ -3,9 +3,9 @@
 
 use super::super::schema::suggest;
 use super::super::{ApprovalJob, ApprovalResult, GuardOutcome, HookCtx, PolicyHost};
-use super::input::{overlay, to_json};
+use super::input::{overlay, overlay_with, to_json};
 use crate::executor::{Evidence, Role};
-use crate::machine::{Salvage, SessionState, Verdict};
+use crate::machine::{Salvage, SessionState};
 use mlua::{Table, Value};
 
 /// The keys a case table may have.
@@ -121,8 +121,13 @@ pub(super) fn run(host: &PolicyHost, case: &Table) -> Result<(), Failure> {
     if hook == "guard" || hook == "on_transition" {
         base.state = Some(transition()?.0);
     }
+    // Fields the engine leaves out when empty; `structured` is the verdict hook's alone.
+    let mut optional = vec![("open_criteria_streak", serde_json::json!(0))];
+    if hook == "verdict" {
+        optional.push(("structured", serde_json::Value::Null));
+    }
     let ctx = match field("ctx")? {
-        Some(t) => overlay(&base, "ctx", &t)?,
+        Some(t) => overlay_with(&base, "ctx", &t, optional)?,
         None => base,
     };
     let result = match hook.as_str() {
@@ -132,11 +137,7 @@ pub(super) fn run(host: &PolicyHost, case: &Table) -> Result<(), Failure> {
                 None => String::new(),
             };
             host.verdict(&output, &ctx).map(|d| {
-                let name = match d.verdict {
-                    Verdict::Done => "done",
-                    Verdict::Retry => "retry",
-                    Verdict::Impossible => "impossible",
-                };
+                let name = crate::policy::verdict_word(d.verdict);
                 (Answer::Text(name.into()), d.reason)
             })
         }

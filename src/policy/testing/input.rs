@@ -21,9 +21,23 @@ pub(super) fn overlay<T: Serialize + DeserializeOwned>(
     what: &str,
     user: &Table,
 ) -> Result<T, String> {
+    overlay_with(base, what, user, Vec::new())
+}
+
+/// [`overlay`], also accepting the fields `also` (name, empty value) that `base` leaves out
+/// when they are empty (`skip_serializing_if`).
+pub(super) fn overlay_with<T: Serialize + DeserializeOwned>(
+    base: &T,
+    what: &str,
+    user: &Table,
+    also: Vec<(&str, J)>,
+) -> Result<T, String> {
     let J::Object(mut fields) = serde_json::to_value(base).map_err(|e| e.to_string())? else {
         return Err(format!("{what} is not a record"));
     };
+    for (name, empty) in also {
+        fields.entry(name.to_string()).or_insert(empty);
+    }
     let names: Vec<String> = fields.keys().cloned().collect();
     let names: Vec<&str> = names.iter().map(String::as_str).collect();
     for pair in user.pairs::<Value, Value>() {

@@ -11,7 +11,7 @@ use crate::machine::{Salvage, Verdict};
 #[test]
 fn json_whole_output() {
     let d = parse_verdict(r#"{"verdict": "done", "reason": "all green", "confidence": 0.9}"#);
-    assert_eq!(d.verdict, Verdict::Done);
+    assert_eq!(d.verdict, Some(Verdict::Done));
     assert_eq!(d.reason.as_deref(), Some("all green"));
     assert_eq!(d.confidence, Some(0.9));
 }
@@ -19,7 +19,7 @@ fn json_whole_output() {
 #[test]
 fn json_multiline_whole_output() {
     let d = parse_verdict("{\n  \"verdict\": \"IMPOSSIBLE\",\n  \"reason\": \"no such api\"\n}\n");
-    assert_eq!(d.verdict, Verdict::Impossible);
+    assert_eq!(d.verdict, Some(Verdict::Impossible));
     assert_eq!(d.reason.as_deref(), Some("no such api"));
 }
 
@@ -27,20 +27,20 @@ fn json_multiline_whole_output() {
 fn json_line_last_one_wins() {
     let out = "thinking...\n{\"verdict\": \"retry\", \"reason\": \"a\"}\nmore\n{\"verdict\": \"done\"}\nbye";
     let d = parse_verdict(out);
-    assert_eq!(d.verdict, Verdict::Done);
+    assert_eq!(d.verdict, Some(Verdict::Done));
     assert_eq!(d.reason, None);
 }
 
 #[test]
 fn json_beats_verdict_line() {
     let d = parse_verdict("VERDICT: DONE\n{\"verdict\": \"retry\", \"reason\": \"tests\"}");
-    assert_eq!(d.verdict, Verdict::Retry);
+    assert_eq!(d.verdict, Some(Verdict::Retry));
 }
 
 #[test]
 fn verdict_line_with_inline_reason() {
     let d = parse_verdict("looked at it\nVERDICT: RETRY - the build is broken\n");
-    assert_eq!(d.verdict, Verdict::Retry);
+    assert_eq!(d.verdict, Some(Verdict::Retry));
     assert_eq!(d.reason.as_deref(), Some("the build is broken"));
 }
 
@@ -48,20 +48,20 @@ fn verdict_line_with_inline_reason() {
 fn verdict_line_case_insensitive_and_last_wins() {
     let d =
         parse_verdict("Verdict: retry\nthen\nverdict: Done\nREASON: fixed it\nsee above\n\ntail");
-    assert_eq!(d.verdict, Verdict::Done);
+    assert_eq!(d.verdict, Some(Verdict::Done));
     assert_eq!(d.reason.as_deref(), Some("fixed it\nsee above"));
 }
 
 #[test]
 fn verdict_line_markdown_and_confidence() {
     let d = parse_verdict("**VERDICT:** IMPOSSIBLE\nReason: needs network\nCONFIDENCE: 0.8");
-    assert_eq!(d.verdict, Verdict::Impossible);
+    assert_eq!(d.verdict, Some(Verdict::Impossible));
     assert_eq!(d.reason.as_deref(), Some("needs network"));
     assert_eq!(d.confidence, Some(0.8));
 }
 
 #[test]
-fn no_verdict_is_retry_with_reason() {
+fn no_verdict_is_none_with_reason() {
     for out in [
         "",
         "I think it's fine",
@@ -69,7 +69,7 @@ fn no_verdict_is_retry_with_reason() {
         "{\"verdict\": \"perhaps\"}",
     ] {
         let d = parse_verdict(out);
-        assert_eq!(d.verdict, Verdict::Retry, "{out:?}");
+        assert_eq!(d.verdict, None, "{out:?}");
         assert_eq!(d.reason.as_deref(), Some(NO_VERDICT_REASON));
     }
 }
@@ -83,7 +83,7 @@ fn builtin_host_uses_builtins() {
     let ctx = full_ctx();
     assert_eq!(
         host.verdict("VERDICT: DONE", &ctx).unwrap().verdict,
-        Verdict::Done
+        Some(Verdict::Done)
     );
     assert_eq!(
         host.next_prompt(&ctx).unwrap(),

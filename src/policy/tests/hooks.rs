@@ -20,11 +20,11 @@ fn verdict_hook_string_and_multiple_returns() {
     );
     let ctx = full_ctx();
     let d = h.verdict("LGTM!", &ctx).unwrap();
-    assert_eq!(d.verdict, Verdict::Done);
+    assert_eq!(d.verdict, Some(Verdict::Done));
     assert_eq!(d.reason.as_deref(), Some("reviewer said so"));
     assert_eq!(d.confidence, Some(0.75));
     let d = h.verdict("meh", &ctx).unwrap();
-    assert_eq!(d.verdict, Verdict::Retry);
+    assert_eq!(d.verdict, Some(Verdict::Retry));
     assert_eq!(d.reason.as_deref(), Some("iteration 2"));
 }
 
@@ -56,7 +56,7 @@ fn verdict_hook_reads_the_structured_answer() {
         "verdict": "done", "reason": "fine", "confidence": 0.5, "open_criteria": []
     }));
     let d = h.verdict("", &ctx).unwrap();
-    assert_eq!((d.verdict, d.confidence), (Verdict::Done, Some(0.5)));
+    assert_eq!((d.verdict, d.confidence), (Some(Verdict::Done), Some(0.5)));
     let writes = host("return { verdict = function(out, ctx) ctx.structured.verdict = 'x' end }");
     assert!(writes.verdict("", &ctx).is_err(), "read-only");
 
@@ -65,13 +65,13 @@ fn verdict_hook_reads_the_structured_answer() {
         "Looks good.\n```json\n{\n  \"verdict\": \"impossible\",\n  \"reason\": \"no api\"\n}\n```";
     assert_eq!(
         builtin.verdict(prose, &full_ctx()).unwrap().verdict,
-        Verdict::Retry,
-        "words alone"
+        None,
+        "words alone hold no verdict line"
     );
     ctx.structured = Some(serde_json::json!({"verdict": "impossible", "reason": "no api"}));
     assert_eq!(
         builtin.verdict(prose, &ctx).unwrap().verdict,
-        Verdict::Impossible
+        Some(Verdict::Impossible)
     );
 }
 
@@ -81,7 +81,7 @@ fn verdict_hook_table_return() {
         "return { verdict = function() return { verdict = 'IMPOSSIBLE', reason = 'no', confidence = 1 } end }",
     );
     let d = h.verdict("", &full_ctx()).unwrap();
-    assert_eq!(d.verdict, Verdict::Impossible);
+    assert_eq!(d.verdict, Some(Verdict::Impossible));
     assert_eq!(d.reason.as_deref(), Some("no"));
     assert_eq!(d.confidence, Some(1.0));
 }

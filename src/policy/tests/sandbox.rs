@@ -124,7 +124,7 @@ fn a_hook_cannot_change_the_globals_a_later_hook_sees() {
     let e = h.next_prompt(&full_ctx()).unwrap_err();
     assert!(matches!(e, PolicyError::Sandbox { .. }), "{e:?}");
     let v = h.verdict("out", &full_ctx()).unwrap();
-    assert_eq!(v.verdict, crate::machine::Verdict::Retry);
+    assert_eq!(v.verdict, Some(crate::machine::Verdict::Retry));
     assert_eq!(v.reason.as_deref(), Some("seen: out"));
 }
 

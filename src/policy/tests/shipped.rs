@@ -38,6 +38,15 @@ fn default_lua_matches_the_builtins() {
             "{out:?}"
         );
     }
+    // An agent auditor's answer in the verdict schema: both read `ctx.structured`.
+    let mut with = ctx.clone();
+    with.structured = Some(serde_json::json!({
+        "verdict": "retry", "reason": "add a test", "confidence": 0.75, "open_criteria": ["t"]
+    }));
+    let lua = h.verdict("prose only", &with).unwrap();
+    let rust = PolicyHost::builtin().verdict("prose only", &with).unwrap();
+    assert_eq!(lua, rust);
+    assert_eq!(rust.verdict, Some(Verdict::Retry));
     for (reason, files) in [
         (StopReason::ExitCode, 0),
         (StopReason::ExitCode, 2),
@@ -84,15 +93,16 @@ fn strict_lua_demands_an_explicit_clean_done() {
     ctx.worker_output = "all fixed".into();
     assert_eq!(
         h.verdict("VERDICT: DONE", &ctx).unwrap().verdict,
-        Verdict::Done
+        Some(Verdict::Done)
     );
     assert_eq!(
         h.verdict("looks done to me", &ctx).unwrap().verdict,
-        Verdict::Retry
+        None,
+        "no explicit verdict: the auditor is asked again"
     );
     ctx.worker_output = "fixed, TODO: tests".into();
     let d = h.verdict("VERDICT: DONE", &ctx).unwrap();
-    assert_eq!(d.verdict, Verdict::Retry);
+    assert_eq!(d.verdict, Some(Verdict::Retry));
     assert!(d.reason.unwrap().contains("TODO"));
 
     let ev = Evidence {
@@ -122,11 +132,11 @@ fn lenient_lua_keeps_work() {
     let ctx = full_ctx();
     assert_eq!(
         h.verdict("nothing useful", &ctx).unwrap().verdict,
-        Verdict::Retry
+        Some(Verdict::Retry)
     );
     assert_eq!(
         h.verdict("Verdict: pass", &ctx).unwrap().verdict,
-        Verdict::Done
+        Some(Verdict::Done)
     );
     let mut ev = Evidence {
         reason: Some(StopReason::InactivityTimeout),

@@ -3,6 +3,7 @@
 
 mod agents;
 mod caps;
+mod no_verdict;
 mod paths;
 mod props;
 pub(crate) mod script;

@@ -254,7 +254,8 @@ impl DecisionResult {
     pub fn to_value(&self) -> Value {
         match self {
             DecisionResult::Verdict(d) => {
-                json!({"verdict": d.verdict, "reason": d.reason, "confidence": d.confidence})
+                let verdict = crate::policy::verdict_word(d.verdict);
+                json!({"verdict": verdict, "reason": d.reason, "confidence": d.confidence})
             }
             DecisionResult::Salvage(d) => json!({"salvage": d.salvage, "reason": d.reason}),
             DecisionResult::Guard(GuardOutcome::Allow) => json!({"allow": true}),
@@ -291,14 +292,29 @@ impl DecisionResult {
         Ok(match hook {
             Hook::Verdict => {
                 #[derive(Deserialize)]
+                #[serde(untagged)]
+                enum Word {
+                    Verdict(Verdict),
+                    /// `"none"`: the answer held no verdict.
+                    None(NoVerdict),
+                }
+                #[derive(Deserialize)]
+                #[serde(rename_all = "lowercase")]
+                enum NoVerdict {
+                    None,
+                }
+                #[derive(Deserialize)]
                 struct R {
-                    verdict: Verdict,
+                    verdict: Word,
                     reason: Option<String>,
                     confidence: Option<f64>,
                 }
                 let r = R::deserialize(result).map_err(bad)?;
                 DecisionResult::Verdict(VerdictDecision {
-                    verdict: r.verdict,
+                    verdict: match r.verdict {
+                        Word::Verdict(v) => Some(v),
+                        Word::None(NoVerdict::None) => None,
+                    },
                     reason: r.reason,
                     confidence: r.confidence,
                 })

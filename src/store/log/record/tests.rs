@@ -137,7 +137,7 @@ pub(crate) fn samples() -> Vec<Record> {
                 ctx: ctx(),
             },
             DecisionResult::Verdict(VerdictDecision {
-                verdict: Verdict::Retry,
+                verdict: Some(Verdict::Retry),
                 reason: Some("the tests fail".into()),
                 confidence: Some(0.4),
             }),
