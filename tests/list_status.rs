@@ -57,7 +57,7 @@ fn sessions(w: &World) -> Vec<String> {
         s.updated_ms = created + 10 + n;
         s.phase = match n % 3 {
             0 => Phase::Completed,
-            1 => Phase::Failed,
+            1 => Phase::failed(),
             _ => Phase::Rejected,
         };
         s.worker_output = "worker output line\n".repeat(500);

@@ -162,3 +162,95 @@ fn policy_hooks_see_the_context_and_steer_the_loop() {
     assert_eq!(state["worker_prompt"], "attempt 3: iteration 2 too early");
     assert_eq!(state["last_verdict"]["confidence"], 0.9);
 }
+
+/// A session that failed only because its policy failed keeps its paid work: resuming it under
+/// the same policy is refused with what to do; under a corrected one (edited in place, or given
+/// with --policy) the failed question is asked again and the worker is not run again.
+#[test]
+fn a_policy_error_is_taken_up_again_under_a_corrected_policy() {
+    let w = World::new();
+    let broken = w.file(
+        "p.lua",
+        "return { verdict = function(o, ctx) return ctx.structured.verdict end }",
+    );
+    let worker = w.script("w.sh", "echo run >> worker.count; echo fixed");
+    let auditor = w.script("a.sh", "echo 'VERDICT: DONE looks right'");
+    let out = w.run(
+        &worker,
+        &auditor,
+        &["--policy", broken.to_str().unwrap()],
+        "fix it",
+    );
+    assert_eq!(code(&out), 1, "{}", text(&out));
+    let id = w.session_id();
+    assert_eq!(w.reason_code(&id, "FAILED"), "policy_error");
+    assert!(
+        text(&out).contains("it failed only because its policy failed"),
+        "{}",
+        text(&out)
+    );
+    let status = w.cmd().args(["status", &id]).output().unwrap();
+    assert!(
+        text(&status).contains("fix the policy, then oneshot resume"),
+        "{}",
+        text(&status)
+    );
+
+    // The same policy would fail the same way: refused, saying what to do.
+    let same = w.cmd().args(["resume", &id]).output().unwrap();
+    assert_eq!(code(&same), 4, "{}", text(&same));
+    assert!(
+        text(&same).contains("its policy is unchanged since"),
+        "{}",
+        text(&same)
+    );
+
+    // A corrected policy given on the command line.
+    let fixed = w.file(
+        "fixed.lua",
+        "return { verdict = function(o) return 'done', 'fixed policy' end }",
+    );
+    let again = w
+        .cmd()
+        .args(["resume", &id, "--policy", fixed.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(code(&again), 0, "{}", text(&again));
+    assert_eq!(w.state(&id)["state"], "COMPLETED");
+    let runs = std::fs::read_to_string(w.work().join("worker.count")).unwrap();
+    assert_eq!(runs.lines().count(), 1, "the worker ran once");
+    let trace = w.trace(&id);
+    let n = trace.len();
+    assert_eq!(
+        &trace[n - 3..],
+        ["FAILED", "AUDITOR_EXECUTING", "COMPLETED"],
+        "{trace:?}"
+    );
+    assert_eq!(w.reason_code(&id, "AUDITOR_EXECUTING"), "retake");
+}
+
+/// The policy file edited in place (outside the workdir, so no trust needed) is the corrected
+/// policy too.
+#[test]
+fn a_policy_fixed_in_place_takes_the_session_up_again() {
+    let w = World::new();
+    let policy = w.policy("return { salvage = function() error('oops') end }");
+    let worker = w.script(
+        "w.sh",
+        "echo part > part.txt; echo run >> worker.count; exit 3",
+    );
+    let auditor = w.script("a.sh", "echo 'VERDICT: DONE'");
+    let out = w.run(&worker, &auditor, &["--policy", &policy], "t");
+    assert_eq!(code(&out), 1, "{}", text(&out));
+    let id = w.session_id();
+    std::fs::write(
+        &policy,
+        "return { salvage = function() return 'success', 'the part is enough' end }",
+    )
+    .unwrap();
+    let again = w.cmd().args(["resume", &id]).output().unwrap();
+    assert_eq!(code(&again), 0, "{}", text(&again));
+    assert_eq!(w.state(&id)["state"], "COMPLETED");
+    let runs = std::fs::read_to_string(w.work().join("worker.count")).unwrap();
+    assert_eq!(runs.lines().count(), 1);
+}

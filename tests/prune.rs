@@ -52,7 +52,7 @@ fn prune(w: &World, args: &[&str]) -> (String, String) {
 fn prune_removes_only_old_finished_sessions() {
     let w = World::new();
     let done = session(&w, Phase::Completed, 10, "old done");
-    let failed = session(&w, Phase::Failed, 9, "old failed");
+    let failed = session(&w, Phase::failed(), 9, "old failed");
     let rejected = session(&w, Phase::Rejected, 8, "old rejected");
     let recent = session(&w, Phase::Completed, 1, "recent done");
     let created = session(&w, Phase::Created, 30, "old but never finished");

@@ -360,6 +360,12 @@ fn report(o: &Outcome, session: &Session) {
     let why = sanitize::clean(&why);
     let state = color::state(o.state);
     match o.state {
+        SessionState::Failed if session.phase.retake().is_some() => errln!(
+            "oneshot: session {id} {state}{why} ({spent})\n  it failed only because its policy \
+             failed: fix the policy, then `oneshot resume {}` (or add --policy FILE) asks the \
+             failed question again and keeps the work",
+            short_id(id)
+        ),
         SessionState::Completed | SessionState::Failed => {
             errln!("oneshot: session {id} {state}{why} ({spent})")
         }

@@ -125,6 +125,12 @@ fn print_status(f: &Session, live: Liveness) {
     }
     if live.resumable() {
         outln!("resume    {}", resume_command(&f.id));
+    } else if f.phase.retake().is_some() {
+        outln!(
+            "resume    fix the policy, then {} (or add --policy FILE): the failed question is \
+             asked again, the work is kept",
+            resume_command(&f.id)
+        );
     }
 }
 

@@ -38,6 +38,8 @@ pub struct Engine {
     pub(super) unsynced: bool,
     /// Warnings found while opening, told to the observer when the run starts.
     pub(super) warnings: Vec<String>,
+    /// Notes found while opening (how to edit the policy while it runs), told likewise.
+    pub(super) notes: Vec<String>,
 }
 
 impl Engine {
@@ -170,6 +172,13 @@ impl Engine {
                 None => PolicyHost::builtin(),
             },
         };
+        if session.phase.retake().is_some() && policy.hash() == session.policy.hash {
+            return Err(EngineError::Refused {
+                id: session.id.clone(),
+                state: session.state(),
+                why: unchanged_policy(&session),
+            });
+        }
         Engine::assemble(store, dir, lock, session, policy, options, None)
     }
 
@@ -203,6 +212,9 @@ impl Engine {
         let generation =
             session.policy.generation + u32::from(policy.hash() != session.policy.hash);
         let (slot, reload_warning) = reloading(policy, generation, &session, store, &options)?;
+        let notes = super::slot::trust_note(&slot, &session)
+            .into_iter()
+            .collect();
         let (interrupt, interrupts) = Interrupt::channel();
         let engine = Engine {
             dir,
@@ -221,6 +233,7 @@ impl Engine {
             dirty,
             unsynced: false,
             warnings: reload_warning.into_iter().collect(),
+            notes,
         };
         Ok(engine)
     }
@@ -260,6 +273,8 @@ fn refusal(s: &Session) -> Option<String> {
         .unwrap_or_default();
     match s.state() {
         SessionState::Completed => Some("there is nothing left to do".into()),
+        // Failed only because its policy failed: a corrected policy takes it up again.
+        SessionState::Failed if s.phase.retake().is_some() => None,
         SessionState::Failed => Some(format!(
             "{last}start a new session, e.g. with a different policy or task"
         )),
@@ -269,6 +284,25 @@ fn refusal(s: &Session) -> Option<String> {
         )),
         _ => None,
     }
+}
+
+/// Why a session that failed by a policy error is not taken up again under the same policy:
+/// the same question would fail the same way.
+fn unchanged_policy(s: &Session) -> String {
+    let last = s
+        .last_reason()
+        .map(|r| format!("{r}; "))
+        .unwrap_or_default();
+    let policy = match &s.policy.path {
+        Some(path) => format!("fix {}", path.display()),
+        None => "the built-in policy cannot change".to_string(),
+    };
+    format!(
+        "{last}its policy is unchanged since ({}). It failed only because its policy failed, so \
+         the work is kept: {policy} and resume again, or resume with --policy FILE — the failed \
+         question is then asked again of the corrected policy",
+        s.policy.hash
+    )
 }
 
 /// A command line read back from the state file, for a resume: one stored without its secret

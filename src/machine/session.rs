@@ -28,6 +28,11 @@ pub struct Illegal {
 /// | REITERATION_PENDING | next / max iterations | WORKER_EXECUTING / FAILED |
 /// | INTERRUPTED | resume (last active WORKER_EXECUTING / AUDITOR_EXECUTING) | RECOVERY_PENDING / AUDIT_PENDING |
 /// | any non-terminal | abort (guard veto, policy error) | FAILED |
+/// | FAILED (by a policy error) | retake under a corrected policy | the state the hook was asked in |
+///
+/// The last row is not seed 000's, where FAILED is final: a session that failed only because its
+/// policy failed keeps its paid work and asks the failed question again (issue 19). Only the
+/// session core knows the cause, so it alone takes that row.
 pub fn next(state: SessionState, trigger: Trigger) -> Result<SessionState, Illegal> {
     use SessionState as S;
     use Trigger as T;
@@ -68,6 +73,8 @@ pub fn next(state: SessionState, trigger: Trigger) -> Result<SessionState, Illeg
         ) => S::AuditPending,
 
         (s, T::Abort) if !s.is_terminal() => S::Failed,
+
+        (S::Failed, T::Retake { to }) if !to.is_terminal() => to,
 
         _ => return Err(Illegal { state, trigger }),
     };

@@ -151,6 +151,20 @@ fn abort_fails_every_live_state_and_no_terminal_one() {
 }
 
 #[test]
+fn only_failed_is_taken_up_again_and_only_into_a_live_state() {
+    for to in S::ALL {
+        for from in S::ALL {
+            let r = next(from, T::Retake { to });
+            if from == S::Failed && !to.is_terminal() {
+                assert_eq!(r, Ok(to));
+            } else {
+                assert!(r.is_err(), "{from} -> {to}");
+            }
+        }
+    }
+}
+
+#[test]
 fn exit_zero_of_the_auditor_needs_a_verdict() {
     assert_eq!(
         next(S::AuditorExecuting, T::ExitedOk),
@@ -196,7 +210,10 @@ fn any_event() -> impl Strategy<Value = Trigger> {
             .prop_map(T::Salvaged),
         proptest::sample::select(vec![Verdict::Done, Verdict::Retry, Verdict::Impossible])
             .prop_map(T::Verdict),
-        state.prop_map(|last_active| T::Resume { last_active }),
+        state
+            .clone()
+            .prop_map(|last_active| T::Resume { last_active }),
+        state.prop_map(|to| T::Retake { to }),
     ]
 }
 
@@ -221,11 +238,13 @@ fn allowed_edge(from: S, to: S) -> bool {
             | (S::ReiterationPending, S::WorkerExecuting | S::Failed)
             | (S::Interrupted, S::RecoveryPending | S::AuditPending)
     ) || (to == S::Failed && !from.is_terminal())
+        || (from == S::Failed && !to.is_terminal())
 }
 
 proptest! {
     /// Whatever events arrive, the machine only moves along edges of the table, never leaves a
-    /// terminal state, and refuses everything else with a typed error naming the state.
+    /// terminal state but FAILED (taken up again after a policy error), and refuses everything
+    /// else with a typed error naming the state.
     #[test]
     fn no_sequence_escapes_the_table(events in proptest::collection::vec(any_event(), 0..64)) {
         let mut state = S::Created;
@@ -233,7 +252,8 @@ proptest! {
             match next(state, ev) {
                 Ok(to) => {
                     prop_assert!(allowed_edge(state, to), "{state} -> {to} via {ev:?}");
-                    prop_assert!(!state.is_terminal());
+                    let retake = matches!(ev, T::Retake { .. });
+                    prop_assert!(!state.is_terminal() || retake, "{state} left via {ev:?}");
                     state = to;
                 }
                 Err(e) => {

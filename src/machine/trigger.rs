@@ -58,6 +58,12 @@ pub enum Trigger {
         /// The executing state recorded before INTERRUPTED.
         last_active: SessionState,
     },
+    /// A session that failed only because a policy hook failed is resumed under a corrected
+    /// policy: it goes back to `to`, the state the hook was asked in, to ask it again.
+    Retake {
+        /// The state the failed hook was asked in.
+        to: SessionState,
+    },
     /// A guard vetoed the next transition, a policy hook failed, or an internal error makes
     /// going on pointless. Sends any non-terminal state to its fallback, FAILED
     /// (ARCHITECTURE.md, "the one rule").

@@ -210,7 +210,7 @@ impl Step<'_> {
             Role::Worker => Trigger::Abort,
             Role::Auditor => Trigger::ExitedErr,
         };
-        self.transition(trigger, Phase::Failed, Some(reason));
+        self.transition(trigger, Phase::failed(), Some(reason));
         self.advance();
     }
 

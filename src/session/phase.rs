@@ -24,8 +24,8 @@ pub enum Phase {
     RecoveryPending(Box<Evidence>),
     /// Terminal: done.
     Completed,
-    /// Terminal: failed.
-    Failed,
+    /// Terminal: failed. After a policy error, where the failed hook was asked.
+    Failed(Failed),
     /// Terminal: the auditor judged the task impossible.
     Rejected,
     /// Paused; resumable.
@@ -55,6 +55,16 @@ pub struct Run {
     /// replaces it): what the budget is checked against mid-run.
     #[serde(default, skip_serializing_if = "super::Spent::is_zero")]
     pub progress: super::Spent,
+}
+
+impl Run {
+    /// Why the run stopped, read with how it exited: oneshot's own stop, else a failure when it
+    /// exited non-zero or its agent reported one — whatever its exit code (Aider exits 0 when
+    /// its provider refused every call); `None` for a clean exit.
+    pub(crate) fn stop_reason(&self, exit: ExitStatus) -> Option<StopReason> {
+        let failed = !exit.success() || self.failure.is_some();
+        self.stopping.or(failed.then_some(StopReason::ExitCode))
+    }
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -107,6 +117,15 @@ impl AuditRun {
     }
 }
 
+/// A FAILED session's own data.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Failed {
+    /// The phase a hook was asked in when its failure (a policy error, and nothing else) ended
+    /// the session: a resume under a corrected policy goes back there and asks again, keeping
+    /// the work done so far.
+    pub retake: Option<Box<Phase>>,
+}
+
 /// Which worker run REITERATION_PENDING leads to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -128,6 +147,20 @@ pub struct Pause {
 }
 
 impl Phase {
+    /// FAILED for good: nothing to go back to.
+    pub fn failed() -> Phase {
+        Phase::Failed(Failed::default())
+    }
+
+    /// The phase a policy error stopped in, if this is a FAILED that a corrected policy can
+    /// take up again.
+    pub fn retake(&self) -> Option<&Phase> {
+        match self {
+            Phase::Failed(Failed { retake: Some(p) }) => Some(p),
+            _ => None,
+        }
+    }
+
     /// The state of the seed's table this phase is.
     pub fn state(&self) -> SessionState {
         use SessionState as S;
@@ -139,7 +172,7 @@ impl Phase {
             Phase::ReiterationPending(_) => S::ReiterationPending,
             Phase::RecoveryPending(_) => S::RecoveryPending,
             Phase::Completed => S::Completed,
-            Phase::Failed => S::Failed,
+            Phase::Failed(_) => S::Failed,
             Phase::Rejected => S::Rejected,
             Phase::Interrupted(_) => S::Interrupted,
         }
@@ -180,6 +213,9 @@ impl Phase {
             Phase::ReiterationPending(next) => serde_json::to_value(next),
             Phase::RecoveryPending(e) => serde_json::to_value(e),
             Phase::Interrupted(p) => serde_json::to_value(p),
+            Phase::Failed(Failed { retake: Some(p) }) => Ok(serde_json::json!({
+                "retake": { "state": p.state(), "data": p.data() }
+            })),
             _ => Ok(Value::Null),
         };
         // Plain structs of strings and numbers always serialize.
@@ -203,11 +239,29 @@ impl Phase {
             S::ReiterationPending => Phase::ReiterationPending(decode(state, data)?),
             S::RecoveryPending => Phase::RecoveryPending(Box::new(decode(state, data)?)),
             S::Completed => Phase::Completed,
-            S::Failed => Phase::Failed,
+            S::Failed => Phase::Failed(failed_from(data)?),
             S::Rejected => Phase::Rejected,
             S::Interrupted => Phase::Interrupted(decode(state, data)?),
         })
     }
+}
+
+/// A FAILED phase's data as the state file keeps it: `null`, or where to take it up again.
+fn failed_from(data: Value) -> Result<Failed, String> {
+    if data.is_null() {
+        return Ok(Failed::default());
+    }
+    let bad = |what: &str| format!("`phase` of a FAILED session: {what}");
+    let retake = data.get("retake").ok_or_else(|| bad("no `retake`"))?;
+    let state: SessionState = serde_json::from_value(retake["state"].clone())
+        .map_err(|e| bad(&format!("retake.state: {e}")))?;
+    if state.is_terminal() {
+        return Err(bad(&format!("cannot be taken up again in {state}")));
+    }
+    let phase = Phase::from_parts(state, retake["data"].clone())?;
+    Ok(Failed {
+        retake: Some(Box::new(phase)),
+    })
 }
 
 #[cfg(test)]
@@ -248,7 +302,13 @@ mod tests {
                 ..Evidence::default()
             })),
             Phase::Completed,
-            Phase::Failed,
+            Phase::failed(),
+            Phase::Failed(Failed {
+                retake: Some(Box::new(Phase::RecoveryPending(Box::new(Evidence {
+                    reason: Some(StopReason::InactivityTimeout),
+                    ..Evidence::default()
+                })))),
+            }),
             Phase::Rejected,
             Phase::Interrupted(Pause {
                 during: Role::Auditor,

@@ -101,6 +101,14 @@ pub enum Reason {
         /// The message, with `file:line` where Lua knew it.
         message: String,
     },
+    /// A session that failed by a policy error was resumed under another policy: back where the
+    /// failed hook was asked, to ask it again.
+    Retake {
+        /// The hook asked again.
+        hook: String,
+        /// The content hash of the policy that answers now.
+        policy: String,
+    },
     /// The agent reported a failure oneshot does not retry: refused credentials, or a
     /// provider error that outlasted the retries.
     AgentFailed {
@@ -161,6 +169,7 @@ impl Reason {
             Reason::MaxIterations { .. } => "max_iterations",
             Reason::GuardVeto { .. } => "guard_veto",
             Reason::PolicyError { .. } => "policy_error",
+            Reason::Retake { .. } => "retake",
             Reason::AgentFailed { failure, .. } if failure.is_auth() => "agent_auth_failed",
             Reason::AgentFailed { .. } => "agent_failed",
             Reason::BudgetExceeded { .. } => "budget_exceeded",
@@ -226,6 +235,12 @@ impl fmt::Display for Reason {
             }
             Reason::GuardVeto { from, to, why } => write!(f, "guard {from} -> {to} vetoed: {why}"),
             Reason::PolicyError { message, .. } => write!(f, "policy error: {message}"),
+            Reason::Retake { hook, policy } => {
+                write!(
+                    f,
+                    "resumed under policy {policy} after its error: asking {hook} again"
+                )
+            }
             Reason::AgentFailed { role, failure } => {
                 let agent = failure.agent;
                 let status = failure
@@ -345,6 +360,10 @@ mod tests {
             Reason::Internal {
                 message: "bug".into(),
             },
+            Reason::Retake {
+                hook: "verdict".into(),
+                policy: "sha256:0123".into(),
+            },
             Reason::BudgetExceeded {
                 resource: "usd".into(),
                 used: 1.5,
@@ -375,6 +394,7 @@ mod tests {
                 | Reason::MaxIterations { .. }
                 | Reason::GuardVeto { .. }
                 | Reason::PolicyError { .. }
+                | Reason::Retake { .. }
                 | Reason::AgentFailed { .. }
                 | Reason::BudgetExceeded { .. }
                 | Reason::Internal { .. } => {}

@@ -115,13 +115,11 @@ impl Step<'_> {
                  the new one",
             );
         }
+        if let Some(phase) = self.s.phase.retake() {
+            return self.retake(phase.clone());
+        }
         match &self.s.phase {
-            Phase::Created => {
-                self.s.iteration = 1;
-                self.s.worker_prompt = self.s.task.clone();
-                self.transition(Trigger::Run, Phase::WorkerExecuting(Run::default()), None);
-                self.advance();
-            }
+            Phase::Created => self.begin(),
             Phase::WorkerExecuting(run) | Phase::AuditorExecuting(super::AuditRun { run, .. }) => {
                 // Executing before this oneshot started anything: the one that ran it died.
                 match run.process.filter(|_| run.exited.is_none()) {
@@ -140,6 +138,14 @@ impl Step<'_> {
                 self.advance();
             }
         }
+    }
+
+    /// CREATED → the first worker run.
+    pub(super) fn begin(&mut self) {
+        self.s.iteration = 1;
+        self.s.worker_prompt = self.s.task.clone();
+        self.transition(Trigger::Run, Phase::WorkerExecuting(Run::default()), None);
+        self.advance();
     }
 
     /// Adopts the answering policy (a reload, or a different policy on resume) and the
@@ -215,7 +221,7 @@ impl Step<'_> {
                 let next = Phase::RecoveryPending(Box::new(evidence));
                 self.transition(Trigger::ExitedErr, next, reason);
             }
-            Role::Auditor => self.transition(Trigger::ExitedErr, Phase::Failed, reason),
+            Role::Auditor => self.transition(Trigger::ExitedErr, Phase::failed(), reason),
         }
         self.advance();
     }
@@ -236,6 +242,7 @@ impl Step<'_> {
         run.exited = Some(exit);
         let stopping = run.stopping;
         let failure = run.failure.clone();
+        let why_stopped = run.stop_reason(exit);
         self.s.exit_code = exit.code;
         let stdout = match role {
             Role::Worker => {
@@ -272,16 +279,10 @@ impl Step<'_> {
                 self.transition(Trigger::Interrupt, Phase::Interrupted(pause), reason);
                 self.advance();
             }
-            (Role::Worker, stopping) => {
-                // An agent that reported a failure failed, whatever its exit code (Aider exits
-                // 0 when its provider refused every call).
-                let failed = !exit.success() || failure.is_some();
-                let reason = stopping.or(failed.then_some(StopReason::ExitCode));
-                self.inspect(reason, exit);
-            }
+            (Role::Worker, _) => self.inspect(why_stopped, exit),
             (Role::Auditor, Some(why)) => {
                 let reason = Some(Reason::TimedOut { role, why });
-                self.transition(Trigger::Timeout, Phase::Failed, reason);
+                self.transition(Trigger::Timeout, Phase::failed(), reason);
                 self.advance();
             }
             (Role::Auditor, None) if exit.success() => self.judge(),
@@ -291,7 +292,7 @@ impl Step<'_> {
                     code: exit.code,
                     signal: exit.signal,
                 });
-                self.transition(Trigger::ExitedErr, Phase::Failed, reason);
+                self.transition(Trigger::ExitedErr, Phase::failed(), reason);
                 self.advance();
             }
         }
@@ -366,7 +367,7 @@ impl Step<'_> {
             Phase::AuditPending => self.prepare_audit(),
             Phase::ReiterationPending(next) => self.reiterate(next),
             Phase::RecoveryPending(evidence) => self.salvage(*evidence),
-            Phase::Interrupted(_) | Phase::Completed | Phase::Failed | Phase::Rejected => {
+            Phase::Interrupted(_) | Phase::Completed | Phase::Failed(_) | Phase::Rejected => {
                 self.finish()
             }
         }
@@ -439,7 +440,7 @@ impl Step<'_> {
                 let reason = Some(Reason::MaxIterations {
                     max: self.s.max_iterations,
                 });
-                self.transition(Trigger::MaxIterations, Phase::Failed, reason);
+                self.transition(Trigger::MaxIterations, Phase::failed(), reason);
             }
             Next::Iteration => match self.ask_next_prompt() {
                 Ok(prompt) => {
@@ -463,7 +464,7 @@ impl Step<'_> {
                     Salvage::Success => Phase::AuditPending,
                     Salvage::Partial if paused => Phase::ReiterationPending(Next::Rerun),
                     Salvage::Partial => Phase::ReiterationPending(Next::Iteration),
-                    Salvage::Nothing => Phase::Failed,
+                    Salvage::Nothing => Phase::failed(),
                 };
                 let reason = Some(Reason::Salvaged {
                     salvage: d.salvage,
@@ -477,7 +478,7 @@ impl Step<'_> {
     }
 
     /// AUDITOR_EXECUTING after a clean exit: the verdict.
-    fn judge(&mut self) {
+    pub(super) fn judge(&mut self) {
         use crate::machine::Verdict;
         let output = self.s.auditor_output.clone();
         let structured = self.structured_verdict(&output);
@@ -533,7 +534,7 @@ impl Step<'_> {
                 answers: audit.reasks + 1,
                 reason: Some(what),
             };
-            self.transition(Trigger::Abort, Phase::Failed, Some(reason));
+            self.transition(Trigger::Abort, Phase::failed(), Some(reason));
             return self.advance();
         }
         audit.reasks += 1;

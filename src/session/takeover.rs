@@ -45,7 +45,7 @@ impl Step<'_> {
                 Some(why @ (StopReason::InactivityTimeout | StopReason::WorkerTimeout)),
             ) => {
                 let reason = Some(Reason::TimedOut { role, why });
-                self.transition(Trigger::Timeout, Phase::Failed, reason);
+                self.transition(Trigger::Timeout, Phase::failed(), reason);
                 self.advance();
             }
             (_, stopping) => {

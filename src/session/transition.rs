@@ -30,7 +30,7 @@ impl Step<'_> {
                 Ok(GuardOutcome::Allow) => {}
                 Ok(GuardOutcome::Veto(why)) => {
                     let why = self.d.redact(&why).into_owned();
-                    return self.enter(Phase::Failed, Some(Reason::GuardVeto { from, to, why }));
+                    return self.enter(Phase::failed(), Some(Reason::GuardVeto { from, to, why }));
                 }
                 Err(e) if self.d.fail_mode(&e.hook) == FailMode::Open => {
                     self.warn(&format!(
@@ -65,7 +65,8 @@ impl Step<'_> {
         }
     }
 
-    /// A hook broke its contract: FAILED with reason `policy_error`.
+    /// A hook broke its contract: FAILED with reason `policy_error`, remembering the phase the
+    /// hook was asked in, so a resume under a corrected policy can ask again there.
     pub(super) fn policy_failed(&mut self, e: HookError) {
         if self.s.state().is_terminal() {
             return self.warn(&format!("{} (after the session ended)", e.message));
@@ -75,7 +76,25 @@ impl Step<'_> {
             error_kind: e.kind,
             message: self.d.redact(&e.message).into_owned(),
         };
-        self.enter(Phase::Failed, Some(reason));
+        let retake = Some(Box::new(self.s.phase.clone()));
+        self.enter(Phase::Failed(super::Failed { retake }), Some(reason));
+    }
+
+    /// FAILED by a policy error, now driven under another policy: back into the phase the
+    /// failed hook was asked in (the table's retake row; no guard is asked — the user chose
+    /// this), recorded with the hook that is asked again.
+    pub(super) fn take_up(&mut self, phase: Phase) {
+        let from = self.s.state();
+        let to = phase.state();
+        if let Err(e) = next(from, Trigger::Retake { to }) {
+            return self.internal(e.to_string());
+        }
+        let hook = match self.s.last_reason() {
+            Some(Reason::PolicyError { hook, .. }) => hook.clone(),
+            _ => "the policy".to_string(),
+        };
+        let policy = self.d.policy().hash;
+        self.enter(phase, Some(Reason::Retake { hook, policy }));
     }
 
     /// A move the core itself got wrong: reported, and the session fails rather than going on
@@ -83,7 +102,7 @@ impl Step<'_> {
     fn internal(&mut self, message: String) {
         self.warn(&format!("internal error: {message}"));
         if !self.s.state().is_terminal() {
-            self.commit(Phase::Failed, Some(Reason::Internal { message }));
+            self.commit(Phase::failed(), Some(Reason::Internal { message }));
         }
     }
 

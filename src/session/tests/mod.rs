@@ -6,4 +6,5 @@ mod caps;
 mod no_verdict;
 mod paths;
 mod props;
+mod retake;
 pub(crate) mod script;

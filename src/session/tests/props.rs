@@ -219,6 +219,11 @@ fn check_journal_before_act(
     Ok(())
 }
 
+/// Terminal for good: not a FAILED that a policy error left to be taken up again.
+fn finished(s: &Session) -> bool {
+    s.state().is_terminal() && s.phase.retake().is_none()
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
 
@@ -262,7 +267,7 @@ proptest! {
                 Input::Restart => {
                     // oneshot dies; the next one reads the state file back.
                     s = serde_json::from_str(&image).unwrap();
-                    ended = s.state().is_terminal();
+                    ended = finished(&s);
                     pending = None;
                     continue;
                 }
@@ -300,19 +305,22 @@ proptest! {
             for e in &effects {
                 if let Effect::Record(Record::StateChange(sc)) = e {
                     prop_assert_eq!(sc.from, at, "state changes chain");
-                    prop_assert!(allowed.contains(&(sc.from, sc.to)), "{:?} -> {:?} is not in the table", sc.from, sc.to);
+                    let retake = matches!(sc.reason, Some(Reason::Retake { .. }));
+                    prop_assert!(allowed.contains(&(sc.from, sc.to)) || (retake && sc.from == SessionState::Failed),
+                        "{:?} -> {:?} is not in the table", sc.from, sc.to);
                     prop_assert!(!ended, "a terminal session moved: {:?}", sc);
                     at = sc.to;
                 }
             }
             prop_assert_eq!(at, s.state());
-            if s.state().is_terminal() {
+            if finished(&s) {
                 ended = true;
                 prop_assert!(!effects.iter().any(|e| matches!(e, Effect::Spawn(_))));
             }
             prop_assert_eq!(s.history.last().map(|h| h.state), Some(s.state()));
             for pair in s.history.windows(2) {
-                prop_assert!(allowed.contains(&(pair[0].state, pair[1].state)));
+                let retake = matches!(pair[1].reason, Some(Reason::Retake { .. }));
+                prop_assert!(allowed.contains(&(pair[0].state, pair[1].state)) || retake);
             }
             prop_assert!(!s.history.iter().any(|h| matches!(h.reason, Some(Reason::Internal { .. }))),
                 "internal error: {:?}", s.history);

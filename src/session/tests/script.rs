@@ -233,6 +233,11 @@ impl Driver {
         self.session.history.iter().map(|h| h.state).collect()
     }
 
+    /// More runs for the script, after the ones left.
+    pub fn then(&mut self, runs: impl IntoIterator<Item = Run>) {
+        self.runs.extend(runs);
+    }
+
     /// Simulates a restart: what a resume reads back from the state file.
     pub fn reload_from_disk(&mut self) {
         let json = serde_json::to_string(&self.session).expect("serialize");
