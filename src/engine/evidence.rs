@@ -126,12 +126,32 @@ impl Engine {
         message: &str,
         observer: &mut dyn Observer,
     ) -> Result<(), EngineError> {
+        self.tell_out_of_band(message, true, observer)
+    }
+
+    /// A warning (or a note, when not `warning`) that does not come from the decision core:
+    /// redacted, recorded and shown.
+    pub(super) fn tell_out_of_band(
+        &mut self,
+        message: &str,
+        warning: bool,
+        observer: &mut dyn Observer,
+    ) -> Result<(), EngineError> {
         let message = self.redactor.redact(message).into_owned();
-        self.write_record(crate::store::Record::Warning(crate::store::Message {
+        let text = crate::store::Message {
             ts: crate::pipeline::now_ms(),
             message: message.clone(),
-        }))?;
-        observer.update(Update::Warning(message));
+        };
+        let (record, update) = if warning {
+            (
+                crate::store::Record::Warning(text),
+                Update::Warning(message),
+            )
+        } else {
+            (crate::store::Record::Note(text), Update::Note(message))
+        };
+        self.write_record(record)?;
+        observer.update(update);
         Ok(())
     }
 }

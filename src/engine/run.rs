@@ -22,6 +22,9 @@ impl Engine {
         for w in std::mem::take(&mut self.warnings) {
             self.warn_out_of_band(&w, observer)?;
         }
+        for n in std::mem::take(&mut self.notes) {
+            self.tell_out_of_band(&n, false, observer)?;
+        }
         let mut queue = VecDeque::from([Event::Start]);
         let mut flush_at: Option<Instant> = None;
         let mut tick_at = Instant::now() + TICK;

@@ -4,7 +4,7 @@
 use super::{EngineError, Options};
 use crate::policy::{
     PolicyHost, ReloadMode, ReloadOptions, ReloadingPolicy, TrustStore, inside_workdir, sha256_hex,
-    validate_for_reload,
+    test_file_for, validate_for_reload,
 };
 use crate::session::Session;
 use crate::store::Store;
@@ -23,9 +23,11 @@ pub(super) fn reloading(
         let mut ro = ReloadOptions::new(session.workdir.clone(), trust.clone());
         ro.mode = mode;
         ro.policy = opts.policy_options.clone();
-        // A reload must pass the policy's own tests before it may decide anything.
+        // A reload must pass the policy's own tests before it may decide anything; saving the
+        // test file re-runs a reload they refused.
         ro.validate = Box::new(|path, o| validate_for_reload(path, o.clone()));
         ro.sources = Box::new(|h| h.sources().to_vec());
+        ro.gates = Box::new(|h| h.path().map(test_file_for).into_iter().collect());
         ro
     };
     let path = policy.path().map(|p| p.to_path_buf());
@@ -46,6 +48,37 @@ pub(super) fn reloading(
             ))
         }
     }
+}
+
+/// Said once when a session starts whose policy files an edit can only reach through trust
+/// (inside the workdir, where an agent can write, or every file in `trusted` mode): so the first
+/// edit is not a surprise refusal.
+pub(super) fn trust_note(slot: &ReloadingPolicy, session: &Session) -> Option<String> {
+    let files: Vec<String> = slot
+        .watched()
+        .into_iter()
+        .filter(|f| match slot.mode() {
+            ReloadMode::Trusted => true,
+            ReloadMode::Auto => inside_workdir(f, &session.workdir),
+            ReloadMode::Off => false,
+        })
+        .map(|f| shell_words::quote(&f.to_string_lossy()).into_owned())
+        .collect();
+    if files.is_empty() {
+        return None;
+    }
+    let (inside, mode) = match slot.mode() {
+        ReloadMode::Trusted => ("", "--policy-reload trusted"),
+        _ => (
+            " in the workdir, where an agent can write",
+            "policy-reload auto",
+        ),
+    };
+    Some(format!(
+        "the policy is{inside}: an edit to it takes effect while the session runs only once you \
+         trust it — `oneshot policy trust {}` after you save ({mode})",
+        files.join(" ")
+    ))
 }
 
 /// The trust store in force: the embedder's, else the user's, else one in the state dir (a

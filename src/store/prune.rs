@@ -111,7 +111,7 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let store = Store::new(tmp.path().join("state")).with_key_file(tmp.path().join("key"));
         let old_done = session(&store, Phase::Completed, 1_000);
-        let old_failed = session(&store, Phase::Failed, 1_000);
+        let old_failed = session(&store, Phase::failed(), 1_000);
         let new_done = session(&store, Phase::Completed, 9_000);
         let old_created = session(&store, Phase::Created, 1_000);
         let old_locked = session(&store, Phase::Rejected, 1_000);

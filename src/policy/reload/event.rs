@@ -29,6 +29,10 @@ pub struct ReloadOptions {
     /// The files a host depends on, all of which are watched. Default: the policy file only;
     /// with modules, the policy file plus every file it required.
     pub sources: Sources,
+    /// Files that decide whether a changed policy may be activated, not what it decides (its
+    /// test file, which `validate` runs): watched, so saving one re-runs a reload they refused,
+    /// and never needing trust. Default: none.
+    pub gates: Sources,
 }
 
 impl ReloadOptions {
@@ -41,6 +45,7 @@ impl ReloadOptions {
             policy: PolicyOptions::default(),
             validate: Box::new(|path, opts| PolicyHost::load(path, opts.clone())),
             sources: Box::new(|host| host.path().map(Path::to_path_buf).into_iter().collect()),
+            gates: Box::new(|_| Vec::new()),
         }
     }
 }

@@ -72,7 +72,8 @@ impl ReloadingPolicy {
             *on_disk = None;
             this.dirty = true;
         }
-        let watcher = PolicyWatcher::new(loaded.keys().cloned().collect(), DEBOUNCE)?;
+        let watched = this.watch_list(&loaded);
+        let watcher = PolicyWatcher::new(watched, DEBOUNCE)?;
         this.watcher = Some(watcher);
         this.loaded = loaded;
         Ok(this)
@@ -195,14 +196,27 @@ impl ReloadingPolicy {
         self.swap(host, next, fresh.into_keys().collect())
     }
 
+    /// What the watcher watches: the sources (`loaded`), then the gates — whose change only
+    /// wakes the check; the check itself compares the sources.
+    fn watch_list(&self, loaded: &Snapshot) -> Vec<PathBuf> {
+        let mut files: Vec<PathBuf> = loaded.keys().cloned().collect();
+        for gate in (self.opts.gates)(&self.host) {
+            if !files.contains(&gate) {
+                files.push(gate);
+            }
+        }
+        files
+    }
+
     fn swap(&mut self, host: PolicyHost, next: Snapshot, files: Vec<PathBuf>) -> Vec<ReloadEvent> {
         self.host = host;
         self.generation = self.generation.saturating_add(1);
         self.loaded = next;
         self.untrusted.clear();
         self.outstanding.clear();
+        let watched = self.watch_list(&self.loaded);
         if let Some(watcher) = &mut self.watcher
-            && let Err(e) = watcher.set_files(self.loaded.keys().cloned().collect())
+            && let Err(e) = watcher.set_files(watched)
         {
             // The new generation is fine; only its later edits may go unnoticed.
             tracing::warn!("{}", crate::error::failure(&e));
