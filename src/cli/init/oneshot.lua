@@ -1,7 +1,7 @@
 -- oneshot.lua: this project's policy. Every key is optional; a missing one means oneshot's
 -- built-in behaviour (see docs/policy.md). Test it with `oneshot policy test oneshot.lua`;
 -- the tests are in oneshot_test.lua.
----@type Policy
+---@type OneshotPolicy
 return {
   -- Budgets the engine enforces. Durations are seconds or strings ("90s", "5m").
   limits = {
