@@ -308,7 +308,16 @@ fn cancel_takes_a_job_from_its_runner_mid_step() {
     // The runner's next heartbeat fails: it stops its session long before the worker's 30s.
     let out = runner.wait_with_output().unwrap();
     assert!(start.elapsed().as_secs() < 20);
-    assert!(String::from_utf8_lossy(&out.stderr).contains("lost"));
+    // It says what happened — a human canceled the job from EXECUTING — not the state its own
+    // core reached unsaved (a killed session reads as a transient failure: RECOVERING).
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!(
+            "{id}  now CANCELED: canceled by tester while it was EXECUTING"
+        )),
+        "{err}"
+    );
+    assert!(!err.contains("RECOVERING"), "{err}");
     assert_eq!(env.state(&id), "CANCELED");
 }
 
@@ -476,10 +485,18 @@ fn cleanup_removes_a_workspace_only_when_its_work_is_safe() {
         .as_str()
         .unwrap()
         .to_string();
-    // Unmerged: kept, and said why.
+    // Unmerged: kept, and said why — once "failed to", and the flag that discards it named.
     let out = env.oneshot(&["job", "cleanup", &id]);
     assert_eq!(out.status.code(), Some(4));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("kept"));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with(&format!("oneshot: error: failed to clean up {id}: kept ")),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!("run `oneshot job cleanup {id} --discard`")),
+        "{err}"
+    );
     assert!(std::path::Path::new(&ws).is_dir());
     // Merged into the source: removed.
     let merged = Command::new("git")
@@ -494,7 +511,14 @@ fn cleanup_removes_a_workspace_only_when_its_work_is_safe() {
     // Only a finished job's workspace goes.
     let out = env.oneshot(&["job", "cleanup", &pending]);
     assert_eq!(out.status.code(), Some(4));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("only a SUCCESS or CANCELED"));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with(&format!(
+            "oneshot: error: failed to clean up {pending}: it is APPROVAL_REQUIRED; only a \
+             SUCCESS or CANCELED"
+        )),
+        "{err}"
+    );
     // Discarded: the worktree goes, the unmerged branch stays.
     env.ok(&["job", "cancel", &pending]);
     env.ok(&["job", "cleanup", &pending, "--discard"]);
@@ -556,4 +580,69 @@ fn the_auto_approve_policy_approves_only_a_confident_low_risk_result() {
     let v = env.show(&high);
     assert_eq!(v["job"]["state"], "APPROVAL_REQUIRED", "{v}");
     assert!(v["job"]["reason"].as_str().unwrap().contains("risk high"));
+}
+
+#[test]
+fn max_loops_lets_the_nth_step_reach_a_human_and_stops_the_one_past_it() {
+    let env = Env::new();
+    let id = env.create(GOOD_WORKER, DONE, &["--max-loops", "1", "--activate"]);
+    // The first (and only) step of `--max-loops 1` ends as the policy says: a human may
+    // approve it.
+    env.ok(&["job", "step", &id]);
+    assert_eq!(env.state(&id), "APPROVAL_REQUIRED");
+    // A reject asks for another loop; that step is past the bound.
+    env.ok(&["job", "reject", &id, "--feedback", "again"]);
+    env.ok(&["job", "step", &id]);
+    let v = env.show(&id);
+    assert_eq!(v["job"]["state"], "INTERVENTION_REQUIRED", "{v}");
+    let reason = v["job"]["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with(
+            "max loops passed: 2 steps since creation or the last resubmit \
+             (limits.max_loops = 1); "
+        ),
+        "{reason}"
+    );
+    // A resubmit starts the count over: the next step reaches a human again.
+    env.ok(&["job", "resubmit", &id]);
+    env.ok(&["job", "step", &id]);
+    assert_eq!(env.state(&id), "APPROVAL_REQUIRED");
+}
+
+#[test]
+fn show_prints_a_long_reason_whole_wrapped() {
+    let env = Env::new();
+    // A panel auditor that dissents at length: its reason is the job's reason.
+    let words: Vec<String> = (0..60).map(|n| format!("finding{n}")).collect();
+    let dissent = format!("{} and that is the END", words.join(" "));
+    let script = env.dir.path().join("dissent.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "echo '{{\"verdict\": \"retry\", \"reason\": \"{dissent}\", \
+             \"confidence\": 0.9, \"open_criteria\": []}}'\n"
+        ),
+    )
+    .unwrap();
+    let panel = format!("cmd:sh {}", script.display());
+    let id = env.create(GOOD_WORKER, DONE, &["--panel", &panel, "--activate"]);
+    env.ok(&["job", "step", &id]);
+    let v = env.show(&id);
+    assert_eq!(v["job"]["state"], "INTERVENTION_REQUIRED", "{v}");
+    let reason = v["job"]["reason"].as_str().unwrap().to_string();
+    assert!(reason.len() > 300 && reason.contains(&dissent), "{reason}");
+
+    let shown = env.ok(&["job", "show", &id]);
+    // Every line of the reason fits 100 columns (stdout is a pipe)…
+    for line in shown.lines().filter(|l| l.contains("finding")) {
+        assert!(line.chars().count() <= 100, "too wide: {line:?}\n{shown}");
+    }
+    // …and the reason is all there, in the header and in the history's last move.
+    let flat = shown.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        flat.contains(&format!("reason: {reason}")),
+        "{reason}\nnot whole in\n{shown}"
+    );
+    assert!(flat.contains(&format!("({reason})")), "{shown}");
+    assert!(!shown.contains('…'), "{shown}");
 }

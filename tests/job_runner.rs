@@ -223,15 +223,13 @@ fn a_cancel_mid_session_takes_the_job_from_its_runner_and_stops_the_agent() {
         "the runner stopped well before the agent would have"
     );
     assert_eq!(ends.len(), 1);
-    assert!(
-        ends[0]
-            .lost
-            .as_deref()
-            .unwrap_or("")
-            .contains("lost the lease"),
+    assert_eq!(
+        ends[0].lost.as_deref(),
+        Some("canceled by ana while it was EXECUTING; this runner stopped its work on it"),
         "{:?}",
         ends[0]
     );
+    assert_eq!(ends[0].state, JobState::Canceled, "{:?}", ends[0]);
     let store = SqliteStore::open(&db).unwrap();
     assert_eq!(store.get(&id).unwrap().state, JobState::Canceled);
     let pid: i32 = std::fs::read_to_string(&pidfile)

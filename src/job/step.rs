@@ -437,14 +437,15 @@ impl Step {
             ),
         };
         // Rust bounds the loop whatever the policy says: past max_loops only an approval ends
-        // the step anywhere but with a human fixing things.
+        // the step anywhere but with a human fixing things. The max_loops-th step itself ends
+        // as usual, so a human may still approve it (with max_loops = 1, the first attempt).
         let (harvest, why) = if harvest != Harvest::Success
-            && self.job.loops >= self.job.spec.limits.max_loops
+            && self.job.loops > self.job.spec.limits.max_loops
         {
             (
                 Harvest::InterventionRequired,
                 Some(format!(
-                    "max loops reached: {} steps since creation or the last resubmit (limits.max_loops = {}){}",
+                    "max loops passed: {} steps since creation or the last resubmit (limits.max_loops = {}){}",
                     self.job.loops,
                     self.job.spec.limits.max_loops,
                     why.map(|w| format!("; {w}")).unwrap_or_default()

@@ -305,7 +305,7 @@ fn no_progress_and_max_loops_stop_the_loop() {
     );
     let (_, seen) = judge.seen.last().unwrap();
     assert_eq!((seen.empty_diffs, seen.same_findings, seen.step), (2, 2, 2));
-    // Max loops: past it, a policy that would ask a human is overruled.
+    // Max loops: the max_loops-th step ends as the policy says (a human may approve it)…
     let mut j = job(JobState::Pending);
     j.spec.limits.max_loops = 1;
     let mut s = Step::new(j, "r1");
@@ -315,18 +315,25 @@ fn no_progress_and_max_loops_stop_the_loop() {
         end(true, false),
         facts(false),
     );
-    assert_eq!(s.job.state, JobState::InterventionRequired);
-    assert!(
-        s.job
-            .reason
-            .as_deref()
-            .unwrap()
-            .starts_with("max loops reached")
+    assert_eq!(s.job.state, JobState::ApprovalRequired);
+    // …a step past it (after a reject) that the policy would give a human is overruled…
+    s.job.state = JobState::Pending;
+    full_step(
+        &mut s,
+        &mut Judge::says(Ok(Approval::Human)),
+        end(true, false),
+        facts(false),
     );
-    // …but not one that approves.
-    let mut j = job(JobState::Pending);
-    j.spec.limits.max_loops = 1;
-    let mut s = Step::new(j, "r1");
+    assert_eq!(s.job.state, JobState::InterventionRequired);
+    assert_eq!(
+        s.job.reason.as_deref(),
+        Some(
+            "max loops passed: 2 steps since creation or the last resubmit \
+             (limits.max_loops = 1)"
+        )
+    );
+    // …but not one it approves.
+    s.job.state = JobState::Pending;
     full_step(
         &mut s,
         &mut Judge::says(Ok(Approval::Approve)),

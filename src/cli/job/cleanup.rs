@@ -30,7 +30,7 @@ pub fn run(cx: &Cx, a: CleanupArgs) -> Result<i32> {
         .map_err(|e| store_error(&format!("clean up {}", a.id), e))?;
     if !matches!(job.state, JobState::Success | JobState::Canceled) {
         return Err(refused(format!(
-            "failed to clean up {}: it is {}; only a SUCCESS or CANCELED job's workspace is \
+            "clean up {}: it is {}; only a SUCCESS or CANCELED job's workspace is \
              removed (a job that may still step needs it)",
             job.id, job.state
         )));
@@ -52,10 +52,12 @@ pub fn run(cx: &Cx, a: CleanupArgs) -> Result<i32> {
             recorded.map_err(|e| store_error(&format!("record the cleanup of {}", job.id), e))?;
             Ok(crate::cli::exit::OK)
         }
+        // The library says what would be lost; the flag that loses it anyway is the CLI's.
         Cleanup::Kept { reason } => Err(refused(format!(
-            "failed to clean up {}: kept {}: {reason}",
-            job.id,
-            ws.path.display()
+            "clean up {id}: kept {}: {reason}; to discard it, run `oneshot job cleanup {id} \
+             --discard`",
+            ws.path.display(),
+            id = job.id,
         ))),
     }
 }

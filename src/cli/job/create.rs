@@ -64,7 +64,9 @@ pub struct CreateArgs {
     /// A named input, given to the policy and appended to the worker's prompt (repeatable).
     #[arg(long, value_name = "KEY=VALUE")]
     pub input: Vec<String>,
-    /// Steps the job may take before a human must step in (each reject allows one more).
+    /// Steps the job may take (since creation or the last resubmit) that end as usual; a step
+    /// past them, after a reject, ends in INTERVENTION_REQUIRED unless the policy approves it
+    /// [default: 5].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub max_loops: Option<u32>,
     /// Empty diffs or repeated findings in a row that count as no progress (0: never).

@@ -7,6 +7,7 @@ mod create;
 mod run;
 mod show;
 mod verbs;
+mod wrap;
 
 use super::examples;
 use super::exit;

@@ -182,8 +182,9 @@ fn finish(cx: &Cx, ends: Vec<StepEnd>, one: bool) -> Result<i32> {
     }
     for e in &ends {
         match &e.lost {
+            // The state is the store's, not one this runner reached without saving it.
             Some(why) => errln!(
-                "  {}  lost in {}: {}",
+                "  {}  now {}: {}",
                 e.job,
                 e.state,
                 crate::cli::show::one_line(why, 200)

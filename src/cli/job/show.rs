@@ -1,7 +1,7 @@
 //! `job list`, `job show`, `job diff`, `job audit`: reading the store, never writing it.
 
 use super::now_ms;
-use super::{Cx, paint, store_error};
+use super::{Cx, paint, store_error, wrap};
 use crate::cli::exit;
 use crate::cli::show::{one_line, rfc3339};
 use anyhow::{Context, Result};
@@ -122,9 +122,12 @@ pub fn show(cx: &Cx, a: ShowArgs) -> Result<i32> {
         return Ok(exit::OK);
     }
     let s = &job.spec;
+    // Reasons are shown whole, wrapped: a panel's dissent or a policy's why ends where it
+    // ends, not at a column.
+    let width = wrap::width();
     outln!("{}  {}", job.id, paint(job.state));
     if let Some(r) = &job.reason {
-        outln!("  reason:   {}", one_line(r, 200));
+        outln!("{}", wrap::wrap("  reason:   ", r, 12, width));
     }
     outln!("  task:     {}", one_line(&s.task, 200));
     outln!(
@@ -181,19 +184,21 @@ pub fn show(cx: &Cx, a: ShowArgs) -> Result<i32> {
     }
     outln!("\nHistory:");
     for t in &history {
-        let why = t
-            .reason
-            .as_deref()
-            .map(|r| format!("  ({})", one_line(r, 100)))
-            .unwrap_or_default();
-        outln!(
-            "  {}  {} → {}  {}  by {}{why}",
+        let head = format!(
+            "  {}  {} → {}  {}  by {}",
             rfc3339(t.at_ms),
             paint(t.from),
             paint(t.to),
             t.trigger,
             t.by
         );
+        match t.reason.as_deref() {
+            Some(r) => outln!(
+                "{}",
+                wrap::wrap(&format!("{head}  "), &format!("({r})"), 6, width)
+            ),
+            None => outln!("{head}"),
+        }
     }
     if !artifacts.is_empty() {
         outln!("\nArtifacts:");

@@ -17,12 +17,15 @@ use std::sync::Arc;
 pub struct StepEnd {
     /// The job.
     pub job: String,
-    /// The state it rests in (or was in when the runner lost it).
+    /// The state it rests in; when the runner lost it, the state the store has now (CANCELED
+    /// after a human's cancel), never one this runner reached but could not save.
     pub state: JobState,
     /// Why, in words.
     pub reason: Option<String>,
     /// The runner lost its lease (a human canceled the job, or another runner took it over)
-    /// or could not write: the step's outcome is not this runner's to record.
+    /// or could not write: the step's outcome is not this runner's to record. Says who moved
+    /// the job from which state when the store knows (`canceled by ana while it was
+    /// EXECUTING; …`).
     pub lost: Option<String>,
 }
 
@@ -55,6 +58,9 @@ pub(super) async fn drive(store: Arc<dyn JobStore>, claim: Claim, opts: &RunnerO
         &mut judge,
     ));
     let mut lost = None;
+    // The last state the store accepted from this runner: what the job was when it was lost,
+    // should the store not say more.
+    let mut saved = step.job.state;
     while let Some(effect) = queue.pop_front() {
         if let Some(why) = hold.borrow().lost.clone() {
             lost = Some(why);
@@ -66,6 +72,7 @@ pub(super) async fn drive(store: Arc<dyn JobStore>, claim: Claim, opts: &RunnerO
                     lost = Some(e.to_string());
                     break;
                 }
+                saved = step.job.state;
                 if let Some(t) = t {
                     (opts.on_note)(&Note::Moved {
                         job: step.job.id.clone(),
@@ -115,11 +122,52 @@ pub(super) async fn drive(store: Arc<dyn JobStore>, claim: Claim, opts: &RunnerO
     }
     beat.abort();
     let lost = lost.or_else(|| hold.borrow().lost.clone());
-    StepEnd {
-        job: step.job.id.clone(),
-        state: step.job.state,
-        reason: step.job.reason.clone(),
-        lost,
+    match lost {
+        Some(why) => lost_end(store.as_ref(), &step.job.id, saved, why),
+        None => StepEnd {
+            job: step.job.id.clone(),
+            state: step.job.state,
+            reason: step.job.reason.clone(),
+            lost: None,
+        },
+    }
+}
+
+/// How a step this runner lost ended, in the store's words: where the job is now and who moved
+/// it from where. The core's own state is not the truth then: it went on (a killed session
+/// reads as a transient failure, so EXECUTING → RECOVERING) but could not save.
+fn lost_end(store: &dyn JobStore, id: &str, saved: JobState, why: String) -> StepEnd {
+    let job = store.get(id).ok();
+    let last = store.history(id).ok().and_then(|h| h.into_iter().last());
+    match (job, last) {
+        // Mid-step, `cancel` is the one verb a human may give (it revokes the lease).
+        (Some(job), Some(t)) if t.to == job.state && t.trigger.is_verb() => {
+            let verb = match t.trigger {
+                crate::job::JobTrigger::Cancel => "canceled".to_string(),
+                other => other.name().to_string(),
+            };
+            StepEnd {
+                job: id.to_string(),
+                state: job.state,
+                reason: job.reason,
+                lost: Some(format!(
+                    "{verb} by {} while it was {}; this runner stopped its work on it",
+                    t.by, t.from
+                )),
+            }
+        }
+        (Some(job), _) => StepEnd {
+            job: id.to_string(),
+            state: job.state,
+            reason: job.reason,
+            lost: Some(why),
+        },
+        (None, _) => StepEnd {
+            job: id.to_string(),
+            state: saved,
+            reason: None,
+            lost: Some(why),
+        },
     }
 }
 
