@@ -36,6 +36,7 @@ mod entries;
 mod event;
 mod gemini;
 mod launch;
+mod account;
 mod narrative;
 mod run_state;
 mod spec;
@@ -52,6 +53,7 @@ pub use entries::{Block, BlockKind, ErrorSeen, FinalResult, Message, ToolEntry, 
 pub use event::{AgentEvent, ErrorKind, MALFORMED_KEEP};
 pub use gemini::GeminiParser;
 pub use launch::{AnswerSchema, Launch};
+pub use account::{Account, Entry};
 pub use narrative::Narrative;
 pub use run_state::RunState;
 pub use spec::{AGENT_KINDS, AgentKind, AgentSpec, SpecError};

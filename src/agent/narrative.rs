@@ -1,25 +1,20 @@
 //! A run told as a person would read it: what the agent said, which tools it ran with what,
 //! and how they went — in the order it happened. This, not the raw protocol stream (kilobytes
 //! of JSON per step), is the worker's output an auditor reads and a policy sees as
-//! `worker_output`; the raw lines stay in the log.
+//! `worker_output`; the raw lines stay in the log. It is the text of the run's
+//! [`super::Account`] entries, with what the agent wrote on stderr in between.
 
 use super::AgentEvent;
-use serde_json::Value;
-use std::collections::HashSet;
-
-/// How much of a tool's input or result one line shows: enough to judge, not a whole file.
-const SHOWN: usize = 400;
+use super::account::{Account, Entry};
 
 /// The run's account, kept to its last `max` bytes.
 #[derive(Debug)]
 pub struct Narrative {
     text: String,
     max: usize,
-    /// Messages whose text arrived in fragments: their whole text, when it comes, is not
-    /// repeated.
-    streamed: HashSet<String>,
-    /// The last line ended (the next fragment of another message starts a new one).
-    open: Option<Option<String>>,
+    account: Account,
+    /// The entries not yet taken by [`Narrative::take_entries`], when they are kept at all.
+    fresh: Option<Vec<Entry>>,
 }
 
 impl Narrative {
@@ -28,67 +23,45 @@ impl Narrative {
         Narrative {
             text: String::new(),
             max,
-            streamed: HashSet::new(),
-            open: None,
+            account: Account::new(),
+            fresh: None,
         }
+    }
+
+    /// Keeps each entry for [`Narrative::take_entries`] too (a terminal shows them as they
+    /// come); without it nothing is kept twice.
+    pub fn keep_entries(&mut self) {
+        self.fresh.get_or_insert_with(Vec::new);
+    }
+
+    /// The entries since the last call (none unless [`Narrative::keep_entries`] was called).
+    pub fn take_entries(&mut self) -> Vec<Entry> {
+        self.fresh.as_mut().map(std::mem::take).unwrap_or_default()
     }
 
     /// Adds what `event` tells.
     pub fn apply(&mut self, event: &AgentEvent) {
-        match event {
-            AgentEvent::AssistantText {
-                message_id,
-                text,
-                partial: true,
-                ..
-            } => {
-                if let Some(id) = message_id {
-                    self.streamed.insert(id.clone());
-                }
-                if self.open.as_ref() != Some(message_id) {
-                    self.end_line();
-                    self.open = Some(message_id.clone());
-                }
-                self.text.push_str(text);
-            }
-            AgentEvent::AssistantText {
-                message_id, text, ..
-            } => {
-                if message_id
-                    .as_ref()
-                    .is_some_and(|id| self.streamed.contains(id))
-                {
-                    return;
-                }
-                if !text.trim().is_empty() {
-                    self.line(text.trim_end());
-                }
-            }
-            AgentEvent::ToolCall { name, input, .. } => {
-                self.line(&format!("$ {name} {}", cut(&compact(input))));
-            }
-            AgentEvent::ToolResult {
-                content, is_error, ..
-            } => {
-                let how = if *is_error { "failed" } else { "ok" };
-                let content = content.trim();
-                if content.is_empty() {
-                    self.line(&format!("  → {how}"));
-                } else {
-                    self.line(&format!("  → {how}: {}", cut(content)));
-                }
-            }
-            AgentEvent::Error { message, .. } => self.line(&format!("! {message}")),
-            _ => {}
+        let mut out = Vec::new();
+        self.account.apply(event, &mut out);
+        self.add(out);
+    }
+
+    /// Adds what the agent wrote on stderr (its warnings and crashes), as it wrote it, after
+    /// what it had said so far.
+    pub fn stderr(&mut self, bytes: &[u8]) {
+        self.finish();
+        if !self.text.is_empty() && !self.text.ends_with('\n') {
+            self.text.push('\n');
         }
+        self.text.push_str(&String::from_utf8_lossy(bytes));
         self.trim();
     }
 
-    /// Adds what the agent wrote on stderr (its warnings and crashes), as it wrote it.
-    pub fn stderr(&mut self, bytes: &[u8]) {
-        self.end_line();
-        self.text.push_str(&String::from_utf8_lossy(bytes));
-        self.trim();
+    /// The run ended: what is left of a streaming message is said.
+    pub fn finish(&mut self) {
+        let mut out = Vec::new();
+        self.account.flush(&mut out);
+        self.add(out);
     }
 
     /// The account so far.
@@ -96,19 +69,21 @@ impl Narrative {
         &self.text
     }
 
-    fn end_line(&mut self) {
-        if self.open.take().is_some() && !self.text.ends_with('\n') {
+    fn add(&mut self, entries: Vec<Entry>) {
+        if entries.is_empty() {
+            return;
+        }
+        for e in &entries {
+            if !self.text.is_empty() && !self.text.ends_with('\n') {
+                self.text.push('\n');
+            }
+            self.text.push_str(&e.text());
             self.text.push('\n');
         }
-    }
-
-    fn line(&mut self, s: &str) {
-        self.end_line();
-        if !self.text.is_empty() && !self.text.ends_with('\n') {
-            self.text.push('\n');
+        if let Some(fresh) = &mut self.fresh {
+            fresh.extend(entries);
         }
-        self.text.push_str(s);
-        self.text.push('\n');
+        self.trim();
     }
 
     fn trim(&mut self) {
@@ -120,27 +95,6 @@ impl Narrative {
             self.text.drain(..from);
         }
     }
-}
-
-/// A tool input on one line: a command as its words, anything else as compact JSON.
-fn compact(input: &Value) -> String {
-    match input.get("command") {
-        Some(Value::String(c)) => c.clone(),
-        _ => input.to_string(),
-    }
-}
-
-/// `s` on one line, cut at [`SHOWN`] bytes.
-fn cut(s: &str) -> String {
-    let one_line = s.replace('\n', "⏎");
-    if one_line.len() <= SHOWN {
-        return one_line;
-    }
-    let mut end = SHOWN;
-    while !one_line.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &one_line[..end])
 }
 
 #[cfg(test)]

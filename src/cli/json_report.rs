@@ -133,7 +133,10 @@ impl Observer for JsonReporter {
                 message: &message,
                 at: now(),
             }),
-            Update::Output { .. } | Update::Status(_) => {}
+            Update::Output { .. }
+            | Update::Protocol { .. }
+            | Update::Account { .. }
+            | Update::Status(_) => {}
         }
     }
 

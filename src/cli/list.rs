@@ -111,19 +111,21 @@ pub fn list(store: &Store, args: ListArgs) -> Result<i32> {
         }
         if !std::mem::replace(&mut header, true) {
             outln!(
-                "{:<8}  {:<28}  {:>5}  {:<24}  TASK",
+                "{:<8}  {:<28}  {:>5}  {:>9}  {:<24}  TASK",
                 "ID",
                 "STATE",
                 "ITER",
+                "SPENT",
                 "UPDATED"
             );
         }
         match &row {
             Ok((s, live)) => outln!(
-                "{:<8}  {:<28}  {:>5}  {:<24}  {}",
+                "{:<8}  {:<28}  {:>5}  {:>9}  {:<24}  {}",
                 short_id(&s.id),
                 state_column(s.state, *live),
                 format!("{}/{}", s.iteration, s.max_iterations),
+                super::cost::short(&s.spent),
                 rfc3339(s.updated_ms),
                 one_line(&s.task, 60)
             ),
@@ -154,7 +156,7 @@ fn json(s: &Summary, live: Liveness) -> serde_json::Value {
         "oneshot_id": s.id, "state": s.state, "iteration_count": s.iteration,
         "max_iterations": s.max_iterations, "created_at": rfc3339(s.created_ms),
         "updated_at": rfc3339(s.updated_ms), "task": s.task,
-        "liveness": live.as_str(), "stale": live == Liveness::Stale,
+        "liveness": live.as_str(), "stale": live == Liveness::Stale, "spent": s.spent,
         "pid": match live { Liveness::Running { pid } => Some(pid), _ => None },
     })
 }

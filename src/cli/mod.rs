@@ -2,10 +2,12 @@
 
 #[macro_use]
 pub mod out;
+pub mod account;
 pub mod args;
 pub mod ask;
 pub mod color;
 pub mod config;
+pub mod cost;
 pub mod eval;
 pub mod examples;
 pub mod exit;

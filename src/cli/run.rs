@@ -320,7 +320,9 @@ fn drive(
         // A signal that came while the policy loaded or the session was made is delivered now.
         let forwarding = tokio::spawn(signals::forward(streams, interrupt, early));
         let outcome = match face {
-            Face::Terminal { quiet } => engine.run(&mut TerminalReporter::new(quiet)).await,
+            Face::Terminal { quiet } => {
+                engine.run(&mut TerminalReporter::new(quiet, false)).await
+            }
             Face::Json => engine.run(&mut JsonReporter).await,
         };
         forwarding.abort();
@@ -350,12 +352,15 @@ fn report(o: &Outcome, session: &Session) {
         why.push_str(if why.is_empty() { ": " } else { ", then " });
         why.push_str(&r.to_string());
     }
-    let spent = format!(
+    let mut spent = format!(
         "{} of {} iterations, {}",
         session.iteration,
         session.max_iterations,
         clock(outcome::elapsed(session))
     );
+    if let Some(used) = super::cost::long(&session.agents.spent) {
+        spent.push_str(&format!(", {used}"));
+    }
     // The reason can quote an agent (a verdict's critique): no control sequences in it.
     let why = sanitize::clean(&why);
     let state = color::state(o.state);

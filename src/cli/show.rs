@@ -87,6 +87,9 @@ fn print_status(f: &Session, live: Liveness) {
             .unwrap_or_else(|| "built-in".into()),
         f.policy.hash
     );
+    if let Some(spent) = super::cost::long(&f.agents.spent) {
+        outln!("spent     {spent} (as the agents reported it)");
+    }
     outln!("created   {}", rfc3339(f.created_ms));
     outln!("updated   {}", rfc3339(f.updated_ms));
     if let Some(v) = &f.last_verdict {

@@ -7,6 +7,7 @@
 //! lines go to the pipe while the status line stays on the screen, and oneshot's own lines
 //! would glue onto it.
 
+use super::account::{self, StderrBurst};
 use super::color;
 use super::sanitize::{clean, push_clean};
 use super::statusline::{fit, status_line};
@@ -24,6 +25,11 @@ const DEFAULT_WIDTH: usize = 80;
 /// Writes agent output to stdout and everything else to stderr.
 pub struct TerminalReporter {
     quiet: bool,
+    /// `--raw`: an agent's protocol lines instead of its account.
+    raw: bool,
+    /// The agent's stderr shown so far in its current burst, and whose it is.
+    burst: StderrBurst,
+    burst_role: Role,
     /// A status line can be drawn (see the module doc).
     live: bool,
     /// Keep the agents' SGR colours: colour is on and stdout is a terminal too (a file or
@@ -49,14 +55,18 @@ pub fn dumb_term() -> bool {
 }
 
 impl TerminalReporter {
-    /// A reporter for this process's terminal.
-    pub fn new(quiet: bool) -> Self {
+    /// A reporter for this process's terminal; `raw` shows an agent's protocol lines instead
+    /// of its account.
+    pub fn new(quiet: bool, raw: bool) -> Self {
         let live = !quiet
             && std::io::stderr().is_terminal()
             && std::io::stdout().is_terminal()
             && !dumb_term();
         TerminalReporter {
             quiet,
+            raw,
+            burst: StderrBurst::default(),
+            burst_role: Role::Worker,
             live,
             colour: color::forced() || (color::on() && std::io::stdout().is_terminal()),
             width: terminal_width(),
@@ -119,6 +129,19 @@ impl Observer for TerminalReporter {
                 self.transition(from, to, reason.as_ref());
             }
             Update::Output { role, line } => self.line(role, &line),
+            Update::Protocol { role, line } if self.raw => self.line(role, &line),
+            Update::Protocol { role, line } => {
+                // Its protocol is read into its account; its stderr (warnings, a crash) is
+                // shown, a few lines a burst.
+                if line.stream == oneshot::engine::Stream::Stderr {
+                    self.burst_role = role;
+                    if self.burst.show() {
+                        self.line(role, &line);
+                    }
+                }
+            }
+            Update::Account { .. } if self.raw => {}
+            Update::Account { role, entry } => self.entry(role, &entry),
             Update::Status(status) => {
                 self.width = terminal_width();
                 self.status = Some(status);
@@ -173,6 +196,7 @@ impl TerminalReporter {
         if self.quiet {
             return;
         }
+        self.end_burst();
         self.clear_status();
         // A reason can quote an agent (a verdict's critique): no control sequences in it.
         let why = reason
@@ -191,13 +215,32 @@ impl TerminalReporter {
         }
     }
 
+    /// Queues one entry of an agent's account, cut to the width.
+    fn entry(&mut self, role: Role, entry: &oneshot::agent::Entry) {
+        if self.quiet {
+            return;
+        }
+        self.end_burst();
+        let line = account::line(role, entry, self.colour, self.width);
+        self.pending.extend_from_slice(line.as_bytes());
+        self.pending.push(b'\n');
+    }
+
+    /// Says how much of an agent's stderr burst was left out.
+    fn end_burst(&mut self) {
+        if let Some(more) = self.burst.end("`oneshot log ID --raw` shows them") {
+            let prefix = account::raw_prefix(self.burst_role, self.colour);
+            let _ = writeln!(self.pending, "{prefix}{more}");
+        }
+    }
+
     /// Queues an agent line, without its terminal control sequences; [`Observer::flush`]
     /// prints the batch.
     fn line(&mut self, role: Role, line: &Line) {
         if self.quiet {
             return;
         }
-        let _ = write!(self.pending, "[{role}] ");
+        let _ = write!(self.pending, "{}", account::raw_prefix(role, self.colour));
         push_clean(&mut self.pending, &line.text, self.colour);
         self.pending.push(b'\n');
     }

@@ -126,6 +126,8 @@ impl Engine {
                     _ => None,
                 };
                 if let Some(tap) = &mut tap {
+                    // The run's account, entry by entry, for whoever watches it.
+                    tap.narrative.keep_entries();
                     // A protocol on stdin: its handshake, then the prompt.
                     tap.open(&invocation.prompt, &supervised);
                 }
@@ -215,9 +217,26 @@ impl Engine {
             }
         };
         let role = p.role;
-        if !p.lines.is_empty() {
+        // An agent's lines are its protocol; what it did is its account, entry by entry.
+        let entries = p
+            .tap
+            .as_mut()
+            .map(|t| t.narrative.take_entries())
+            .unwrap_or_default();
+        let agent = p.tap.is_some();
+        if !p.lines.is_empty() || !entries.is_empty() {
             for line in p.lines.drain(..) {
-                observer.update(Update::Output { role, line });
+                observer.update(if agent {
+                    Update::Protocol { role, line }
+                } else {
+                    Update::Output { role, line }
+                });
+            }
+            if wants_lines {
+                for entry in entries {
+                    let entry = entry.map_text(|t| self.redactor.redact(t).into_owned());
+                    observer.update(Update::Account { role, entry });
+                }
             }
             observer.flush();
         }

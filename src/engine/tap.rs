@@ -143,6 +143,7 @@ impl Tap {
             self.line(&line, &mut seen);
         }
         self.timeline.end_of_stream();
+        self.narrative.finish();
         if let Some(own) = seen.session {
             queue.push_back(Event::AgentSession(own));
         }

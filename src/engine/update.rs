@@ -25,12 +25,29 @@ pub enum Update {
         /// Why.
         reason: Option<Reason>,
     },
-    /// A process printed a (redacted) line.
+    /// A command (not an agent CLI) printed a (redacted) line.
     Output {
         /// Who printed it.
         role: Role,
         /// The line.
         line: Line,
+    },
+    /// An agent CLI printed a (redacted) line: on stdout its protocol (JSON), on stderr its
+    /// warnings. What it did comes as [`Update::Account`]; a terminal shows these raw lines
+    /// only when asked (`--raw`).
+    Protocol {
+        /// Which agent.
+        role: Role,
+        /// The line.
+        line: Line,
+    },
+    /// One entry of an agent's account — what it said, a tool it ran, how that went — read
+    /// from its protocol and redacted.
+    Account {
+        /// Which agent.
+        role: Role,
+        /// The entry.
+        entry: crate::agent::Entry,
     },
     /// About once a second while a process runs (only when the observer asks for ticks).
     Status(Status),
@@ -94,7 +111,7 @@ pub trait Observer {
         false
     }
 
-    /// Whether [`Update::Output`] is wanted. Without it the pipeline still logs and redacts
+    /// Whether [`Update::Output`], [`Update::Protocol`] and [`Update::Account`] are wanted. Without it the pipeline still logs and redacts
     /// every line, but never builds a `String` for one (a quiet run at a million lines a
     /// second does not pay for lines nobody reads).
     fn wants_output(&self) -> bool {

@@ -27,8 +27,9 @@ pub struct Agents {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub auditor_session: Option<String>,
     /// What the agents reported using, all runs together: what `limits.budget` is checked
-    /// against.
-    #[serde(default, skip_serializing_if = "Spent::is_zero")]
+    /// against. The state file keeps it at its top level, among the fields a listing reads
+    /// (`spent`); an older file's `agents.spent` is still read.
+    #[serde(default, skip_serializing)]
     pub spent: Spent,
     /// The highest budget warning given so far (80 or 95 %), so each is given once.
     #[serde(default, skip_serializing_if = "is_zero")]

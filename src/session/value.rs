@@ -163,6 +163,10 @@ struct Wire<'a> {
     title: String,
     created_ms: u64,
     updated_ms: u64,
+    /// What the agents reported using; absent in files written before it moved here (then
+    /// `agents.spent`).
+    #[serde(default)]
+    spent: Option<super::Spent>,
     workdir: std::borrow::Cow<'a, std::path::Path>,
     policy: std::borrow::Cow<'a, PolicyRef>,
     /// Absent in files written before it existed: the defaults.
@@ -193,7 +197,12 @@ struct Wire<'a> {
 
 #[allow(clippy::ptr_arg)] // serde's skip_serializing_if passes the field as it is.
 fn agents_empty(a: &std::borrow::Cow<'_, super::Agents>) -> bool {
-    a.is_empty()
+    // `spent` is written at the top level.
+    super::Agents {
+        spent: super::Spent::default(),
+        ..a.as_ref().clone()
+    }
+    .is_empty()
 }
 
 /// RFC 3339 with milliseconds, UTC.
@@ -216,6 +225,7 @@ impl Serialize for Session {
             title: self.title(),
             created_ms: self.created_ms,
             updated_ms: self.updated_ms,
+            spent: Some(self.agents.spent),
             workdir: Borrowed(&self.workdir),
             policy: Borrowed(&self.policy),
             settings: Borrowed(&self.settings),
@@ -247,6 +257,10 @@ impl<'de> Deserialize<'de> for Session {
             )));
         }
         let phase = Phase::from_parts(w.state, w.phase).map_err(D::Error::custom)?;
+        let mut agents = w.agents.into_owned();
+        if let Some(spent) = w.spent {
+            agents.spent = spent;
+        }
         Ok(Session {
             id: w.oneshot_id.into_owned(),
             phase,
@@ -258,7 +272,7 @@ impl<'de> Deserialize<'de> for Session {
             workdir: w.workdir.into_owned(),
             worker_cmd: w.worker_cmd.into_owned(),
             auditor_cmd: w.auditor_cmd.into_owned(),
-            agents: w.agents.into_owned(),
+            agents,
             policy: w.policy.into_owned(),
             settings: w.settings.into_owned(),
             worker_prompt: w.worker_prompt.into_owned(),

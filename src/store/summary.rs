@@ -44,6 +44,9 @@ pub struct Summary {
     pub updated_ms: u64,
     /// The task as the user gave it (`task`).
     pub task: String,
+    /// What the agents reported using (`spent`; zero in files written before it was a
+    /// summary field).
+    pub spent: crate::session::Spent,
 }
 
 /// Reads [`Summary`]s of state files, one after the other through one buffer.
@@ -149,6 +152,7 @@ struct Head {
     max_iterations: Option<u32>,
     created_ms: Option<u64>,
     updated_ms: Option<u64>,
+    spent: Option<crate::session::Spent>,
     task: Option<String>,
     /// The visitor is done: it has every field, or a schema other than this build's, or it
     /// reached the end of the object.
@@ -164,6 +168,7 @@ impl Head {
             && self.max_iterations.is_some()
             && self.created_ms.is_some()
             && self.updated_ms.is_some()
+            && self.spent.is_some()
             && self.task.is_some()
     }
 
@@ -183,6 +188,7 @@ impl Head {
             created_ms: field(self.created_ms, "created_ms")?,
             updated_ms: field(self.updated_ms, "updated_ms")?,
             task: field(self.task, "task")?,
+            spent: self.spent.unwrap_or_default(),
         })
     }
 }
@@ -197,6 +203,7 @@ enum Field {
     MaxIterations,
     CreatedMs,
     UpdatedMs,
+    Spent,
     Task,
     #[serde(other)]
     Other,
@@ -246,6 +253,7 @@ impl<'de> Visitor<'de> for HeadSeed<'_> {
                 Field::MaxIterations => h.max_iterations = Some(map.next_value()?),
                 Field::CreatedMs => h.created_ms = Some(map.next_value()?),
                 Field::UpdatedMs => h.updated_ms = Some(map.next_value()?),
+                Field::Spent => h.spent = Some(map.next_value()?),
                 Field::Task => h.task = Some(map.next_value()?),
                 Field::Other => {
                     map.next_value::<IgnoredAny>()?;
@@ -296,6 +304,7 @@ mod tests {
             created_ms: s.created_ms,
             updated_ms: s.updated_ms,
             task: s.task.clone(),
+            spent: s.agents.spent,
         }
     }
 

@@ -1,0 +1,251 @@
+//! A run told as a person reads it, one entry at a time: what the agent said, which tool it ran
+//! with what, how that went. The terminal of a running session, `oneshot log` and `oneshot show`
+//! print these entries instead of the protocol's JSON (kilobytes a step); the run's
+//! [`super::Narrative`] — what the auditor and the policy read — is their text.
+
+use super::AgentEvent;
+use serde_json::Value;
+use std::collections::HashSet;
+
+/// How much of a tool's input or result an entry's [`Entry::text`] keeps: enough to judge, not
+/// a whole file.
+pub const SHOWN: usize = 400;
+
+/// One line of a run's account.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Entry {
+    /// A line of what the agent said.
+    Said(String),
+    /// A tool the agent ran: its name and its input on one line (a command as its words).
+    Tool {
+        /// The tool's name as the agent calls it (`Bash`, `command_execution`, …).
+        name: String,
+        /// Its input on one line.
+        input: String,
+    },
+    /// How a tool went, with the start of what it returned.
+    Outcome {
+        /// It succeeded (not failed, not denied).
+        ok: bool,
+        /// What it returned, trimmed (may be empty).
+        text: String,
+    },
+    /// A failure the agent reported.
+    Error(String),
+}
+
+impl Entry {
+    /// The entry as the narrative writes it: `$ Bash cargo test`, `  → failed: …`, `! …`, or
+    /// the agent's words; tool inputs and results cut at [`SHOWN`] bytes, on one line.
+    pub fn text(&self) -> String {
+        match self {
+            Entry::Said(t) => t.clone(),
+            Entry::Tool { name, input } => format!("$ {name} {}", cut(input, SHOWN)),
+            Entry::Outcome { ok, text } => {
+                let how = if *ok { "ok" } else { "failed" };
+                if text.is_empty() {
+                    format!("  → {how}")
+                } else {
+                    format!("  → {how}: {}", cut(text, SHOWN))
+                }
+            }
+            Entry::Error(m) => format!("! {m}"),
+        }
+    }
+
+    /// The same entry with every text passed through `f` (the redactor, on its way to a
+    /// terminal or a file).
+    pub fn map_text(self, f: impl Fn(&str) -> String) -> Entry {
+        match self {
+            Entry::Said(t) => Entry::Said(f(&t)),
+            Entry::Tool { name, input } => Entry::Tool {
+                name: f(&name),
+                input: f(&input),
+            },
+            Entry::Outcome { ok, text } => Entry::Outcome { ok, text: f(&text) },
+            Entry::Error(m) => Entry::Error(f(&m)),
+        }
+    }
+}
+
+/// Turns a run's events into [`Entry`]s. Streamed text is said a line at a time as its lines
+/// complete (the rest when the message or the run ends), and a message streamed in fragments is
+/// not said again when its whole text follows.
+#[derive(Debug, Default)]
+pub struct Account {
+    /// The message streaming now and its text not yet said.
+    open: Option<(Option<String>, String)>,
+    /// Messages whose text arrived in fragments.
+    streamed: HashSet<String>,
+}
+
+impl Account {
+    /// A reader for a new run.
+    pub fn new() -> Account {
+        Account::default()
+    }
+
+    /// Adds to `out` what `event` tells.
+    pub fn apply(&mut self, event: &AgentEvent, out: &mut Vec<Entry>) {
+        match event {
+            AgentEvent::AssistantText {
+                message_id,
+                text,
+                partial: true,
+                ..
+            } => {
+                if let Some(id) = message_id {
+                    self.streamed.insert(id.clone());
+                }
+                if self.open.as_ref().map(|(id, _)| id) != Some(message_id) {
+                    self.flush(out);
+                    self.open = Some((message_id.clone(), String::new()));
+                }
+                let Some((_, pending)) = &mut self.open else {
+                    return;
+                };
+                pending.push_str(text);
+                while let Some(nl) = pending.find('\n') {
+                    let line: String = pending.drain(..=nl).collect();
+                    said(&line, out);
+                }
+            }
+            AgentEvent::AssistantText {
+                message_id, text, ..
+            } => {
+                if message_id
+                    .as_ref()
+                    .is_some_and(|id| self.streamed.contains(id))
+                {
+                    return;
+                }
+                self.flush(out);
+                for line in text.lines() {
+                    said(line, out);
+                }
+            }
+            AgentEvent::ToolCall { name, input, .. } => {
+                self.flush(out);
+                out.push(Entry::Tool {
+                    name: name.clone(),
+                    input: compact(input),
+                });
+            }
+            AgentEvent::ToolResult {
+                content, is_error, ..
+            } => {
+                self.flush(out);
+                out.push(Entry::Outcome {
+                    ok: !is_error,
+                    text: content.trim().to_string(),
+                });
+            }
+            AgentEvent::Error { message, .. } => {
+                self.flush(out);
+                out.push(Entry::Error(message.clone()));
+            }
+            AgentEvent::MessageStopped { .. } | AgentEvent::Final { .. } => self.flush(out),
+            _ => {}
+        }
+    }
+
+    /// Says what is left of the streaming message (the run ended, or stderr came in between).
+    pub fn flush(&mut self, out: &mut Vec<Entry>) {
+        if let Some((_, pending)) = self.open.take() {
+            said(&pending, out);
+        }
+    }
+}
+
+/// A line of the agent's words, unless it is blank.
+fn said(line: &str, out: &mut Vec<Entry>) {
+    let line = line.trim_end();
+    if !line.trim().is_empty() {
+        out.push(Entry::Said(line.to_string()));
+    }
+}
+
+/// A tool input on one line: a command as its words, anything else as compact JSON.
+fn compact(input: &Value) -> String {
+    match input.get("command") {
+        Some(Value::String(c)) => c.clone(),
+        _ => input.to_string(),
+    }
+}
+
+/// `s` on one line (newlines shown as `⏎`), cut at `max` bytes with `…`.
+pub fn cut(s: &str, max: usize) -> String {
+    let one_line = s.replace('\n', "⏎");
+    if one_line.len() <= max {
+        return one_line;
+    }
+    let mut end = max;
+    while !one_line.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &one_line[..end])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn text(id: &str, t: &str, partial: bool) -> AgentEvent {
+        AgentEvent::AssistantText {
+            message_id: Some(id.into()),
+            index: 0,
+            text: t.into(),
+            partial,
+        }
+    }
+
+    #[test]
+    fn streamed_lines_are_said_as_they_complete() {
+        let mut a = Account::new();
+        let mut out = Vec::new();
+        a.apply(&text("m", "first li", true), &mut out);
+        assert!(out.is_empty());
+        a.apply(&text("m", "ne\nsecond", true), &mut out);
+        assert_eq!(out, [Entry::Said("first line".into())]);
+        a.apply(&text("m", "first line\nsecond", false), &mut out);
+        a.apply(
+            &AgentEvent::ToolCall {
+                id: "c".into(),
+                name: "Bash".into(),
+                input: json!({"command": "ls -l"}),
+                message_id: None,
+            },
+            &mut out,
+        );
+        assert_eq!(
+            out,
+            [
+                Entry::Said("first line".into()),
+                Entry::Said("second".into()),
+                Entry::Tool {
+                    name: "Bash".into(),
+                    input: "ls -l".into()
+                }
+            ]
+        );
+        assert_eq!(out[2].text(), "$ Bash ls -l");
+    }
+
+    #[test]
+    fn entries_read_as_the_narrative_writes_them() {
+        let failed = Entry::Outcome {
+            ok: false,
+            text: "é".repeat(300),
+        };
+        assert!(failed.text().starts_with("  → failed: é"));
+        assert!(failed.text().ends_with('…'));
+        let ok = Entry::Outcome {
+            ok: true,
+            text: String::new(),
+        };
+        assert_eq!(ok.text(), "  → ok");
+        let e = Entry::Error("key sk-1".into()).map_text(|t| t.replace("sk-1", "[REDACTED]"));
+        assert_eq!(e.text(), "! key [REDACTED]");
+    }
+}
