@@ -11,6 +11,7 @@ Examples:
 /// `oneshot resume --help`.
 pub const RESUME: &str = "\
 Examples:
+  oneshot resume                               # the latest session
   oneshot resume 1a2b3c4d                      # continue where Ctrl-C or a crash left it
   oneshot resume 1a2b --policy policies/lenient.lua
   oneshot resume 1a2b --hook-budget 250ms";
@@ -32,7 +33,8 @@ Examples:
 /// `oneshot log --help`.
 pub const LOG: &str = "\
 Examples:
-  oneshot log 1a2b3c4d            # the activity log, for people
+  oneshot log                     # the latest session's activity log, for people
+  oneshot log 1a2b3c4d            # one session's, by id or unique prefix
   oneshot log 1a2b --follow       # tail a running session
   oneshot log 1a2b --json | jq 'select(.type == \"decision\")'";
 
