@@ -245,7 +245,7 @@ pub enum Command {
         #[arg(long)]
         force: bool,
     },
-    /// Print a shell completion script to stdout.
+    /// Print a shell completion script to stdout: commands, options, and session and job ids.
     #[command(after_help = examples::COMPLETIONS)]
     Completions {
         /// The shell.

@@ -80,9 +80,12 @@ Examples:
 /// `oneshot completions --help`.
 pub const COMPLETIONS: &str = "\
 Examples:
-  oneshot completions bash > ~/.local/share/bash-completion/completions/oneshot
-  oneshot completions zsh > \"${fpath[1]}/_oneshot\"
-  oneshot completions fish > ~/.config/fish/completions/oneshot.fish";
+  echo 'source <(oneshot completions bash)' >> ~/.bashrc
+  echo 'source <(oneshot completions zsh)' >> ~/.zshrc     # after compinit
+  echo 'oneshot completions fish | source' > ~/.config/fish/completions/oneshot.fish
+
+The script asks the binary at each TAB (commands, options, session and job ids from the state
+dir), so load it when the shell starts: a copy saved to a file may not match a later binary.";
 
 /// `oneshot man --help`.
 pub const MAN: &str = "\
