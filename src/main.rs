@@ -11,6 +11,8 @@ fn main() {
     if let Some(session) = std::env::var_os(cli::guard::GUARD_ENV) {
         cli::guard::run(&session.to_string_lossy());
     }
+    // A TAB in a shell with oneshot's completion loaded (see `cli::complete`).
+    cli::complete::answer_if_asked();
     cli::signals::catch_early();
     // The matches are kept: they tell a flag from an environment variable (`cli::config`).
     let (mut cli, matches) = match Cli::command()
@@ -60,7 +62,7 @@ fn main() {
         Some(Command::Run(args)) if args.resume.is_some() => cli::run::resume(
             &store,
             ResumeArgs {
-                id: args.resume.clone().unwrap_or_default(),
+                id: args.resume.clone(),
                 policy: args.policy.clone(),
                 policy_opts: args.policy_opts.clone(),
             },
@@ -78,7 +80,9 @@ fn main() {
                 states: state,
             },
         ),
-        Some(Command::Log { id, follow, json }) => cli::show::log(&store, &id, follow, json),
+        Some(Command::Log { id, follow, json }) => {
+            cli::show::log(&store, id.as_deref(), follow, json)
+        }
         Some(Command::Policy(cmd)) => cli::policy::run(&store, cmd),
         Some(Command::Schema(args)) => cli::schema::run(args),
         Some(Command::Job(args)) => cli::job::run(args, &effective.state_dir, quiet),
@@ -98,13 +102,13 @@ fn main() {
         ),
         Some(Command::Config { json }) => cli::config::show(&cli, &effective, json),
         Some(Command::Init { ref dir, force }) => cli::init::run(dir, force),
-        Some(Command::Completions { shell }) => cli::manual::completions(shell),
+        Some(Command::Completions { shell }) => cli::complete::script(shell),
         Some(Command::Man) => cli::manual::man(),
         None => match cli.run.resume.clone() {
             Some(id) => cli::run::resume(
                 &store,
                 ResumeArgs {
-                    id,
+                    id: Some(id),
                     policy: cli.run.policy.clone(),
                     policy_opts: cli.run.policy_opts.clone(),
                 },

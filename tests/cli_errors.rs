@@ -449,3 +449,121 @@ fn run_with_resume_resumes() {
     assert_eq!(code(&out), 0, "{}", text(&out));
     assert_eq!(w.trace(&id).last().unwrap(), "COMPLETED");
 }
+
+/// The commands `oneshot [ARGS] --help` lists under "Commands:" (`help` aside).
+fn listed_commands(w: &World, args: &[&str]) -> Vec<String> {
+    let out = w.cmd().args(args).arg("--help").output().unwrap();
+    let help = String::from_utf8_lossy(&out.stdout).into_owned();
+    let Some(list) = help.split("Commands:\n").nth(1) else {
+        return Vec::new();
+    };
+    list.lines()
+        .take_while(|l| l.starts_with("  "))
+        // A description that wraps continues further in.
+        .filter(|l| !l.starts_with("   "))
+        .filter_map(|l| l.split_whitespace().next().map(str::to_string))
+        .filter(|c| c != "help")
+        .collect()
+}
+
+/// A mistyped verb of any command group (`job`, `policy`, `schema`, and whichever group is
+/// added later: they are read from the binary's help) gets "did you mean" with the nearest
+/// verb, as a mistyped command does; it is never read as a task, and a group without a verb
+/// shows its verbs.
+#[test]
+fn a_mistyped_or_missing_verb_of_a_command_group_starts_nothing() {
+    let w = World::new();
+    let auditor = w.script("a.sh", AUDIT_DONE);
+    // With agents configured, a line read as a task would start a session.
+    let with_cmds = |args: &[&str]| {
+        w.cmd()
+            .env("ONESHOT_WORKER_CMD", "echo worked")
+            .env("ONESHOT_AUDITOR_CMD", &auditor)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let groups: Vec<(String, Vec<String>)> = listed_commands(&w, &[])
+        .into_iter()
+        .map(|c| {
+            let verbs = listed_commands(&w, &[&c]);
+            (c, verbs)
+        })
+        .filter(|(_, verbs)| !verbs.is_empty())
+        .collect();
+    let names: Vec<&str> = groups.iter().map(|(g, _)| g.as_str()).collect();
+    for g in ["job", "policy", "schema"] {
+        assert!(names.contains(&g), "{g} not among the groups {names:?}");
+    }
+    for (group, verbs) in &groups {
+        // The first verb with two letters swapped (`create` → `cerate`), and an argument.
+        let verb = &verbs[0];
+        let mut typo: Vec<char> = verb.chars().collect();
+        typo.swap(1, 2);
+        let typo: String = typo.into_iter().collect();
+        let out = with_cmds(&[group, &typo, "x-1"]);
+        assert_eq!(code(&out), 2, "{group} {typo}: {}", text(&out));
+        assert_eq!(
+            error_line(&out),
+            format!(
+                "oneshot: error: failed to run `oneshot {group} {typo}`: there is no such verb; \
+                 did you mean `oneshot {group} {verb}`? (`oneshot {group} --help` says what \
+                 each does)"
+            )
+        );
+        assert!(!text(&out).contains("quote it"), "{}", text(&out));
+
+        // No verb at all: exit 2 with the verbs on stderr — the group's help, or clap's list
+        // when an environment variable already gave an option (here ONESHOT_STATE_DIR).
+        for out in [
+            with_cmds(&[group]),
+            w.cmd()
+                .env_remove("ONESHOT_STATE_DIR")
+                .arg(group)
+                .output()
+                .unwrap(),
+        ] {
+            assert_eq!(code(&out), 2, "{group}: {}", text(&out));
+            let err = stderr(&out);
+            assert!(err.contains(&format!("Usage: oneshot {group}")), "{err}");
+            let listed: Vec<&str> = match err.split_once("[subcommands: ") {
+                Some((_, list)) => list.split(']').next().unwrap().split(", ").collect(),
+                None => err
+                    .split("Commands:\n")
+                    .nth(1)
+                    .unwrap_or_else(|| panic!("{group}: no verbs in {err}"))
+                    .lines()
+                    .filter_map(|l| l.strip_prefix("  ")?.split_whitespace().next())
+                    .collect(),
+            };
+            for v in verbs {
+                assert!(
+                    listed.contains(&v.as_str()),
+                    "{group}: {v} missing in {err}"
+                );
+            }
+        }
+    }
+    // The issue's own line, a word near no verb, and an option's value before the verb.
+    let out = with_cmds(&["job", "aprove", "job-123"]);
+    assert!(
+        error_line(&out).contains("did you mean `oneshot job approve`?"),
+        "{}",
+        text(&out)
+    );
+    let out = with_cmds(&["policy", "frobnicate", "p.lua"]);
+    assert_eq!(code(&out), 2, "{}", text(&out));
+    assert!(
+        error_line(&out).contains("the verbs of `oneshot policy` are check, test, replay"),
+        "{}",
+        text(&out)
+    );
+    let registry = w.tmp.path().display().to_string();
+    let out = with_cmds(&["schema", "--registry", &registry, "lst"]);
+    assert!(
+        error_line(&out).contains("did you mean `oneshot schema list`?"),
+        "{}",
+        text(&out)
+    );
+    assert!(w.session_ids().is_empty(), "nothing was started");
+}

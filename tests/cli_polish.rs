@@ -26,15 +26,24 @@ fn subcommands(w: &World, args: &[&str]) -> Vec<String> {
     listed
 }
 
+/// Each script registers the completion for `oneshot` and calls the binary back at each TAB
+/// (what it offers is tested through bash in tests/cli_ids.rs).
 #[test]
 fn completions_are_generated_for_every_supported_shell() {
     let w = World::new();
+    let bin = env!("CARGO_BIN_EXE_oneshot");
     for (shell, marker) in [
-        ("bash", "complete -F _oneshot"),
+        ("bash", "-F _clap_complete_oneshot oneshot"),
         ("zsh", "#compdef oneshot"),
-        ("fish", "complete -c oneshot"),
+        (
+            "fish",
+            "complete --keep-order --exclusive --command oneshot",
+        ),
         ("elvish", "edit:completion:arg-completer[oneshot]"),
-        ("powershell", "Register-ArgumentCompleter"),
+        (
+            "powershell",
+            "Register-ArgumentCompleter -Native -CommandName oneshot",
+        ),
     ] {
         let out = w.cmd().args(["completions", shell]).output().unwrap();
         assert_eq!(code(&out), 0, "{shell}: {}", text(&out));
@@ -43,7 +52,14 @@ fn completions_are_generated_for_every_supported_shell() {
             script.contains(marker),
             "{shell}: no {marker:?} in\n{script}"
         );
-        assert!(script.contains("resume"), "{shell}: subcommands missing");
+        assert!(
+            script.contains("ONESHOT_COMPLETE"),
+            "{shell}: the script does not ask for completions:\n{script}"
+        );
+        assert!(
+            script.contains(bin),
+            "{shell}: it does not call {bin}:\n{script}"
+        );
     }
 }
 

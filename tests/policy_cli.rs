@@ -253,3 +253,46 @@ fn policy_path_lets_require_find_shared_modules() {
     );
     assert_eq!(code(&with), 0, "{}", text(&with));
 }
+
+/// A file that does not parse is refused with its line, exit 2, and nothing is trusted, not
+/// even the good files given with it; a module (no policy table) that parses is trusted.
+#[test]
+fn trust_refuses_a_file_that_does_not_parse_and_trusts_nothing() {
+    let w = World::new();
+    let trust_file = w.tmp.path().join("trust.json");
+    let trust = |files: &[&std::path::Path]| {
+        w.cmd()
+            .env("ONESHOT_TRUST_FILE", &trust_file)
+            .args(["policy", "trust"])
+            .args(files)
+            .output()
+            .unwrap()
+    };
+    let good = w.file("good.lua", "return {}\n");
+    let bad = w.file("bad.lua", "return {\n  limits = { max_iterations = },\n}\n");
+    let out = trust(&[&good, &bad]);
+    assert_eq!(code(&out), 2, "{}", text(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with(&format!(
+            "oneshot: error: failed to trust {b}: it does not parse, so nothing was trusted: \
+             load policy {b}:2: ",
+            b = bad.display()
+        )),
+        "{err}"
+    );
+    assert!(out.stdout.is_empty(), "{}", text(&out));
+    assert!(!trust_file.exists(), "nothing may be trusted");
+
+    // Fixed, it is trusted, with the module beside it that returns no policy.
+    std::fs::write(&bad, "return {\n  limits = { max_iterations = 3 },\n}\n").unwrap();
+    let module = w.file(
+        "common.lua",
+        "local M = {}\nfunction M.f() return 1 end\nreturn M\n",
+    );
+    let out = trust(&[&good, &bad, &module]);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&trust_file).unwrap()).unwrap();
+    assert_eq!(v["files"].as_object().unwrap().len(), 3, "{v}");
+}

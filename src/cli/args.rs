@@ -2,6 +2,7 @@
 
 use super::examples;
 use clap::{Args, Parser, Subcommand};
+use clap_complete::engine::ArgValueCandidates;
 use std::path::PathBuf;
 
 const EXAMPLES: &str = "\
@@ -20,13 +21,22 @@ task and the worker's output and must end its stdout with a line VERDICT: DONE |
 (or a JSON object with a \"verdict\" field); its stderr is logged but never read as a verdict.
 RETRY runs the worker again with the critique. A policy file (Lua) can change every one of these decisions.";
 
-/// A command line clap refused. An unknown word where a command may stand, after a task, is
-/// almost always an unquoted task (`oneshot fix the bug`): say so; anything else is clap's
-/// own message.
+/// A command line clap refused. An unknown word where a verb of a command group stands
+/// (`oneshot job aprove ID`) is a mistyped verb: name the nearest one, as `oneshot stauts` gets
+/// (see `super::typo`). An unknown word where a command may stand, after a task, is almost
+/// always an unquoted task (`oneshot fix the bug`): say so, but never for a line that starts
+/// with a command. Anything else is clap's own message.
 pub fn explain(e: clap::Error) -> ! {
+    use clap::error::{ContextKind, ContextValue};
     if e.kind() == clap::error::ErrorKind::InvalidSubcommand {
         let words = positional_words(std::env::args().skip(1));
-        if words.len() >= 2 {
+        if let Some(ContextValue::String(bad)) = e.get(ContextKind::InvalidSubcommand)
+            && let Some(why) = super::typo::unknown_verb(&words, bad)
+        {
+            super::out::stderr(format_args!("oneshot: error: failed to {why}\n"));
+            std::process::exit(super::exit::USAGE);
+        }
+        if words.len() >= 2 && !super::typo::is_command(&words[0]) {
             let task = words.join(" ");
             super::out::stderr(format_args!(
                 "oneshot: error: failed to start a session: the task is several words; quote \
@@ -138,13 +148,14 @@ pub enum Command {
     /// Run a new session (the same as `oneshot [OPTIONS] PROMPT`).
     #[command(after_help = examples::RUN)]
     Run(RunArgs),
-    /// Continue an interrupted or crashed session.
+    /// Continue an interrupted or crashed session (the latest one without ID).
     #[command(after_help = examples::RESUME)]
     Resume(ResumeArgs),
     /// Show a session's state (the latest one without ID).
     #[command(after_help = examples::STATUS)]
     Status {
         /// Session id or unique prefix.
+        #[arg(add = ArgValueCandidates::new(super::complete::sessions))]
         id: Option<String>,
         /// Print the state file and whether a oneshot drives it, as one JSON object.
         #[arg(long)]
@@ -178,11 +189,12 @@ pub enum Command {
     Saboteur(super::saboteur::SaboteurArgs),
     /// Run coding jobs through their lifecycle: create, step, approve or reject, audit.
     Job(super::job::JobArgs),
-    /// Show a session's activity log.
+    /// Show a session's activity log (the latest session's without ID).
     #[command(after_help = examples::LOG)]
     Log {
-        /// Session id or unique prefix.
-        id: String,
+        /// Session id or unique prefix [default: the latest session].
+        #[arg(add = ArgValueCandidates::new(super::complete::sessions))]
+        id: Option<String>,
         /// Keep printing new records until the session stops.
         #[arg(long, short)]
         follow: bool,
@@ -195,6 +207,7 @@ pub enum Command {
     #[command(after_help = examples::STOP)]
     Stop {
         /// Session id or unique prefix.
+        #[arg(add = ArgValueCandidates::new(super::complete::sessions))]
         id: String,
         /// How long to wait for the session to pause.
         #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_duration)]
@@ -232,7 +245,7 @@ pub enum Command {
         #[arg(long)]
         force: bool,
     },
-    /// Print a shell completion script to stdout.
+    /// Print a shell completion script to stdout: commands, options, and session and job ids.
     #[command(after_help = examples::COMPLETIONS)]
     Completions {
         /// The shell.
@@ -288,7 +301,7 @@ pub struct RunArgs {
     #[command(flatten)]
     pub policy_opts: PolicyArgs,
     /// Continue session ID instead of starting one (the same as `oneshot resume ID`).
-    #[arg(long, value_name = "ID", conflicts_with_all = ["worker", "auditor", "worker_cmd", "auditor_cmd", "prompt", "task_file"])]
+    #[arg(long, value_name = "ID", add = ArgValueCandidates::new(super::complete::sessions), conflicts_with_all = ["worker", "auditor", "worker_cmd", "auditor_cmd", "prompt", "task_file"])]
     pub resume: Option<String>,
     /// Print the session's transitions and outcome on stdout as NDJSON, one object per line,
     /// and nothing else (see docs/run-json.md). New sessions only.
@@ -304,8 +317,9 @@ pub struct RunArgs {
 /// Options of `resume`.
 #[derive(Debug, Args)]
 pub struct ResumeArgs {
-    /// Session id or unique prefix.
-    pub id: String,
+    /// Session id or unique prefix [default: the latest session].
+    #[arg(add = ArgValueCandidates::new(super::complete::sessions))]
+    pub id: Option<String>,
     /// Use this policy from now on instead of the recorded one.
     #[arg(long, value_name = "FILE")]
     pub policy: Option<PathBuf>,
@@ -382,6 +396,7 @@ pub enum PolicyCommand {
     #[command(after_help = examples::POLICY_REPLAY)]
     Replay {
         /// Session id or unique prefix (may still be running).
+        #[arg(add = ArgValueCandidates::new(super::complete::sessions))]
         id: String,
         /// The policy to replay with.
         #[arg(long, value_name = "FILE")]

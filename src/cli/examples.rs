@@ -11,6 +11,7 @@ Examples:
 /// `oneshot resume --help`.
 pub const RESUME: &str = "\
 Examples:
+  oneshot resume                               # the latest session
   oneshot resume 1a2b3c4d                      # continue where Ctrl-C or a crash left it
   oneshot resume 1a2b --policy policies/lenient.lua
   oneshot resume 1a2b --hook-budget 250ms";
@@ -32,7 +33,8 @@ Examples:
 /// `oneshot log --help`.
 pub const LOG: &str = "\
 Examples:
-  oneshot log 1a2b3c4d            # the activity log, for people
+  oneshot log                     # the latest session's activity log, for people
+  oneshot log 1a2b3c4d            # one session's, by id or unique prefix
   oneshot log 1a2b --follow       # tail a running session
   oneshot log 1a2b --json | jq 'select(.type == \"decision\")'";
 
@@ -78,9 +80,12 @@ Examples:
 /// `oneshot completions --help`.
 pub const COMPLETIONS: &str = "\
 Examples:
-  oneshot completions bash > ~/.local/share/bash-completion/completions/oneshot
-  oneshot completions zsh > \"${fpath[1]}/_oneshot\"
-  oneshot completions fish > ~/.config/fish/completions/oneshot.fish";
+  echo 'source <(oneshot completions bash)' >> ~/.bashrc
+  echo 'source <(oneshot completions zsh)' >> ~/.zshrc     # after compinit
+  echo 'oneshot completions fish | source' > ~/.config/fish/completions/oneshot.fish
+
+The script asks the binary at each TAB (commands, options, session and job ids from the state
+dir), so load it when the shell starts: a copy saved to a file may not match a later binary.";
 
 /// `oneshot man --help`.
 pub const MAN: &str = "\

@@ -1,5 +1,5 @@
-//! `oneshot completions SHELL` and `oneshot man`: generated from the same clap definition the
-//! parser uses, so they never drift from the real options.
+//! `oneshot man`: generated from the same clap definition the parser uses, so it never drifts
+//! from the real options (nor do the completions, `super::complete`).
 //!
 //! The man page is printed at run time rather than built into a file: a packager runs
 //! `oneshot man > oneshot.1`, and a user who installed with `cargo install` has one without any
@@ -8,15 +8,6 @@
 use super::args::Cli;
 use anyhow::{Context, Result};
 use clap::CommandFactory;
-
-/// Prints the completion script for `shell` on stdout.
-pub fn completions(shell: clap_complete::Shell) -> Result<i32> {
-    let mut cmd = Cli::command();
-    let mut script = Vec::new();
-    clap_complete::generate(shell, &mut cmd, "oneshot", &mut script);
-    out!("{}", String::from_utf8_lossy(&script));
-    Ok(0)
-}
 
 /// Prints the manual page, as roff, on stdout: `oneshot man | man -l -`. It lists every
 /// subcommand; each one's options are in its `--help`.

@@ -62,8 +62,18 @@ pub fn run(store: &Store, cmd: PolicyCommand) -> Result<i32> {
         }
         PolicyCommand::Trust { files } => {
             let trust = TrustStore::from_env()?;
-            for f in files {
-                let hash = trust.trust(&f)?;
+            // A file that does not parse would only fail when a session reloads it: refuse it
+            // now, with its line, and trust none of the files given.
+            let paths: Vec<&std::path::Path> = files.iter().map(|f| f.as_path()).collect();
+            let hashes = trust.trust_all(&paths, |file, bytes| {
+                oneshot::policy::check_syntax(&file.display().to_string(), bytes).map_err(|e| {
+                    anyhow::Error::new(e).context(format!(
+                        "trust {}: it does not parse, so nothing was trusted",
+                        file.display()
+                    ))
+                })
+            })?;
+            for (f, hash) in files.iter().zip(hashes) {
                 outln!("trusted {} ({hash})", f.display());
             }
             Ok(exit::OK)

@@ -29,19 +29,6 @@ fn load_policy(path: Option<&Path>, opts: PolicyOptions) -> Result<PolicyHost> {
 const NO_TASK: &str = "start a session: no task given; write it last, e.g. oneshot --worker-cmd \
                        'sh fix.sh' --auditor-cmd 'sh check.sh' \"the task\" (see oneshot --help)";
 
-/// The subcommands a one-word task given without `run` could be a typo of: clap's own list,
-/// so a new command is covered without a list to update.
-fn commands() -> Vec<String> {
-    use clap::CommandFactory;
-    let cli = super::args::Cli::command();
-    let mut names: Vec<String> = cli
-        .get_subcommands()
-        .map(|c| c.get_name().to_owned())
-        .collect();
-    names.push("help".into());
-    names
-}
-
 /// Checks a task given without the `run` subcommand (`oneshot TASK`): an empty one, or one word
 /// that looks like a mistyped command (`oneshot stauts`), must not start an agent.
 pub fn check_implicit_task(task: &str) -> Result<()> {
@@ -51,14 +38,8 @@ pub fn check_implicit_task(task: &str) -> Result<()> {
             "start a session: the task is empty; say what the worker should do",
         ));
     }
-    // Transpositions count once (`stauts`, `lsit`); short words get less slack, so `test` or
-    // `fix` still run as tasks.
-    let slack = if word.chars().count() <= 4 { 1 } else { 2 };
-    let lower = word.to_ascii_lowercase();
     if !word.contains(char::is_whitespace)
-        && let Some(command) = commands()
-            .into_iter()
-            .find(|c| strsim::osa_distance(&lower, c) <= slack)
+        && let Some(command) = super::typo::command_like(word)
     {
         return Err(usage(format!(
             "start a session with the task {word:?}: it looks like a mistyped command; did you \
@@ -241,10 +222,18 @@ fn role_choice(
 
 /// Resumes a session; returns the exit code.
 pub fn resume(store: &Store, args: ResumeArgs, quiet: bool, signals: Signals) -> Result<i32> {
+    // Without an id, the latest session, as `status` and `log` take it; a named one that does
+    // not exist is reported by the resume itself.
+    let id = match args.id {
+        Some(id) => id,
+        None => super::show::session_or_latest(store, None, "resume the latest session")?
+            .id()
+            .to_owned(),
+    };
     // The session's own settings, unless the command line says otherwise. A state file that
     // cannot be read is reported by the resume itself.
     let recorded = store
-        .open(&args.id)
+        .open(&id)
         .and_then(|dir| dir.read_state())
         .map(|s| s.settings)
         .unwrap_or_default();
@@ -257,7 +246,7 @@ pub fn resume(store: &Store, args: ResumeArgs, quiet: bool, signals: Signals) ->
         None => None,
     };
     drive(Face::Terminal { quiet }, signals, options, |options| {
-        Engine::resume(store, &args.id, policy, options)
+        Engine::resume(store, &id, policy, options)
     })
 }
 

@@ -12,21 +12,25 @@ use oneshot::store::{
 use serde_json::Value;
 use std::time::Duration;
 
+/// The session `id` names (an id or unique prefix), or without one the latest session: what
+/// `status`, `log` and `resume` act on. `doing` says what the latest was wanted for, e.g.
+/// "show the latest session", for the error when there is none.
+pub fn session_or_latest(store: &Store, id: Option<&str>, doing: &str) -> Result<SessionDir> {
+    match id {
+        Some(id) => Ok(store.open(id)?),
+        None => store.latest()?.ok_or_else(|| {
+            usage(format!(
+                "{doing}: there are none under {}; start one with \
+                 oneshot --worker-cmd … --auditor-cmd … \"the task\"",
+                store.root().display()
+            ))
+        }),
+    }
+}
+
 /// `oneshot status [ID] [--json]`.
 pub fn status(store: &Store, id: Option<&str>, json: bool) -> Result<i32> {
-    let dir = match id {
-        Some(id) => store.open(id)?,
-        None => match store.latest()? {
-            Some(dir) => dir,
-            None => {
-                return Err(usage(format!(
-                    "show the latest session: there are none under {}; start one with \
-                     oneshot --worker-cmd … --auditor-cmd … \"the task\"",
-                    store.root().display()
-                )));
-            }
-        },
-    };
+    let dir = session_or_latest(store, id, "show the latest session")?;
     // The same typed, sealed read as `resume`: a corrupt or rewritten state file is an error
     // here too, never printed as if it were the session.
     let file = dir.read_sealed_state()?;
@@ -138,8 +142,8 @@ fn print_status(f: &Session, live: Liveness) {
 }
 
 /// `oneshot log ID [--follow] [--json]`.
-pub fn log(store: &Store, id: &str, follow: bool, json: bool) -> Result<i32> {
-    let dir = store.open(id)?;
+pub fn log(store: &Store, id: Option<&str>, follow: bool, json: bool) -> Result<i32> {
+    let dir = session_or_latest(store, id, "show the latest session's log")?;
     let path = dir.log_path();
     let mut decoder = Decoder::default();
     let mut print = |records: &[Value], warnings: &[String]| {

@@ -15,6 +15,7 @@ use oneshot::job::workspace::{self, Cleanup};
 #[derive(Debug, Args)]
 pub struct CleanupArgs {
     /// Job id or unique prefix.
+    #[arg(add = clap_complete::engine::ArgValueCandidates::new(crate::cli::complete::jobs))]
     pub id: String,
     /// Remove the workspace even though its work is not merged anywhere (the job's branch is
     /// still kept while it has commits found nowhere else).

@@ -13,6 +13,7 @@ use super::examples;
 use super::exit;
 use anyhow::Result;
 use clap::{Args, Subcommand};
+use clap_complete::engine::ArgValueCandidates;
 use oneshot::job::JobState;
 use oneshot::job::store::{JobStoreError, SqliteStore};
 use std::path::{Path, PathBuf};
@@ -104,6 +105,7 @@ pub enum JobCommand {
 #[derive(Debug, Args)]
 pub struct IdArg {
     /// Job id (`job-1a2b3c4d`) or a unique prefix of it.
+    #[arg(add = ArgValueCandidates::new(crate::cli::complete::jobs))]
     pub id: String,
 }
 

@@ -22,6 +22,7 @@ fn parse_duration(s: &str) -> Result<Duration, String> {
 #[derive(Debug, Args)]
 pub struct StepArgs {
     /// The job [default: the claimable job waiting longest].
+    #[arg(add = clap_complete::engine::ArgValueCandidates::new(crate::cli::complete::jobs))]
     pub id: Option<String>,
     /// How long the step's lease lasts without a heartbeat (heartbeats come every third of
     /// it); a runner that dies loses the job to the next runner after this long.

@@ -27,6 +27,7 @@ pub struct ListArgs {
 #[derive(Debug, Args)]
 pub struct ShowArgs {
     /// Job id or unique prefix.
+    #[arg(add = clap_complete::engine::ArgValueCandidates::new(crate::cli::complete::jobs))]
     pub id: String,
     /// Print one JSON object: the job, its lease, history, artifacts and audit trail.
     #[arg(long)]
@@ -37,6 +38,7 @@ pub struct ShowArgs {
 #[derive(Debug, Args)]
 pub struct AuditArgs {
     /// Only this job's decisions [default: every job's].
+    #[arg(add = clap_complete::engine::ArgValueCandidates::new(crate::cli::complete::jobs))]
     pub id: Option<String>,
     /// Print one JSON object per entry, one per line.
     #[arg(long)]

@@ -17,6 +17,7 @@ use oneshot::policy::{PolicyHost, PolicyOptions};
 #[derive(Debug, Args)]
 pub struct RejectArgs {
     /// Job id or unique prefix.
+    #[arg(add = clap_complete::engine::ArgValueCandidates::new(crate::cli::complete::jobs))]
     pub id: String,
     /// The critique: what the next attempt is told was wrong (required).
     #[arg(long, value_name = "TEXT")]

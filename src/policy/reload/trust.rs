@@ -53,16 +53,34 @@ impl TrustStore {
 
     /// Trusts `file`'s current content and returns its hash (`sha256:` + 64 hex digits).
     pub fn trust(&self, file: &Path) -> Result<String, TrustError> {
-        let key = canonical(file)?;
-        let bytes = fs::read(&key).map_err(|source| TrustError::File {
-            path: file.to_path_buf(),
-            source,
-        })?;
-        let hash = sha256_hex(&bytes);
+        let mut hashes = self.trust_all(&[file], |_, _| Ok::<(), TrustError>(()))?;
+        Ok(hashes.remove(0))
+    }
+
+    /// Trusts the current content of every file in `files`, or of none: each file is read
+    /// once, `check` sees exactly the bytes whose hash is recorded (so what was checked is what
+    /// is trusted, even if the file changes meanwhile), and the store is written once, only
+    /// when every file was read and passed. Returns the hashes in the order of `files`.
+    pub fn trust_all<E: From<TrustError>>(
+        &self,
+        files: &[&Path],
+        check: impl Fn(&Path, &[u8]) -> Result<(), E>,
+    ) -> Result<Vec<String>, E> {
+        let mut entries = Vec::with_capacity(files.len());
+        for &file in files {
+            let key = canonical(file)?;
+            let bytes = fs::read(&key).map_err(|source| TrustError::File {
+                path: file.to_path_buf(),
+                source,
+            })?;
+            check(file, &bytes)?;
+            entries.push((key, sha256_hex(&bytes)));
+        }
         let mut store = self.read()?;
-        store.files.insert(key, hash.clone());
+        let hashes = entries.iter().map(|(_, h)| h.clone()).collect();
+        store.files.extend(entries);
         self.write(&store)?;
-        Ok(hash)
+        Ok(hashes)
     }
 
     /// Forgets any trust recorded for `file`; returns whether there was any.
