@@ -55,6 +55,13 @@ const PROGRAMS: &[&str] = &[
     "man", "sh", "jq",
 ];
 
+/// Commands a page shows as the mistake an error message answers (docs/errors.md): wrong on
+/// purpose, each with why it is there.
+const DELIBERATE: &[(&str, &str)] = &[(
+    "oneshot job aprove",
+    "docs/errors.md: the error a mistyped job verb gets, and the message quoting it",
+)];
+
 /// One command's `--help`, as far as this check needs it.
 #[derive(Debug, Default)]
 struct Help {
@@ -601,6 +608,9 @@ fn every_documented_command_and_flag_is_in_the_binarys_help() {
         }
         for (line, span) in spans(&prose) {
             if !span.contains("--") && !span.split_whitespace().any(|w| w == "oneshot") {
+                continue;
+            }
+            if DELIBERATE.iter().any(|(wrong, _)| span.contains(wrong)) {
                 continue;
             }
             flagged += 1;
