@@ -37,6 +37,7 @@ pub mod config;
 pub mod engine;
 pub mod error;
 pub mod eval;
+pub mod iterations;
 pub mod job;
 pub mod machine;
 pub mod policy;

@@ -64,6 +64,7 @@ fn main() {
             ResumeArgs {
                 id: args.resume.clone(),
                 policy: args.policy.clone(),
+                raw: args.raw,
                 policy_opts: args.policy_opts.clone(),
             },
             quiet,
@@ -80,9 +81,26 @@ fn main() {
                 states: state,
             },
         ),
-        Some(Command::Log { id, follow, json }) => {
-            cli::show::log(&store, id.as_deref(), follow, json)
-        }
+        Some(Command::Show {
+            id,
+            iteration,
+            full,
+            json,
+        }) => cli::iterations::show(
+            &store,
+            cli::iterations::ShowArgs {
+                id,
+                iteration,
+                full,
+                json,
+            },
+        ),
+        Some(Command::Log {
+            id,
+            follow,
+            json,
+            raw,
+        }) => cli::log::log(&store, id.as_deref(), follow, json, raw),
         Some(Command::Policy(cmd)) => cli::policy::run(&store, cmd),
         Some(Command::Schema(args)) => cli::schema::run(args),
         Some(Command::Job(args)) => cli::job::run(args, &effective.state_dir, quiet),
@@ -110,6 +128,7 @@ fn main() {
                 ResumeArgs {
                     id: Some(id),
                     policy: cli.run.policy.clone(),
+                    raw: cli.run.raw,
                     policy_opts: cli.run.policy_opts.clone(),
                 },
                 quiet,

@@ -155,7 +155,10 @@ fn list_json_has_one_object_per_session_with_the_whole_task() {
             "oneshot_id, state, iteration_count, max_iterations, created_at, updated_at, task, \
              liveness, stale, pid, spent: {row}"
         );
-        assert_eq!(row["spent"]["turns"], 0, "command agents report nothing: {row}");
+        assert_eq!(
+            row["spent"]["turns"], 0,
+            "command agents report nothing: {row}"
+        );
         assert_eq!(row["liveness"], "ended");
         assert_eq!(row["stale"], false);
         assert!(row["pid"].is_null(), "{row}");

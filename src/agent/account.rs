@@ -3,7 +3,8 @@
 //! print these entries instead of the protocol's JSON (kilobytes a step); the run's
 //! [`super::Narrative`] — what the auditor and the policy read — is their text.
 
-use super::AgentEvent;
+use super::{AgentEvent, AgentSpec, LineParser, Protocol};
+use crate::executor::Role;
 use serde_json::Value;
 use std::collections::HashSet;
 
@@ -12,10 +13,14 @@ use std::collections::HashSet;
 pub const SHOWN: usize = 400;
 
 /// One line of a run's account.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "entry", rename_all = "snake_case")]
 pub enum Entry {
     /// A line of what the agent said.
-    Said(String),
+    Said {
+        /// The line.
+        text: String,
+    },
     /// A tool the agent ran: its name and its input on one line (a command as its words).
     Tool {
         /// The tool's name as the agent calls it (`Bash`, `command_execution`, …).
@@ -31,7 +36,10 @@ pub enum Entry {
         text: String,
     },
     /// A failure the agent reported.
-    Error(String),
+    Error {
+        /// Its message.
+        message: String,
+    },
 }
 
 impl Entry {
@@ -39,7 +47,7 @@ impl Entry {
     /// the agent's words; tool inputs and results cut at [`SHOWN`] bytes, on one line.
     pub fn text(&self) -> String {
         match self {
-            Entry::Said(t) => t.clone(),
+            Entry::Said { text } => text.clone(),
             Entry::Tool { name, input } => format!("$ {name} {}", cut(input, SHOWN)),
             Entry::Outcome { ok, text } => {
                 let how = if *ok { "ok" } else { "failed" };
@@ -49,7 +57,7 @@ impl Entry {
                     format!("  → {how}: {}", cut(text, SHOWN))
                 }
             }
-            Entry::Error(m) => format!("! {m}"),
+            Entry::Error { message } => format!("! {message}"),
         }
     }
 
@@ -57,13 +65,15 @@ impl Entry {
     /// terminal or a file).
     pub fn map_text(self, f: impl Fn(&str) -> String) -> Entry {
         match self {
-            Entry::Said(t) => Entry::Said(f(&t)),
+            Entry::Said { text } => Entry::Said { text: f(&text) },
             Entry::Tool { name, input } => Entry::Tool {
                 name: f(&name),
                 input: f(&input),
             },
             Entry::Outcome { ok, text } => Entry::Outcome { ok, text: f(&text) },
-            Entry::Error(m) => Entry::Error(f(&m)),
+            Entry::Error { message } => Entry::Error {
+                message: f(&message),
+            },
         }
     }
 }
@@ -142,7 +152,9 @@ impl Account {
             }
             AgentEvent::Error { message, .. } => {
                 self.flush(out);
-                out.push(Entry::Error(message.clone()));
+                out.push(Entry::Error {
+                    message: message.clone(),
+                });
             }
             AgentEvent::MessageStopped { .. } | AgentEvent::Final { .. } => self.flush(out),
             _ => {}
@@ -157,11 +169,57 @@ impl Account {
     }
 }
 
+/// An agent run's stdout as recorded (the log's `activity` lines), read back into its account.
+pub struct AccountReader {
+    parser: Box<dyn LineParser + Send>,
+    account: Account,
+    events: Vec<AgentEvent>,
+}
+
+impl std::fmt::Debug for AccountReader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AccountReader").finish_non_exhaustive()
+    }
+}
+
+impl AccountReader {
+    /// A reader of one run of an agent speaking `protocol`.
+    pub fn new(protocol: Protocol) -> AccountReader {
+        AccountReader {
+            parser: protocol.parser(),
+            account: Account::new(),
+            events: Vec::new(),
+        }
+    }
+
+    /// The reader of what `executor` (as the log names it: `claude`, `codex`, …) printed on
+    /// stdout as `role`; `None` for a command, whose output is already what it said.
+    pub fn for_executor(executor: &str, role: Role) -> Option<AccountReader> {
+        let spec = AgentSpec::parse(executor).ok()?;
+        Some(AccountReader::new(spec.protocol(role)))
+    }
+
+    /// One line of the run's stdout; its entries go to `out`.
+    pub fn line(&mut self, line: &str, out: &mut Vec<Entry>) {
+        self.parser.feed_str(line, &mut self.events);
+        for e in self.events.drain(..) {
+            self.account.apply(&e, out);
+        }
+    }
+
+    /// The run ended (or something else was said in between): what is left is said.
+    pub fn flush(&mut self, out: &mut Vec<Entry>) {
+        self.account.flush(out);
+    }
+}
+
 /// A line of the agent's words, unless it is blank.
 fn said(line: &str, out: &mut Vec<Entry>) {
     let line = line.trim_end();
     if !line.trim().is_empty() {
-        out.push(Entry::Said(line.to_string()));
+        out.push(Entry::Said {
+            text: line.to_string(),
+        });
     }
 }
 
@@ -200,6 +258,10 @@ mod tests {
         }
     }
 
+    fn said(t: &str) -> Entry {
+        Entry::Said { text: t.into() }
+    }
+
     #[test]
     fn streamed_lines_are_said_as_they_complete() {
         let mut a = Account::new();
@@ -207,7 +269,7 @@ mod tests {
         a.apply(&text("m", "first li", true), &mut out);
         assert!(out.is_empty());
         a.apply(&text("m", "ne\nsecond", true), &mut out);
-        assert_eq!(out, [Entry::Said("first line".into())]);
+        assert_eq!(out, [said("first line")]);
         a.apply(&text("m", "first line\nsecond", false), &mut out);
         a.apply(
             &AgentEvent::ToolCall {
@@ -221,8 +283,8 @@ mod tests {
         assert_eq!(
             out,
             [
-                Entry::Said("first line".into()),
-                Entry::Said("second".into()),
+                said("first line"),
+                said("second"),
                 Entry::Tool {
                     name: "Bash".into(),
                     input: "ls -l".into()
@@ -245,7 +307,10 @@ mod tests {
             text: String::new(),
         };
         assert_eq!(ok.text(), "  → ok");
-        let e = Entry::Error("key sk-1".into()).map_text(|t| t.replace("sk-1", "[REDACTED]"));
+        let e = Entry::Error {
+            message: "key sk-1".into(),
+        }
+        .map_text(|t| t.replace("sk-1", "[REDACTED]"));
         assert_eq!(e.text(), "! key [REDACTED]");
     }
 }

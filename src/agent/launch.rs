@@ -163,6 +163,11 @@ impl AgentSpec {
         }
     }
 
+    /// The protocol this agent speaks on stdout when it plays `role`.
+    pub fn protocol(&self, role: Role) -> super::Protocol {
+        self.launch(role, None, None).protocol
+    }
+
     /// Whether this CLI can continue an earlier session of its own on a later run.
     pub fn can_resume(&self) -> bool {
         matches!(self.kind, AgentKind::Claude | AgentKind::Codex)

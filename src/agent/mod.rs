@@ -23,6 +23,7 @@
 //! Nothing here starts processes or reads files: it is pure and cheap (a benchmark,
 //! `benches/agent_events.rs`, holds it above 500,000 events/s).
 
+mod account;
 mod acp;
 mod aider;
 mod claude;
@@ -36,7 +37,6 @@ mod entries;
 mod event;
 mod gemini;
 mod launch;
-mod account;
 mod narrative;
 mod run_state;
 mod spec;
@@ -44,6 +44,7 @@ mod timeline;
 pub mod transcript;
 mod verdict_schema;
 
+pub use account::{Account, AccountReader, Entry};
 pub use aider::AiderParser;
 pub use claude::ClaudeParser;
 pub use cline::ClineParser;
@@ -53,7 +54,6 @@ pub use entries::{Block, BlockKind, ErrorSeen, FinalResult, Message, ToolEntry, 
 pub use event::{AgentEvent, ErrorKind, MALFORMED_KEEP};
 pub use gemini::GeminiParser;
 pub use launch::{AnswerSchema, Launch};
-pub use account::{Account, Entry};
 pub use narrative::Narrative;
 pub use run_state::RunState;
 pub use spec::{AGENT_KINDS, AgentKind, AgentSpec, SpecError};

@@ -29,18 +29,20 @@ fn paint(code: &'static str, text: &str, colour: bool) -> String {
     }
 }
 
-/// One entry of `role`'s account as a line of at most `width` columns.
-pub fn line(role: Role, entry: &Entry, colour: bool, width: usize) -> String {
-    let prefix = format!("[{role}] ");
+/// One entry of `role`'s account as a line of at most `width` columns, after `[label] `
+/// (the role, or `worker#2` in a log).
+pub fn line(role: Role, label: &str, entry: &Entry, colour: bool, width: usize) -> String {
+    let prefix = format!("[{label}] ");
     let room = width.saturating_sub(prefix.width()).max(10);
+    // One line: a newline shows as ⏎ (before the cleaning, which would drop it).
+    let one = |t: &str| clean(&t.replace('\n', "⏎")).into_owned();
     let (mark, code, rest) = match entry {
-        Entry::Said(t) => ("", "", clean(t).into_owned()),
-        Entry::Tool { name, input } => ("$", "1", format!("{} {}", clean(name), clean(input))),
-        Entry::Outcome { ok: true, text } => ("  → ok", "32", clean(text).into_owned()),
-        Entry::Outcome { ok: false, text } => ("  → failed", "31", clean(text).into_owned()),
-        Entry::Error(m) => ("!", "31", clean(m).into_owned()),
+        Entry::Said { text } => ("", "", one(text)),
+        Entry::Tool { name, input } => ("$", "1", format!("{} {}", one(name), one(input))),
+        Entry::Outcome { ok: true, text } => ("  → ok", "32", one(text)),
+        Entry::Outcome { ok: false, text } => ("  → failed", "31", one(text)),
+        Entry::Error { message } => ("!", "31", one(message)),
     };
-    let rest = rest.replace('\n', "⏎");
     let sep = match (mark, rest.is_empty()) {
         ("", _) | (_, true) => "",
         ("$", false) | ("!", false) => " ",
@@ -55,9 +57,10 @@ pub fn line(role: Role, entry: &Entry, colour: bool, width: usize) -> String {
     format!("{}{body}", paint(role_colour(role), &prefix, colour))
 }
 
-/// A raw line of `role` (`--raw`, or a command's output), prefixed like an entry.
-pub fn raw_prefix(role: Role, colour: bool) -> String {
-    paint(role_colour(role), &format!("[{role}] "), colour)
+/// The `[label] ` before a raw line of `role` (`--raw`, or a command's output), painted like an
+/// entry's.
+pub fn raw_prefix(role: Role, label: &str, colour: bool) -> String {
+    paint(role_colour(role), &format!("[{label}] "), colour)
 }
 
 /// An agent's stderr, a burst at a time: the first [`BURST`] lines of each burst are shown,
@@ -103,7 +106,7 @@ mod tests {
             name: "Bash".into(),
             input: format!("cat {}", "x".repeat(200)),
         };
-        let l = line(Role::Worker, &tool, false, 40);
+        let l = line(Role::Worker, "worker", &tool, false, 40);
         assert!(l.starts_with("[worker] $ Bash cat xxx"), "{l}");
         assert_eq!(l.width(), 40, "{l}");
         assert!(l.ends_with('…'));
@@ -112,13 +115,21 @@ mod tests {
             text: "3 passed\n0 failed".into(),
         };
         assert_eq!(
-            line(Role::Auditor, &ok, false, 80),
+            line(Role::Auditor, "auditor", &ok, false, 80),
             "[auditor]   → ok: 3 passed⏎0 failed"
         );
-        let coloured = line(Role::Worker, &Entry::Error("boom".into()), true, 80);
+        let boom = Entry::Error {
+            message: "boom".into(),
+        };
+        let coloured = line(Role::Worker, "worker", &boom, true, 80);
         assert_eq!(coloured, "\x1b[36m[worker] \x1b[0m\x1b[31m!\x1b[0m boom");
-        let said = Entry::Said("hi \x1b]0;title\x07there".into());
-        assert_eq!(line(Role::Worker, &said, false, 80), "[worker] hi there");
+        let said = Entry::Said {
+            text: "hi \x1b]0;title\x07there".into(),
+        };
+        assert_eq!(
+            line(Role::Worker, "worker#2", &said, false, 80),
+            "[worker#2] hi there"
+        );
     }
 
     #[test]

@@ -189,6 +189,23 @@ pub enum Command {
     Saboteur(super::saboteur::SaboteurArgs),
     /// Run coding jobs through their lifecycle: create, step, approve or reject, audit.
     Job(super::job::JobArgs),
+    /// Show what each iteration of a session did: the worker's prompt and account, what it
+    /// changed, the auditor's verdict, and what the agents spent (the latest without ID).
+    #[command(after_help = examples::SHOW)]
+    Show {
+        /// Session id or unique prefix [default: the latest session].
+        #[arg(add = ArgValueCandidates::new(super::complete::sessions))]
+        id: Option<String>,
+        /// Only this iteration (from 1).
+        #[arg(long, short, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+        iteration: Option<u32>,
+        /// Prompts and runs whole, not their first and last lines.
+        #[arg(long)]
+        full: bool,
+        /// Print the iterations as one JSON object (docs/json.md).
+        #[arg(long, conflicts_with = "full")]
+        json: bool,
+    },
     /// Show a session's activity log (the latest session's without ID).
     #[command(after_help = examples::LOG)]
     Log {
@@ -201,6 +218,9 @@ pub enum Command {
         /// Print the raw NDJSON records.
         #[arg(long)]
         json: bool,
+        /// Show an agent's protocol lines (its JSON) instead of its account of what it did.
+        #[arg(long, conflicts_with = "json")]
+        raw: bool,
     },
     /// Pause a session running elsewhere (as Ctrl-C there would; again: kill its agent now);
     /// `resume` continues it.
@@ -307,6 +327,10 @@ pub struct RunArgs {
     /// and nothing else (see docs/run-json.md). New sessions only.
     #[arg(long, conflicts_with = "resume")]
     pub json: bool,
+    /// Show an agent's protocol lines (its JSON) instead of its account of what it did — what
+    /// it said, each tool with its input and outcome; the log keeps both.
+    #[arg(long, conflicts_with = "json")]
+    pub raw: bool,
     /// The task for the worker; `-` reads it from stdin.
     pub prompt: Option<String>,
     /// Read the task from FILE (UTF-8 text, any size) instead of the command line.
@@ -323,6 +347,9 @@ pub struct ResumeArgs {
     /// Use this policy from now on instead of the recorded one.
     #[arg(long, value_name = "FILE")]
     pub policy: Option<PathBuf>,
+    /// Show an agent's protocol lines (its JSON) instead of its account of what it did.
+    #[arg(long)]
+    pub raw: bool,
     #[command(flatten)]
     pub policy_opts: PolicyArgs,
 }

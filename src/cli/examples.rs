@@ -36,7 +36,16 @@ Examples:
   oneshot log                     # the latest session's activity log, for people
   oneshot log 1a2b3c4d            # one session's, by id or unique prefix
   oneshot log 1a2b --follow       # tail a running session
+  oneshot log 1a2b --raw          # the agents' protocol lines instead of their account
   oneshot log 1a2b --json | jq 'select(.type == \"decision\")'";
+
+/// `oneshot show --help`.
+pub const SHOW: &str = "\
+Examples:
+  oneshot show                    # every iteration of the latest session
+  oneshot show 1a2b --iteration 2 # one iteration: prompt, account, verdict, cost
+  oneshot show 1a2b --full        # prompts and runs whole
+  oneshot show 1a2b --json | jq '.iterations[].verdict'";
 
 /// `oneshot policy --help`.
 pub const POLICY: &str = "\

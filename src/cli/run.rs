@@ -157,7 +157,10 @@ pub fn run(store: &Store, args: RunArgs, quiet: bool, signals: Signals) -> Resul
     let face = if args.json {
         Face::Json
     } else {
-        Face::Terminal { quiet }
+        Face::Terminal {
+            quiet,
+            raw: args.raw,
+        }
     };
     drive(face, signals, options, |options| {
         let builder = match worker {
@@ -245,7 +248,11 @@ pub fn resume(store: &Store, args: ResumeArgs, quiet: bool, signals: Signals) ->
         )?),
         None => None,
     };
-    drive(Face::Terminal { quiet }, signals, options, |options| {
+    let face = Face::Terminal {
+        quiet,
+        raw: args.raw,
+    };
+    drive(face, signals, options, |options| {
         Engine::resume(store, &id, policy, options)
     })
 }
@@ -275,6 +282,8 @@ enum Face {
     Terminal {
         /// `--quiet`.
         quiet: bool,
+        /// `--raw`: an agent's protocol lines instead of its account.
+        raw: bool,
     },
     /// NDJSON on stdout (`run --json`), nothing on stderr but errors and warnings of oneshot's
     /// own.
@@ -294,12 +303,12 @@ fn drive(
         make(options)?
     };
     match face {
-        Face::Terminal { quiet: false } => errln!(
+        Face::Terminal { quiet: false, .. } => errln!(
             "oneshot: session {} ({})",
             engine.id(),
             engine.session().workdir.display()
         ),
-        Face::Terminal { quiet: true } => {}
+        Face::Terminal { quiet: true, .. } => {}
         Face::Json => json_report::session(engine.id(), &engine.session().workdir),
     }
     let interrupt = engine.interrupter();
@@ -309,8 +318,8 @@ fn drive(
         // A signal that came while the policy loaded or the session was made is delivered now.
         let forwarding = tokio::spawn(signals::forward(streams, interrupt, early));
         let outcome = match face {
-            Face::Terminal { quiet } => {
-                engine.run(&mut TerminalReporter::new(quiet, false)).await
+            Face::Terminal { quiet, raw } => {
+                engine.run(&mut TerminalReporter::new(quiet, raw)).await
             }
             Face::Json => engine.run(&mut JsonReporter).await,
         };

@@ -1,14 +1,10 @@
-//! `oneshot status` and `log`: reading one session without driving it (and the formatting
-//! `list` and `prune` share).
+//! `oneshot status`: reading one session without driving it (and the formatting `list`, `log`
+//! and `prune` share).
 
 use super::exit::usage;
 use anyhow::{Context, Result};
-use oneshot::policy::GuardOutcome;
 use oneshot::session::{Phase, Session};
-use oneshot::store::{
-    DecisionRecord, DecisionResult, Decoder, Liveness, ProcessEvent, Record, SessionDir, Store,
-    holder_alive, read_from, read_log,
-};
+use oneshot::store::{Liveness, SessionDir, Store};
 use serde_json::Value;
 use std::time::Duration;
 
@@ -141,217 +137,13 @@ fn print_status(f: &Session, live: Liveness) {
     }
 }
 
-/// `oneshot log ID [--follow] [--json]`.
-pub fn log(store: &Store, id: Option<&str>, follow: bool, json: bool) -> Result<i32> {
-    let dir = session_or_latest(store, id, "show the latest session's log")?;
-    let path = dir.log_path();
-    let mut decoder = Decoder::default();
-    let mut print = |records: &[Value], warnings: &[String]| {
-        for w in warnings {
-            errln!("oneshot: warning: {w}");
-        }
-        for r in records {
-            if json {
-                outln!("{r}");
-                continue;
-            }
-            match decoder.decode(r.clone()) {
-                Ok((record, _)) => {
-                    if let Some(line) = render(&record) {
-                        // Agent text is quoted here: its control sequences (a title change,
-                        // a clear screen) stay in the log, never reach the reader's terminal.
-                        outln!("{}", super::sanitize::clean(&line));
-                    }
-                }
-                Err(e) => errln!("oneshot: warning: {e}"),
-            }
-        }
-    };
-    if !follow {
-        let all = read_log(&path)?;
-        print(&all.records, &all.warnings);
-        return Ok(0);
-    }
-    let mut offset = 0u64;
-    loop {
-        // Decide before reading, so the records written just before the end are not missed.
-        let done = finished(&dir);
-        let chunk = read_from(&path, offset)?;
-        print(&chunk.records, &chunk.warnings);
-        offset = chunk.offset;
-        if done {
-            let len = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
-            if len > offset {
-                errln!(
-                    "oneshot: warning: {}: skipped a torn last line (oneshot was probably killed while writing)",
-                    path.display()
-                );
-            }
-            return Ok(0);
-        }
-        std::thread::sleep(Duration::from_millis(200));
-    }
-}
-
-/// A session nobody drives any more: the process that took its lock is gone or let go. Read
-/// from the lock file, never by taking the lock (that would refuse a concurrent `resume`, and
-/// needs write access). Not "its state is terminal": the state file is written before the last
-/// log records, so that would end the follow too early.
-fn finished(dir: &SessionDir) -> bool {
-    !holder_alive(&dir.lock_path())
-}
-
-/// One record as a line for people; `None` for records only machines read (blobs, routine
-/// built-in decisions).
-fn render(r: &Record) -> Option<String> {
-    let ts = r.ts().map(fmt_ts).unwrap_or_default();
-    Some(match r {
-        Record::Activity(a) => {
-            let data = match &a.data {
-                Value::String(t) => t.clone(),
-                v => v.to_string(),
-            };
-            format!("{ts} [{}#{}] {data}", a.role, a.iteration)
-        }
-        Record::StateChange(c) => {
-            let mut line = format!("{ts} == {} -> {}", c.from, c.to);
-            if let Some(reason) = &c.reason {
-                line.push_str(&format!(" ({reason})"));
-            }
-            line
-        }
-        Record::Process(p) => {
-            let what = match &p.event {
-                ProcessEvent::Started { process, .. } => format!("started, pid {}", process.pid),
-                ProcessEvent::SpawnFailed { error } => format!("could not start: {error}"),
-                ProcessEvent::Stopping { reason } => format!("stopping ({reason})"),
-                ProcessEvent::Killed => "killed".to_string(),
-                ProcessEvent::Exited {
-                    exit_code, signal, ..
-                } => match (exit_code, signal) {
-                    (Some(c), _) => format!("exited with code {c}"),
-                    (None, Some(s)) => format!("killed by signal {s}"),
-                    _ => "ended".to_string(),
-                },
-                ProcessEvent::Fenced { outcome } => outcome.clone(),
-                ProcessEvent::AgentSession { session } => {
-                    format!("agent session {}", session.session_id)
-                }
-                ProcessEvent::AgentProgress { spent } => {
-                    format!("{} turn(s) so far", spent.turns)
-                }
-                ProcessEvent::AgentUsage { spent } => format!(
-                    "used {} turn(s), {} tokens{}",
-                    spent.turns,
-                    spent.tokens,
-                    if spent.usd > 0.0 {
-                        format!(", ${:.4}", spent.usd)
-                    } else {
-                        String::new()
-                    }
-                ),
-                ProcessEvent::AgentFailed { failure } => {
-                    let status = failure.status.map(|s| format!(" {s}")).unwrap_or_default();
-                    format!(
-                        "{} reported a failure ({}{status}): {}",
-                        failure.agent,
-                        failure.kind.as_str(),
-                        failure.message
-                    )
-                }
-            };
-            format!("{ts} .. {}#{} {what}", p.role, p.iteration)
-        }
-        Record::Evidence(e) => format!(
-            "{ts} .. evidence: {} changed file(s) ({})",
-            e.evidence.changed_files.len(),
-            e.evidence.changes_source
-        ),
-        Record::Interrupt(i) => {
-            format!("{ts} !! interrupt{}", if i.force { " (kill)" } else { "" })
-        }
-        // A built-in default that let things go on as usual (a guard that allows, an
-        // observer, the standard prompt) decided nothing worth reading; `--json` keeps them.
-        Record::Decision(d) if d.builtin && routine(&d.result) => return None,
-        Record::Decision(d) => format!("{ts} ?? {}", decision(d)),
-        Record::Blob(_) | Record::Unknown => return None,
-        Record::Session(s) => format!(
-            "{ts} session {}",
-            match &s.event {
-                oneshot::store::SessionEvent::Created { .. } => "created",
-                oneshot::store::SessionEvent::Resumed => "resumed",
-            }
-        ),
-        Record::Warning(m) => format!("{ts} warning: {}", m.message),
-        Record::Note(m) => format!("{ts} note: {}", m.message),
-        Record::PolicyReload(p) => format!(
-            "{ts} policy reloaded: generation {} ({})",
-            p.generation, p.policy_hash
-        ),
-        Record::PolicyReloadFailed(p) => format!(
-            "{ts} policy edit not activated, generation {} keeps deciding: {}",
-            p.generation, p.message
-        ),
-        Record::PolicyUntrusted(p) => format!("{ts} policy change waits for trust: {}", p.message),
-        Record::PolicyLog(l) => format!("{ts} policy {} [{}]: {}", l.level, l.hook, l.message),
-    })
-}
-
-/// An answer that changes nothing: a guard allowing, an observer returning, a prompt.
-fn routine(r: &DecisionResult) -> bool {
-    matches!(
-        r,
-        DecisionResult::Guard(GuardOutcome::Allow)
-            | DecisionResult::Observed
-            | DecisionResult::Prompt(_)
-    )
-}
-
-/// A decision in a few words: the hook and what it answered.
-fn decision(d: &DecisionRecord) -> String {
-    let key = d.key.clone().unwrap_or_else(|| d.hook.to_string());
-    let builtin = if d.builtin { " (built-in)" } else { "" };
-    let reason = |r: &Option<String>| {
-        r.as_ref()
-            .map(|r| format!(": {}", one_line(r, 100)))
-            .unwrap_or_default()
-    };
-    let answer = match &d.result {
-        // The words as the auditor and the policy write them; the reason exactly as given.
-        DecisionResult::Verdict(v) => format!(
-            "{}{}",
-            format!("{:?}", v.verdict).to_uppercase(),
-            reason(&v.reason)
-        ),
-        DecisionResult::Salvage(s) => format!(
-            "{}{}",
-            format!("{:?}", s.salvage).to_lowercase(),
-            reason(&s.reason)
-        ),
-        DecisionResult::Guard(GuardOutcome::Allow) => "allow".into(),
-        DecisionResult::Guard(GuardOutcome::Veto(why)) => format!("VETO: {why}"),
-        DecisionResult::Prompt(p) => format!("prompt ({} bytes)", p.len()),
-        DecisionResult::Observed => "ok".into(),
-        DecisionResult::Permit(p) => {
-            let word = if p.allow { "allow" } else { "DENY" };
-            format!("{word}{}", reason(&p.reason))
-        }
-        DecisionResult::Error { message, kind } => format!("error ({kind}): {message}"),
-    };
-    let tool = match &d.input {
-        oneshot::store::DecisionInput::Permit { tool, .. } => format!(" {tool}"),
-        _ => String::new(),
-    };
-    format!("{key}{tool}{builtin} -> {answer}")
-}
-
 /// RFC 3339 with milliseconds, UTC.
 pub fn rfc3339(ms: u64) -> String {
     let t = std::time::UNIX_EPOCH + Duration::from_millis(ms);
     humantime::format_rfc3339_millis(t).to_string()
 }
 
-fn fmt_ts(ms: u64) -> String {
+pub fn fmt_ts(ms: u64) -> String {
     let t = std::time::UNIX_EPOCH + Duration::from_millis(ms);
     let full = humantime::format_rfc3339_millis(t).to_string();
     // 2026-11-22T04:34:47.123Z → 04:34:47.123: the date rarely matters inside one session.

@@ -221,7 +221,7 @@ impl TerminalReporter {
             return;
         }
         self.end_burst();
-        let line = account::line(role, entry, self.colour, self.width);
+        let line = account::line(role, role.as_str(), entry, self.colour, self.width);
         self.pending.extend_from_slice(line.as_bytes());
         self.pending.push(b'\n');
     }
@@ -229,7 +229,8 @@ impl TerminalReporter {
     /// Says how much of an agent's stderr burst was left out.
     fn end_burst(&mut self) {
         if let Some(more) = self.burst.end("`oneshot log ID --raw` shows them") {
-            let prefix = account::raw_prefix(self.burst_role, self.colour);
+            let role = self.burst_role;
+            let prefix = account::raw_prefix(role, role.as_str(), self.colour);
             let _ = writeln!(self.pending, "{prefix}{more}");
         }
     }
@@ -240,7 +241,11 @@ impl TerminalReporter {
         if self.quiet {
             return;
         }
-        let _ = write!(self.pending, "{}", account::raw_prefix(role, self.colour));
+        let _ = write!(
+            self.pending,
+            "{}",
+            account::raw_prefix(role, role.as_str(), self.colour)
+        );
         push_clean(&mut self.pending, &line.text, self.colour);
         self.pending.push(b'\n');
     }

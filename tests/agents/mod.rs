@@ -10,6 +10,7 @@ mod eval;
 pub mod gemini;
 pub mod harness;
 mod protocols;
+mod readable;
 mod server;
 mod sessions;
 mod starter;
