@@ -21,8 +21,8 @@
 //! Run: `cargo bench --bench binary` (release build of the binary; `-- quick` for fewer rounds;
 //! `-- agent` for the agent stream case alone, `-- throughput` for the throughput case alone).
 //! `ONESHOT_BENCH_BIN=PATH` times another build of oneshot instead (an older one, to compare).
-//! Files go under the build's target dir (`CARGO_TARGET_TMPDIR`), on the disk it is on, or
-//! under `ONESHOT_BENCH_DIR`.
+//! The throughput case's files go under the build's target dir (`CARGO_TARGET_TMPDIR`), on the
+//! disk it is on, or under `ONESHOT_BENCH_DIR`; the other cases use a temporary directory.
 
 use std::fs;
 use std::io::{Read, Write};
@@ -65,12 +65,7 @@ fn main() {
     let only_agent = std::env::args().any(|a| a == "agent");
     let only_throughput = std::env::args().any(|a| a == "throughput");
     let rounds = if quick { 3 } else { 7 };
-    // On the disk the build is on (or ONESHOT_BENCH_DIR), not in /tmp, which may be a tmpfs.
-    let base = std::env::var_os("ONESHOT_BENCH_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_TARGET_TMPDIR")));
-    fs::create_dir_all(&base).expect("bench base dir");
-    let dir = tempfile::tempdir_in(&base).expect("temp dir");
+    let dir = tempfile::tempdir().expect("temp dir");
     println!("oneshot binary bench ({})", bin());
     if only_agent {
         println!("median of 3 rounds; the baseline ran in the same rounds, interleaved\n");
@@ -78,7 +73,16 @@ fn main() {
         return;
     }
     println!("median of {rounds} rounds; the baseline ran in the same rounds, interleaved\n");
-    throughput::throughput(dir.path(), rounds);
+    {
+        // The log must reach a disk: under the target dir (or ONESHOT_BENCH_DIR), not in /tmp,
+        // which may be a tmpfs.
+        let base = std::env::var_os("ONESHOT_BENCH_DIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from(env!("CARGO_TARGET_TMPDIR")));
+        fs::create_dir_all(&base).expect("bench base dir");
+        let on_disk = tempfile::tempdir_in(&base).expect("temp dir on disk");
+        throughput::throughput(on_disk.path(), rounds);
+    }
     if only_throughput {
         return;
     }
