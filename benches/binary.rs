@@ -1,9 +1,12 @@
 //! oneshot measured where users feel it: the real binary, beside a plain baseline in the same
 //! run (the machine is noisy, so only same-run comparisons mean anything).
 //!
-//! - **throughput**: a worker `cat`s 500,000 Claude-like stream-json lines (1% carrying a
-//!   secret) through oneshot — redaction and the NDJSON log on — beside `cat FILE > OUT`.
-//!   Lines/s end to end (session set-up and the auditor included) and oneshot's peak RSS.
+//! - **throughput**: as a user runs it — from the project directory holding the stream,
+//!   `oneshot --worker-cmd "cat stream.ndjson" --auditor-cmd "echo VERDICT: DONE" TASK` with
+//!   the default state dir on the same disk; 500,000 Claude-like stream-json lines (1% carrying
+//!   a secret), redaction and the durable NDJSON log on; whole-process wall time, CPU and peak
+//!   RSS, beside the durable floor (`cat | dd conv=fdatasync`) and a page-cache `cat > F` in
+//!   the same rounds (see `binary/throughput.rs`).
 //! - **start**: from spawning oneshot to its worker running, beside spawning the same worker
 //!   directly.
 //! - **trickle CPU**: a worker printing a 500-byte line every 10 ms for a few seconds; oneshot's
@@ -16,11 +19,13 @@
 //! - **list/status**: `oneshot list` and `oneshot status` over 1,000 sessions.
 //!
 //! Run: `cargo bench --bench binary` (release build of the binary; `-- quick` for fewer rounds;
-//! `-- agent` for the agent stream case alone).
+//! `-- agent` for the agent stream case alone, `-- throughput` for the throughput case alone).
 //! `ONESHOT_BENCH_BIN=PATH` times another build of oneshot instead (an older one, to compare).
+//! The throughput case's files go under the build's target dir (`CARGO_TARGET_TMPDIR`), on the
+//! disk it is on, or under `ONESHOT_BENCH_DIR`; the other cases use a temporary directory.
 
 use std::fs;
-use std::io::{BufWriter, Read, Write};
+use std::io::{Read, Write};
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -28,7 +33,9 @@ use std::time::{Duration, Instant};
 
 #[path = "support/generator.rs"]
 mod generator;
-use generator::{ENV_SECRET, Generator, SECRET};
+#[path = "binary/throughput.rs"]
+mod throughput;
+use generator::ENV_SECRET;
 
 /// The binary this bench was built with.
 const BUILT: &str = env!("CARGO_BIN_EXE_oneshot");
@@ -56,6 +63,7 @@ fn main() {
     BIN.set(chosen).expect("set once");
     let quick = std::env::args().any(|a| a == "quick");
     let only_agent = std::env::args().any(|a| a == "agent");
+    let only_throughput = std::env::args().any(|a| a == "throughput");
     let rounds = if quick { 3 } else { 7 };
     let dir = tempfile::tempdir().expect("temp dir");
     println!("oneshot binary bench ({})", bin());
@@ -65,7 +73,19 @@ fn main() {
         return;
     }
     println!("median of {rounds} rounds; the baseline ran in the same rounds, interleaved\n");
-    throughput(dir.path(), rounds);
+    {
+        // The log must reach a disk: under the target dir (or ONESHOT_BENCH_DIR), not in /tmp,
+        // which may be a tmpfs.
+        let base = std::env::var_os("ONESHOT_BENCH_DIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from(env!("CARGO_TARGET_TMPDIR")));
+        fs::create_dir_all(&base).expect("bench base dir");
+        let on_disk = tempfile::tempdir_in(&base).expect("temp dir on disk");
+        throughput::throughput(on_disk.path(), rounds);
+    }
+    if only_throughput {
+        return;
+    }
     start(dir.path(), rounds * 3);
     trickle_cpu(dir.path(), 3, if quick { 1 } else { 3 });
     agent_cpu(dir.path(), AGENT_SECONDS, if quick { 1 } else { 3 });
@@ -101,9 +121,16 @@ fn oneshot(dir: &Path, worker: &str, auditor: &str) -> Command {
 }
 
 /// Runs `cmd` to completion: wall time and peak RSS (KiB) of it and its reaped children.
+fn timed(cmd: &mut Command) -> (Duration, u64) {
+    let (t, usage) = timed_usage(cmd);
+    (t, usage.ru_maxrss as u64)
+}
+
+/// Runs `cmd` to completion: wall time and the resource usage of it and its reaped children
+/// (CPU time, peak RSS in KiB); panics with its stderr if it fails.
 // The child is reaped by `wait4` (for its resource usage), not by `Child::wait`.
 #[allow(clippy::zombie_processes)]
-fn timed(cmd: &mut Command) -> (Duration, u64) {
+fn timed_usage(cmd: &mut Command) -> (Duration, libc::rusage) {
     let t = Instant::now();
     let child = cmd.spawn().expect("spawn");
     let pid = child.id() as libc::pid_t;
@@ -119,99 +146,12 @@ fn timed(cmd: &mut Command) -> (Duration, u64) {
     }
     let status = std::process::ExitStatus::from_raw(status);
     assert!(status.success(), "{cmd:?} failed: {status}\n{stderr}");
-    (elapsed, usage.ru_maxrss as u64)
+    (elapsed, usage)
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
-}
-
-fn throughput(dir: &Path, rounds: usize) {
-    let stream = dir.join("stream.ndjson");
-    let mut out = BufWriter::new(fs::File::create(&stream).expect("create stream"));
-    let mut generator = Generator::new(LINES);
-    let mut chunk = Vec::new();
-    while generator.fill(&mut chunk) {
-        out.write_all(&chunk).expect("write stream");
-    }
-    out.flush().expect("flush stream");
-    drop(out);
-    let mb = generator.bytes as f64 / 1e6;
-    println!(
-        "throughput: {LINES} lines, {mb:.0} MB (mean {} bytes/line), redaction and log on",
-        generator.bytes / LINES
-    );
-    let (mut cat, mut ours, mut rss) = (Vec::new(), Vec::new(), Vec::new());
-    for round in 0..rounds {
-        let copy = dir.join("copy.ndjson");
-        let (t, _) = timed(
-            Command::new("sh")
-                .arg("-c")
-                .arg(format!("cat '{}' > '{}'", stream.display(), copy.display()))
-                .stderr(Stdio::piped()),
-        );
-        cat.push(LINES as f64 / t.as_secs_f64());
-        let _ = fs::remove_file(&copy);
-        let _ = fs::remove_dir_all(dir.join("state"));
-        let worker = format!("cat '{}'", stream.display());
-        let (t, peak) = timed(&mut oneshot(dir, &worker, "echo 'VERDICT: DONE'"));
-        ours.push(LINES as f64 / t.as_secs_f64());
-        rss.push(peak as f64 / 1024.0);
-        if round == 0 {
-            verify_log(&dir.join("state"));
-        }
-    }
-    let _ = fs::remove_dir_all(dir.join("state"));
-    let _ = fs::remove_file(&stream);
-    println!("  {:<44} {:>12.0} lines/s", "cat FILE > OUT", median(cat));
-    println!(
-        "  {:<44} {:>12.0} lines/s   peak RSS {:.1} MB",
-        "oneshot --worker-cmd 'cat FILE' (end to end)",
-        median(ours),
-        median(rss)
-    );
-    println!();
-}
-
-/// The one session's log holds every line, as activity records, and no secret. Read in
-/// pieces: this process must stay small, since a child's peak RSS as `wait4` reports it
-/// includes what it inherited from this process before `exec`.
-fn verify_log(state: &Path) {
-    let sessions = state.join("sessions");
-    let session = fs::read_dir(&sessions)
-        .expect("sessions dir")
-        .next()
-        .expect("one session")
-        .expect("entry")
-        .path();
-    let mut file = fs::File::open(session.join("oneshot-log.json")).expect("open log");
-    let marker: &[u8] = br#""type":"activity","role":"worker""#;
-    let keep = SECRET.len().max(ENV_SECRET.len()).max(marker.len());
-    let mut buf = vec![0u8; 1 << 20];
-    let (mut filled, mut activity) = (0usize, 0u64);
-    loop {
-        let n = file.read(&mut buf[filled..]).expect("read log");
-        if n == 0 {
-            break;
-        }
-        let window = &buf[..filled + n];
-        for secret in [SECRET, ENV_SECRET] {
-            assert!(
-                memchr::memmem::find(window, secret.as_bytes()).is_none(),
-                "a secret reached the log"
-            );
-        }
-        // Count markers that end in the new bytes only (those ending in the kept part were
-        // counted last time).
-        activity += memchr::memmem::find_iter(window, marker)
-            .filter(|at| at + marker.len() > filled)
-            .count() as u64;
-        let from = window.len().saturating_sub(keep);
-        buf.copy_within(from..filled + n, 0);
-        filled = filled + n - from;
-    }
-    assert_eq!(activity, LINES, "one activity record per line");
 }
 
 fn start(dir: &Path, rounds: usize) {
