@@ -148,6 +148,7 @@ fn replay_shows_where_another_policy_decides_differently() {
     assert_eq!(code(&r), 0, "{}", text(&r));
     let v: serde_json::Value = serde_json::from_slice(&r.stdout).unwrap();
     assert_eq!(v["differences"].as_array().unwrap().len(), 0, "{v}");
+    assert_eq!(v["verdict"], "same", "{v}");
 
     // A lenient verdict accepts the first attempt: the path ends COMPLETED one iteration early.
     let lenient = w.file(
@@ -164,9 +165,13 @@ fn replay_shows_where_another_policy_decides_differently() {
     assert_eq!(code(&r), 0, "{}", text(&r));
     let v: serde_json::Value = serde_json::from_slice(&r.stdout).unwrap();
     let diffs = v["differences"].as_array().unwrap();
-    assert_eq!(diffs.len(), 1, "{v}");
+    // The retry became a done; the done got another reason.
+    assert_eq!(diffs.len(), 2, "{v}");
     assert_eq!(diffs[0]["hook"], "verdict");
     assert_eq!(diffs[0]["iteration"], 1);
+    assert_eq!(diffs[0]["kind"], "answer");
+    assert_eq!(diffs[1]["kind"], "reason");
+    assert_eq!(v["verdict"], "differs");
     let path = v["simulated_path"].as_array().unwrap();
     assert_eq!(path.last().unwrap(), "COMPLETED");
     assert!(
@@ -186,6 +191,78 @@ fn replay_shows_where_another_policy_decides_differently() {
         "{s}"
     );
     insta::assert_snapshot!("replay_lenient", s);
+}
+
+/// The question a replay answers — where would this session have ended under P? — through
+/// the binary: recorded under the built-in policy (done at iteration 1), replayed under a
+/// policy that says retry at iteration 1 and impossible at iteration 2, it ends REJECTED at
+/// iteration 2, the runs that were never recorded standing in as printed assumptions; one
+/// verdict, and `--exit-code` agrees with it.
+#[test]
+fn replay_says_where_the_session_would_have_ended() {
+    let w = World::new();
+    let worker = w.script("w.sh", "echo work >> out");
+    let auditor = w.script("a.sh", AUDIT_DONE);
+    let out = w.run(&worker, &auditor, &["-q"], "t");
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let id = w.session_id();
+    let other = w.file(
+        "other.lua",
+        "return { verdict = function(o, ctx) \
+           if ctx.iteration == 1 then return 'retry', 'add a test' end \
+           return 'impossible', 'needs a database' end }",
+    );
+    let replay = |extra: &[&str]| {
+        w.cmd()
+            .args(["policy", "replay", &id, "--policy"])
+            .arg(&other)
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let r = replay(&["--exit-code"]);
+    assert_eq!(code(&r), 1, "{}", text(&r));
+    let s = String::from_utf8_lossy(&r.stdout);
+    assert!(
+        s.contains("under this policy the session ends REJECTED at iteration 2 (recorded: COMPLETED at iteration 1)"),
+        "{s}"
+    );
+    assert_eq!(s.matches("verdict:").count(), 1, "{s}");
+    assert!(
+        s.contains("assumed:   from iteration 2 on, the worker's output is taken as recorded"),
+        "{s}"
+    );
+    assert!(
+        s.contains("AUDITOR_EXECUTING -> REJECTED: impossible: needs a database"),
+        "{s}"
+    );
+    let v: serde_json::Value = serde_json::from_slice(&replay(&["--json"]).stdout).unwrap();
+    assert_eq!(v["verdict"], "differs");
+    assert_eq!(v["simulated_end"]["state"], "REJECTED");
+    assert_eq!(v["simulated_end"]["iteration"], 2);
+    assert_eq!(v["recorded_end"]["state"], "COMPLETED");
+    // Stopping at the divergence: no assumption, and it says what was never recorded.
+    let r = replay(&["--stop-at-divergence"]);
+    let s = String::from_utf8_lossy(&r.stdout);
+    assert!(!s.contains("assumed:"), "{s}");
+    assert!(
+        s.contains("stopped:   iteration 2 of the worker would run here"),
+        "{s}"
+    );
+    // The same policy: no difference, exit 0 with --exit-code.
+    let same = w
+        .cmd()
+        .args(["policy", "replay", &id, "--policy"])
+        .arg(w.file("same.lua", "return {}"))
+        .arg("--exit-code")
+        .output()
+        .unwrap();
+    assert_eq!(code(&same), 0, "{}", text(&same));
+    assert!(
+        text(&same).contains("verdict: no difference"),
+        "{}",
+        text(&same)
+    );
 }
 
 #[test]

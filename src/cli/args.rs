@@ -419,7 +419,8 @@ pub enum PolicyCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Re-run a recorded session's decisions through another policy and show what differs.
+    /// Re-run a recorded session's decisions through another policy: what differs, and where
+    /// the session would have ended under it.
     #[command(after_help = examples::POLICY_REPLAY)]
     Replay {
         /// Session id or unique prefix (may still be running).
@@ -431,9 +432,14 @@ pub enum PolicyCommand {
         /// Print the report as JSON.
         #[arg(long)]
         json: bool,
-        /// Exit 1 when any decision differs or fails, or the path changes (for CI).
+        /// Exit 1 unless the verdict is "no difference": a decision's answer or reason
+        /// differs or fails, or the path or the end changes (for CI).
         #[arg(long)]
         exit_code: bool,
+        /// Stop where the replayed path leaves the recorded one, instead of going on with the
+        /// recorded runs standing in for the runs the new path needs (printed as assumptions).
+        #[arg(long)]
+        stop_at_divergence: bool,
     },
     /// Trust the current content of a policy file (or module) so a running session may load
     /// it, even though it lives where an agent can write.

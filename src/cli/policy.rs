@@ -40,6 +40,7 @@ pub fn run(store: &Store, cmd: PolicyCommand) -> Result<i32> {
             policy,
             json,
             exit_code,
+            stop_at_divergence,
         } => {
             let dir = store.open(&id)?;
             let host = PolicyHost::load(&policy, opts)?;
@@ -47,7 +48,8 @@ pub fn run(store: &Store, cmd: PolicyCommand) -> Result<i32> {
             for w in &log.warnings {
                 errln!("oneshot: warning: {w}");
             }
-            let report = oneshot::replay::replay(&log, &host)
+            let opts = oneshot::replay::ReplayOptions { stop_at_divergence };
+            let report = oneshot::replay::replay_with(&log, &host, opts)
                 .with_context(|| format!("replay session {}", dir.id()))?;
             if json {
                 outln!("{}", serde_json::to_string_pretty(&report)?);

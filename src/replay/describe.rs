@@ -29,23 +29,44 @@ pub(crate) fn same(old: &DecisionResult, new: &DecisionResult, reasons: bool) ->
     }
 }
 
-/// `old` and `new` as short one-line texts for a table. Prompts that differ are shown from a
-/// little before their first difference, so the change is visible.
-pub(crate) fn describe_pair(
-    old: &DecisionResult,
-    new: &DecisionResult,
-    reasons: bool,
-) -> (String, String) {
+/// `old` and `new` as short one-line texts for a table, reasons included: `retry: the tests
+/// fail` → `done`. Prompts that differ show their first differing line (see [`prompt_lines`]).
+pub(crate) fn describe_pair(old: &DecisionResult, new: &DecisionResult) -> (String, String) {
     if let (DecisionResult::Prompt(a), DecisionResult::Prompt(b)) = (old, new) {
-        let at = first_difference(a, b).saturating_sub(SHOWN / 3);
-        let at = floor_boundary(a, at).min(floor_boundary(b, at));
-        let cut = |s: &str| {
-            let text = shorten(&s[at..]);
-            if at > 0 { format!("…{text}") } else { text }
-        };
-        return (cut(a), cut(b));
+        let (line, a, b) = prompt_lines(a, b);
+        return (format!("line {line}: {a}"), format!("line {line}: {b}"));
     }
-    (describe(old, reasons), describe(new, reasons))
+    (describe(old, true), describe(new, true))
+}
+
+/// Where two prompts part: the number (from 1) of their first differing line, and that line of
+/// each, cut around the first differing character so the change shows (`(none)` for a prompt
+/// that ends before it, `(empty line)` for a blank one).
+pub(crate) fn prompt_lines(a: &str, b: &str) -> (usize, String, String) {
+    let (mut la, mut lb) = (a.lines(), b.lines());
+    let mut n = 0;
+    loop {
+        n += 1;
+        let (x, y) = (la.next(), lb.next());
+        if x == y {
+            if x.is_none() {
+                return (n, "(none)".into(), "(none)".into());
+            }
+            continue;
+        }
+        let (xs, ys) = (x.unwrap_or(""), y.unwrap_or(""));
+        let at = first_difference(xs, ys).saturating_sub(SHOWN / 3);
+        let at = floor_boundary(xs, at).min(floor_boundary(ys, at));
+        let cut = |line: Option<&str>| match line {
+            None => "(none)".to_string(),
+            Some("") => "(empty line)".to_string(),
+            Some(s) => {
+                let text = shorten(&s[at.min(s.len())..]);
+                if at > 0 { format!("…{text}") } else { text }
+            }
+        };
+        return (n, cut(x), cut(y));
+    }
 }
 
 /// One answer as a short text: `retry`, `deny: too many files`, `error: strict.lua:3: …`.

@@ -3,7 +3,7 @@
 
 use super::describe::{describe_pair, same};
 use super::facts::Recording;
-use super::report::{Difference, IncompleteDecision, ReplayFailure};
+use super::report::{Difference, DifferenceKind, IncompleteDecision, ReplayFailure};
 use crate::policy::FailMode;
 use crate::session::{Decide, HookError, PolicyJudge};
 use crate::store::{DecisionInput, DecisionResult};
@@ -28,26 +28,20 @@ impl Diff {
     /// Asks `judge` the recorded questions up to index `last` not asked yet, in log order,
     /// each with its recorded input, through the same [`Decide`] calls the engine makes (so
     /// built-in defaults stand in for missing hooks).
-    pub(crate) fn ask_through(
-        &mut self,
-        last: usize,
-        rec: &Recording,
-        judge: &mut PolicyJudge,
-        include_reasons: bool,
-    ) {
+    pub(crate) fn ask_through(&mut self, last: usize, rec: &Recording, judge: &mut PolicyJudge) {
         let end = rec.decisions.len().min(last.saturating_add(1));
         while self.answers.len() < end {
-            let answer = self.ask_again(rec, judge, include_reasons);
+            let answer = self.ask_again(rec, judge);
             self.answers.push(answer);
         }
     }
 
-    /// Asks the next recorded question again and notes what differs.
+    /// Asks the next recorded question again and notes what differs: the answer, or only its
+    /// reason (a critique is the next prompt, so a changed one is a difference too).
     fn ask_again(
         &mut self,
         rec: &Recording,
         judge: &mut PolicyJudge,
-        include_reasons: bool,
     ) -> Option<Result<DecisionResult, HookError>> {
         let d = &rec.decisions[self.answers.len()];
         if !d.missing_blobs.is_empty() {
@@ -63,13 +57,19 @@ impl Diff {
         self.replayed += 1;
         let answer = ask(judge, &d.input);
         match &answer {
-            Ok(new) if !same(&d.result, new, include_reasons) => {
-                let (old, new) = describe_pair(&d.result, new, include_reasons);
+            Ok(new) if !same(&d.result, new, true) => {
+                let kind = if same(&d.result, new, false) {
+                    DifferenceKind::Reason
+                } else {
+                    DifferenceKind::Answer
+                };
+                let (old, new) = describe_pair(&d.result, new);
                 self.differences.push(Difference {
                     index: d.index,
                     hook: d.hook,
                     iteration: d.iteration,
                     state: d.state,
+                    kind,
                     old,
                     new,
                 });

@@ -35,6 +35,8 @@ pub(crate) struct Fact {
     pub event: Event,
     /// For a process start: who, which iteration, with which prompt.
     pub started: Option<(Role, u32, String)>,
+    /// For a process that could not be started: who, which iteration.
+    pub failed_start: Option<(Role, u32)>,
     /// Blobs the record referenced that the log lacks: the fact cannot be given faithfully.
     pub missing: Vec<String>,
 }
@@ -58,11 +60,25 @@ pub struct RecordedDecision {
     pub missing_blobs: Vec<String>,
 }
 
+/// One recorded run of the worker or the auditor: what stands in for a run the replayed
+/// session makes that the recording never did.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct RecordedRun {
+    pub role: Role,
+    pub iteration: u32,
+    /// Its facts, by index into [`Recording::facts`]: its start (or failed start), what its
+    /// agent reported, its timeouts, its exit, and a worker's inspection after it — not the
+    /// user's interrupts, nor a resume's facts.
+    pub facts: Vec<usize>,
+}
+
 /// A recorded session, ready to replay.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Recording {
     pub(crate) created: Option<Created>,
     pub(crate) facts: Vec<Fact>,
+    /// The runs that ended (their exit, or their failed start, is recorded), in log order.
+    pub(crate) runs: Vec<RecordedRun>,
     /// The decisions, in log order.
     pub decisions: Vec<RecordedDecision>,
     /// The transitions, in log order.
@@ -91,6 +107,7 @@ impl Recording {
                 ts,
                 event,
                 started: None,
+                failed_start: None,
                 missing: missing.clone(),
             };
             match record {
@@ -127,7 +144,13 @@ impl Recording {
                             });
                             continue;
                         }
-                        ProcessEvent::SpawnFailed { error } => Event::SpawnFailed(error.clone()),
+                        ProcessEvent::SpawnFailed { error } => {
+                            r.facts.push(Fact {
+                                failed_start: Some((p.role, p.iteration)),
+                                ..fact(p.ts, Event::SpawnFailed(error.clone()))
+                            });
+                            continue;
+                        }
                         ProcessEvent::Stopping {
                             reason:
                                 why @ (StopReason::InactivityTimeout | StopReason::WorkerTimeout),
@@ -206,7 +229,28 @@ impl Recording {
                 _ => {}
             }
         }
+        r.runs = runs(&r.facts);
         Ok(r)
+    }
+
+    /// The run that stands in for the `k`-th start (from 0) of `role` in `iteration` once the
+    /// replayed session has left the recorded one: the `k`-th recorded run of that iteration
+    /// (its last, when the replay starts it more often), else the last recorded run of `role`
+    /// before it. `None` when `role` never ran to an end.
+    pub(crate) fn stand_in(&self, role: Role, iteration: u32, k: usize) -> Option<&RecordedRun> {
+        let same: Vec<&RecordedRun> = self
+            .runs
+            .iter()
+            .filter(|r| r.role == role && r.iteration == iteration)
+            .collect();
+        if let Some(run) = same.get(k).or(same.last()) {
+            return Some(run);
+        }
+        let mut of_role = self.runs.iter().rev().filter(|r| r.role == role);
+        of_role
+            .clone()
+            .find(|r| r.iteration < iteration)
+            .or_else(|| of_role.next())
     }
 
     /// The states the session went through: the first transition's `from`, then every `to`.
@@ -219,8 +263,68 @@ impl Recording {
         path
     }
 
+    /// Where the recorded session ended (or stands): its last transition.
+    pub fn ending(&self) -> Option<super::Ending> {
+        self.transitions.last().map(|t| super::Ending {
+            state: t.to,
+            iteration: t.iteration,
+            reason: t.reason.as_ref().map(ToString::to_string),
+        })
+    }
+
     /// The state the last transition entered.
     pub fn final_state(&self) -> Option<SessionState> {
         self.transitions.last().map(|t| t.to)
     }
+}
+
+/// The runs among `facts`: each from its start to its exit, with a worker's inspection after
+/// it; a run without a recorded end (oneshot died in it) is left out.
+fn runs(facts: &[Fact]) -> Vec<RecordedRun> {
+    let mut out = Vec::new();
+    let mut open: Option<RecordedRun> = None;
+    for (i, fact) in facts.iter().enumerate() {
+        if let Some((role, iteration, _)) = &fact.started {
+            open = Some(RecordedRun {
+                role: *role,
+                iteration: *iteration,
+                facts: vec![i],
+            });
+            continue;
+        }
+        match &fact.event {
+            // Not the run's: the user's, and a later oneshot's.
+            Event::Interrupt | Event::Kill | Event::Start | Event::Fenced(_) => {}
+            Event::SpawnFailed(_) => {
+                // A failed start is the run's whole story.
+                if let Some((role, iteration)) = fact.failed_start {
+                    out.push(RecordedRun {
+                        role,
+                        iteration,
+                        facts: vec![i],
+                    });
+                }
+                open = None;
+            }
+            Event::Exited { .. } => {
+                if let Some(mut run) = open.take() {
+                    run.facts.push(i);
+                    let inspected = matches!(
+                        facts.get(i + 1).map(|f| &f.event),
+                        Some(Event::Inspected(_))
+                    );
+                    if run.role == Role::Worker && inspected {
+                        run.facts.push(i + 1);
+                    }
+                    out.push(run);
+                }
+            }
+            _ => {
+                if let Some(run) = &mut open {
+                    run.facts.push(i);
+                }
+            }
+        }
+    }
+    out
 }

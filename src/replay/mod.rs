@@ -13,8 +13,11 @@
 //!   ([`Session::step`](crate::session::Session::step)) with the new policy deciding, in
 //!   their recorded order and at their recorded times. Because the core is the engine's own,
 //!   the simulated path is the path a real run under that policy takes — failure modes, guard
-//!   vetoes, limits and all — for as long as the facts allow; where the new policy would need
-//!   a fact never recorded (a run that never happened), it stops and says so.
+//!   vetoes, limits and all. Where the new path leaves the recorded one and needs a run that
+//!   never happened (a worker run with a new critique, an iteration the recording never
+//!   reached), the recorded run of that iteration (or the last one before it) stands in,
+//!   output as recorded, under an assumption the report prints — so the report answers where
+//!   the session would have ended. [`ReplayOptions::stop_at_divergence`] stops there instead.
 
 mod describe;
 mod diff;
@@ -24,13 +27,17 @@ mod prefetch;
 mod report;
 mod reuse;
 mod simulate;
+mod stand_in;
 
 #[cfg(test)]
 mod tests;
 
 pub use error::ReplayError;
 pub use facts::{RecordedDecision, Recording};
-pub use report::{Difference, IncompleteDecision, ReplayFailure, ReplayReport};
+pub use report::{
+    Difference, DifferenceKind, Ending, IncompleteDecision, ReplayFailure, ReplayReport,
+    ReplayVerdict,
+};
 
 use crate::pipeline::Redactor;
 use crate::policy::PolicyHost;
@@ -38,12 +45,12 @@ use crate::session::PolicyJudge;
 use crate::store::Log;
 use reuse::Reusing;
 
-/// How [`replay_with`] compares answers.
+/// How [`replay_with`] replays.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ReplayOptions {
-    /// Also count a decision as different when only its reason (or confidence, or error
-    /// message) changed. Off by default: reasons are prose and change with every wording tweak.
-    pub include_reasons: bool,
+    /// Stop where the simulated path leaves the recorded one, instead of going on with the
+    /// recorded runs standing in for the runs the new path needs.
+    pub stop_at_divergence: bool,
 }
 
 /// Replays the session recorded in `log` under `policy`, with the default [`ReplayOptions`].
@@ -72,15 +79,12 @@ pub fn replay_recording(rec: &Recording, policy: &PolicyHost, opts: ReplayOption
     // questions store nothing, so they share its redactor.
     let redactor = Redactor::from_env(policy.redact_patterns())
         .unwrap_or_else(|_| Redactor::new(&[], Vec::new()).expect("no patterns compile"));
-    let mut judge = Reusing::new(
-        PolicyJudge::new(policy, 1, &redactor),
-        rec,
-        opts.include_reasons,
-    );
-    let sim = simulate::simulate(rec, policy, &mut judge);
+    let mut judge = Reusing::new(PolicyJudge::new(policy, 1, &redactor), rec);
+    let sim = simulate::simulate(rec, policy, &mut judge, opts);
     let diff = judge.finish();
-    ReplayReport {
+    let mut report = ReplayReport {
         policy_hash: policy.hash().to_string(),
+        verdict: ReplayVerdict::Same,
         decisions: rec.decisions.len(),
         replayed: diff.replayed,
         differences: diff.differences,
@@ -88,9 +92,14 @@ pub fn replay_recording(rec: &Recording, policy: &PolicyHost, opts: ReplayOption
         incomplete: diff.incomplete,
         recorded_path: rec.path(),
         simulated_path: sim.path,
+        recorded_end: rec.ending(),
+        simulated_end: sim.end,
         divergence: sim.divergence,
+        assumptions: sim.assumptions,
         notes: sim.notes,
         stopped: sim.stopped,
         complete: rec.final_state().is_some_and(|s| s.is_terminal()),
-    }
+    };
+    report.judge();
+    report
 }

@@ -10,6 +10,8 @@ use std::fmt::Write;
 pub struct ReplayReport {
     /// The content hash of the policy replayed through.
     pub policy_hash: String,
+    /// The one answer: nothing differs, something differs, or decisions fail under the policy.
+    pub verdict: ReplayVerdict,
     /// How many decisions the log recorded.
     pub decisions: usize,
     /// How many of them were re-run (the others are [`ReplayReport::incomplete`]).
@@ -25,8 +27,17 @@ pub struct ReplayReport {
     /// The states it would have gone through under the new policy, as far as the recorded
     /// facts tell.
     pub simulated_path: Vec<SessionState>,
+    /// How the recorded session ended (or where it stands, when it has not ended).
+    pub recorded_end: Option<Ending>,
+    /// Where the session ends under the new policy, as far as the recorded facts (and, past
+    /// the divergence, the recorded runs standing in for new ones) tell.
+    pub simulated_end: Option<Ending>,
     /// Where the simulated path first left the recorded one, and why.
     pub divergence: Option<String>,
+    /// What the replay took as given to go on past the divergence: the runs the new path
+    /// needs that were never recorded are the recorded ones, as they were (e.g. `the worker's
+    /// output is taken as recorded from iteration 2 on`).
+    pub assumptions: Vec<String>,
     /// What the new policy decided after the divergence (vetoes, failures, limits).
     pub notes: Vec<String>,
     /// Why the simulation stopped before a terminal state, e.g. `iteration 3 of the worker
@@ -35,6 +46,48 @@ pub struct ReplayReport {
     /// The recorded session reached a terminal state; `false` for a session still running (or
     /// interrupted), whose log is replayed as far as it goes.
     pub complete: bool,
+}
+
+/// The one answer of a replay.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ReplayVerdict {
+    /// Every recorded decision gets the same answer, reason included, and the session takes
+    /// the same path to the same end.
+    Same,
+    /// An answer or a reason differs, or the path or the end does.
+    Differs,
+    /// Decisions fail under the new policy (and maybe others differ too).
+    Fails,
+}
+
+/// Where a session ends (or stands).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Ending {
+    /// The state.
+    pub state: SessionState,
+    /// The worker iteration.
+    pub iteration: u32,
+    /// Why it is there, as a sentence.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+impl std::fmt::Display for Ending {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} at iteration {}", self.state, self.iteration)
+    }
+}
+
+/// What about a decision differs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DifferenceKind {
+    /// The answer itself: another verdict, salvage, guard word or prompt.
+    Answer,
+    /// Only its reason (or confidence): the same word, other words for it — a retry's reason is
+    /// the critique in the next prompt.
+    Reason,
 }
 
 /// A decision the new policy answers differently.
@@ -48,6 +101,8 @@ pub struct Difference {
     pub iteration: u32,
     /// The state it was asked in.
     pub state: SessionState,
+    /// What differs.
+    pub kind: DifferenceKind,
     /// The recorded answer, shortened.
     pub old: String,
     /// The new answer, shortened.
@@ -90,16 +145,64 @@ pub struct IncompleteDecision {
 }
 
 impl ReplayReport {
-    /// Something differs: an answer, a failure, or the path. What `--exit-code` tests.
+    /// Something differs: an answer or a reason, a failure, the path or the end. What
+    /// `--exit-code` tests; the same as a verdict other than [`ReplayVerdict::Same`].
     pub fn differs(&self) -> bool {
-        !self.differences.is_empty()
-            || !self.errors.is_empty()
-            || self.divergence.is_some()
-            || self.simulated_path != self.recorded_path
+        self.verdict != ReplayVerdict::Same
     }
 
-    /// A plain-text report: the decisions that differ as a table (hook, iteration, old → new),
-    /// then failures, then the recorded and simulated paths.
+    /// The verdict these findings make: one, never two that disagree.
+    pub(crate) fn judge(&mut self) {
+        let ends = |e: &Option<Ending>| e.as_ref().map(|e| (e.state, e.iteration));
+        self.verdict = if !self.errors.is_empty() {
+            ReplayVerdict::Fails
+        } else if !self.differences.is_empty()
+            || self.divergence.is_some()
+            || self.simulated_path != self.recorded_path
+            || ends(&self.simulated_end) != ends(&self.recorded_end)
+        {
+            ReplayVerdict::Differs
+        } else {
+            ReplayVerdict::Same
+        };
+    }
+
+    /// The verdict as the report's first sentence.
+    fn headline(&self) -> String {
+        let end = |e: &Option<Ending>| e.as_ref().map_or("nowhere".to_string(), Ending::to_string);
+        let recorded = end(&self.recorded_end);
+        let simulated = end(&self.simulated_end);
+        let ends = if recorded == simulated {
+            format!("the session ends the same, {simulated}")
+        } else {
+            format!("under this policy the session ends {simulated} (recorded: {recorded})")
+        };
+        let ends = if self.stopped.is_some() && self.simulated_end != self.recorded_end {
+            format!("{ends}, as far as the replay could go")
+        } else {
+            ends
+        };
+        match self.verdict {
+            ReplayVerdict::Same => {
+                format!("no difference: every recorded decision gets the same answer and {ends}")
+            }
+            ReplayVerdict::Differs if self.differences.is_empty() => format!(
+                "differs: no recorded decision gets another answer, but the path changes — {ends}"
+            ),
+            ReplayVerdict::Differs => format!(
+                "differs: {} decision(s) answered differently; {ends}",
+                self.differences.len()
+            ),
+            ReplayVerdict::Fails => format!(
+                "fails: {} decision(s) fail under this policy; {ends}",
+                self.errors.len()
+            ),
+        }
+    }
+
+    /// A plain-text report: the verdict, the decisions that differ as a table (hook, iteration,
+    /// old → new), failures, then the recorded and simulated paths, where they parted, and what
+    /// the replay assumed past that.
     pub fn render_table(&self) -> String {
         let mut out = String::new();
         let status = if self.complete {
@@ -112,23 +215,19 @@ impl ReplayReport {
             "replayed {} of {} decisions through {} ({status})",
             self.replayed, self.decisions, self.policy_hash
         );
-        if self.differences.is_empty() && self.errors.is_empty() {
-            out.push_str("no decision differs\n");
-        } else if self.differences.is_empty() {
-            let _ = writeln!(
-                out,
-                "no answer differs, but {} decision(s) fail under this policy:",
-                self.errors.len()
-            );
-        } else {
-            let _ = writeln!(out, "{} decision(s) differ:", self.differences.len());
+        let _ = writeln!(out, "verdict: {}", self.headline());
+        if !self.differences.is_empty() {
             let rows: Vec<[String; 6]> = self
                 .differences
                 .iter()
                 .map(|d| {
+                    let hook = match d.kind {
+                        DifferenceKind::Answer => d.hook.to_string(),
+                        DifferenceKind::Reason => format!("{} (reason)", d.hook),
+                    };
                     [
                         d.index.to_string(),
-                        d.hook.to_string(),
+                        hook,
                         d.iteration.to_string(),
                         d.state.to_string(),
                         d.old.clone(),
@@ -166,13 +265,25 @@ impl ReplayReport {
         let _ = writeln!(out, "recorded:  {}", path(&self.recorded_path));
         let _ = writeln!(out, "simulated: {}", path(&self.simulated_path));
         if let Some(d) = &self.divergence {
-            let _ = writeln!(out, "diverged: {d}");
+            let _ = writeln!(out, "diverged:  {d}");
         }
-        for n in &self.notes {
-            let _ = writeln!(out, "  {n}");
+        for a in &self.assumptions {
+            let _ = writeln!(out, "assumed:   {a}");
+        }
+        // The same decision again and again (a retry each iteration) reads once, counted.
+        let mut notes = self.notes.iter().peekable();
+        while let Some(n) = notes.next() {
+            let mut times = 1;
+            while notes.next_if(|m| *m == n).is_some() {
+                times += 1;
+            }
+            match times {
+                1 => _ = writeln!(out, "  {n}"),
+                _ => _ = writeln!(out, "  {n} (×{times})"),
+            }
         }
         if let Some(s) = &self.stopped {
-            let _ = writeln!(out, "stopped: {s}");
+            let _ = writeln!(out, "stopped:   {s}");
         }
         out
     }

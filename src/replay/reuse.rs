@@ -10,7 +10,6 @@
 
 use super::diff::Diff;
 use super::facts::Recording;
-use super::simulate::same_answer;
 use crate::executor::Evidence;
 use crate::machine::SessionState;
 use crate::policy::{FailMode, GuardOutcome, HookCtx, Limits, SalvageDecision, VerdictDecision};
@@ -24,7 +23,8 @@ pub(crate) enum Asked {
     /// The recorded question at this index, answered as re-asked: with that answer where it
     /// differs from the recorded one (the re-asked answer itself went to the core).
     Recorded(Option<DecisionResult>),
-    /// Another question, and the new policy's answer.
+    /// Another question, and the new policy's answer (read by the tests).
+    #[cfg_attr(not(test), allow(dead_code))]
     New {
         /// The hook.
         hook: Hook,
@@ -38,18 +38,16 @@ pub(crate) enum Asked {
 pub(crate) struct Reusing<'a> {
     judge: PolicyJudge<'a>,
     rec: &'a Recording,
-    include_reasons: bool,
     diff: Diff,
     /// What the core asked, in order.
     pub asked: Vec<Asked>,
 }
 
 impl<'a> Reusing<'a> {
-    pub(crate) fn new(judge: PolicyJudge<'a>, rec: &'a Recording, include_reasons: bool) -> Self {
+    pub(crate) fn new(judge: PolicyJudge<'a>, rec: &'a Recording) -> Self {
         Reusing {
             judge,
             rec,
-            include_reasons,
             diff: Diff {
                 answers: Vec::with_capacity(rec.decisions.len()),
                 ..Diff::default()
@@ -60,12 +58,12 @@ impl<'a> Reusing<'a> {
 
     /// Re-asks the recorded questions the core did not get to, and hands back the lot.
     pub(crate) fn finish(mut self) -> Diff {
-        self.diff
-            .ask_through(usize::MAX, self.rec, &mut self.judge, self.include_reasons);
+        self.diff.ask_through(usize::MAX, self.rec, &mut self.judge);
         self.diff
     }
 
     /// Question `i` as the hook it went to and the answer it got.
+    #[cfg(test)]
     pub(crate) fn asked(&self, i: usize) -> Option<(Hook, Cow<'_, DecisionResult>)> {
         match self.asked.get(i)? {
             Asked::New { hook, result } => Some((*hook, Cow::Borrowed(result))),
@@ -91,8 +89,7 @@ impl<'a> Reusing<'a> {
         let i = self.asked.len();
         super::prefetch::ahead_of(self.rec, i);
         let same = self.rec.decisions.get(i).is_some_and(|d| same(&d.input));
-        self.diff
-            .ask_through(i, self.rec, &mut self.judge, self.include_reasons);
+        self.diff.ask_through(i, self.rec, &mut self.judge);
         if let Some((result, differs)) = same.then(|| self.reasked(i, from)).flatten() {
             self.asked.push(Asked::Recorded(differs));
             // Only the decision record reads `builtin`, `duration_us` and `logs`, and a
@@ -115,7 +112,7 @@ impl<'a> Reusing<'a> {
 
     /// The answer recorded question `i` got when re-asked, as a `T` (taken: each recorded
     /// question is the core's once), and that answer again if it differs from the recorded
-    /// one.
+    /// one, in its word or only its reason.
     #[allow(clippy::type_complexity)]
     fn reasked<T>(
         &mut self,
@@ -125,7 +122,8 @@ impl<'a> Reusing<'a> {
         let recorded = &self.rec.decisions[i].result;
         match self.diff.answers.get_mut(i)?.take()? {
             Ok(result) => {
-                let differs = (!same_answer(recorded, &result)).then(|| result.clone());
+                let differs =
+                    (!super::describe::same(recorded, &result, true)).then(|| result.clone());
                 Some((Ok(from(result)?), differs))
             }
             Err(e) => {

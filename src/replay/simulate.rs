@@ -5,18 +5,19 @@
 //! recorded times. While the core makes the transitions the recorded session made, the
 //! simulation follows the recording. At the first transition that differs — or the first
 //! process the new policy would have started differently — it has diverged: from there the
-//! core goes on by itself as far as it can without a new fact, and the simulation says where
-//! and why it had to stop. No rule of the session lives here; the core makes every move.
+//! core goes on with recorded runs standing in for the runs it asks for ([`super::stand_in`]),
+//! unless asked to stop there. No rule of the session lives here; the core makes every move.
 
-use super::describe::describe;
+use super::describe::{describe, prompt_lines};
 use super::facts::{Created, Recording};
-use super::reuse::Reusing;
+use super::reuse::{Asked, Reusing};
+use super::{Ending, ReplayOptions};
+use crate::executor::Role;
 use crate::machine::SessionState;
 use crate::policy::PolicyHost;
 use crate::session::{
     Effect, Event, NewSession, Phase, PolicyRef, Reason, Report, Session, Spawn, StepBuffers,
 };
-use crate::store::DecisionResult;
 #[cfg(test)]
 use crate::store::Hook;
 use std::ops::Range;
@@ -25,24 +26,28 @@ use std::ops::Range;
 #[derive(Debug, Default)]
 pub(crate) struct Simulated {
     pub path: Vec<SessionState>,
+    pub end: Option<Ending>,
     pub divergence: Option<String>,
+    pub assumptions: Vec<String>,
     pub notes: Vec<String>,
     pub stopped: Option<String>,
 }
 
-struct Sim<'a, 'j> {
-    rec: &'a Recording,
-    session: Session,
+pub(super) struct Sim<'a, 'j> {
+    pub(super) rec: &'a Recording,
+    pub(super) session: Session,
     /// Who answers the core: the re-asked answers where the question is the recorded one.
-    judge: &'j mut Reusing<'a>,
+    pub(super) judge: &'j mut Reusing<'a>,
     /// What the core's steps reuse from one step to the next.
     buffers: StepBuffers,
     /// How many transitions the core made.
     transitions: usize,
     /// What the core waits for.
-    pending: Option<Effect>,
-    finished: bool,
-    out: Simulated,
+    pub(super) pending: Option<Effect>,
+    pub(super) finished: bool,
+    /// The time of the last fact given.
+    pub(super) now: u64,
+    pub(super) out: Simulated,
 }
 
 /// A transition the core made, as its report says it (a simulated step builds no records).
@@ -58,6 +63,7 @@ pub(crate) fn simulate<'a>(
     rec: &'a Recording,
     policy: &PolicyHost,
     judge: &mut Reusing<'a>,
+    opts: ReplayOptions,
 ) -> Simulated {
     let Some(created) = &rec.created else {
         return Simulated {
@@ -71,7 +77,19 @@ pub(crate) fn simulate<'a>(
     };
     let mut sim = Sim::new(rec, created, policy, judge);
     sim.out.path.push(SessionState::Created);
-    sim.run();
+    sim.follow();
+    if sim.out.divergence.is_some() && sim.out.stopped.is_none() {
+        if opts.stop_at_divergence {
+            sim.explain_stop();
+        } else {
+            sim.stand_in();
+        }
+    }
+    sim.out.end = sim.session.history.last().map(|h| Ending {
+        state: h.state,
+        iteration: h.iteration,
+        reason: h.reason.as_ref().map(ToString::to_string),
+    });
     sim.out
 }
 
@@ -116,15 +134,17 @@ impl<'a, 'j> Sim<'a, 'j> {
             transitions: 0,
             pending: None,
             finished: false,
+            now: created.created_ms,
             out,
         }
     }
 
-    fn run(&mut self) {
+    /// Gives the recorded facts in order while the path is the recorded one.
+    fn follow(&mut self) {
         for (j, fact) in self.rec.facts.iter().enumerate() {
             super::prefetch::fact_ahead_of(self.rec, j);
             if self.out.divergence.is_some() || self.out.stopped.is_some() {
-                break;
+                return;
             }
             if let Some(hash) = fact.missing.first() {
                 self.out.stopped = Some(format!(
@@ -138,12 +158,13 @@ impl<'a, 'j> Sim<'a, 'j> {
                     Some(Effect::Spawn(s))
                         if s.role == *role && s.iteration == *iteration && s.prompt == *prompt => {}
                     Some(Effect::Spawn(s)) if s.role == *role && s.iteration == *iteration => {
-                        self.diverge_on_prompt(s.clone());
-                        return;
+                        let s = s.clone();
+                        return self.diverge_on_prompt(&s, prompt);
                     }
                     _ => {
                         self.out.stopped = Some(format!(
-                            "the log is inconsistent: it records a {role} start for iteration                              {iteration} where the session did not start one"
+                            "the log is inconsistent: it records a {role} start for iteration \
+                             {iteration} where the session did not start one"
                         ));
                         return;
                     }
@@ -153,27 +174,29 @@ impl<'a, 'j> Sim<'a, 'j> {
                 // A oneshot resumes: it starts from what the state file says.
                 self.reload();
             }
-            self.finished = false;
-            if matches!(
-                fact.event,
-                Event::Spawned(_) | Event::SpawnFailed(_) | Event::Inspected(_) | Event::Fenced(_)
-            ) {
-                self.pending = None;
-            }
-            let first_decision = self.judge.asked.len();
-            self.session.step_unrecorded(
-                fact.ts,
-                fact.event.clone(),
-                &mut *self.judge,
-                &mut self.buffers,
-            );
-            let mut effects = std::mem::take(&mut self.buffers.effects);
-            self.absorb(first_decision, effects.drain(..));
-            self.buffers.effects = effects;
+            self.give(fact.ts, fact.event.clone());
         }
-        if self.out.stopped.is_none() {
+        if self.out.stopped.is_none() && self.out.divergence.is_none() {
             self.explain_stop();
         }
+    }
+
+    /// Gives the core one event at `ts` and takes in what it did.
+    pub(super) fn give(&mut self, ts: u64, event: Event) {
+        self.now = ts;
+        self.finished = false;
+        if matches!(
+            event,
+            Event::Spawned(_) | Event::SpawnFailed(_) | Event::Inspected(_) | Event::Fenced(_)
+        ) {
+            self.pending = None;
+        }
+        let first_decision = self.judge.asked.len();
+        self.session
+            .step_unrecorded(ts, event, &mut *self.judge, &mut self.buffers);
+        let mut effects = std::mem::take(&mut self.buffers.effects);
+        self.absorb(first_decision, effects.drain(..));
+        self.buffers.effects = effects;
     }
 
     /// A state file read back: what a oneshot that resumes starts from.
@@ -242,9 +265,10 @@ impl<'a, 'j> Sim<'a, 'j> {
         }
     }
 
-    /// Why the simulated transition `sc` differs from the recorded one: the first decision the
-    /// step asked before it (`asked`) that the new policy answered differently, else the two
-    /// transitions side by side.
+    /// Why the simulated transition `sc` differs from the recorded one: the first recorded
+    /// decision the step asked again (`asked`) that the new policy answered differently, else
+    /// the two transitions side by side (a limit, a guard on new facts, a question asked with
+    /// another context).
     fn describe_divergence(&self, asked: Range<usize>, sc: &Move) -> String {
         if let Some(d) = self.first_differing_decision(asked) {
             return d;
@@ -274,53 +298,43 @@ impl<'a, 'j> Sim<'a, 'j> {
         }
     }
 
-    /// `decision N (hook, iteration i): old → new` for the first of the questions `asked`
-    /// that the new policy answered differently from the recording.
-    fn first_differing_decision(&self, mut asked: Range<usize>) -> Option<String> {
-        asked.find_map(|i| {
-            let (hook, new) = self.judge.asked(i)?;
+    /// `decision N (hook, iteration i): old → new` for the first of the questions `asked` that
+    /// was the recorded question, asked again, and answered otherwise (its word or its reason).
+    /// A question the recording never asked is no difference of a decision: its input changed.
+    fn first_differing_decision(&self, asked: Range<usize>) -> Option<String> {
+        asked.into_iter().find_map(|i| {
+            let Some(Asked::Recorded(Some(new))) = self.judge.asked.get(i) else {
+                return None;
+            };
             let old = self.rec.decisions.get(i)?;
-            // Another question in this place is a difference too, whatever its answer.
-            (old.hook != hook || !same_answer(&old.result, &new)).then(|| {
-                format!(
-                    "decision {i} ({}, iteration {}): {} → {}",
-                    old.hook,
-                    old.iteration,
-                    describe(&old.result, false),
-                    describe(&new, false)
-                )
-            })
+            Some(format!(
+                "decision {i} ({}, iteration {}): {} → {}",
+                old.hook,
+                old.iteration,
+                describe(&old.result, true),
+                describe(new, true)
+            ))
         })
     }
 
-    /// The new policy would start the recorded process with another prompt: that run never
-    /// happened.
-    fn diverge_on_prompt(&mut self, spawn: Spawn) {
-        let differing = self
-            .first_differing_decision(0..self.judge.asked.len())
-            .unwrap_or_else(|| {
-                format!(
-                    "the {} of iteration {} gets a different prompt",
-                    spawn.role, spawn.iteration
-                )
-            });
-        self.out.divergence = Some(differing);
-        self.out.stopped = Some(match spawn.role {
-            crate::executor::Role::Worker => format!(
-                "iteration {} of the worker would have run with a different prompt: that run \
-                 was never recorded",
-                spawn.iteration
-            ),
-            crate::executor::Role::Auditor => format!(
-                "the auditor of iteration {} would have run with a different prompt: its \
-                 verdict on it was never recorded",
-                spawn.iteration
-            ),
+    /// The new policy would start the recorded process with another prompt: the cause (a
+    /// decision answered otherwise, or how the prompts differ).
+    fn diverge_on_prompt(&mut self, spawn: &Spawn, recorded: &str) {
+        let (line, old, new) = prompt_lines(recorded, &spawn.prompt);
+        let prompts = format!(
+            "the {} of iteration {} gets another prompt, from line {line}: {old} → {new}",
+            spawn.role, spawn.iteration
+        );
+        let asked = 0..self.judge.asked.len();
+        self.out.divergence = Some(match self.first_differing_decision(asked) {
+            Some(d) => format!("{d}; {prompts}"),
+            None => prompts,
         });
     }
 
-    /// The facts ran out (or the paths parted): say what the core would need next.
-    fn explain_stop(&mut self) {
+    /// The facts ran out (or the replay stops at the divergence): say what the core would
+    /// need next.
+    pub(super) fn explain_stop(&mut self) {
         let n = self.session.iteration;
         self.out.stopped = match &self.pending {
             _ if self.finished && matches!(self.session.phase, Phase::Interrupted(_)) => {
@@ -328,11 +342,15 @@ impl<'a, 'j> Sim<'a, 'j> {
             }
             _ if self.finished => None,
             Some(Effect::Spawn(s)) => Some(match s.role {
-                crate::executor::Role::Worker => {
-                    format!("iteration {n} of the worker never ran: its output was never recorded")
-                }
-                crate::executor::Role::Auditor => format!(
-                    "the auditor of iteration {n} never ran: its verdict was never recorded"
+                Role::Worker => format!(
+                    "iteration {} of the worker would run here: its output was never recorded \
+                     (--stop-at-divergence)",
+                    s.iteration
+                ),
+                Role::Auditor => format!(
+                    "the auditor of iteration {} would run here: its verdict was never recorded \
+                     (--stop-at-divergence)",
+                    s.iteration
                 ),
             }),
             Some(Effect::Inspect { .. }) => Some(format!(
@@ -347,12 +365,6 @@ impl<'a, 'j> Sim<'a, 'j> {
     }
 }
 
-/// Whether two answers move the session the same way: the same verdict, salvage or guard
-/// word, the same prompt, both failures (reasons are prose and not compared).
-pub(crate) fn same_answer(old: &DecisionResult, new: &DecisionResult) -> bool {
-    super::describe::same(old, new, false)
-}
-
 /// The hooks the simulation asked, in order, for tests.
 #[cfg(test)]
 pub(crate) fn decisions_of(rec: &Recording, policy: &PolicyHost) -> Vec<Hook> {
@@ -361,9 +373,9 @@ pub(crate) fn decisions_of(rec: &Recording, policy: &PolicyHost) -> Vec<Hook> {
     };
     let redactor = crate::pipeline::Redactor::new(&[], Vec::new()).unwrap();
     let judge = crate::session::PolicyJudge::new(policy, 1, &redactor);
-    let mut judge = Reusing::new(judge, rec, false);
+    let mut judge = Reusing::new(judge, rec);
     let mut sim = Sim::new(rec, created, policy, &mut judge);
-    sim.run();
+    sim.follow();
     (0..sim.judge.asked.len())
         .filter_map(|i| sim.judge.asked(i).map(|(hook, _)| hook))
         .collect()

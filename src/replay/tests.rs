@@ -93,21 +93,45 @@ fn a_policy_file_identical_to_the_recorded_one_changes_nothing() {
 }
 
 #[test]
-fn stricter_verdict_stops_at_the_worker_run_that_never_happened() {
+fn a_stricter_verdict_goes_on_with_the_recorded_runs_until_the_limit() {
     let values = record(
         PolicyHost::builtin(),
         [Run::Exit(0, "done it"), Run::Exit(0, DONE)],
     );
-    let report = run(values, &policy(ALWAYS_RETRY));
+    let report = run(values.clone(), &policy(ALWAYS_RETRY));
     assert_eq!(report.differences.len(), 1, "{report:#?}");
     let d = &report.differences[0];
     assert_eq!(
-        (d.hook, d.iteration, d.state),
-        (Hook::Verdict, 1, AuditorExecuting)
+        (d.hook, d.iteration, d.state, d.kind),
+        (Hook::Verdict, 1, AuditorExecuting, DifferenceKind::Answer)
     );
-    assert_eq!((d.old.as_str(), d.new.as_str()), ("done", "retry"));
     assert_eq!(
-        report.simulated_path,
+        (d.old.as_str(), d.new.as_str()),
+        ("done: all tests pass", "retry: strict")
+    );
+    let divergence = report.divergence.as_deref().unwrap();
+    assert!(
+        divergence.contains("verdict") && divergence.contains("done: all tests pass → retry"),
+        "{divergence}"
+    );
+    // Every iteration after the first is the recorded one standing in; the policy retries each
+    // until the limit.
+    let end = report.simulated_end.clone().unwrap();
+    assert_eq!((end.state, end.iteration), (Failed, 5));
+    assert_eq!(report.stopped, None);
+    assert_eq!(report.assumptions.len(), 2, "{:?}", report.assumptions);
+    assert!(report.differs());
+    // Stopping at the divergence says what was never recorded.
+    let strict = replay_with(
+        &Log::decode(values),
+        &policy(ALWAYS_RETRY),
+        ReplayOptions {
+            stop_at_divergence: true,
+        },
+    )
+    .unwrap();
+    assert_eq!(
+        strict.simulated_path,
         [
             Created,
             WorkerExecuting,
@@ -117,17 +141,11 @@ fn stricter_verdict_stops_at_the_worker_run_that_never_happened() {
             WorkerExecuting
         ]
     );
-    let divergence = report.divergence.as_deref().unwrap();
+    let stopped = strict.stopped.as_deref().unwrap();
     assert!(
-        divergence.contains("verdict") && divergence.contains("done → retry"),
-        "{divergence}"
-    );
-    let stopped = report.stopped.as_deref().unwrap();
-    assert!(
-        stopped.contains("iteration 2 of the worker never ran"),
+        stopped.contains("iteration 2 of the worker would run here"),
         "{stopped}"
     );
-    assert!(report.differs());
 }
 
 #[test]
@@ -169,7 +187,7 @@ fn a_new_guard_veto_fails_the_session() {
 }
 
 #[test]
-fn a_guard_that_now_allows_stops_where_facts_run_out() {
+fn a_guard_that_now_allows_stops_where_no_run_can_stand_in() {
     let vetoing = policy(
         r#"return { guards = { ["AUDIT_PENDING -> AUDITOR_EXECUTING"] = function(ctx)
              return false, "no" end } }"#,
@@ -181,12 +199,10 @@ fn a_guard_that_now_allows_stops_where_facts_run_out() {
         report.simulated_path,
         [Created, WorkerExecuting, AuditPending, AuditorExecuting]
     );
+    let stopped = report.stopped.as_deref().unwrap();
     assert!(
-        report
-            .stopped
-            .as_deref()
-            .unwrap()
-            .contains("auditor of iteration 1 never ran")
+        stopped.contains("the auditor never ran to an end in the recording"),
+        "{stopped}"
     );
 }
 
@@ -231,18 +247,19 @@ fn a_lower_iteration_limit_fails_the_session() {
 }
 
 #[test]
-fn a_higher_iteration_limit_goes_on_to_the_run_never_recorded() {
+fn a_higher_iteration_limit_goes_on_with_the_recorded_runs_standing_in() {
     let one = policy("return { limits = { max_iterations = 1 } }");
     let values = record(one, [Run::Exit(0, "a"), Run::Exit(0, RETRY)]);
     let report = run(values, &PolicyHost::builtin());
     assert_eq!(report.recorded_path.last(), Some(&Failed));
-    assert_eq!(report.simulated_path.last(), Some(&WorkerExecuting));
+    // The auditor said RETRY once; standing in, it says so every iteration, to the limit.
+    let end = report.simulated_end.clone().unwrap();
+    assert_eq!((end.state, end.iteration), (Failed, 5));
+    assert!(end.reason.unwrap().contains("5 of 5 iterations"));
     assert!(
-        report
-            .stopped
-            .as_deref()
-            .unwrap()
-            .contains("iteration 2 of the worker")
+        report.assumptions[0].contains("iteration 1's run stands in for iterations 2 to 5"),
+        "{:?}",
+        report.assumptions
     );
 }
 
@@ -313,7 +330,14 @@ fn a_running_session_replays_as_far_as_it_goes() {
     );
     // A stricter verdict on a running session still works.
     let strict = run(values, &policy(ALWAYS_RETRY));
-    assert!(!strict.complete && strict.differences.is_empty());
+    assert!(!strict.complete);
+    assert!(
+        strict
+            .differences
+            .iter()
+            .all(|d| d.kind == DifferenceKind::Reason),
+        "only the critique's words differ: {strict:#?}"
+    );
 }
 
 #[test]
@@ -367,46 +391,168 @@ fn an_observer_declared_closed_fails_the_replayed_path_as_a_run_would() {
 }
 
 #[test]
-fn reasons_count_only_when_asked() {
+fn a_changed_reason_is_a_difference_of_its_own_kind() {
     let reworded = policy(
         r#"return { verdict = function(output, ctx)
              if output:find("DONE") then return "done", "fine" end
              return "retry", "other words" end }"#,
     );
-    let log = Log::decode(retry_then_done());
-    assert!(replay(&log, &reworded).unwrap().differences.is_empty());
-    let opts = ReplayOptions {
-        include_reasons: true,
-    };
-    let report = replay_with(&log, &reworded, opts).unwrap();
+    let report = run(retry_then_done(), &reworded);
     assert_eq!(report.differences.len(), 2);
+    assert!(
+        report
+            .differences
+            .iter()
+            .all(|d| d.kind == DifferenceKind::Reason)
+    );
+    assert_eq!(report.differences[0].old, "retry: the tests fail");
     assert_eq!(report.differences[0].new, "retry: other words");
+    assert_eq!(report.verdict, ReplayVerdict::Differs);
+    let table = report.render_table();
+    assert!(table.contains("verdict (reason)"), "{table}");
+    assert!(!table.contains("no difference"), "{table}");
+    // The critique is the next prompt: the worker's run of iteration 2 stands in, recorded.
+    let end = report.simulated_end.unwrap();
+    assert_eq!((end.state, end.iteration), (Completed, 2));
 }
 
 #[test]
-fn a_different_worker_prompt_stops_at_the_run_that_answered_the_old_one() {
+fn a_different_worker_prompt_shows_the_line_that_differs_and_goes_on_as_recorded() {
     let prompts =
-        policy(r#"return { next_prompt = function(ctx) return "try harder: " .. ctx.task end }"#);
+        policy(r#"return { next_prompt = function(ctx) return ctx.task .. "\ntry harder" end }"#);
     let report = run(retry_then_done(), &prompts);
     let d = &report.differences[0];
     assert_eq!(d.hook, Hook::NextPrompt);
-    assert!(d.new.starts_with("try harder"), "{}", d.new);
-    assert!(d.old.chars().count() <= 61, "{}", d.old);
+    assert_eq!(d.old, "line 2: (empty line)");
+    assert_eq!(d.new, "line 2: try harder");
+    let divergence = report.divergence.as_deref().unwrap();
     assert!(
-        report
+        divergence.contains("the worker of iteration 2 gets another prompt, from line 2"),
+        "{divergence}"
+    );
+    assert!(
+        report.assumptions[0].starts_with(
+            "from iteration 2 on, the worker's output is taken as \
+                                           recorded"
+        ),
+        "{:?}",
+        report.assumptions
+    );
+    assert_eq!(report.simulated_end.unwrap().state, Completed);
+    assert_eq!(report.stopped, None);
+
+    // The strict mode stops there, saying what was never recorded.
+    let log = Log::decode(retry_then_done());
+    let opts = ReplayOptions {
+        stop_at_divergence: true,
+    };
+    let strict = replay_with(&log, &prompts, opts).unwrap();
+    assert_eq!(strict.simulated_path.last(), Some(&WorkerExecuting));
+    assert!(strict.assumptions.is_empty());
+    assert!(
+        strict
             .stopped
             .as_deref()
             .unwrap()
-            .contains("different prompt")
+            .contains("never recorded"),
+        "{:?}",
+        strict.stopped
     );
+    assert_eq!(strict.verdict, ReplayVerdict::Differs);
+}
+
+/// The issue's measure: a session recorded under the built-in policy, replayed under one that
+/// says retry at iteration 1 and impossible at iteration 2, ends REJECTED at iteration 2 — where
+/// a real run under that policy ends — though the recording never had an iteration 2.
+#[test]
+fn replay_answers_where_the_session_would_have_ended() {
+    let recorded = record(
+        PolicyHost::builtin(),
+        [Run::Exit(0, "fixed"), Run::Exit(0, DONE)],
+    );
+    let source = r#"return { verdict = function(output, ctx)
+        if ctx.iteration == 1 then return "retry", "add a test" end
+        return "impossible", "needs a database" end }"#;
+    let report = run(recorded, &policy(source));
+    let end = report.simulated_end.clone().unwrap();
+    assert_eq!((end.state, end.iteration), (Rejected, 2));
+    assert_eq!(report.verdict, ReplayVerdict::Differs);
+    assert_eq!(
+        report.assumptions,
+        [
+            "from iteration 2 on, the worker's output is taken as recorded: iteration 1's run \
+             stands in for iteration 2, never recorded",
+            "from iteration 2 on, the auditor's output is taken as recorded: iteration 1's run \
+             stands in for iteration 2, never recorded"
+        ]
+    );
+    assert_eq!(
+        report.divergence.as_deref(),
+        Some("decision 7 (verdict, iteration 1): done: all tests pass → retry: add a test")
+    );
+    let table = report.render_table();
     assert!(
-        report
-            .divergence
-            .as_deref()
-            .unwrap()
-            .contains("next_prompt")
+        table.contains(
+            "verdict: differs: 1 decision(s) answered differently; under this policy the session \
+             ends REJECTED at iteration 2 (recorded: COMPLETED at iteration 1)"
+        ),
+        "{table}"
     );
-    assert_eq!(report.simulated_path.last(), Some(&WorkerExecuting));
+    // A real run of that policy over the same runs ends there too.
+    let mut real = Driver::new(
+        policy(source),
+        "fix the parser",
+        [
+            Run::Exit(0, "fixed"),
+            Run::Exit(0, DONE),
+            Run::Exit(0, "fixed"),
+            Run::Exit(0, DONE),
+        ],
+    );
+    let o = real.run().unwrap();
+    assert_eq!((o.state, real.session.iteration), (Rejected, 2));
+    assert_eq!(real.trace(), report.simulated_path);
+}
+
+/// A limit alone changes the path: no recorded decision is answered otherwise, and the report
+/// says so in one verdict (never "no decision differs" beside a divergence), naming the
+/// transitions, not some unrelated hook.
+#[test]
+fn a_changed_limit_is_a_changed_path_not_a_changed_decision() {
+    let report = run(
+        retry_then_done(),
+        &policy("return { limits = { max_iterations = 1 } }"),
+    );
+    assert!(report.differences.is_empty());
+    assert_eq!(report.verdict, ReplayVerdict::Differs);
+    let d = report.divergence.as_deref().unwrap();
+    assert!(
+        d.starts_with(
+            "in REITERATION_PENDING at iteration 1: the recorded session went to \
+                       WORKER_EXECUTING, under the new policy it goes to FAILED"
+        ),
+        "{d}"
+    );
+    let table = report.render_table();
+    assert!(
+        table.contains(
+            "verdict: differs: no recorded decision gets another answer, but the path changes"
+        ),
+        "{table}"
+    );
+    assert_eq!(table.matches("verdict:").count(), 1, "{table}");
+    // The same policy again: nothing differs, and the report says only that.
+    let same = run(retry_then_done(), &PolicyHost::builtin());
+    assert_eq!(same.verdict, ReplayVerdict::Same);
+    assert!(!same.differs());
+    assert!(
+        same.render_table().contains(
+            "verdict: no difference: every recorded decision gets the same answer and the \
+             session ends the same, COMPLETED at iteration 2"
+        ),
+        "{}",
+        same.render_table()
+    );
 }
 
 #[test]
