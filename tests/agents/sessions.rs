@@ -394,7 +394,7 @@ fn a_budget_stops_a_session() {
     assert_eq!(s["state"], "FAILED", "{s:#}");
     let last = last_reason(&s);
     assert_eq!(last["kind"], "budget_exceeded", "{last:#}");
-    assert_eq!(s["agents"]["spent"]["turns"], 2);
+    assert_eq!(s["spent"]["turns"], 2);
 }
 
 /// A model that accepts the request and never answers: Claude printed its `init` and then
