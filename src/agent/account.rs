@@ -87,6 +87,9 @@ pub struct Account {
     open: Option<(Option<String>, String)>,
     /// Messages whose text arrived in fragments.
     streamed: HashSet<String>,
+    /// Tool calls already said: an ACP agent names a call first in its permission request, and
+    /// the call itself may follow; Claude names it before asking.
+    tools: HashSet<String>,
 }
 
 impl Account {
@@ -134,10 +137,28 @@ impl Account {
                     said(line, out);
                 }
             }
-            AgentEvent::ToolCall { name, input, .. } => {
+            AgentEvent::ToolCall {
+                id, name, input, ..
+            } => {
+                if !self.tools.insert(id.clone()) && !id.is_empty() {
+                    return;
+                }
                 self.flush(out);
                 out.push(Entry::Tool {
                     name: name.clone(),
+                    input: compact(input),
+                });
+            }
+            AgentEvent::PermissionRequest {
+                tool,
+                input,
+                tool_call_id: Some(id),
+                ..
+            } if !self.tools.contains(id) => {
+                self.tools.insert(id.clone());
+                self.flush(out);
+                out.push(Entry::Tool {
+                    name: tool.clone(),
                     input: compact(input),
                 });
             }
@@ -223,10 +244,17 @@ fn said(line: &str, out: &mut Vec<Entry>) {
     }
 }
 
-/// A tool input on one line: a command as its words, anything else as compact JSON.
+/// A tool input on one line: a command as its words (an ACP call's title is its command or
+/// what it does), anything else as compact JSON.
 fn compact(input: &Value) -> String {
-    match input.get("command") {
-        Some(Value::String(c)) => c.clone(),
+    match (input.get("command"), input.get("title")) {
+        (Some(Value::String(c)), _) => c.clone(),
+        (Some(Value::Array(words)), _) => words
+            .iter()
+            .map(|w| w.as_str().map_or_else(|| w.to_string(), str::to_string))
+            .collect::<Vec<_>>()
+            .join(" "),
+        (None, Some(Value::String(t))) => t.clone(),
         _ => input.to_string(),
     }
 }
@@ -292,6 +320,37 @@ mod tests {
             ]
         );
         assert_eq!(out[2].text(), "$ Bash ls -l");
+    }
+
+    #[test]
+    fn a_tool_first_named_in_its_permission_request_is_said_once() {
+        let mut a = Account::new();
+        let mut out = Vec::new();
+        let ask = AgentEvent::PermissionRequest {
+            request_id: "0".into(),
+            tool: "run_shell_command".into(),
+            input: json!({"command": "echo one"}),
+            tool_call_id: Some("t1".into()),
+        };
+        let call = AgentEvent::ToolCall {
+            id: "t1".into(),
+            name: "run_shell_command".into(),
+            input: json!({"command": "echo one"}),
+            message_id: None,
+        };
+        // ACP: the request first, then maybe the call; Claude: the call, then the request.
+        a.apply(&ask, &mut out);
+        a.apply(&call, &mut out);
+        let mut b = Account::new();
+        let mut out_b = Vec::new();
+        b.apply(&call, &mut out_b);
+        b.apply(&ask, &mut out_b);
+        let said = [Entry::Tool {
+            name: "run_shell_command".into(),
+            input: "echo one".into(),
+        }];
+        assert_eq!(out, said);
+        assert_eq!(out_b, said);
     }
 
     #[test]

@@ -136,7 +136,7 @@ impl Observer for TerminalReporter {
                 if line.stream == oneshot::engine::Stream::Stderr {
                     self.burst_role = role;
                     if self.burst.show() {
-                        self.line(role, &line);
+                        self.stderr_line(role, &line);
                     }
                 }
             }
@@ -237,6 +237,22 @@ impl TerminalReporter {
 
     /// Queues an agent line, without its terminal control sequences; [`Observer::flush`]
     /// prints the batch.
+    /// Queues a line of an agent's stderr beside its account: one line, cut to the width.
+    fn stderr_line(&mut self, role: Role, line: &Line) {
+        if self.quiet {
+            return;
+        }
+        let prefix = format!("[{role}] ");
+        let room = self.width.saturating_sub(prefix.len()).max(10);
+        let text = clean(&line.text);
+        let _ = writeln!(
+            self.pending,
+            "{}{}",
+            account::raw_prefix(role, role.as_str(), self.colour),
+            fit(&text, room + 1)
+        );
+    }
+
     fn line(&mut self, role: Role, line: &Line) {
         if self.quiet {
             return;

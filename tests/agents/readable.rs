@@ -181,3 +181,64 @@ fn raw_shows_the_protocol() {
     );
     assert!(r.stdout.contains("hello zq83"), "{}", r.dump());
 }
+
+/// The issue's own case: a two-iteration Gemini worker (ACP) judged by a Codex auditor printed
+/// 19 KB of protocol JSON and Gemini's stack traces. Now: its account, a few lines of each
+/// burst of its stderr, every line within the width.
+#[test]
+fn a_gemini_worker_and_a_codex_auditor_read_as_accounts() {
+    let sb = Sandbox::new();
+    let gemini_model = FakeModel::with([
+        Reply::Bash("echo one > notes.txt".into()),
+        Reply::Text("wrote line one zq84".into()),
+        Reply::Bash("echo two >> notes.txt".into()),
+        Reply::Text("added line two".into()),
+    ]);
+    let codex_model = FakeModel::with([
+        Reply::Text(
+            r#"{"verdict":"retry","reason":"add line two zq85","confidence":0.9,"open_criteria":["two"]}"#
+                .into(),
+        ),
+        Reply::Text(
+            r#"{"verdict":"done","reason":"both","confidence":0.9,"open_criteria":[]}"#.into(),
+        ),
+    ]);
+    let (Some(gemini), Some(codex)) = (
+        super::gemini::command(&sb, &gemini_model),
+        super::codex::codex(&sb, &codex_model),
+    ) else {
+        return;
+    };
+    let mut c = oneshot(&sb, &[&gemini, &codex]);
+    c.args(["--worker", &format!("gemini:{}", super::gemini::MODEL)])
+        .args(["--auditor", "codex:gpt-5.5"])
+        .args(role_args("auditor", &codex_overrides(&codex)))
+        .arg("write notes.txt with two lines");
+    let r = run(c, LIMIT);
+    assert_eq!(r.code(), Some(0), "{}", r.dump());
+    let out = &r.stdout;
+    assert!(out.contains("[worker] $ "), "{out}");
+    assert!(out.contains("echo one > notes.txt"), "{out}");
+    assert!(out.contains("[worker] wrote line one zq84"), "{out}");
+    assert!(
+        !out.contains("\"jsonrpc\""),
+        "protocol JSON on the terminal:\n{out}"
+    );
+    assert!(out.lines().all(|l| l.chars().count() <= 80), "{out}");
+    // A burst of stderr shows at most three lines, then how many more there were.
+    let mut run_of_raw = 0;
+    for line in out.lines() {
+        let entry = line.starts_with("[worker] $ ")
+            || line.starts_with("[worker]   → ")
+            || line.starts_with("[auditor]");
+        if line.contains("more line") {
+            run_of_raw = 0;
+        } else if !entry && !line.contains("zq84") && !line.contains("line two") {
+            run_of_raw += 1;
+            assert!(run_of_raw <= 3, "an unbounded burst of stderr:\n{out}");
+        } else {
+            run_of_raw = 0;
+        }
+    }
+    assert!(out.len() < 3_000, "{} bytes:\n{out}", out.len());
+}
