@@ -22,6 +22,27 @@ fn records(w: &World, id: &str, kind: &str) -> Vec<serde_json::Value> {
         .collect()
 }
 
+/// `oneshot policy trust FILE` with the test's trust store.
+fn trust(w: &World, store: &Path, file: &Path) {
+    let out = w
+        .cmd()
+        .env("ONESHOT_TRUST_FILE", store)
+        .args(["policy", "trust"])
+        .arg(file)
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", text(&out));
+}
+
+/// Waits until the session's log holds `n` records of `kind`.
+fn wait_records(w: &World, id: &str, kind: &str, n: usize) {
+    assert!(
+        eventually(Duration::from_secs(10), || records(w, id, kind).len() >= n),
+        "waited for {n} `{kind}` record(s): {:?}",
+        w.log(id)
+    );
+}
+
 #[test]
 fn an_init_project_is_edited_trusted_and_reloaded_mid_session() {
     let w = World::new();
@@ -43,11 +64,11 @@ fn an_init_project_is_edited_trusted_and_reloaded_mid_session() {
         ),
     );
     let auditor = w.script("a.sh", "echo 'VERDICT: DONE fine'");
-    let trust = w.tmp.path().join("trust.json");
+    let store = w.tmp.path().join("trust.json");
     let mut child = w
         .cmd()
         .current_dir(w.work())
-        .env("ONESHOT_TRUST_FILE", &trust)
+        .env("ONESHOT_TRUST_FILE", &store)
         .args([
             "--worker-cmd",
             &worker,
@@ -78,24 +99,8 @@ fn an_init_project_is_edited_trusted_and_reloaded_mid_session() {
         &policy,
         &text_of.replace("max_iterations = 5", "max_iterations = 7"),
     );
-    let trusted = w
-        .cmd()
-        .env("ONESHOT_TRUST_FILE", &trust)
-        .args(["policy", "trust"])
-        .arg(&policy)
-        .output()
-        .unwrap();
-    assert_eq!(code(&trusted), 0, "{}", text(&trusted));
-    assert!(
-        eventually(Duration::from_secs(10), || !records(
-            &w,
-            &id,
-            "policy_reload"
-        )
-        .is_empty()),
-        "{:?}",
-        w.log(&id)
-    );
+    trust(&w, &store, &policy);
+    wait_records(&w, &id, "policy_reload", 1);
     assert_eq!(w.state(&id)["max_iterations"], 7);
 
     // 2. An edit its tests refuse, then a fix of the test file alone: the reload re-runs.
@@ -103,41 +108,16 @@ fn an_init_project_is_edited_trusted_and_reloaded_mid_session() {
         .unwrap()
         .replace("\"none\", \"end the answer", "\"retry\", \"end the answer");
     save(&policy, &edited);
-    let trusted = w
-        .cmd()
-        .env("ONESHOT_TRUST_FILE", &trust)
-        .args(["policy", "trust"])
-        .arg(&policy)
-        .output()
-        .unwrap();
-    assert_eq!(code(&trusted), 0, "{}", text(&trusted));
-    assert!(
-        eventually(Duration::from_secs(10), || !records(
-            &w,
-            &id,
-            "policy_reload_failed"
-        )
-        .is_empty()),
-        "{:?}",
-        w.log(&id)
-    );
+    trust(&w, &store, &policy);
+    wait_records(&w, &id, "policy_reload_failed", 1);
     let tests = w.work().join("oneshot_test.lua");
     let fixed = std::fs::read_to_string(&tests).unwrap().replace(
         "input = { output = \"looks fine to me\" }, expect = \"none\"",
         "input = { output = \"looks fine to me\" }, expect = \"retry\"",
     );
     save(&tests, &fixed);
-    assert!(
-        eventually(Duration::from_secs(10), || records(
-            &w,
-            &id,
-            "policy_reload"
-        )
-        .len()
-            == 2),
-        "saving the test file re-ran the refused reload: {:?}",
-        w.log(&id)
-    );
+    // Saving the test file re-ran the refused reload.
+    wait_records(&w, &id, "policy_reload", 2);
     std::fs::write(&go, "").unwrap();
     let status = wait_timeout(&mut child, Duration::from_secs(20));
     let out = child.wait_with_output().unwrap();
