@@ -111,9 +111,9 @@ pub trait Observer {
         false
     }
 
-    /// Whether [`Update::Output`], [`Update::Protocol`] and [`Update::Account`] are wanted. Without it the pipeline still logs and redacts
-    /// every line, but never builds a `String` for one (a quiet run at a million lines a
-    /// second does not pay for lines nobody reads).
+    /// Whether [`Update::Output`], [`Update::Protocol`] and [`Update::Account`] are wanted.
+    /// Without it the pipeline still logs and redacts every line, but never builds a `String`
+    /// for one (a quiet run at a million lines a second does not pay for lines nobody reads).
     fn wants_output(&self) -> bool {
         true
     }
