@@ -216,3 +216,97 @@ fn file_names_holding_a_secret_are_stored_redacted() {
         "{changed:?}"
     );
 }
+
+/// Ten kinds of secret, one of each, that a policy puts into the prompts it returns
+/// (`next_prompt`, `audit_prompt`): none reaches the state dir — the state file keeps the prompts
+/// redacted (every state file write takes a `Redacted` session) — and the agents are given the
+/// prompts as stored.
+#[test]
+fn secrets_a_policy_puts_into_prompts_reach_no_file() {
+    let w = World::new();
+    let secrets = [
+        ANTHROPIC.to_string(),
+        GITHUB.to_string(),
+        "AKIAIOSFODNN7EXAMPLE".to_string(),
+        "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY".to_string(),
+        "xoxb-123456789012-abcdefABCDEF".to_string(),
+        "https://hooks.slack.com/services/T000/B000/XXXXXXXXXXXX".to_string(),
+        "AIzaSyA1234567890abcdefghijklmnopqrstuv".to_string(),
+        "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.c2lnbmF0dXJl".to_string(),
+        "https://deploy:Tr0ub4dor-3@git.example.com/repo".to_string(),
+        "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA7\n-----END RSA PRIVATE KEY-----"
+            .to_string(),
+    ];
+    let lua_list = secrets
+        .iter()
+        .map(|s| format!("{s:?}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let policy = w.policy(&format!(
+        r#"local S = {{ {lua_list} }}
+        return {{
+          limits = {{ max_iterations = 2 }},
+          next_prompt = function(ctx) return "again with " .. table.concat(S, " ; ") end,
+          audit_prompt = function(ctx) return "audit with " .. table.concat(S, " ; ") end,
+        }}"#
+    ));
+    // The worker and the auditor keep what they were given, outside the state dir.
+    let seen = w.tmp.path().join("seen");
+    std::fs::create_dir_all(&seen).unwrap();
+    let worker = w.script(
+        "w.sh",
+        &format!(
+            "cat \"$ONESHOT_PROMPT_FILE\" >> {}/worker; echo ok",
+            seen.display()
+        ),
+    );
+    let auditor = w.script(
+        "a.sh",
+        &format!(
+            "cat \"$ONESHOT_PROMPT_FILE\" >> {}/auditor; echo 'VERDICT: RETRY more'",
+            seen.display()
+        ),
+    );
+    let out = w.run(&worker, &auditor, &["--policy", &policy], "t");
+    assert_eq!(code(&out), 1, "{}", text(&out));
+    let mut files = Vec::new();
+    all_files(&w.state_dir(), &mut files);
+    let given = |who: &str| std::fs::read_to_string(seen.join(who)).unwrap();
+    for secret in &secrets {
+        // The secret's telling part (a private key's body, a password).
+        let part = match secret.as_str() {
+            s if s.contains("PRIVATE KEY") => "MIIEowIBAAKCAQEA7",
+            s if s.contains("Tr0ub4dor") => "Tr0ub4dor-3",
+            s if s.starts_with("aws_secret") => "wJalrXUtnFEMI",
+            s if s.contains("hooks.slack") => "XXXXXXXXXXXX",
+            s => s,
+        };
+        for f in &files {
+            let content = std::fs::read_to_string(f).unwrap_or_default();
+            assert!(
+                !content.contains(part),
+                "{part} leaked into {}",
+                f.display()
+            );
+        }
+        assert!(
+            !given("worker").contains(part),
+            "{part} given to the worker"
+        );
+        assert!(
+            !given("auditor").contains(part),
+            "{part} given to the auditor"
+        );
+        assert!(!text(&out).contains(part), "{part} on the terminal");
+    }
+    assert!(
+        given("worker").contains("again with sk-ant-[REDACTED]"),
+        "{}",
+        given("worker")
+    );
+    assert!(
+        given("auditor").contains("audit with sk-ant-[REDACTED]"),
+        "{}",
+        given("auditor")
+    );
+}

@@ -102,10 +102,22 @@ impl Engine {
     /// reach the file system, so a crash of oneshot from here on leaves them behind.
     pub(super) fn persist(&mut self) -> Result<(), EngineError> {
         if std::mem::take(&mut self.dirty) {
-            self.dir.replace_state(&self.session)?;
+            let sealed = self
+                .redactor
+                .seal(&self.session)
+                .map_err(|e| self.sealing(e))?;
+            self.dir.replace_state(&sealed)?;
             self.unsynced = true;
         }
         self.log.flush().map_err(|e| self.log_error(e))
+    }
+
+    /// The session could not be redacted for its state file: a bug, said as one.
+    pub(super) fn sealing(&self, e: crate::redact::SealError) -> EngineError {
+        EngineError::Internal {
+            id: self.session.id.clone(),
+            message: crate::error::failure(&e),
+        }
     }
 
     /// At the end of a step: everything decided so far also survives a power loss.

@@ -127,7 +127,11 @@ impl Engine {
         );
         session.agents = spec.agents;
         // Written so the session exists from here on; made durable by the first step.
-        dir.replace_state(&session)?;
+        let sealed = redactor.seal(&session).map_err(|e| EngineError::Internal {
+            id: session.id.clone(),
+            message: crate::error::failure(&e),
+        })?;
+        dir.replace_state(&sealed)?;
         let commands = Some((worker_cmd, auditor_cmd));
         let mut engine =
             Engine::assemble(store, dir, lock, session, policy, spec.options, commands)?;

@@ -11,6 +11,7 @@
 mod json;
 mod record;
 mod redact;
+mod redacted;
 mod rules;
 mod run;
 mod split;
@@ -18,6 +19,7 @@ mod stream;
 mod tail;
 
 pub use redact::{MIN_LITERAL_LEN, REDACTED, RedactError, Redactor};
+pub use redacted::{Redacted, SealError};
 pub use run::{Line, Pipeline, RunMeta};
 pub use split::DEFAULT_MAX_LINE;
 pub use stream::Stream;

@@ -419,6 +419,8 @@ impl Step<'_> {
     fn prepare_audit(&mut self) {
         match self.ask_audit_prompt() {
             Ok(prompt) => {
+                // What an agent is given is what is stored: without a secret the policy put in.
+                let prompt = self.d.redact(&prompt).into_owned();
                 let next = Phase::AuditorExecuting(super::AuditRun {
                     prompt,
                     ..super::AuditRun::default()
@@ -445,7 +447,9 @@ impl Step<'_> {
             Next::Iteration => match self.ask_next_prompt() {
                 Ok(prompt) => {
                     self.s.iteration += 1;
-                    self.s.worker_prompt = prompt;
+                    // What the worker is given is what is stored: without a secret the policy
+                    // put in (the task was redacted when the session was made).
+                    self.s.worker_prompt = self.d.redact(&prompt).into_owned();
                     self.transition(Trigger::Next, worker, None);
                 }
                 Err(e) => self.policy_failed(e),

@@ -4,6 +4,7 @@ use super::error::{StoreError, io_err};
 use super::lock::SessionLock;
 use super::seal::{Keys, SEAL_FILE, default_key_path, verify, write_seal};
 use super::summary::{Summary, SummaryReader};
+use crate::redact::Redacted;
 use crate::session::{SCHEMA_VERSION, Session};
 use std::fs;
 use std::io;
@@ -316,8 +317,9 @@ impl SessionDir {
         serde_json::from_value(value).map_err(|e| corrupt(e.to_string()))
     }
 
-    /// Writes `oneshot.json` atomically and durably (temp file, rename, fsync).
-    pub fn write_state(&self, file: &Session) -> Result<(), StoreError> {
+    /// Writes `oneshot.json` atomically and durably (temp file, rename, fsync). The session is
+    /// [`Redacted`]: nothing reaches the state file without passing the redactor.
+    pub fn write_state(&self, file: &Redacted<Session>) -> Result<(), StoreError> {
         self.replace_state(file)?;
         self.sync_state()
     }
@@ -352,9 +354,9 @@ impl SessionDir {
 
     /// Writes `oneshot.json` atomically (a crash of oneshot leaves the old or the new file),
     /// without waiting for the disk: [`SessionDir::sync_state`] does that.
-    pub fn replace_state(&self, file: &Session) -> Result<(), StoreError> {
+    pub fn replace_state(&self, file: &Redacted<Session>) -> Result<(), StoreError> {
         let path = self.state_path();
-        let mut bytes = serde_json::to_vec_pretty(file).map_err(|e| StoreError::Io {
+        let mut bytes = serde_json::to_vec_pretty(file.get()).map_err(|e| StoreError::Io {
             what: "cannot serialize",
             path: path.display().to_string(),
             source: io::Error::other(e),
@@ -476,7 +478,8 @@ mod tests {
             3,
             created_ms,
         );
-        dir.replace_state(&s).unwrap();
+        let redactor = crate::redact::Redactor::new(&[], Vec::new()).unwrap();
+        dir.replace_state(&redactor.seal(&s).unwrap()).unwrap();
         set_mtime(dir.path(), mtime_ms);
         dir
     }
