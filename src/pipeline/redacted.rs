@@ -46,23 +46,17 @@ impl Redactor {
         Redacted(self.redact(text).into_owned())
     }
 
-    /// Redacts every string in `value` in place; whether anything changed.
-    pub fn redact_json(&self, value: &mut Value) -> bool {
+    /// Redacts every string in `value` in place.
+    pub fn redact_json(&self, value: &mut Value) {
         match value {
-            Value::String(s) => match self.redact(s) {
-                Cow::Owned(r) => {
+            Value::String(s) => {
+                if let Cow::Owned(r) = self.redact(s) {
                     *s = r;
-                    true
                 }
-                Cow::Borrowed(_) => false,
-            },
-            Value::Array(items) => items
-                .iter_mut()
-                .fold(false, |any, v| self.redact_json(v) || any),
-            Value::Object(map) => map
-                .values_mut()
-                .fold(false, |any, v| self.redact_json(v) || any),
-            _ => false,
+            }
+            Value::Array(items) => items.iter_mut().for_each(|v| self.redact_json(v)),
+            Value::Object(map) => map.values_mut().for_each(|v| self.redact_json(v)),
+            _ => {}
         }
     }
 }
