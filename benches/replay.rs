@@ -56,6 +56,7 @@ fn record(policy: &PolicyHost) -> Vec<serde_json::Value> {
         1,
     );
     let mut blobber = Blobber::default();
+    let no_secrets = oneshot::redact::Redactor::new(&[], Vec::new()).unwrap();
     let mut lines = Vec::new();
     let mut queue = VecDeque::from([Event::Start]);
     let (mut now, mut audits) = (1u64, 0u32);
@@ -64,7 +65,7 @@ fn record(policy: &PolicyHost) -> Vec<serde_json::Value> {
         let mut judge = PolicyJudge::new(policy, 1, &redactor);
         for effect in session.step(now, event, &mut judge) {
             match effect {
-                Effect::Record(r) => lines.extend(blobber.encode(&r, &|s| s.into()).unwrap()),
+                Effect::Record(r) => lines.extend(blobber.encode(&r, &no_secrets).unwrap()),
                 Effect::Spawn(s) => {
                     let tail = match s.role {
                         oneshot::session::Role::Worker => "edited src/parser.rs".to_string(),

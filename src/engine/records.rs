@@ -12,15 +12,11 @@ impl Engine {
         if let Record::Session(SessionRecord { pid, .. }) = &mut record {
             *pid = Some(std::process::id());
         }
-        let redactor = self.redactor.clone();
-        let lines = self
-            .blobber
-            .encode(&record, &|s| redactor.redact(s))
-            .map_err(|e| {
-                self.log_error(std::io::Error::other(format!(
-                    "cannot encode a record: {e}"
-                )))
-            })?;
+        let lines = self.blobber.encode(&record, &self.redactor).map_err(|e| {
+            self.log_error(std::io::Error::other(format!(
+                "cannot encode a record: {e}"
+            )))
+        })?;
         for line in &lines {
             self.log.append(line).map_err(|e| self.log_error(e))?;
         }

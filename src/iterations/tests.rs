@@ -54,9 +54,10 @@ fn log() -> Log {
         }
     }
     let mut blobber = Blobber::default();
+    let redactor = crate::redact::Redactor::new(&[], Vec::new()).unwrap();
     let values = records
         .iter()
-        .flat_map(|r| blobber.encode(r, &|s| s.into()).unwrap())
+        .flat_map(|r| blobber.encode(r, &redactor).unwrap())
         .collect();
     Log::decode(values)
 }

@@ -7,7 +7,6 @@
 use super::{Blob, Record};
 use crate::policy::sha256_hex;
 use serde_json::{Map, Value};
-use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 
 /// Strings longer than this (in bytes) become blobs.
@@ -20,15 +19,16 @@ pub struct Blobber {
 }
 
 impl Blobber {
-    /// `record` as the lines to append: every string passed through `redact`, then, for a
-    /// blobbed record, its new blobs first and the record (with references) last.
+    /// `record` as the lines to append: every string passed through `redactor` (a record
+    /// cannot be encoded without one), then, for a blobbed record, its new blobs first and the
+    /// record (with references) last.
     pub fn encode(
         &mut self,
         record: &Record,
-        redact: &dyn Fn(&str) -> Cow<'_, str>,
+        redactor: &crate::redact::Redactor,
     ) -> Result<Vec<Value>, serde_json::Error> {
         let mut value = serde_json::to_value(record)?;
-        redact_strings(&mut value, redact);
+        redactor.redact_json(&mut value);
         let mut lines = Vec::new();
         if record.is_blobbed() {
             let ts = record.ts().unwrap_or(0);
@@ -66,20 +66,6 @@ impl Blobber {
             Value::Object(map) => map.values_mut().for_each(|v| self.walk(v, new)),
             _ => {}
         }
-    }
-}
-
-/// Passes every string in `value` through `redact`.
-fn redact_strings(value: &mut Value, redact: &dyn Fn(&str) -> Cow<'_, str>) {
-    match value {
-        Value::String(s) => {
-            if let Cow::Owned(r) = redact(s) {
-                *s = r;
-            }
-        }
-        Value::Array(items) => items.iter_mut().for_each(|v| redact_strings(v, redact)),
-        Value::Object(map) => map.values_mut().for_each(|v| redact_strings(v, redact)),
-        _ => {}
     }
 }
 

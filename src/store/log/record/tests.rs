@@ -277,7 +277,12 @@ fn blobbed_records_come_back_whole() {
         },
     });
     let mut blobber = blob::Blobber::default();
-    let lines = blobber.encode(&record, &|s| s.into()).unwrap();
+    let lines = blobber
+        .encode(
+            &record,
+            &crate::redact::Redactor::new(&[], Vec::new()).unwrap(),
+        )
+        .unwrap();
     assert_eq!(lines.len(), 2, "the blob, then the record");
     assert_eq!(lines[0]["type"], "blob");
     assert!(lines[1]["tail"]["$blob"].is_string());
@@ -290,11 +295,10 @@ fn blobbed_records_come_back_whole() {
 fn redaction_applies_to_every_string_before_blobbing() {
     let record = Record::Warning(Message {
         ts: 1,
-        message: "token hunter2 leaked".into(),
+        message: "token hunter2hunter2 leaked".into(),
     });
-    let lines = blob::Blobber::default()
-        .encode(&record, &|s| s.replace("hunter2", "[REDACTED]").into())
-        .unwrap();
+    let redactor = crate::redact::Redactor::new(&[], vec!["hunter2hunter2".into()]).unwrap();
+    let lines = blob::Blobber::default().encode(&record, &redactor).unwrap();
     assert_eq!(lines[0]["message"], "token [REDACTED] leaked");
 }
 
