@@ -4,7 +4,7 @@
 
 #[path = "common/job_env.rs"]
 mod job_env;
-use job_env::{DONE, Env, git, repo};
+use job_env::{DONE, Env, git, repo, sealed};
 use oneshot::job::record::{Job, JobSpec};
 use oneshot::job::runner::{self, Note, RunnerOptions};
 use oneshot::job::verbs::{self, VerbContext};
@@ -32,8 +32,8 @@ fn new_job(store: &SqliteStore, n: usize, source: &Path, worker: &str) -> String
     };
     store
         .create(
-            &job,
-            &verbs::audit_entry(&job, "create", JobState::Pending, &cx),
+            &sealed(&job),
+            &sealed(&verbs::audit_entry(&job, "create", JobState::Pending, &cx)),
         )
         .unwrap();
     id
@@ -206,10 +206,10 @@ fn a_cancel_mid_session_takes_the_job_from_its_runner_and_stops_the_agent() {
             let (after, t, audit) = verbs::apply(&job, JobTrigger::Cancel, &cx).unwrap();
             store
                 .decide(&Decision {
-                    job: &after,
+                    job: &sealed(&after),
                     expected: JobState::Executing,
-                    transition: &t,
-                    audit: &audit,
+                    transition: &sealed(&t),
+                    audit: &sealed(&audit),
                     revoke: true,
                 })
                 .unwrap();
@@ -283,8 +283,8 @@ fn a_panel_of_auditors_judges_in_parallel_and_is_aggregated() {
         };
         store
             .create(
-                &job,
-                &verbs::audit_entry(&job, "create", JobState::Pending, &cx),
+                &sealed(&job),
+                &sealed(&verbs::audit_entry(&job, "create", JobState::Pending, &cx)),
             )
             .unwrap();
         // The first, panel-less copy is not wanted.
@@ -292,10 +292,10 @@ fn a_panel_of_auditors_judges_in_parallel_and_is_aggregated() {
         let (gone, t, audit) = verbs::apply(&plain, JobTrigger::Cancel, &cx).unwrap();
         store
             .decide(&Decision {
-                job: &gone,
+                job: &sealed(&gone),
                 expected: JobState::Pending,
-                transition: &t,
-                audit: &audit,
+                transition: &sealed(&t),
+                audit: &sealed(&audit),
                 revoke: false,
             })
             .unwrap();

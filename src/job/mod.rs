@@ -17,6 +17,7 @@
 mod machine;
 mod migrate;
 pub mod record;
+mod redaction;
 pub mod runner;
 mod state;
 pub mod step;
@@ -31,6 +32,7 @@ pub mod workspace;
 
 pub use machine::{Refused, allowed, next};
 pub use migrate::{Migration, migrate};
+pub use redaction::redactor;
 pub use state::{JobState, UnknownJobState};
 pub use store::{
     Claim, Decision, JobStore, JobStoreError, JobSummary, Lease, ListFilter, SqliteStore,

@@ -45,7 +45,7 @@ pub fn run(cx: &Cx, a: CleanupArgs) -> Result<i32> {
             // Removing the workspace is a human's decision (a discard loses work for good):
             // it goes in the audit trail. A refused cleanup changed nothing and is not.
             let entry = audit_entry(&job, ws, a.discard, note.as_deref());
-            let recorded = store.record(&entry);
+            let recorded = store.record(&super::sealed(&job, &entry)?);
             outln!("{}: removed {}", job.id, ws.path.display());
             if let Some(note) = note {
                 outln!("{}: {note}", job.id);

@@ -95,6 +95,7 @@ pub fn run(cx: &Cx, a: CreateArgs) -> Result<i32> {
         PolicyHost::load(p, PolicyOptions::default())
             .with_context(|| format!("create the job: --policy {}", p.display()))?;
     }
+    let spec = without_secrets(spec)?;
     let now = now_ms();
     let id = format!("job-{}", &uuid::Uuid::new_v4().simple().to_string()[..8]);
     let mut job = Job::new(id.clone(), spec, JobState::Draft, now);
@@ -109,7 +110,7 @@ pub fn run(cx: &Cx, a: CreateArgs) -> Result<i32> {
     // `create` is recorded as a move into DRAFT from nothing (the entry has no `from`).
     let audit = verbs::audit_entry(&job, "create", JobState::Draft, &vcx);
     store
-        .create(&job, &audit)
+        .create(&super::sealed(&job, &job)?, &super::sealed(&job, &audit)?)
         .map_err(|e| store_error("create the job", e))?;
     if a.activate {
         let (moved, t, audit) = verbs::apply(&job, JobTrigger::Activate, &vcx)?;
@@ -128,13 +129,55 @@ fn decide(
 ) -> Result<()> {
     store
         .decide(&Decision {
-            job,
+            job: &super::sealed(job, job)?,
             expected,
-            transition: t,
-            audit,
+            transition: &super::sealed(job, t)?,
+            audit: &super::sealed(job, audit)?,
             revoke: false,
         })
         .map_err(|e| store_error(&format!("activate {}", job.id), e))
+}
+
+/// The spec as the store will keep it: the task without its secrets (stored and given to the
+/// agents redacted, said once), and no command line holding one — stored redacted, a runner
+/// could not run it, so the job is refused now rather than failing in a runner later.
+fn without_secrets(mut spec: JobSpec) -> Result<JobSpec> {
+    let redactor = oneshot::job::redactor(spec.policy.as_deref());
+    let players = [("--worker", &spec.worker), ("--auditor", &spec.auditor)]
+        .into_iter()
+        .chain(spec.panel.iter().map(|p| ("--panel", p)));
+    for (flag, player) in players {
+        if redactor.redact(player) != player.as_str() {
+            return Err(usage(format!(
+                "create the job: the {flag} command line holds a secret ({}); a job stores it \
+                 without the secret and could not run it — pass secrets through the \
+                 environment instead (the runner's environment reaches the agents)",
+                redactor.redact(player)
+            )));
+        }
+    }
+    let mut held = Vec::new();
+    let task = redactor.redact(&spec.task).into_owned();
+    if task != spec.task {
+        held.push("the task".to_string());
+        spec.task = task;
+    }
+    for (key, value) in spec.inputs.iter_mut() {
+        let redacted = redactor.redact(value).into_owned();
+        if redacted != *value {
+            held.push(format!("--input {key}"));
+            *value = redacted;
+        }
+    }
+    if !held.is_empty() {
+        errln!(
+            "oneshot: warning: {} {} a secret; it is stored and given to the agents without it: \
+             pass secrets through the environment instead",
+            held.join(", "),
+            if held.len() == 1 { "holds" } else { "hold" }
+        );
+    }
+    Ok(spec)
 }
 
 /// The spec the arguments describe, every part checked.

@@ -211,6 +211,16 @@ pub(crate) fn refused(message: String) -> anyhow::Error {
 }
 
 /// Now, in ms since the epoch (the store's clock).
+/// `value` through the job's redactor, for a store write.
+pub(crate) fn sealed<T: serde::Serialize + serde::de::DeserializeOwned>(
+    job: &oneshot::job::record::Job,
+    value: &T,
+) -> Result<oneshot::redact::Redacted<T>> {
+    oneshot::job::redactor(job.spec.policy.as_deref())
+        .seal(value)
+        .map_err(|e| anyhow::anyhow!("redact what job {} writes: {e}", job.id))
+}
+
 pub(crate) fn now_ms() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)

@@ -66,10 +66,10 @@ pub fn run(cx: &Cx, id: &str, verb: JobTrigger, feedback: Option<String>) -> Res
     let revoke = verb == JobTrigger::Cancel && !job.state.is_resting();
     store
         .decide(&Decision {
-            job: &moved,
+            job: &super::sealed(&job, &moved)?,
             expected: job.state,
-            transition: &transition,
-            audit: &audit,
+            transition: &super::sealed(&job, &transition)?,
+            audit: &super::sealed(&job, &audit)?,
             revoke,
         })
         .map_err(|e| store_error(&doing, e))?;

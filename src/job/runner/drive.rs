@@ -49,6 +49,9 @@ pub(super) async fn drive(store: Arc<dyn JobStore>, claim: Claim, opts: &RunnerO
     ));
     let mut step = Step::new(claim.job, opts.runner.clone());
     let policy = JobPolicy::new(&step.job.spec);
+    // Everything this step writes — the job, its transitions, artifacts, the commit — goes
+    // through the job's redactor.
+    let redactor = crate::job::redactor(step.job.spec.policy.as_deref());
     let mut judge = policy.judge();
     let mut queue = VecDeque::from(step.step(
         now_ms(),
@@ -68,8 +71,8 @@ pub(super) async fn drive(store: Arc<dyn JobStore>, claim: Claim, opts: &RunnerO
         }
         let event = match effect {
             JobEffect::Save(t) => {
-                if let Err(e) = store.advance(&lease, &step.job, t.as_ref()) {
-                    lost = Some(e.to_string());
+                if let Err(e) = save(&*store, &lease, &redactor, &step.job, t.as_ref()) {
+                    lost = Some(e);
                     break;
                 }
                 saved = step.job.state;
@@ -82,8 +85,12 @@ pub(super) async fn drive(store: Arc<dyn JobStore>, claim: Claim, opts: &RunnerO
                 None
             }
             JobEffect::AddArtifact(a) => {
-                if let Err(e) = store.add_artifact(&lease, &a) {
-                    lost = Some(e.to_string());
+                let added = redactor
+                    .seal(&a)
+                    .map_err(|e| e.to_string())
+                    .and_then(|a| store.add_artifact(&lease, &a).map_err(|e| e.to_string()));
+                if let Err(e) = added {
+                    lost = Some(e);
                     break;
                 }
                 None
@@ -95,10 +102,12 @@ pub(super) async fn drive(store: Arc<dyn JobStore>, claim: Claim, opts: &RunnerO
             }
             JobEffect::Execute { prompt, resume } => {
                 let ws = workspace_of(&step);
-                Some(
-                    session::execute(&mut step, &ws, prompt, resume, opts, &store, &lease, &hold)
-                        .await,
-                )
+                let to = session::Writes {
+                    store: &store,
+                    lease: &lease,
+                    redactor: &redactor,
+                };
+                Some(session::execute(&mut step, &ws, prompt, resume, opts, to, &hold).await)
             }
             JobEffect::Recover { session, after } => {
                 tokio::time::sleep(after).await;
@@ -107,7 +116,7 @@ pub(super) async fn drive(store: Arc<dyn JobStore>, claim: Claim, opts: &RunnerO
             JobEffect::ReadSession(id) => Some(session::read_end(&id, opts)),
             JobEffect::Harvest { message } => {
                 let ws = workspace_of(&step);
-                Some(harvest(ws, message).await)
+                Some(harvest(ws, redactor.text(&message)).await)
             }
             JobEffect::Audit(panel) => {
                 let ws = workspace_of(&step);
@@ -228,7 +237,26 @@ async fn provision(step: &Step, opts: &RunnerOptions) -> RunnerEvent {
     }
 }
 
-async fn harvest(ws: Workspace, message: String) -> RunnerEvent {
+/// Writes the job as the step moved it, redacted: the lost lease's or the store's reason when
+/// it could not.
+pub(super) fn save(
+    store: &dyn JobStore,
+    lease: &Lease,
+    redactor: &crate::redact::Redactor,
+    job: &crate::job::record::Job,
+    transition: Option<&crate::job::record::Transition>,
+) -> Result<(), String> {
+    let job = redactor.seal(job).map_err(|e| e.to_string())?;
+    let transition = transition
+        .map(|t| redactor.seal(t))
+        .transpose()
+        .map_err(|e| e.to_string())?;
+    store
+        .advance(lease, &job, transition.as_ref())
+        .map_err(|e| e.to_string())
+}
+
+async fn harvest(ws: Workspace, message: crate::redact::Redacted<String>) -> RunnerEvent {
     let done = tokio::task::spawn_blocking(move || workspace::harvest(&ws, &message)).await;
     match done {
         Ok(Ok(h)) => RunnerEvent::Harvested(HarvestFacts {

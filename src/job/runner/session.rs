@@ -112,14 +112,20 @@ impl JobJudge for PolicyJudge<'_> {
 
 /// Runs the step's session — a new one with `prompt`, or `resume` — to its end.
 #[allow(clippy::too_many_arguments)]
+/// Where a step's writes go: its store, under its lease, through its redactor.
+pub(super) struct Writes<'a> {
+    pub(super) store: &'a Arc<dyn JobStore>,
+    pub(super) lease: &'a Lease,
+    pub(super) redactor: &'a crate::redact::Redactor,
+}
+
 pub(super) async fn execute(
     step: &mut Step,
     ws: &Workspace,
     prompt: String,
     resume: Option<String>,
     opts: &RunnerOptions,
-    store: &Arc<dyn JobStore>,
-    lease: &Lease,
+    to: Writes<'_>,
     hold: &Rc<RefCell<Hold>>,
 ) -> RunnerEvent {
     let sessions = Store::new(&opts.state_dir);
@@ -142,9 +148,9 @@ pub(super) async fn execute(
     };
     // Recorded before it runs, so a runner that dies now leaves the session to recover.
     step.job.session = Some(engine.id().to_string());
-    if let Err(e) = store.advance(lease, &step.job, None) {
-        hold.borrow_mut().lost = Some(e.to_string());
-        return RunnerEvent::SessionEnded(not_started(engine.id(), e.to_string()));
+    if let Err(e) = super::drive::save(&**to.store, to.lease, to.redactor, &step.job, None) {
+        hold.borrow_mut().lost = Some(e.clone());
+        return RunnerEvent::SessionEnded(not_started(engine.id(), e));
     }
     hold.borrow_mut().interrupt = Some(engine.interrupter());
     let ran = engine.run(&mut Silent).await;

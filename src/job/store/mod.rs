@@ -19,6 +19,7 @@ pub use sqlite::SqliteStore;
 
 use super::JobState;
 use super::record::{ArtifactVersion, AuditEntry, Job, Transition};
+use crate::redact::Redacted;
 
 /// A runner's hold on a job for one step.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -74,17 +75,17 @@ pub struct ListFilter {
     pub state: Option<JobState>,
 }
 
-/// A human's verb, written at once with the audit entry that records it.
+/// A human's verb, written at once with the audit entry that records it — all of it redacted.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Decision<'a> {
     /// The job as the verb leaves it.
-    pub job: &'a Job,
+    pub job: &'a Redacted<Job>,
     /// The state the verb was judged against: the write is refused if the job moved since.
     pub expected: JobState,
     /// The move.
-    pub transition: &'a Transition,
+    pub transition: &'a Redacted<Transition>,
     /// The audit entry; its time is the verb's, which also judges whether a lease is live.
-    pub audit: &'a AuditEntry,
+    pub audit: &'a Redacted<AuditEntry>,
     /// The verb may take the job from a runner holding a live lease (cancel): the lease is
     /// revoked and the runner's next write or heartbeat fails.
     pub revoke: bool,
@@ -92,9 +93,18 @@ pub struct Decision<'a> {
 
 /// The store of jobs. Implementations are shared by threads and processes; every method is
 /// one atomic operation.
+///
+/// Every write takes [`Redacted`] records — a type only a [`crate::redact::Redactor`] makes —
+/// so no field of a job, a transition, an artifact or an audit entry reaches a store (nor,
+/// through it, a dashboard or another machine) without passing the redactor, whichever
+/// store implements this.
 pub trait JobStore: Send + Sync {
     /// Adds a new job, with the audit entry of its creation.
-    fn create(&self, job: &Job, audit: &AuditEntry) -> Result<(), JobStoreError>;
+    fn create(
+        &self,
+        job: &Redacted<Job>,
+        audit: &Redacted<AuditEntry>,
+    ) -> Result<(), JobStoreError>;
 
     /// The job with this id or unique id prefix. A job written with a legacy state is returned
     /// migrated, the migrated state written back and the migration recorded in the audit
@@ -124,14 +134,17 @@ pub trait JobStore: Send + Sync {
     fn advance(
         &self,
         lease: &Lease,
-        job: &Job,
-        transition: Option<&Transition>,
+        job: &Redacted<Job>,
+        transition: Option<&Redacted<Transition>>,
     ) -> Result<(), JobStoreError>;
 
     /// Appends an artifact version (its `version` is assigned here and returned), if `lease`
     /// is still current.
-    fn add_artifact(&self, lease: &Lease, artifact: &ArtifactVersion)
-    -> Result<u32, JobStoreError>;
+    fn add_artifact(
+        &self,
+        lease: &Lease,
+        artifact: &Redacted<ArtifactVersion>,
+    ) -> Result<u32, JobStoreError>;
 
     /// Writes a human's verb if the job is still in `expected` and no runner holds a live
     /// lease on it (unless `revoke`): [`JobStoreError::Conflict`] or
@@ -142,7 +155,7 @@ pub trait JobStore: Send + Sync {
     /// the trail of the job it names ([`JobStoreError::NotFound`] if there is none). Takes no
     /// lease and changes no row but the trail's (in PostgreSQL: one `INSERT … SELECT` that
     /// finds the job).
-    fn record(&self, audit: &AuditEntry) -> Result<(), JobStoreError>;
+    fn record(&self, audit: &Redacted<AuditEntry>) -> Result<(), JobStoreError>;
 
     /// The job's transitions, oldest first.
     fn history(&self, id: &str) -> Result<Vec<Transition>, JobStoreError>;

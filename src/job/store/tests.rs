@@ -6,6 +6,12 @@ mod rows;
 use super::*;
 use crate::job::record::{ArtifactVersion, AuditEntry, Job, JobSpec, Risk, Transition};
 use crate::job::{JobState, JobTrigger};
+use crate::redact::Redacted;
+
+/// `value` as a store write takes it (a job of the built-in policy's redactor).
+fn sealed<T: serde::Serialize + serde::de::DeserializeOwned>(value: &T) -> Redacted<T> {
+    crate::job::redactor(None).seal(value).unwrap()
+}
 
 const TTL: u64 = 30_000;
 
@@ -69,7 +75,9 @@ pub(super) fn store() -> (tempfile::TempDir, SqliteStore) {
 /// Creates a job in `state`, created and last changed at `at`.
 pub(super) fn add(store: &SqliteStore, id: &str, state: JobState, at: u64) -> Job {
     let j = job(id, state, at);
-    store.create(&j, &entry(id, "create", at)).expect("create");
+    store
+        .create(&sealed(&j), &sealed(&entry(id, "create", at)))
+        .expect("create");
     j
 }
 
@@ -78,7 +86,9 @@ fn step(store: &SqliteStore, lease: &Lease, mut j: Job, to: JobState, at: u64) -
     let t = moved(j.state, to, JobTrigger::Step, at);
     j.state = to;
     j.updated_ms = at;
-    store.advance(lease, &j, Some(&t)).expect("advance");
+    store
+        .advance(lease, &sealed(&j), Some(&sealed(&t)))
+        .expect("advance");
     j
 }
 
@@ -110,7 +120,9 @@ fn create_then_get_by_id_and_prefix_and_the_misses_say_why() {
         "{missing}"
     );
 
-    let dup = s.create(&a, &entry(&a.id, "create", 13)).unwrap_err();
+    let dup = s
+        .create(&sealed(&a), &sealed(&entry(&a.id, "create", 13)))
+        .unwrap_err();
     assert_eq!(dup, JobStoreError::Exists { id: a.id.clone() });
     assert!(dup.to_string().contains("exists already"), "{dup}");
     // The refused create wrote no audit entry either.
@@ -193,9 +205,16 @@ fn an_expired_transient_job_is_reclaimed_and_the_old_lease_writes_nothing() {
         id: "job-1".into(),
         fence: old.fence,
     };
-    assert_eq!(s.advance(&live, &late, Some(&t)).unwrap_err(), fenced);
+    assert_eq!(
+        s.advance(&live, &sealed(&late), Some(&sealed(&t)))
+            .unwrap_err(),
+        fenced
+    );
     assert_eq!(s.heartbeat(&live, TTL, 9_999).unwrap_err(), fenced);
-    assert_eq!(s.add_artifact(&live, &artifact(1)).unwrap_err(), fenced);
+    assert_eq!(
+        s.add_artifact(&live, &sealed(&artifact(1))).unwrap_err(),
+        fenced
+    );
     assert!(
         fenced.to_string().contains("nothing was written"),
         "{fenced}"
@@ -217,7 +236,7 @@ fn a_resting_state_releases_the_lease_and_history_keeps_every_move() {
     // No transition: the job's data changes, the history does not.
     let mut quiet = j.clone();
     quiet.session = Some("sess-1".into());
-    s.advance(&lease, &quiet, None).unwrap();
+    s.advance(&lease, &sealed(&quiet), None).unwrap();
     let j = step(&s, &lease, quiet, JobState::ApprovalRequired, 1_003);
 
     assert_eq!(s.get("job-1").unwrap(), j);
@@ -239,7 +258,7 @@ fn a_resting_state_releases_the_lease_and_history_keeps_every_move() {
     // A lease of one job cannot write another.
     let other = add(&s, "job-2", JobState::Draft, 5);
     assert!(matches!(
-        s.advance(&lease, &other, None),
+        s.advance(&lease, &sealed(&other), None),
         Err(JobStoreError::Fenced { .. })
     ));
 }
@@ -259,9 +278,9 @@ fn artifacts_are_appended_with_increasing_versions_whatever_version_is_passed() 
         .unwrap()
         .unwrap()
         .lease;
-    assert_eq!(s.add_artifact(&l1, &artifact(1)).unwrap(), 1);
-    assert_eq!(s.add_artifact(&l2, &artifact(1)).unwrap(), 1);
-    assert_eq!(s.add_artifact(&l1, &artifact(2)).unwrap(), 2);
+    assert_eq!(s.add_artifact(&l1, &sealed(&artifact(1))).unwrap(), 1);
+    assert_eq!(s.add_artifact(&l2, &sealed(&artifact(1))).unwrap(), 1);
+    assert_eq!(s.add_artifact(&l1, &sealed(&artifact(2))).unwrap(), 2);
     // Released and claimed again (a later step): versions go on, the old ones stay.
     step(&s, &l1, j, JobState::Pending, 1_001);
     let l1 = s
@@ -269,7 +288,7 @@ fn artifacts_are_appended_with_increasing_versions_whatever_version_is_passed() 
         .unwrap()
         .unwrap()
         .lease;
-    assert_eq!(s.add_artifact(&l1, &artifact(3)).unwrap(), 3);
+    assert_eq!(s.add_artifact(&l1, &sealed(&artifact(3))).unwrap(), 3);
 
     let got = s.artifacts("job-1").unwrap();
     let seen: Vec<_> = got
@@ -294,10 +313,10 @@ fn verb(
     let t = moved(expected, to, JobTrigger::Cancel, at);
     let a = entry("job-1", "cancel", at);
     s.decide(&Decision {
-        job: &j,
+        job: &sealed(&j),
         expected,
-        transition: &t,
-        audit: &a,
+        transition: &sealed(&t),
+        audit: &sealed(&a),
         revoke,
     })?;
     Ok(j)
@@ -377,7 +396,7 @@ fn decide_may_take_a_job_whose_lease_expired_without_revoking() {
     assert_eq!(s.get("job-1").unwrap().state, JobState::Suspended);
     // The fence rose: the runner's lease is dead even before any reclaim.
     assert!(matches!(
-        s.add_artifact(&lease, &artifact(1)),
+        s.add_artifact(&lease, &sealed(&artifact(1))),
         Err(JobStoreError::Fenced { .. })
     ));
 }
@@ -408,7 +427,8 @@ fn list_shows_summaries_oldest_first_and_filters_by_state() {
     long.spec.task = format!("  {}\nmore", "x".repeat(120));
     long.spec.risk = Risk::Low;
     long.steps = 3;
-    s.create(&long, &entry("job-a", "create", 100)).unwrap();
+    s.create(&sealed(&long), &sealed(&entry("job-a", "create", 100)))
+        .unwrap();
     let lease = s.claim("r9", None, TTL, 1_000).unwrap().unwrap().lease;
     let j = s.get("job-b").unwrap();
     step(&s, &lease, j, JobState::Provisioning, 1_001);
@@ -464,7 +484,7 @@ fn record_appends_to_the_trail_and_moves_nothing() {
     let (_dir, s) = store();
     let j = add(&s, "job-1", JobState::Success, 10);
     let history = s.history("job-1").unwrap();
-    s.record(&entry("job-1", "cleanup", 20)).unwrap();
+    s.record(&sealed(&entry("job-1", "cleanup", 20))).unwrap();
     let trail = s.audit(Some("job-1")).unwrap();
     assert_eq!(
         trail.iter().map(|e| e.action.as_str()).collect::<Vec<_>>(),
@@ -474,7 +494,9 @@ fn record_appends_to_the_trail_and_moves_nothing() {
     let now = s.get("job-1").unwrap();
     assert_eq!((now.state, now.updated_ms), (j.state, j.updated_ms));
     assert_eq!(s.history("job-1").unwrap(), history);
-    let err = s.record(&entry("job-nope", "cleanup", 30)).unwrap_err();
+    let err = s
+        .record(&sealed(&entry("job-nope", "cleanup", 30)))
+        .unwrap_err();
     assert!(matches!(err, JobStoreError::NotFound { .. }), "{err}");
     assert_eq!(
         s.audit(None).unwrap().len(),

@@ -84,7 +84,11 @@ pub fn check_source(spec: &JobSpec) -> Result<SourceKind, WorkspaceError> {
 
 /// Commits everything in the workspace (on the job's branch) and describes the change since
 /// the base. Harvesting again with nothing new commits nothing and gives the same hash.
-pub fn harvest(ws: &Workspace, message: &str) -> Result<Harvested, WorkspaceError> {
+pub fn harvest(
+    ws: &Workspace,
+    message: &crate::redact::Redacted<String>,
+) -> Result<Harvested, WorkspaceError> {
+    let message = message.get().as_str();
     let base = base_of(ws)?;
     let git = Git::new(&ws.path);
     if let Some(branch) = &ws.branch {

@@ -5,6 +5,7 @@ use super::{SqliteStore, fenced, int, rows, uint};
 use crate::job::record::{ArtifactVersion, AuditEntry, Job, Transition};
 use crate::job::store::{Claim, Decision, JobStore, JobStoreError, JobSummary, Lease, ListFilter};
 use crate::job::{JobState, Migration};
+use crate::redact::Redacted;
 use rusqlite::{ErrorCode, OptionalExtension, Transaction, params};
 
 impl SqliteStore {
@@ -64,7 +65,12 @@ impl SqliteStore {
 }
 
 impl JobStore for SqliteStore {
-    fn create(&self, job: &Job, audit: &AuditEntry) -> Result<(), JobStoreError> {
+    fn create(
+        &self,
+        job: &Redacted<Job>,
+        audit: &Redacted<AuditEntry>,
+    ) -> Result<(), JobStoreError> {
+        let (job, audit) = (job.get(), audit.get());
         self.write(|tx| {
             let inserted = tx.execute(
                 "INSERT INTO jobs (id, state, data, title, risk, steps, created_ms, updated_ms)
@@ -221,9 +227,10 @@ impl JobStore for SqliteStore {
     fn advance(
         &self,
         lease: &Lease,
-        job: &Job,
-        transition: Option<&Transition>,
+        job: &Redacted<Job>,
+        transition: Option<&Redacted<Transition>>,
     ) -> Result<(), JobStoreError> {
+        let (job, transition) = (job.get(), transition.map(Redacted::get));
         // A lease of another job cannot write this one.
         if job.id != lease.job {
             return Err(fenced(lease));
@@ -249,8 +256,9 @@ impl JobStore for SqliteStore {
     fn add_artifact(
         &self,
         lease: &Lease,
-        artifact: &ArtifactVersion,
+        artifact: &Redacted<ArtifactVersion>,
     ) -> Result<u32, JobStoreError> {
+        let artifact = artifact.get();
         self.write(|tx| {
             self.holds(tx, lease)?;
             let last: i64 = tx
@@ -276,7 +284,8 @@ impl JobStore for SqliteStore {
     }
 
     fn decide(&self, d: &Decision<'_>) -> Result<(), JobStoreError> {
-        let id = &d.job.id;
+        let (job, transition, audit) = (d.job.get(), d.transition.get(), d.audit.get());
+        let id = &job.id;
         self.write(|tx| {
             let (now, _) = self.read(tx, id)?;
             if now.state != d.expected {
@@ -289,7 +298,7 @@ impl JobStore for SqliteStore {
             // The trait gives decide no clock: the verb's own time (its audit entry's) judges
             // whether a lease is still live.
             if let Some(lease) = self.lease_of(tx, id)?
-                && lease.until_ms >= d.audit.at_ms
+                && lease.until_ms >= audit.at_ms
                 && !d.revoke
             {
                 return Err(JobStoreError::Busy {
@@ -297,7 +306,7 @@ impl JobStore for SqliteStore {
                     runner: lease.runner,
                 });
             }
-            self.update_job(tx, d.job)?;
+            self.update_job(tx, job)?;
             // The fence rises so that a runner that held the job fails its next write.
             tx.execute(
                 "UPDATE jobs SET lease_owner = NULL, lease_until = NULL, fence = fence + 1
@@ -305,12 +314,13 @@ impl JobStore for SqliteStore {
                 [id],
             )
             .map_err(|e| self.db(e))?;
-            self.push_transition(tx, id, d.transition)?;
-            self.push_audit(tx, d.audit)
+            self.push_transition(tx, id, transition)?;
+            self.push_audit(tx, audit)
         })
     }
 
-    fn record(&self, audit: &AuditEntry) -> Result<(), JobStoreError> {
+    fn record(&self, audit: &Redacted<AuditEntry>) -> Result<(), JobStoreError> {
+        let audit = audit.get();
         self.write(|tx| {
             self.read(tx, &audit.entity_id)?;
             self.push_audit(tx, audit)
