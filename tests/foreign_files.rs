@@ -290,3 +290,63 @@ fn a_job_store_that_is_not_oneshots_is_refused_byte_for_byte_untouched() {
     let out = within(oneshot(&w, &["job", "list"]));
     assert_eq!(code(&out), 0, "{}", text(&out));
 }
+
+#[test]
+fn a_file_where_a_jobs_workspace_should_be_is_named_with_the_job_and_what_to_do() {
+    use job_env::{DONE, Env, GOOD_WORKER};
+    let scratch = tempfile::tempdir().unwrap();
+    let plain = scratch.path().join("plain");
+    std::fs::create_dir(&plain).unwrap();
+    std::fs::write(plain.join("a.txt"), "a\n").unwrap();
+    let plain = plain.display().to_string();
+    // Where the file goes: the directory of all workspaces, or the job's own; from a git
+    // source (a worktree) or a plain one (a copy).
+    type Where = fn(&Path, &str) -> std::path::PathBuf;
+    let cases: [(&str, Where, &[&str]); 4] = [
+        ("worktrees, git", |s, _| s.join("worktrees"), &[]),
+        ("the job's, git", |s, id| s.join("worktrees").join(id), &[]),
+        (
+            "worktrees, plain",
+            |s, _| s.join("worktrees"),
+            &["--source", &plain],
+        ),
+        (
+            "the job's, plain",
+            |s, id| s.join("worktrees").join(id),
+            &["--source", &plain],
+        ),
+    ];
+    for (what, place, source) in cases {
+        let env = Env::new();
+        let state = env.dir.path().join("state");
+        let mut args = vec!["--activate"];
+        args.extend_from_slice(source);
+        let id = env.create(GOOD_WORKER, DONE, &args);
+        let blocking = place(&state, &id);
+        std::fs::create_dir_all(blocking.parent().unwrap()).unwrap();
+        std::fs::write(&blocking, "not a workspace").unwrap();
+
+        let out = env.oneshot(&["job", "step", &id]);
+        assert_eq!(code(&out), 0, "{what}: {}", text(&out));
+        assert_eq!(env.state(&id), "INTERVENTION_REQUIRED", "{what}");
+        let reason = env.show(&id)["job"]["reason"].as_str().unwrap().to_string();
+        let says = format!(
+            "{} is a file where job {id}'s workspace needs a directory; nothing was removed: \
+             remove it or move it away, then run `oneshot job resubmit {id}` and step the job \
+             again (`oneshot job step {id}`)",
+            blocking.display()
+        );
+        assert_eq!(reason, says, "{what}");
+        assert_eq!(
+            std::fs::read_to_string(&blocking).unwrap(),
+            "not a workspace",
+            "{what}: left as it was"
+        );
+
+        // Doing what it says works.
+        std::fs::remove_file(&blocking).unwrap();
+        env.ok(&["job", "resubmit", &id]);
+        env.ok(&["job", "step", &id]);
+        assert_eq!(env.state(&id), "APPROVAL_REQUIRED", "{what}");
+    }
+}
