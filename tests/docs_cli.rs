@@ -57,10 +57,20 @@ const PROGRAMS: &[&str] = &[
 
 /// Commands a page shows as the mistake an error message answers (docs/errors.md): wrong on
 /// purpose, each with why it is there.
-const DELIBERATE: &[(&str, &str)] = &[(
-    "oneshot job aprove",
-    "docs/errors.md: the error a mistyped job verb gets, and the message quoting it",
-)];
+const DELIBERATE: &[(&str, &str)] = &[
+    (
+        "oneshot job aprove",
+        "docs/errors.md: the error a mistyped job verb gets, and the message quoting it",
+    ),
+    (
+        "not a oneshot job store",
+        "docs/errors.md: the job store's refusal of a file, in its own words, not a command",
+    ),
+    (
+        "written by a newer oneshot (schema version",
+        "docs/errors.md: the job store's refusal of a newer store, in its own words",
+    ),
+];
 
 /// One command's `--help`, as far as this check needs it.
 #[derive(Debug, Default)]

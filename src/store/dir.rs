@@ -74,14 +74,14 @@ impl Store {
     /// Opens a session by full id or unique prefix.
     pub fn open(&self, id: &str) -> Result<SessionDir, StoreError> {
         let exact = self.sessions().join(id);
-        if !id.is_empty() && !id.contains('/') && exact.join("oneshot.json").is_file() {
+        if !id.is_empty() && !id.contains('/') && has_state_file(&exact) {
             return Ok(self.dir(id.to_string(), exact));
         }
         let matches: Vec<String> = self
             .names()?
             .into_iter()
             .filter(|s| !id.is_empty() && s.starts_with(id))
-            .filter(|s| self.sessions().join(s).join("oneshot.json").is_file())
+            .filter(|s| has_state_file(&self.sessions().join(s)))
             .collect();
         match matches.len() {
             0 => Err(StoreError::NotFound {
@@ -116,7 +116,7 @@ impl Store {
     pub fn ids(&self) -> Result<Vec<String>, StoreError> {
         let sessions = self.sessions();
         let mut ids = self.names()?;
-        ids.retain(|id| sessions.join(id).join("oneshot.json").is_file());
+        ids.retain(|id| has_state_file(&sessions.join(id)));
         Ok(ids)
     }
 
@@ -177,6 +177,13 @@ impl Store {
         }
         Ok(best.map(|(dir, _)| dir))
     }
+}
+
+/// Whether the session directory `dir` has a state file: something that is not a directory at
+/// `oneshot.json`. A FIFO or a socket there makes a damaged session, which reading reports
+/// (naming the file), not a session that is not there.
+fn has_state_file(dir: &Path) -> bool {
+    fs::symlink_metadata(dir.join("oneshot.json")).is_ok_and(|m| !m.is_dir())
 }
 
 /// Session `id` under `sessions` with its summary; `None` when it has no state file (a
@@ -289,7 +296,7 @@ impl SessionDir {
     /// Reads and validates `oneshot.json`.
     pub fn read_state(&self) -> Result<Session, StoreError> {
         let path = self.state_path();
-        let bytes = fs::read(&path).map_err(io_err("cannot read", &path))?;
+        let bytes = super::regular::read(&path).map_err(io_err("cannot read", &path))?;
         // A good file parses straight into the session; only a bad one goes the long way
         // below, which names what is wrong with it.
         if let Ok(session) = serde_json::from_slice(&bytes) {
@@ -337,7 +344,7 @@ impl SessionDir {
     /// the seal oneshot gave it, or it is refused ([`StoreError::Tampered`]).
     pub fn read_sealed_state(&self) -> Result<Session, StoreError> {
         let path = self.state_path();
-        let bytes = fs::read(&path).map_err(io_err("cannot read", &path))?;
+        let bytes = super::regular::read(&path).map_err(io_err("cannot read", &path))?;
         let key = self.key.get()?;
         match verify(&self.path, key, &bytes) {
             Ok(()) => self.read_state(),

@@ -54,13 +54,17 @@ impl SessionLock {
             path: path.display().to_string(),
             source,
         };
-        let mut file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(path)
-            .map_err(io)?;
+        // Not a plain open: a FIFO in place of the lock file would make the read below wait
+        // forever, and a symbolic link would have the holder truncate a file elsewhere.
+        let mut file = super::regular::open_own(
+            path,
+            OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(false),
+        )
+        .map_err(io)?;
         match file.try_lock() {
             Ok(()) => {}
             Err(TryLockError::WouldBlock) => {
@@ -134,7 +138,8 @@ pub fn live_holder(path: &Path) -> Option<u32> {
 
 /// Who the lock file at `path` names, alive or not.
 pub(super) fn read_holder(path: &Path) -> Option<Holder> {
-    std::fs::read_to_string(path)
+    // A lock file that is not a regular file names no one (and is never waited on).
+    super::regular::read_to_string(path)
         .ok()
         .and_then(|s| Holder::parse(&s))
 }

@@ -11,6 +11,7 @@ mod location;
 mod lock;
 mod log;
 mod prune;
+pub(crate) mod regular;
 mod seal;
 mod summary;
 

@@ -17,7 +17,7 @@ use sha2::Sha256;
 use std::ffi::OsString;
 use std::fs;
 use std::io::{self, Read, Write};
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 /// The environment variable naming the key file.
@@ -39,14 +39,13 @@ impl Key {
     /// Reads the key at `path`, creating it (and its directory, private to the user) when there
     /// is none yet.
     pub fn load_or_create(path: &Path) -> io::Result<Key> {
-        match fs::read_to_string(path) {
+        match super::regular::read_to_string(path) {
             Ok(text) => return Key::parse(text.trim(), path),
             Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
             Err(_) => {}
         }
         if let Some(dir) = path.parent() {
-            fs::create_dir_all(dir)?;
-            let _ = fs::set_permissions(dir, fs::Permissions::from_mode(0o700));
+            make_private_dirs(dir)?;
         }
         let mut bytes = [0u8; 32];
         fs::File::open("/dev/urandom")?.read_exact(&mut bytes)?;
@@ -68,7 +67,7 @@ impl Key {
         match written {
             Ok(()) => Ok(Key(bytes)),
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
-                Key::parse(fs::read_to_string(path)?.trim(), path)
+                Key::parse(super::regular::read_to_string(path)?.trim(), path)
             }
             Err(e) => Err(e),
         }
@@ -144,7 +143,7 @@ pub fn default_key_path(var: impl Fn(&str) -> Option<OsString>) -> Option<PathBu
 /// seal first and the current state file's seal after it.
 pub fn write_seal(dir: &Path, key: &Key, bytes: &[u8]) -> io::Result<()> {
     let path = dir.join(SEAL_FILE);
-    let previous = fs::read_to_string(&path)
+    let previous = super::regular::read_to_string(&path)
         .ok()
         .and_then(|t| t.lines().next().map(str::to_owned));
     let mut text = key.seal(bytes);
@@ -158,7 +157,7 @@ pub fn write_seal(dir: &Path, key: &Key, bytes: &[u8]) -> io::Result<()> {
 
 /// Whether `bytes` (the state file in `dir`) carry one of the seals the sidecar lists.
 pub fn verify(dir: &Path, key: &Key, bytes: &[u8]) -> Result<(), SealError> {
-    let text = match fs::read_to_string(dir.join(SEAL_FILE)) {
+    let text = match super::regular::read_to_string(&dir.join(SEAL_FILE)) {
         Ok(t) => t,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(SealError::Missing),
         Err(e) => return Err(SealError::Read(e)),
@@ -187,6 +186,29 @@ pub enum SealError {
     Read(#[source] io::Error),
 }
 
+/// Creates `dir` and whichever of its parents are missing, each private to the user (0700).
+/// A directory that exists already keeps its mode: the key may be put in a shared one
+/// (`ONESHOT_KEY_FILE=/tmp/k/key`), and closing `/tmp` to everyone is not oneshot's to do.
+fn make_private_dirs(dir: &Path) -> io::Result<()> {
+    let missing: Vec<&Path> = dir
+        .ancestors()
+        .filter(|d| !d.as_os_str().is_empty())
+        .take_while(
+            |d| matches!(fs::symlink_metadata(d), Err(e) if e.kind() == io::ErrorKind::NotFound),
+        )
+        .collect();
+    for d in missing.into_iter().rev() {
+        match fs::DirBuilder::new().mode(0o700).create(d) {
+            // The mode asked for went through the umask: set it whole, on ours only.
+            Ok(()) => fs::set_permissions(d, fs::Permissions::from_mode(0o700))?,
+            // Another oneshot made it meanwhile: its mode is its own.
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists && d.is_dir() => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
@@ -206,6 +228,29 @@ mod tests {
         assert_eq!(mode, 0o600);
         fs::write(&path, "not a key").unwrap();
         assert!(Key::load_or_create(&path).is_err());
+    }
+
+    #[test]
+    fn only_directories_made_for_the_key_are_made_private() {
+        let dir = tempfile::tempdir().unwrap();
+        let shared = dir.path().join("shared");
+        fs::create_dir(&shared).unwrap();
+        fs::set_permissions(&shared, fs::Permissions::from_mode(0o1777)).unwrap();
+        let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o7777;
+        Key::load_or_create(&shared.join("key")).unwrap();
+        assert_eq!(
+            mode(&shared),
+            0o1777,
+            "an existing directory keeps its mode"
+        );
+        assert_eq!(mode(&shared.join("key")), 0o600);
+        Key::load_or_create(&shared.join("a/b/key")).unwrap();
+        assert_eq!(mode(&shared), 0o1777);
+        assert_eq!(mode(&shared.join("a")), 0o700, "made for the key: private");
+        assert_eq!(mode(&shared.join("a/b")), 0o700);
+        // A file where a directory should be is an error, not a retry forever.
+        fs::write(shared.join("f"), "x").unwrap();
+        assert!(Key::load_or_create(&shared.join("f/key")).is_err());
     }
 
     #[test]

@@ -65,7 +65,8 @@ impl SummaryReader {
     /// [`StoreError`]s as [`SessionDir::read_state`](super::SessionDir::read_state) (`Io`,
     /// `Corrupt`, `NewerSchema`, `OlderSchema`).
     pub fn read(&mut self, path: &Path) -> Result<Summary, StoreError> {
-        let mut file = File::open(path).map_err(io_err("cannot read", path))?;
+        // Never `File::open`: a FIFO put in place of a state file would block `list` forever.
+        let mut file = super::regular::open_read(path).map_err(io_err("cannot read", path))?;
         let corrupt = |message: String| StoreError::Corrupt {
             path: path.display().to_string(),
             message,

@@ -43,13 +43,16 @@ impl SqliteStore {
                 ),
             })?;
         }
-        let conn = schema::open(&path).map_err(|r| match r {
-            schema::Refusal::Sql(e) => db_error(&path, &e),
-            schema::Refusal::Foreign(message) => JobStoreError::Db {
-                path: path.clone(),
-                message,
-            },
-        })?;
+        // Looked at read-only first: a file that is not a job store is left as it was.
+        let conn = schema::inspect(&path)
+            .and_then(|()| schema::open(&path))
+            .map_err(|r| match r {
+                schema::Refusal::Sql(e) => db_error(&path, &e),
+                schema::Refusal::Foreign(message) => JobStoreError::Db {
+                    path: path.clone(),
+                    message,
+                },
+            })?;
         Ok(SqliteStore {
             path,
             conn: Mutex::new(conn),
@@ -218,11 +221,7 @@ fn db_error(path: &Path, e: &rusqlite::Error) -> JobStoreError {
              write, a sqlite3 shell with an open transaction)?",
             schema::BUSY_TIMEOUT.as_secs()
         ),
-        Some(ErrorCode::NotADatabase) => {
-            "not a SQLite database, so not a oneshot job store; move the file away or point \
-             oneshot at another one"
-                .to_string()
-        }
+        Some(ErrorCode::NotADatabase) => schema::NOT_SQLITE.to_string(),
         Some(ErrorCode::CannotOpen | ErrorCode::PermissionDenied) => {
             format!("cannot open it ({e}); check that its directory exists and is writable")
         }

@@ -95,6 +95,21 @@ pub enum WorkspaceError {
         /// What it is instead.
         why: String,
     },
+    /// Something other than a directory stands where the job's workspace, the directory of
+    /// workspaces, or a directory inside the workspace should be.
+    #[error(
+        "{path} is {found} where job {job}'s workspace needs a directory; nothing was removed: \
+         remove it or move it away, then run `oneshot job resubmit {job}` and step the job \
+         again (`oneshot job step {job}`)"
+    )]
+    NotADir {
+        /// What is in the way.
+        path: PathBuf,
+        /// The job whose workspace it is in the way of.
+        job: String,
+        /// What it is: "a file", "a FIFO (named pipe)", …
+        found: &'static str,
+    },
     /// The worktree is not on the job's branch any more (the agent switched branches), so a
     /// harvest would commit somewhere else.
     #[error(

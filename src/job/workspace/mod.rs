@@ -12,6 +12,7 @@
 mod cleanup;
 mod error;
 mod git;
+mod place;
 mod plain;
 mod provision;
 #[cfg(test)]
@@ -24,7 +25,7 @@ pub use provision::provision;
 use super::record::{JobSpec, Workspace};
 use git::Git;
 use sha2::{Digest, Sha256};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// What a job's source is, as `job create` checks it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -209,12 +210,4 @@ fn check_job_id(id: &str) -> Result<(), WorkspaceError> {
     } else {
         Err(WorkspaceError::BadJobId { id: id.to_owned() })
     }
-}
-
-/// Makes `root` and returns it absolute and canonical, so paths compare equal to what git
-/// reports.
-fn make_root(root: &Path) -> Result<PathBuf, WorkspaceError> {
-    std::fs::create_dir_all(root).map_err(|e| WorkspaceError::io("creating", root, e))?;
-    root.canonicalize()
-        .map_err(|e| WorkspaceError::io("resolving", root, e))
 }

@@ -3,6 +3,7 @@
 //! do on a worktree.
 
 use super::git::Git;
+use super::place::in_the_way;
 use super::{JobSpec, Workspace, WorkspaceError};
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
@@ -16,12 +17,18 @@ pub(super) fn provision(
     root: &Path,
 ) -> Result<Workspace, WorkspaceError> {
     let dest = root.join(job_id);
+    if let Some(e) = in_the_way(&dest, job_id) {
+        return Err(e);
+    }
     if dest.exists() {
         return reuse(&dest);
     }
     // The copy is built aside and renamed into place only once committed, so a directory at
     // `dest` is always a finished one, and a crash leaves only a staging dir to start over.
     let staging = root.join(format!(".{job_id}.partial"));
+    if let Some(e) = in_the_way(&staging, job_id) {
+        return Err(e);
+    }
     if staging.exists() {
         make_writable(&staging);
         fs::remove_dir_all(&staging).map_err(|e| WorkspaceError::io("removing", &staging, e))?;

@@ -3,8 +3,9 @@
 //! jobs provisioning on the same repository at the same time.
 
 use super::git::Git;
+use super::place::{in_the_way, make_dirs, make_root};
+use super::plain;
 use super::{JobSpec, SourceKind, Workspace, WorkspaceError, check_job_id, check_source};
-use super::{make_root, plain};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
@@ -19,7 +20,7 @@ const ATTEMPTS: u32 = 8;
 pub fn provision(job_id: &str, spec: &JobSpec, root: &Path) -> Result<Workspace, WorkspaceError> {
     check_job_id(job_id)?;
     let kind = check_source(spec)?;
-    let root = make_root(root)?;
+    let root = make_root(root, job_id)?;
     match kind {
         SourceKind::Plain => plain::provision(job_id, spec, &root),
         SourceKind::Git { root: repo } => {
@@ -72,7 +73,7 @@ fn provision_git(
     })?;
     let base_commit = match resolve(&git, &branch_ref)? {
         None => {
-            vacate(&wt)?;
+            vacate(&wt, job_id)?;
             // The base is recorded in a ref of its own before the branch exists, so a later
             // recovery knows where the branch started even after `HEAD` has moved on.
             git.cmd(&["update-ref", &base_ref, &base_sha]).run()?;
@@ -104,7 +105,7 @@ fn provision_git(
                     if registered.is_some() {
                         git.run(&["worktree", "prune"])?;
                     }
-                    vacate(&wt)?;
+                    vacate(&wt, job_id)?;
                     git.cmd(&["worktree", "add", "-q"])
                         .arg(&wt)
                         .arg(&branch)
@@ -116,7 +117,7 @@ fn provision_git(
     };
     let path = wt.join(prefix);
     // The subdirectory may exist only untracked in the source: give the agents the place.
-    std::fs::create_dir_all(&path).map_err(|e| WorkspaceError::io("creating", &path, e))?;
+    make_dirs(&path, job_id)?;
     Ok(Workspace {
         path,
         branch: Some(branch),
@@ -188,16 +189,13 @@ fn same_path(a: &Path, b: &Path) -> bool {
     }
 }
 
-/// Makes room for a worktree at `wt`: nothing there, or an empty directory a failed attempt
-/// left; anything else is not ours to remove.
-fn vacate(wt: &Path) -> Result<(), WorkspaceError> {
+/// Makes room for job `job`'s worktree at `wt`: nothing there, or an empty directory a failed
+/// attempt left; anything else is not ours to remove.
+fn vacate(wt: &Path, job: &str) -> Result<(), WorkspaceError> {
+    if let Some(e) = in_the_way(wt, job) {
+        return Err(e);
+    }
     let Ok(mut entries) = std::fs::read_dir(wt) else {
-        if wt.exists() || wt.is_symlink() {
-            return Err(WorkspaceError::PathOccupied {
-                path: wt.to_owned(),
-                why: "not a directory".to_owned(),
-            });
-        }
         return Ok(());
     };
     if entries.next().is_some() {

@@ -1,6 +1,5 @@
 //! Reading `oneshot-log.json` back, tolerating a torn last line and corrupt lines.
 
-use std::fs::File;
 use std::io::{self, BufRead, BufReader, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
@@ -49,7 +48,8 @@ pub fn read_log(path: impl AsRef<Path>) -> Result<LogRead, LogError> {
         source,
     };
     let name = file_name(path);
-    let mut reader = BufReader::new(File::open(path).map_err(fail)?);
+    // Never `File::open`: a FIFO in place of the log would block `oneshot log` forever.
+    let mut reader = BufReader::new(crate::store::regular::open_read(path).map_err(fail)?);
     let mut read = LogRead::default();
     let mut buf = Vec::new();
     // A bad line's warning waits until we know whether it was the last line.
@@ -90,7 +90,7 @@ pub fn read_from(path: impl AsRef<Path>, offset: u64) -> Result<LogChunk, LogErr
         source,
     };
     let name = file_name(path);
-    let mut file = File::open(path).map_err(fail)?;
+    let mut file = crate::store::regular::open_read(path).map_err(fail)?;
     let mut chunk = LogChunk {
         offset,
         ..LogChunk::default()

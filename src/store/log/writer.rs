@@ -34,11 +34,11 @@ impl LogWriter {
     /// (a record torn by a kill), a `\n` is written first so the next record starts its own line.
     pub fn open(path: impl AsRef<Path>) -> io::Result<LogWriter> {
         let path = path.as_ref().to_path_buf();
-        let mut file = OpenOptions::new()
-            .read(true)
-            .append(true)
-            .create(true)
-            .open(&path)?;
+        // A FIFO in place of the log would block this open until someone reads it.
+        let mut file = crate::store::regular::open_own(
+            &path,
+            OpenOptions::new().read(true).append(true).create(true),
+        )?;
         let len = file.metadata()?.len();
         if len > 0 {
             let mut last = [0u8; 1];

@@ -1,6 +1,7 @@
 //! The job store's file: connection settings, the tables, and the schema version.
 
-use rusqlite::{Connection, TransactionBehavior};
+use rusqlite::{Connection, OpenFlags, TransactionBehavior};
+use std::io::{self, Read};
 use std::path::Path;
 use std::time::Duration;
 
@@ -80,7 +81,87 @@ impl From<rusqlite::Error> for Refusal {
     }
 }
 
-/// Opens `path` with the store's settings and makes sure it holds the current schema.
+/// The first bytes of every SQLite database file.
+const MAGIC: &[u8; 16] = b"SQLite format 3\0";
+
+/// The tables a store of [`VERSION`] has; a file that claims the version without them is not a
+/// oneshot store.
+const TABLES: [&str; 4] = ["jobs", "transitions", "artifacts", "audit"];
+
+/// Looks at an existing file at `path` without writing to it: refuses it, byte for byte
+/// untouched (no journal mode set, no `-wal` or `-shm` file made), when it is not a SQLite
+/// database, is another program's, or was written by a newer oneshot. A file that is not there
+/// or is empty is a new store; one that passes may be opened for writing ([`open`], which
+/// checks again under its write lock, since the file may change in between).
+pub(super) fn inspect(path: &Path) -> Result<(), Refusal> {
+    let mut head = Vec::with_capacity(MAGIC.len());
+    match crate::store::regular::open_read(path) {
+        Ok(file) => {
+            file.take(MAGIC.len() as u64)
+                .read_to_end(&mut head)
+                .map_err(|e| {
+                    Refusal::Foreign(format!("cannot read it ({e}); check its permissions"))
+                })?;
+        }
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+        Err(e) if crate::store::regular::is_not_regular(&e) => {
+            return Err(Refusal::Foreign(format!("{e}")));
+        }
+        // A directory, a permission problem: SQLite's own error says it when it opens.
+        Err(_) => return Ok(()),
+    }
+    if head.is_empty() {
+        return Ok(());
+    }
+    if head != MAGIC {
+        return Err(Refusal::Foreign(NOT_SQLITE.to_string()));
+    }
+    // Read-only: SQLite makes no journal for a reader of a rollback-journal database, and
+    // nothing here asks for write-ahead logging.
+    let conn = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )?;
+    conn.busy_timeout(BUSY_TIMEOUT)?;
+    let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    if version > VERSION {
+        return Err(newer(version));
+    }
+    let mut stmt = conn.prepare(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'",
+    )?;
+    let tables: Vec<String> = stmt
+        .query_map([], |r| r.get(0))?
+        .collect::<Result<_, _>>()?;
+    let ours = if version == 0 {
+        tables.is_empty()
+    } else {
+        TABLES.iter().all(|t| tables.iter().any(|have| have == t))
+    };
+    if ours { Ok(()) } else { Err(foreign()) }
+}
+
+/// What a file that is no SQLite database is told.
+pub(super) const NOT_SQLITE: &str = "not a SQLite database, so not a oneshot job store; nothing \
+     was written to it; move the file away or point oneshot at another one";
+
+fn newer(version: i64) -> Refusal {
+    Refusal::Foreign(format!(
+        "written by a newer oneshot (schema version {version}; this one knows up to \
+         {VERSION}); nothing was written to it; upgrade oneshot, or point it at another store"
+    ))
+}
+
+fn foreign() -> Refusal {
+    Refusal::Foreign(
+        "a SQLite database, but not a oneshot job store (it has tables of its own); nothing \
+         was written to it; point oneshot at another file"
+            .to_string(),
+    )
+}
+
+/// Opens `path` with the store's settings and makes sure it holds the current schema. Call
+/// [`inspect`] first: this sets the journal mode before it can look.
 pub(super) fn open(path: &Path) -> Result<Connection, Refusal> {
     let mut conn = Connection::open(path)?;
     // Set first: switching to WAL and creating the tables may wait for another process.
@@ -100,10 +181,7 @@ pub(super) fn open(path: &Path) -> Result<Connection, Refusal> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let version: i64 = tx.query_row("PRAGMA user_version", [], |r| r.get(0))?;
     if version > VERSION {
-        return Err(Refusal::Foreign(format!(
-            "written by a newer oneshot (schema version {version}; this one knows up to \
-             {VERSION}); upgrade oneshot, or point it at another store"
-        )));
+        return Err(newer(version));
     }
     if version == 0 {
         let existing: i64 = tx.query_row(
@@ -112,11 +190,7 @@ pub(super) fn open(path: &Path) -> Result<Connection, Refusal> {
             |r| r.get(0),
         )?;
         if existing > 0 {
-            return Err(Refusal::Foreign(
-                "a SQLite database, but not a oneshot job store (it has tables of its own); \
-                 point oneshot at another file"
-                    .to_string(),
-            ));
+            return Err(foreign());
         }
         tx.execute_batch(&tables())?;
         tx.execute_batch(&format!("PRAGMA user_version = {VERSION}"))?;

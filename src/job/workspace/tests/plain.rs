@@ -93,3 +93,43 @@ fn a_workspace_root_inside_the_source_is_not_copied_into_itself() {
     assert!(ws.path.join("a.txt").exists());
     assert!(!ws.path.join("state/worktrees").exists());
 }
+
+#[test]
+fn what_stands_in_a_workspaces_way_is_named_and_left_alone() {
+    let src = tempfile::tempdir().expect("tempdir");
+    fs::write(src.path().join("a.txt"), "one\n").expect("write");
+    let state = tempfile::tempdir().expect("tempdir");
+    let s = spec(src.path());
+    let root = state.path().join("worktrees");
+    fs::create_dir(&root).expect("mkdir");
+    let not_a_dir = |e: WorkspaceError, path: &Path, found: &str| match e {
+        WorkspaceError::NotADir {
+            path: p,
+            job,
+            found: f,
+        } => {
+            assert_eq!((p.as_path(), job.as_str(), f), (path, "job-w", found));
+        }
+        other => panic!("{other}"),
+    };
+    // A staging copy's place taken by a FIFO: not removed, not waited on.
+    let staging = root.join(".job-w.partial");
+    nix::unistd::mkfifo(&staging, nix::sys::stat::Mode::from_bits_truncate(0o600)).expect("mkfifo");
+    let e = provision("job-w", &s, &root).expect_err("in the way");
+    not_a_dir(e, &staging, "a FIFO (named pipe)");
+    fs::remove_file(&staging).expect("rm");
+    // A link to nothing where the workspace goes.
+    let dest = root.join("job-w");
+    std::os::unix::fs::symlink(state.path().join("gone"), &dest).expect("symlink");
+    let e = provision("job-w", &s, &root).expect_err("in the way");
+    not_a_dir(e, &dest, "a symbolic link to nothing");
+    fs::remove_file(&dest).expect("rm");
+    // A file above the root: the outermost thing in the way is named.
+    let blocked = state.path().join("file");
+    fs::write(&blocked, "x").expect("write");
+    let e = provision("job-w", &s, &blocked.join("deep/worktrees")).expect_err("in the way");
+    not_a_dir(e, &blocked, "a file");
+    assert_eq!(fs::read_to_string(&blocked).expect("read"), "x");
+    // Out of the way, it provisions.
+    provision("job-w", &s, &root).expect("provision");
+}
