@@ -143,7 +143,7 @@ pub(super) async fn execute(
     // Recorded before it runs, so a runner that dies now leaves the session to recover.
     step.job.session = Some(engine.id().to_string());
     if let Err(e) = store.advance(lease, &step.job, None) {
-        hold.borrow_mut().lost = Some(e.to_string());
+        hold.borrow_mut().stop = Some(super::drive::Stop::from_store(&e));
         return RunnerEvent::SessionEnded(not_started(engine.id(), e.to_string()));
     }
     hold.borrow_mut().interrupt = Some(engine.interrupter());
