@@ -43,7 +43,7 @@ fn options(state: &Path, parallel: usize, on_note: Rc<dyn Fn(&Note)>) -> RunnerO
     RunnerOptions {
         state_dir: state.to_path_buf(),
         runner: runner::runner_id(),
-        lease_ttl: Duration::from_millis(900),
+        lease_ttl: Duration::from_secs(1),
         parallel,
         max_steps: None,
         only: None,

@@ -100,6 +100,9 @@ pub enum RunnerEvent {
     HarvestFailed {
         /// Why.
         reason: String,
+        /// The machine ran out of room (the disk or a quota is full), not the job out of luck:
+        /// nothing is wrong with its work, and a harvest goes through once there is room.
+        out_of_space: bool,
     },
     /// The panel of auditors answered, each.
     Audited(Vec<PanelVerdict>),
@@ -143,6 +146,14 @@ pub enum JobEffect {
     AddArtifact(ArtifactVersion),
     /// The step is over: the job rests.
     Done,
+    /// Stop the step where it is, writing nothing: the job stays in its transient state
+    /// under this runner's lease, which lapses, and the next runner's claim recovers it from
+    /// there. For a failure of the machine, not of the job (a full disk), when nothing can be
+    /// written and a human has nothing to fix in the job. The runner reports it as a failure.
+    Abandon {
+        /// Why, for the runner's report.
+        reason: String,
+    },
 }
 
 /// A job during one step: the job, and what this step has learned so far that the job itself
@@ -265,7 +276,21 @@ impl Step {
                 self.rest(now, JobTrigger::RecoveryFailed, reason)
             }
             (S::Harvesting, E::Harvested(facts)) => self.harvested(now, facts, judge),
-            (S::Harvesting, E::HarvestFailed { reason }) => self.rest(
+            // A full disk: the work and the session's end are intact, and a harvest is
+            // idempotent; INTERVENTION_REQUIRED would make a human resubmit (and redo) work
+            // that only needs room to be committed. Saving anything would need room too.
+            (
+                S::Harvesting,
+                E::HarvestFailed {
+                    reason,
+                    out_of_space: true,
+                },
+            ) => {
+                vec![JobEffect::Abandon {
+                    reason: format!("harvest failed: {reason}"),
+                }]
+            }
+            (S::Harvesting, E::HarvestFailed { reason, .. }) => self.rest(
                 now,
                 JobTrigger::Harvested(Harvest::InterventionRequired),
                 format!("harvest failed: {reason}"),

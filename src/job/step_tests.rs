@@ -455,3 +455,55 @@ fn a_reject_feeds_the_next_prompt() {
         "job job-0000abcd: approve is not allowed in PENDING; PENDING allows: step, suspend, cancel"
     );
 }
+
+#[test]
+fn a_harvest_out_of_space_leaves_the_job_in_harvesting_for_the_next_runner() {
+    let mut judge = Judge::builtin();
+    let mut s = Step::new(job(JobState::Pending), "r1");
+    s.step(10, RunnerEvent::Claimed { reclaimed: false }, &mut judge);
+    s.step(11, RunnerEvent::Provisioned(ws()), &mut judge);
+    s.step(12, RunnerEvent::SessionEnded(end(true, false)), &mut judge);
+    assert_eq!(s.job.state, JobState::Harvesting);
+    let before = s.job.clone();
+    let full = "`git add -A` failed: No space left on device";
+    let fx = s.step(
+        13,
+        RunnerEvent::HarvestFailed {
+            reason: full.into(),
+            out_of_space: true,
+        },
+        &mut judge,
+    );
+    // Nothing to save (there is no room to), nothing for a human: the step stops as it is.
+    assert_eq!(
+        fx,
+        [JobEffect::Abandon {
+            reason: format!("harvest failed: {full}")
+        }]
+    );
+    assert_eq!(s.job, before);
+    assert!(judge.seen.is_empty());
+
+    // The next runner reclaims it in HARVESTING and harvests the same session's end.
+    let mut again = Step::new(before, "r2");
+    let fx = again.step(20, RunnerEvent::Claimed { reclaimed: true }, &mut judge);
+    assert_eq!(fx, [JobEffect::ReadSession("s1".into())]);
+    again.step(21, RunnerEvent::SessionEnded(end(true, false)), &mut judge);
+    let fx = again.step(22, RunnerEvent::Harvested(facts(false)), &mut judge);
+    assert_eq!(states(&fx), [JobState::ApprovalRequired]);
+
+    // Any other harvest failure is the job's: a human looks.
+    let mut j = job(JobState::Harvesting);
+    j.session = Some("s1".into());
+    let mut s = Step::new(j, "r1");
+    let fx = s.step(
+        5,
+        RunnerEvent::HarvestFailed {
+            reason: "the workspace is on main".into(),
+            out_of_space: false,
+        },
+        &mut judge,
+    );
+    assert_eq!(states(&fx), [JobState::InterventionRequired]);
+    assert_eq!(fx.last(), Some(&JobEffect::Done));
+}

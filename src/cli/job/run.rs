@@ -18,6 +18,13 @@ fn parse_duration(s: &str) -> Result<Duration, String> {
     humantime::parse_duration(s).map_err(|e| format!("{e} (examples: 30s, 2m)"))
 }
 
+/// A `--lease`: a duration the runner can hold a step with (at least `runner::MIN_LEASE`).
+fn parse_lease(s: &str) -> Result<Duration, String> {
+    let lease = parse_duration(s)?;
+    runner::check_lease(lease).map_err(|e| e.to_string())?;
+    Ok(lease)
+}
+
 /// Options of `job step`.
 #[derive(Debug, Args)]
 pub struct StepArgs {
@@ -25,8 +32,8 @@ pub struct StepArgs {
     #[arg(add = clap_complete::engine::ArgValueCandidates::new(crate::cli::complete::jobs))]
     pub id: Option<String>,
     /// How long the step's lease lasts without a heartbeat (heartbeats come every third of
-    /// it); a runner that dies loses the job to the next runner after this long.
-    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_duration)]
+    /// it); a runner that dies loses the job to the next runner after this long. At least 1s.
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_lease)]
     pub lease: Duration,
 }
 
@@ -39,8 +46,9 @@ pub struct RunArgs {
     /// Stop after this many steps, all jobs' together.
     #[arg(long, value_name = "N")]
     pub max_steps: Option<usize>,
-    /// How long a step's lease lasts without a heartbeat.
-    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_duration)]
+    /// How long a step's lease lasts without a heartbeat (heartbeats come every third of it).
+    /// At least 1s.
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_lease)]
     pub lease: Duration,
 }
 
@@ -163,7 +171,8 @@ fn open_files_for(parallel: usize) -> Option<String> {
     })
 }
 
-/// Prints where each job rests; for `step`, nothing to step is an error.
+/// Prints where each job rests; for `step`, nothing to step is an error. A step the runner
+/// could not carry on (a full disk, a failing store) fails the command: exit 1.
 fn finish(cx: &Cx, ends: Vec<StepEnd>, one: bool) -> Result<i32> {
     if ends.is_empty() {
         if one {
@@ -181,7 +190,31 @@ fn finish(cx: &Cx, ends: Vec<StepEnd>, one: bool) -> Result<i32> {
         let s = if ends.len() == 1 { "" } else { "s" };
         outln!("{} step{s} ran:", ends.len());
     }
+    let mut failed = 0;
     for e in &ends {
+        if let Some(why) = &e.failed {
+            failed += 1;
+            // Whole: the OS's words ("No space left on device") may come late in git's.
+            let expires = e
+                .lease_until_ms
+                .map(|t| format!(" (at {})", crate::cli::show::rfc3339(t)))
+                .unwrap_or_default();
+            errln!(
+                "  {}  stays in {}: {}",
+                e.job,
+                e.state,
+                crate::cli::show::one_line(why, usize::MAX)
+            );
+            errln!(
+                "oneshot: error: failed to finish the step of {}: it stays in {} under this \
+                 runner's lease; once that expires{expires} the next `oneshot job run` (or \
+                 `oneshot job step {}`) takes it up from there; fix what failed first",
+                e.job,
+                e.state,
+                e.job
+            );
+            continue;
+        }
         match &e.lost {
             // The state is the store's, not one this runner reached without saving it.
             Some(why) => errln!(
@@ -202,6 +235,6 @@ fn finish(cx: &Cx, ends: Vec<StepEnd>, one: bool) -> Result<i32> {
         }
     }
     // Steps ran: 0, even when a runner lost a job (a human canceled it: that is news, not
-    // a failure of this command).
-    Ok(exit::OK)
+    // a failure of this command). A step that could not go on is one.
+    Ok(if failed > 0 { exit::FAILED } else { exit::OK })
 }

@@ -27,13 +27,45 @@ pub struct StepEnd {
     /// the job from which state when the store knows (`canceled by ana while it was
     /// EXECUTING; …`).
     pub lost: Option<String>,
+    /// The runner could not carry the step on — the disk is full, the store failed — and
+    /// stopped it where it was, in a transient `state`, writing nothing more. Why, in words.
+    /// The job stays under this runner's lease, which no heartbeat renews now, and once it
+    /// expires the next runner's claim (never this runner's) recovers the job from there. A
+    /// failure of the run, unlike `lost`.
+    pub failed: Option<String>,
+    /// When the lease left on a `failed` step's job expires (ms since the epoch), if the store
+    /// could say.
+    pub lease_until_ms: Option<u64>,
 }
 
-/// What the heartbeat shares with the step: the lease as last renewed, whether it was lost,
-/// and the session to kill when it is.
+/// Why a step stopped before its job rested.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum Stop {
+    /// The job is no longer this runner's: a human canceled it, another runner took it over.
+    Lost(String),
+    /// This runner could not go on (see [`StepEnd::failed`]).
+    Failed(String),
+}
+
+impl Stop {
+    /// What a store error that refused one of this runner's writes means for the step.
+    pub(super) fn from_store(e: &JobStoreError) -> Stop {
+        match e {
+            JobStoreError::Fenced { .. } | JobStoreError::NotFound { .. } => {
+                Stop::Lost(e.to_string())
+            }
+            // The disk is full, the store is locked or broken: the lease is still this
+            // runner's, and the job is as it last saved it.
+            _ => Stop::Failed(e.to_string()),
+        }
+    }
+}
+
+/// What the heartbeat shares with the step: whether the step must stop (its lease was lost),
+/// and the session to kill when it must.
 #[derive(Default)]
 pub(super) struct Hold {
-    pub(super) lost: Option<String>,
+    pub(super) stop: Option<Stop>,
     pub(super) interrupt: Option<crate::engine::Interrupt>,
 }
 
@@ -60,19 +92,19 @@ pub(super) async fn drive(store: Arc<dyn JobStore>, claim: Claim, opts: &RunnerO
         },
         &mut judge,
     ));
-    let mut lost = None;
+    let mut stop = None;
     // The last state the store accepted from this runner: what the job was when it was lost,
     // should the store not say more.
     let mut saved = step.job.state;
     while let Some(effect) = queue.pop_front() {
-        if let Some(why) = hold.borrow().lost.clone() {
-            lost = Some(why);
+        if let Some(why) = hold.borrow().stop.clone() {
+            stop = Some(why);
             break;
         }
         let event = match effect {
             JobEffect::Save(t) => {
                 if let Err(e) = save(&*store, &lease, &redactor, &step.job, t.as_ref()) {
-                    lost = Some(e);
+                    stop = Some(e);
                     break;
                 }
                 saved = step.job.state;
@@ -85,17 +117,23 @@ pub(super) async fn drive(store: Arc<dyn JobStore>, claim: Claim, opts: &RunnerO
                 None
             }
             JobEffect::AddArtifact(a) => {
-                let added = redactor
-                    .seal(&a)
-                    .map_err(|e| e.to_string())
-                    .and_then(|a| store.add_artifact(&lease, &a).map_err(|e| e.to_string()));
+                let added = match redactor.seal(&a) {
+                    Ok(a) => store
+                        .add_artifact(&lease, &a)
+                        .map_err(|e| Stop::from_store(&e)),
+                    Err(e) => Err(Stop::Failed(e.to_string())),
+                };
                 if let Err(e) = added {
-                    lost = Some(e);
+                    stop = Some(e);
                     break;
                 }
                 None
             }
             JobEffect::Done => break,
+            JobEffect::Abandon { reason } => {
+                stop = Some(Stop::Failed(reason));
+                break;
+            }
             JobEffect::Provision { after } => {
                 tokio::time::sleep(after).await;
                 Some(provision(&step, opts).await)
@@ -130,15 +168,38 @@ pub(super) async fn drive(store: Arc<dyn JobStore>, claim: Claim, opts: &RunnerO
         }
     }
     beat.abort();
-    let lost = lost.or_else(|| hold.borrow().lost.clone());
-    match lost {
-        Some(why) => lost_end(store.as_ref(), &step.job.id, saved, why),
+    let stop = stop.or_else(|| hold.borrow().stop.clone());
+    match stop {
+        Some(Stop::Lost(why)) => lost_end(store.as_ref(), &step.job.id, saved, why),
+        Some(Stop::Failed(why)) => failed_end(store.as_ref(), &lease, saved, why),
         None => StepEnd {
             job: step.job.id.clone(),
             state: step.job.state,
             reason: step.job.reason.clone(),
             lost: None,
+            failed: None,
+            lease_until_ms: None,
         },
+    }
+}
+
+/// How a step this runner could not carry on ended: the job as the store has it (reading
+/// works on a full disk), in the last state this runner saved, and when its lease lapses.
+fn failed_end(store: &dyn JobStore, lease: &Lease, saved: JobState, why: String) -> StepEnd {
+    let job = store.get(&lease.job).ok();
+    let until = store
+        .lease(&lease.job)
+        .ok()
+        .flatten()
+        .filter(|l| l.runner == lease.runner && l.fence == lease.fence)
+        .map(|l| l.until_ms);
+    StepEnd {
+        job: lease.job.clone(),
+        state: job.as_ref().map_or(saved, |j| j.state),
+        reason: job.and_then(|j| j.reason),
+        lost: None,
+        failed: Some(why),
+        lease_until_ms: until,
     }
 }
 
@@ -163,6 +224,8 @@ fn lost_end(store: &dyn JobStore, id: &str, saved: JobState, why: String) -> Ste
                     "{verb} by {} while it was {}; this runner stopped its work on it",
                     t.by, t.from
                 )),
+                failed: None,
+                lease_until_ms: None,
             }
         }
         (Some(job), _) => StepEnd {
@@ -170,12 +233,16 @@ fn lost_end(store: &dyn JobStore, id: &str, saved: JobState, why: String) -> Ste
             state: job.state,
             reason: job.reason,
             lost: Some(why),
+            failed: None,
+            lease_until_ms: None,
         },
         (None, _) => StepEnd {
             job: id.to_string(),
             state: saved,
             reason: None,
             lost: Some(why),
+            failed: None,
+            lease_until_ms: None,
         },
     }
 }
@@ -187,18 +254,18 @@ async fn heartbeat(
     ttl: std::time::Duration,
     hold: Rc<RefCell<Hold>>,
 ) {
-    let every = ttl / 3;
+    let every = ttl / super::HEARTBEATS_PER_LEASE;
     loop {
         tokio::time::sleep(every).await;
         match store.heartbeat(&lease, ttl.as_millis() as u64, now_ms()) {
             Ok(renewed) => lease = renewed,
             Err(JobStoreError::Fenced { .. }) | Err(JobStoreError::NotFound { .. }) => {
                 let mut h = hold.borrow_mut();
-                h.lost = Some(format!(
+                h.stop = Some(Stop::Lost(format!(
                     "lost the lease on job {}: a human canceled it or another runner took it \
                      over; its session was stopped",
                     lease.job
-                ));
+                )));
                 if let Some(i) = &h.interrupt {
                     i.kill();
                 }
@@ -237,23 +304,23 @@ async fn provision(step: &Step, opts: &RunnerOptions) -> RunnerEvent {
     }
 }
 
-/// Writes the job as the step moved it, redacted: the lost lease's or the store's reason when
-/// it could not.
+/// Writes the job as the step moved it, redacted; when it could not, why the step stops.
 pub(super) fn save(
     store: &dyn JobStore,
     lease: &Lease,
     redactor: &crate::redact::Redactor,
     job: &crate::job::record::Job,
     transition: Option<&crate::job::record::Transition>,
-) -> Result<(), String> {
-    let job = redactor.seal(job).map_err(|e| e.to_string())?;
+) -> Result<(), Stop> {
+    let sealed = |e: crate::redact::SealError| Stop::Failed(e.to_string());
+    let job = redactor.seal(job).map_err(sealed)?;
     let transition = transition
         .map(|t| redactor.seal(t))
         .transpose()
-        .map_err(|e| e.to_string())?;
+        .map_err(sealed)?;
     store
         .advance(lease, &job, transition.as_ref())
-        .map_err(|e| e.to_string())
+        .map_err(|e| Stop::from_store(&e))
 }
 
 async fn harvest(ws: Workspace, message: crate::redact::Redacted<String>) -> RunnerEvent {
@@ -267,10 +334,24 @@ async fn harvest(ws: Workspace, message: crate::redact::Redacted<String>) -> Run
             empty: h.empty,
         }),
         Ok(Err(e)) => RunnerEvent::HarvestFailed {
+            out_of_space: out_of_space(&e),
             reason: e.to_string(),
         },
         Err(e) => RunnerEvent::HarvestFailed {
             reason: format!("harvest panicked: {e}"),
+            out_of_space: false,
         },
     }
+}
+
+/// Whether `e` is the disk (or the user's quota) being full: an OS error, or git saying so
+/// (it runs with `LC_ALL=C`, so in these words).
+fn out_of_space(e: &workspace::WorkspaceError) -> bool {
+    use nix::errno::Errno;
+    if let workspace::WorkspaceError::Io { source, .. } = e {
+        let code = source.raw_os_error();
+        return code == Some(Errno::ENOSPC as i32) || code == Some(Errno::EDQUOT as i32);
+    }
+    let said = e.to_string();
+    said.contains("No space left on device") || said.contains("Disk quota exceeded")
 }

@@ -33,7 +33,8 @@ pub struct RunnerOptions {
     pub state_dir: PathBuf,
     /// This runner's id, written with its leases and transitions.
     pub runner: String,
-    /// How long a lease lasts without a heartbeat (heartbeats come every third of it).
+    /// How long a lease lasts without a heartbeat (heartbeats come every third of it); at
+    /// least [`MIN_LEASE`].
     pub lease_ttl: Duration,
     /// Steps run at once.
     pub parallel: usize,
@@ -59,24 +60,64 @@ pub enum Note {
     Ended(StepEnd),
 }
 
+/// Heartbeats a lease lasts: the runner renews it every `lease / HEARTBEATS_PER_LEASE`, so a
+/// lease outlives two late or failed renewals.
+pub const HEARTBEATS_PER_LEASE: u32 = 3;
+
+/// The shortest lease a runner takes: three heartbeats a third of a second apart. A renewal
+/// is a store write that waits its turn on the runner's one thread (shared by every step it
+/// drives) and behind other processes' writes; a lease much shorter lapses while its runner
+/// still works on the step, and is then another runner's to claim.
+pub const MIN_LEASE: Duration = Duration::from_secs(1);
+
 /// Why a run stopped short.
 #[derive(Debug, thiserror::Error)]
 pub enum RunnerError {
     /// The store failed.
     #[error(transparent)]
     Store(#[from] JobStoreError),
+    /// The lease asked for is shorter than [`MIN_LEASE`].
+    #[error(
+        "a lease of {} is too short: the minimum is {}; {}",
+        humantime::format_duration(*.0),
+        humantime::format_duration(MIN_LEASE),
+        LEASE_WHY
+    )]
+    LeaseTooShort(Duration),
 }
 
-/// A runner id unique on this machine for this process: `HOST-PID-N`.
+/// What a too-short lease's error says after the numbers.
+const LEASE_WHY: &str = "a runner renews its lease every third of it, and a renewal may wait \
+     behind the store's other writers; a lease that lapses mid-step lets a runner take the job \
+     over while it still runs — give --lease 1s or more (the default is 30s)";
+
+/// Whether `lease` is long enough for a runner to hold a step with: [`RunnerError::LeaseTooShort`]
+/// when it is shorter than [`MIN_LEASE`].
+pub fn check_lease(lease: Duration) -> Result<(), RunnerError> {
+    if lease < MIN_LEASE {
+        return Err(RunnerError::LeaseTooShort(lease));
+    }
+    Ok(())
+}
+
+/// A runner id unique to this process and call: `HOST-PID-NONCE-N`. The nonce is random per
+/// process, so a later process that happens to get the same pid (a container's pid 1 after a
+/// restart) is a different runner: a claim skips only jobs whose lease names its own runner,
+/// and a dead runner's jobs must stay claimable by whoever comes next.
 pub fn runner_id() -> String {
+    use std::hash::{BuildHasher, RandomState};
+    use std::sync::OnceLock;
     use std::sync::atomic::{AtomicU32, Ordering};
     static N: AtomicU32 = AtomicU32::new(0);
+    static NONCE: OnceLock<u16> = OnceLock::new();
+    // `RandomState` is seeded from the OS's randomness: no crate needed for four hex digits.
+    let nonce = NONCE.get_or_init(|| RandomState::new().hash_one(std::process::id()) as u16);
     let host = nix::unistd::gethostname()
         .ok()
         .and_then(|h| h.into_string().ok())
         .unwrap_or_else(|| "host".into());
     format!(
-        "{host}-{}-{}",
+        "{host}-{}-{nonce:04x}-{}",
         std::process::id(),
         N.fetch_add(1, Ordering::Relaxed)
     )
@@ -84,10 +125,17 @@ pub fn runner_id() -> String {
 
 /// Claims and drives steps until none is left to claim (or `max_steps` ran), `parallel` at a
 /// time; returns how each step ended. Must be polled inside a [`tokio::task::LocalSet`].
+/// Refuses a `lease_ttl` shorter than [`MIN_LEASE`] before claiming anything.
+///
+/// A job this runner's lease names is never claimed again by it, even once that lease has
+/// lapsed (the store's claim skips it): either one of its steps still drives the job — its
+/// heartbeat came late — or a step gave the job up mid-way (a full disk), and the job is the
+/// next runner's once the lease expires, not this run's to fail on again.
 pub async fn run(
     store: Arc<dyn JobStore>,
     opts: RunnerOptions,
 ) -> Result<Vec<StepEnd>, RunnerError> {
+    check_lease(opts.lease_ttl)?;
     let mut running = JoinSet::new();
     let mut ends = Vec::new();
     let mut claimed = 0usize;

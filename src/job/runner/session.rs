@@ -149,8 +149,11 @@ pub(super) async fn execute(
     // Recorded before it runs, so a runner that dies now leaves the session to recover.
     step.job.session = Some(engine.id().to_string());
     if let Err(e) = super::drive::save(&**to.store, to.lease, to.redactor, &step.job, None) {
-        hold.borrow_mut().lost = Some(e.clone());
-        return RunnerEvent::SessionEnded(not_started(engine.id(), e));
+        let why = match &e {
+            super::drive::Stop::Lost(why) | super::drive::Stop::Failed(why) => why.clone(),
+        };
+        hold.borrow_mut().stop = Some(e);
+        return RunnerEvent::SessionEnded(not_started(engine.id(), why));
     }
     hold.borrow_mut().interrupt = Some(engine.interrupter());
     let ran = engine.run(&mut Silent).await;

@@ -26,7 +26,7 @@ use crate::redact::Redacted;
 pub struct Lease {
     /// The job.
     pub job: String,
-    /// The runner holding it (`runner-<host>-<pid>-<n>`).
+    /// The runner holding it (`<host>-<pid>-<nonce>-<n>`, see [`crate::job::runner::runner_id`]).
     pub runner: String,
     /// The fencing token: increases with every claim of the job (and with every human verb
     /// that takes the job away from a runner).
@@ -115,7 +115,8 @@ pub trait JobStore: Send + Sync {
     fn list(&self, filter: &ListFilter) -> Result<Vec<JobSummary>, JobStoreError>;
 
     /// Claims the next step for `runner`: of job `only` when given, else of the job waiting
-    /// longest. Claimable: a PENDING job, or a job in a transient state whose lease expired.
+    /// longest. Claimable: a PENDING job, or a job in a transient state whose lease expired —
+    /// unless that lease is `runner`'s own: a runner never claims back a step it holds.
     /// `None` when there is nothing to claim (or `only` is not claimable).
     fn claim(
         &self,

@@ -228,7 +228,11 @@ fn db_error(path: &Path, e: &rusqlite::Error) -> JobStoreError {
         Some(ErrorCode::ReadOnly) => {
             format!("it is read-only ({e}); oneshot needs to write it and its -wal file")
         }
-        Some(ErrorCode::DiskFull) => format!("the disk is full ({e}); free some space"),
+        // SQLite's own words ("database or disk is full") hide the OS's, which are the ones
+        // people search for and `df` confirms.
+        Some(ErrorCode::DiskFull) => {
+            format!("No space left on device: the disk is full ({e}); free some space")
+        }
         Some(ErrorCode::DatabaseCorrupt) => format!(
             "the file is damaged ({e}); restore it from a backup (sqlite3's .recover may save \
              some of it)"

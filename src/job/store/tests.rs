@@ -226,6 +226,27 @@ fn an_expired_transient_job_is_reclaimed_and_the_old_lease_writes_nothing() {
 }
 
 #[test]
+fn a_runner_never_claims_back_a_job_its_own_lease_names_even_expired() {
+    let (_d, s) = store();
+    let j = add(&s, "job-1", JobState::Pending, 100);
+    let held = s.claim("r1", None, TTL, 1_000).unwrap().unwrap().lease;
+    step(&s, &held, j, JobState::Executing, 1_100);
+    let late = 1_001 + TTL;
+    // Expired, but r1's: r1 may still be driving it (a late heartbeat), so not r1's to claim,
+    // by id or not.
+    assert_eq!(s.claim("r1", None, TTL, late).unwrap(), None);
+    assert_eq!(s.claim("r1", Some("job-1"), TTL, late).unwrap(), None);
+    assert_eq!(s.lease("job-1").unwrap(), Some(held.clone()));
+    // r1's late heartbeat still holds it.
+    let renewed = s.heartbeat(&held, TTL, late).unwrap();
+    assert_eq!(renewed.fence, held.fence);
+    // Any other runner recovers it once it expires.
+    let other = s.claim("r2", None, TTL, late + TTL + 1).unwrap().unwrap();
+    assert!(other.reclaimed);
+    assert_eq!(other.lease.fence, held.fence + 1);
+}
+
+#[test]
 fn a_resting_state_releases_the_lease_and_history_keeps_every_move() {
     let (_d, s) = store();
     let j = add(&s, "job-1", JobState::Pending, 100);

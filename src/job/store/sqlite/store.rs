@@ -165,15 +165,18 @@ impl JobStore for SqliteStore {
         };
         self.write(|tx| {
             // `CLAIMABLE` spelled as in the partial index, so the scan walks it in updated_ms
-            // order and stops at the first job whose lease is free.
+            // order and stops at the first job whose lease is free. A lease of this runner's
+            // own is never free to it, expired or not: it still drives the step (its
+            // heartbeat is late) or gave the job up for the next runner.
             let sql = format!(
                 "SELECT id, state FROM jobs INDEXED BY jobs_claimable
-                 WHERE {CLAIMABLE} AND (lease_owner IS NULL OR lease_until < ?1)
+                 WHERE {CLAIMABLE}
+                   AND (lease_owner IS NULL OR (lease_until < ?1 AND lease_owner <> ?3))
                    AND (?2 IS NULL OR id = ?2)
                  ORDER BY updated_ms, id LIMIT 1"
             );
             let picked: Option<(String, String)> = tx
-                .query_row(&sql, params![int(now_ms), only], |r| {
+                .query_row(&sql, params![int(now_ms), only, runner], |r| {
                     Ok((r.get(0)?, r.get(1)?))
                 })
                 .optional()
