@@ -40,14 +40,17 @@ fn an_answer_that_fits_is_printed_as_one_json_line() {
 fn an_answer_that_does_not_fit_is_asked_again_with_what_was_wrong() {
     let w = World::new();
     // Run 1 answers with a verdict the schema does not know; run 2 answers right. Each run's
-    // prompt is kept.
+    // prompt is kept, in a directory made beforehand: the target is confined, and the test's
+    // directory (it holds oneshot's state) takes no new entries from it.
+    let prompts = w.tmp.path().join("prompts");
+    std::fs::create_dir(&prompts).unwrap();
     let target = w.script(
         "t.sh",
         &format!(
             "n=$(ls {dir} | grep -c '^prompt') ; cat > {dir}/prompt$n; \
              if [ $n = 0 ]; then echo '{{\"verdict\": \"maybe\", \"reason\": \"?\", \"confidence\": 1, \"open_criteria\": []}}'; \
              else echo '{DONE}'; fi",
-            dir = w.tmp.path().display()
+            dir = prompts.display()
         ),
     );
     let out = ask(
@@ -62,10 +65,10 @@ fn an_answer_that_does_not_fit_is_asked_again_with_what_was_wrong() {
     );
     assert_eq!(code(&out), 0, "{}", text(&out));
     assert!(text(&out).contains("fit on run 2"), "{}", text(&out));
-    let second = std::fs::read_to_string(w.tmp.path().join("prompt1")).unwrap();
+    let second = std::fs::read_to_string(prompts.join("prompt1")).unwrap();
     assert!(second.contains("did not fit the schema"), "{second}");
     assert!(second.contains("/verdict"), "{second}");
-    let first = std::fs::read_to_string(w.tmp.path().join("prompt0")).unwrap();
+    let first = std::fs::read_to_string(prompts.join("prompt0")).unwrap();
     assert!(
         first.contains("\"open_criteria\""),
         "the schema is in the prompt: {first}"

@@ -169,7 +169,7 @@ fn completion_offers_session_ids_newest_first() {
 #[test]
 fn completion_offers_job_ids_newest_first() {
     let env = job_env::Env::new();
-    let state = env.dir.path().join("state");
+    let state = env.state_dir();
     let dir = env.dir.path();
     // No job store yet: nothing offered, and none created by completing.
     let offered = bash_complete(

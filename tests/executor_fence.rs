@@ -19,6 +19,7 @@ fn sleeper(dir: &std::path::Path) -> Invocation {
         workdir: dir.to_path_buf(),
         env: Vec::new(),
         stdin: oneshot::executor::StdinMode::Prompt,
+        confine: None,
     }
 }
 

@@ -61,6 +61,7 @@ fn invocation(script: &str, workdir: &Path) -> Invocation {
         workdir: workdir.to_path_buf(),
         env: vec![("EXTRA_VAR".into(), "extra".into())],
         stdin: oneshot::executor::StdinMode::Prompt,
+        confine: None,
     }
 }
 

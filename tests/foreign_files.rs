@@ -318,7 +318,7 @@ fn a_file_where_a_jobs_workspace_should_be_is_named_with_the_job_and_what_to_do(
     ];
     for (what, place, source) in cases {
         let env = Env::new();
-        let state = env.dir.path().join("state");
+        let state = env.state_dir();
         let mut args = vec!["--activate"];
         args.extend_from_slice(source);
         let id = env.create(GOOD_WORKER, DONE, &args);

@@ -224,7 +224,7 @@ fn create_refuses_what_a_step_could_not_use() {
     assert!(env.ok(&["job", "list"]).trim().is_empty());
     // A good base, and the task from stdin.
     let mut c = Command::new(env!("CARGO_BIN_EXE_oneshot"));
-    c.arg("--state-dir").arg(env.dir.path().join("state"));
+    c.arg("--state-dir").arg(env.state_dir());
     c.args(["job", "create", "--base", "HEAD", "--input", "ticket=APP-1"]);
     c.args([&cmds[..], &["-"]].concat()).current_dir(env.repo());
     let mut child = c
@@ -281,7 +281,7 @@ fn cancel_takes_a_job_from_its_runner_mid_step() {
     let id = env.create("sleep 30", DONE, &["--activate"]);
     let mut runner = Command::new(env!("CARGO_BIN_EXE_oneshot"))
         .arg("--state-dir")
-        .arg(env.dir.path().join("state"))
+        .arg(env.state_dir())
         .args(["job", "step", &id, "--lease", "3s"])
         .current_dir(env.repo())
         .stdout(std::process::Stdio::null())
@@ -344,7 +344,7 @@ fn two_runner_processes_on_one_store_never_run_the_same_step() {
     let ids: Vec<String> = (0..10)
         .map(|_| env.create("sh -c 'sleep 0.2; echo hi > f.txt'", DONE, &["--activate"]))
         .collect();
-    let state = env.dir.path().join("state");
+    let state = env.state_dir();
     let runners: Vec<_> = (0..2)
         .map(|_| {
             Command::new(env!("CARGO_BIN_EXE_oneshot"))

@@ -38,6 +38,7 @@ impl Case {
         // as it would on any disk, and the disk is full from its end on.
         let sessions = tmp.path().join("sessions");
         std::fs::create_dir_all(&sessions).unwrap();
+        std::fs::create_dir_all(tmp.path().join("markers")).unwrap();
         std::fs::create_dir_all(disk.join("state")).unwrap();
         std::os::unix::fs::symlink(&sessions, disk.join("state/sessions")).unwrap();
         Some(Case {
@@ -70,8 +71,10 @@ impl Case {
         v["job"]["state"].as_str().unwrap().to_string()
     }
 
+    /// In a directory of their own: the agents are confined away from the state dir, and a
+    /// directory holding it takes no new entries from them.
     fn marker(&self, name: &str) -> PathBuf {
-        self.tmp.path().join(name)
+        self.tmp.path().join("markers").join(name)
     }
 
     /// A job whose worker writes 2 MiB that do not compress, says so, and ends when told.

@@ -49,7 +49,7 @@ fn a_runner_never_claims_back_a_step_it_holds_so_the_worker_runs_once() {
     // Room for a second step, so the runner keeps looking for work while the first runs.
     let runner = Command::new(env!("CARGO_BIN_EXE_oneshot"))
         .arg("--state-dir")
-        .arg(env.dir.path().join("state"))
+        .arg(env.state_dir())
         .args(["job", "run", "--parallel", "2", "--lease", "1s"])
         .current_dir(env.repo())
         .env("NO_COLOR", "1")
@@ -68,7 +68,7 @@ fn a_runner_never_claims_back_a_step_it_holds_so_the_worker_runs_once() {
     // Another process writes to the store for longer than the lease lasts: the runner's
     // heartbeat waits behind it, and by the time it gets through the lease it renews has
     // lapsed. The runner still drives the step; it must not claim the job as a dead runner's.
-    let db = rusqlite::Connection::open(env.dir.path().join("state/jobs.db")).unwrap();
+    let db = rusqlite::Connection::open(env.state_dir().join("jobs.db")).unwrap();
     db.execute_batch("BEGIN IMMEDIATE").unwrap();
     std::thread::sleep(Duration::from_millis(2500));
     db.execute_batch("COMMIT").unwrap();

@@ -64,7 +64,9 @@ fn run_local(store: Arc<dyn JobStore>, opts: RunnerOptions) -> Vec<runner::StepE
 fn twenty_jobs_four_at_a_time_each_in_its_own_worktree() {
     let tmp = tempfile::tempdir().unwrap();
     let src = repo(tmp.path());
-    let state = tmp.path().join("state");
+    // Apart from where the agents write: a directory holding it takes no new entries from them.
+    let private = tempfile::tempdir().unwrap();
+    let state = private.path().join("state");
     let store = SqliteStore::open(state.join("jobs.db")).unwrap();
     let ids: Vec<String> = (0..20)
         .map(|n| {
@@ -139,7 +141,9 @@ fn twenty_jobs_four_at_a_time_each_in_its_own_worktree() {
 fn two_runners_on_one_store_never_run_the_same_step() {
     let tmp = tempfile::tempdir().unwrap();
     let src = repo(tmp.path());
-    let state = tmp.path().join("state");
+    // Apart from where the agents write: a directory holding it takes no new entries from them.
+    let private = tempfile::tempdir().unwrap();
+    let state = private.path().join("state");
     let db = state.join("jobs.db");
     let store = SqliteStore::open(&db).unwrap();
     let ids: Vec<String> = (0..10)
@@ -179,7 +183,9 @@ fn two_runners_on_one_store_never_run_the_same_step() {
 fn a_cancel_mid_session_takes_the_job_from_its_runner_and_stops_the_agent() {
     let tmp = tempfile::tempdir().unwrap();
     let src = repo(tmp.path());
-    let state = tmp.path().join("state");
+    // Apart from where the agents write: a directory holding it takes no new entries from them.
+    let private = tempfile::tempdir().unwrap();
+    let state = private.path().join("state");
     let db = state.join("jobs.db");
     let store = SqliteStore::open(&db).unwrap();
     let pidfile = tmp.path().join("worker.pid");
@@ -261,7 +267,9 @@ unsafe extern "C" {
 fn a_panel_of_auditors_judges_in_parallel_and_is_aggregated() {
     let tmp = tempfile::tempdir().unwrap();
     let src = repo(tmp.path());
-    let state = tmp.path().join("state");
+    // Apart from where the agents write: a directory holding it takes no new entries from them.
+    let private = tempfile::tempdir().unwrap();
+    let state = private.path().join("state");
     let store = SqliteStore::open(state.join("jobs.db")).unwrap();
     let verdict = |v: &str| {
         format!(
@@ -340,7 +348,7 @@ fn run_limited(env: &Env, limit: &str, args: &str) -> (bool, String) {
             "ulimit {limit} && exec \"$0\" --state-dir \"$1\" job run {args}"
         ))
         .arg(env!("CARGO_BIN_EXE_oneshot"))
-        .arg(env.dir.path().join("state"))
+        .arg(env.state_dir())
         .current_dir(env.repo())
         .env("NO_COLOR", "1")
         .output()

@@ -43,7 +43,7 @@ fn no_secret_reaches_the_job_store_git_or_the_terminal() {
     let mut run = |args: &[&str]| {
         let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_oneshot"));
         c.arg("--state-dir")
-            .arg(env.dir.path().join("state"))
+            .arg(env.state_dir())
             .args(args)
             .current_dir(env.repo())
             .env("ONESHOT_ACTOR", "tester")
@@ -135,7 +135,7 @@ fn no_secret_reaches_the_job_store_git_or_the_terminal() {
     assert!(given.contains("sk-ant-[REDACTED]"), "{given}");
 
     let mut everything = Vec::new();
-    files(&env.dir.path().join("state"), &mut everything);
+    files(&env.state_dir(), &mut everything);
     assert!(
         everything.iter().any(|(f, _)| f.ends_with("jobs.db")),
         "the store is among what is read"

@@ -98,7 +98,7 @@ fn stubs_are_written_and_match_the_shipped_ones() {
 #[test]
 fn trust_records_the_hash_in_the_trust_file() {
     let w = World::new();
-    let trust_file = w.tmp.path().join("trust.json");
+    let trust_file = w.private.path().join("trust.json");
     let p = w.file("p.lua", "return {}");
     let out = w
         .cmd()
@@ -336,7 +336,7 @@ fn policy_path_lets_require_find_shared_modules() {
 #[test]
 fn trust_refuses_a_file_that_does_not_parse_and_trusts_nothing() {
     let w = World::new();
-    let trust_file = w.tmp.path().join("trust.json");
+    let trust_file = w.private.path().join("trust.json");
     let trust = |files: &[&std::path::Path]| {
         w.cmd()
             .env("ONESHOT_TRUST_FILE", &trust_file)

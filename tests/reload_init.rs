@@ -64,7 +64,7 @@ fn an_init_project_is_edited_trusted_and_reloaded_mid_session() {
         ),
     );
     let auditor = w.script("a.sh", "echo 'VERDICT: DONE fine'");
-    let store = w.tmp.path().join("trust.json");
+    let store = w.private.path().join("trust.json");
     let mut child = w
         .cmd()
         .current_dir(w.work())

@@ -159,7 +159,7 @@ fn a_policy_inside_the_workdir_edited_by_the_worker_is_not_activated() {
         ),
     );
     let auditor = w.script("a.sh", "echo checking");
-    let trust_file = w.tmp.path().join("trust.json");
+    let trust_file = w.private.path().join("trust.json");
     let out = w
         .cmd()
         .env("ONESHOT_TRUST_FILE", &trust_file)
@@ -238,7 +238,7 @@ fn resume_refuses_a_policy_the_worker_rewrote_until_it_is_trusted() {
     let w = World::new();
     let policy = w.work().join("policy.lua");
     std::fs::write(&policy, REJECT).unwrap();
-    let trust_file = w.tmp.path().join("trust.json");
+    let trust_file = w.private.path().join("trust.json");
     let marker = w.tmp.path().join("started");
     // First run: rewrite the policy to approve itself, then hang until interrupted.
     let worker = w.script(
@@ -317,7 +317,7 @@ fn resume_refuses_a_module_the_worker_rewrote_until_it_is_trusted() {
         "policy.lua",
         "local v = require('verdicts')\nreturn { verdict = function() return v.word, 'module' end }\n",
     );
-    let trust_file = w.tmp.path().join("trust.json");
+    let trust_file = w.private.path().join("trust.json");
     let marker = w.tmp.path().join("started");
     let worker = w.script(
         "w.sh",

@@ -8,7 +8,9 @@
 /// The schema, as JSON text.
 pub const VERDICT_SCHEMA: &str = crate::schema::VERDICT.text;
 
-/// The file name the schema is written to in a session's directory, for `--output-schema`.
+/// The file name shown for the schema in a session's listed command lines. The agent itself
+/// gets a private copy in the temp directory ([`super::SchemaFile`]): a confined agent cannot
+/// see the session's directory.
 pub const VERDICT_SCHEMA_FILE: &str = "verdict-schema.json";
 
 #[cfg(test)]

@@ -27,6 +27,8 @@ pub(super) struct Run<'a> {
     pub dir: &'a Path,
     pub timeout: Duration,
     pub env: &'a [(String, String)],
+    /// Where the target may go (Landlock), when it is confined.
+    pub confine: Option<&'a crate::executor::confine::Confinement>,
 }
 
 impl Run<'_> {
@@ -80,6 +82,7 @@ impl Run<'_> {
             workdir: self.dir.to_path_buf(),
             env,
             stdin,
+            confine: self.confine.cloned(),
         };
         Ok((invocation, tap))
     }

@@ -73,6 +73,12 @@ pub struct Ask {
     /// Environment added for the target (a named target's `env`, its secrets resolved);
     /// oneshot's own environment passes through as well.
     pub env: Vec<(String, String)>,
+    /// Confine the target (Landlock) away from oneshot's key, trust store and state, as a
+    /// session's agents are (default: on).
+    pub sandbox: bool,
+    /// More of oneshot's own paths the target must not reach (a job's state directory), besides
+    /// the sealing key, the trust store and oneshot's user directories.
+    pub hidden: Vec<PathBuf>,
 }
 
 /// The default for [`Ask::timeout`].
@@ -92,6 +98,8 @@ impl Ask {
             dir: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
             attempts: DEFAULT_ATTEMPTS,
             env: Vec::new(),
+            sandbox: true,
+            hidden: Vec::new(),
         }
     }
 }
@@ -109,9 +117,26 @@ pub struct Answer {
 pub async fn ask(req: &Ask) -> Result<Answer, AskError> {
     let validator = req.schema.validator()?;
     // Codex reads the schema from a file; it lives as long as the question.
-    let file = SchemaFile::write(&req.schema.text)?;
+    let file = crate::agent::SchemaFile::write(&req.schema.text).map_err(|e| AskError::Io {
+        what: "write the schema to a file in the temp directory".to_string(),
+        source: e,
+    })?;
     let mut feedback: Option<String> = None;
     let mut last = String::new();
+    let confine = match crate::executor::confine::available() {
+        crate::executor::confine::Sandbox::Landlock { .. } if req.sandbox => {
+            let mut hidden = req.hidden.clone();
+            if let Ok(trust) = crate::policy::TrustStore::from_env() {
+                hidden.push(trust.path().to_path_buf());
+            }
+            let kinds: Vec<_> = match &req.target {
+                Target::Agent(a) => vec![a.kind],
+                Target::Command(_) => Vec::new(),
+            };
+            Some(crate::engine::confinement(&req.dir, &hidden, &kinds))
+        }
+        _ => None,
+    };
     for n in 1..=req.attempts.max(1) {
         let prompt = prompt::compose(
             &req.prompt,
@@ -123,10 +148,11 @@ pub async fn ask(req: &Ask) -> Result<Answer, AskError> {
             target: &req.target,
             prompt: &prompt,
             schema_text: &req.schema.text,
-            schema_file: &file.0,
+            schema_file: file.path(),
             dir: &req.dir,
             timeout: req.timeout,
             env: &req.env,
+            confine: confine.as_ref(),
         };
         let text = run.answer().await?;
         match validator.answer(&text) {
@@ -142,24 +168,4 @@ pub async fn ask(req: &Ask) -> Result<Answer, AskError> {
         problems: feedback.unwrap_or_default(),
         answer: last,
     })
-}
-
-/// The schema in a file of its own, removed when dropped.
-struct SchemaFile(PathBuf);
-
-impl SchemaFile {
-    fn write(text: &str) -> Result<SchemaFile, AskError> {
-        let path = std::env::temp_dir().join(format!("oneshot-ask-{}.json", uuid::Uuid::new_v4()));
-        std::fs::write(&path, text).map_err(|e| AskError::Io {
-            what: format!("write the schema to {}", path.display()),
-            source: e,
-        })?;
-        Ok(SchemaFile(path))
-    }
-}
-
-impl Drop for SchemaFile {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
 }

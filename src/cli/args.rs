@@ -377,6 +377,12 @@ pub struct PolicyArgs {
     /// the session's].
     #[arg(long, value_name = "MODE", env = "ONESHOT_POLICY_RELOAD")]
     pub policy_reload: Option<oneshot::policy::ReloadMode>,
+    /// `off` runs the agents unconfined; by default each agent (and all it starts) is confined
+    /// with Landlock: it may read the system and write the workdir, temp dirs and its CLI's
+    /// config and caches, never oneshot's key, trust store or state directories [default: on;
+    /// resume: the session's].
+    #[arg(long, value_name = "on|off", env = "ONESHOT_SANDBOX", value_parser = parse_switch)]
+    pub sandbox: Option<bool>,
     /// How many worker iterations the session may use, whatever the policy's
     /// `limits.max_iterations` says [resume: the session's].
     #[arg(long, value_name = "N", env = "ONESHOT_MAX_ITERATIONS", value_parser = clap::value_parser!(u32).range(1..))]
@@ -392,6 +398,10 @@ pub struct PolicyArgs {
     /// Where each value came from (filled in by `super::config::apply`).
     #[arg(skip)]
     pub origins: super::config::Origins,
+}
+
+fn parse_switch(s: &str) -> Result<bool, String> {
+    oneshot::config::switch(s).ok_or_else(|| format!("`{s}`: say on or off"))
 }
 
 fn parse_duration(s: &str) -> Result<std::time::Duration, String> {

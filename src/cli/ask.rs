@@ -165,6 +165,8 @@ pub fn run(args: AskArgs, files: &Files) -> Result<i32> {
         dir: args.dir.clone().unwrap_or(cwd),
         attempts: args.who.attempts,
         env,
+        sandbox: true,
+        hidden: Vec::new(),
     };
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()

@@ -108,6 +108,7 @@ fn arg_id(key: Key) -> &'static str {
         Key::HookBudget => "hook_budget",
         Key::PolicyPath => "policy_path",
         Key::PolicyReload => "policy_reload",
+        Key::Sandbox => "sandbox",
     }
 }
 
@@ -235,6 +236,7 @@ fn merge(args: &mut RunArgs, matches: &ArgMatches, files: &Files) {
             (Key::HookBudget, Value::Duration(d)) => p.hook_budget = Some(d),
             (Key::PolicyPath, Value::Paths(dirs)) => p.policy_path = dirs,
             (Key::PolicyReload, Value::Reload(m)) => p.policy_reload = Some(m),
+            (Key::Sandbox, Value::Switch(on)) => p.sandbox = Some(on),
             _ => continue,
         }
         origins.0.insert(key, origin);
@@ -303,6 +305,9 @@ pub fn show(cli: &Cli, effective: &Effective, json: bool) -> Result<i32> {
                     dirs.join(":")
                 }),
                 Key::PolicyReload => p.policy_reload.map(|m| m.to_string()),
+                Key::Sandbox => p
+                    .sandbox
+                    .map(|on| if on { "on" } else { "off" }.to_string()),
             };
             let origin = match key {
                 Key::StateDir => effective.state_dir_origin.clone(),
@@ -367,5 +372,6 @@ fn unset(key: Key) -> &'static str {
         Key::HookBudget => "100ms",
         Key::PolicyPath => "only the policy's own directory",
         Key::PolicyReload => "auto",
+        Key::Sandbox => "on (resume: the session's)",
     }
 }

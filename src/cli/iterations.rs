@@ -59,6 +59,7 @@ pub fn show(store: &Store, args: ShowArgs) -> Result<i32> {
             "iteration_count": session.iteration,
             "max_iterations": session.max_iterations,
             "spent": session.agents.spent,
+            "sandbox": session.sandbox,
             "iterations": iterations,
         });
         outln!("{}", serde_json::to_string_pretty(&v)?);
@@ -106,6 +107,9 @@ impl Page {
             s.max_iterations
         );
         outln!("task     {}", super::show::one_line(&s.task, 100));
+        if let Some(sandbox) = &s.sandbox {
+            outln!("sandbox  {sandbox}");
+        }
     }
 
     fn iteration(&self, it: &Iteration) {

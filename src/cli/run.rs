@@ -270,6 +270,9 @@ impl PolicyArgs {
         if let Some(mode) = self.policy_reload {
             options.reload = mode;
         }
+        if let Some(on) = self.sandbox {
+            options.sandbox = on;
+        }
         options.limits = self.limit_overrides(&options.limits);
         options
     }

@@ -87,6 +87,9 @@ fn print_status(f: &Session, live: Liveness) {
             .unwrap_or_else(|| "built-in".into()),
         f.policy.hash
     );
+    if let Some(sandbox) = &f.sandbox {
+        outln!("sandbox   {sandbox}");
+    }
     if let Some(spent) = super::cost::long(&f.agents.spent) {
         outln!("spent     {spent} (as the agents reported it)");
     }

@@ -24,6 +24,8 @@ pub enum Value {
     Duration(Duration),
     /// `policy-reload`.
     Reload(ReloadMode),
+    /// On or off.
+    Switch(bool),
 }
 
 /// One key of a file, with its value and line.
@@ -208,6 +210,13 @@ fn checked(key: Key, value: &Spanned<DeValue<'_>>, base: &Path) -> Result<Value,
         Kind::Reload => match value {
             DeValue::String(s) => Value::Reload(s.parse().map_err(|e| format!("{key}: {e}"))?),
             _ => return Err(wrong("one of \"auto\", \"trusted\", \"off\"")),
+        },
+        Kind::Switch => match value {
+            DeValue::Boolean(b) => Value::Switch(*b),
+            DeValue::String(s) => Value::Switch(crate::config::switch(s).ok_or_else(|| {
+                format!("{key} = \"{s}\": say true or false (or \"on\" or \"off\")")
+            })?),
+            _ => return Err(wrong("true or false")),
         },
     })
 }

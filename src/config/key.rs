@@ -28,10 +28,12 @@ pub enum Key {
     PolicyPath,
     /// `policy-reload`: when an edited policy is loaded into a running session.
     PolicyReload,
+    /// `sandbox`: whether the agents are confined (Landlock) away from oneshot's files.
+    Sandbox,
 }
 
 /// Every key, in the order `oneshot config` shows them.
-pub const KEYS: [Key; 12] = [
+pub const KEYS: [Key; 13] = [
     Key::Worker,
     Key::Auditor,
     Key::WorkerCmd,
@@ -44,6 +46,7 @@ pub const KEYS: [Key; 12] = [
     Key::HookBudget,
     Key::PolicyPath,
     Key::PolicyReload,
+    Key::Sandbox,
 ];
 
 /// What a key's value must be.
@@ -61,6 +64,8 @@ pub(crate) enum Kind {
     Duration,
     /// `auto`, `trusted` or `off`.
     Reload,
+    /// `true`/`false`, or `"on"`/`"off"`.
+    Switch,
 }
 
 impl Key {
@@ -79,6 +84,7 @@ impl Key {
             Key::HookBudget => "hook-budget",
             Key::PolicyPath => "policy-path",
             Key::PolicyReload => "policy-reload",
+            Key::Sandbox => "sandbox",
         }
     }
 
@@ -97,6 +103,7 @@ impl Key {
             Key::HookBudget => "ONESHOT_HOOK_BUDGET",
             Key::PolicyPath => "ONESHOT_POLICY_PATH",
             Key::PolicyReload => "ONESHOT_POLICY_RELOAD",
+            Key::Sandbox => "ONESHOT_SANDBOX",
         }
     }
 
@@ -113,6 +120,7 @@ impl Key {
             Key::MaxIterations => Kind::Count,
             Key::Timeout | Key::InactivityTimeout | Key::HookBudget => Kind::Duration,
             Key::PolicyReload => Kind::Reload,
+            Key::Sandbox => Kind::Switch,
         }
     }
 }

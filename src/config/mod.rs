@@ -30,3 +30,12 @@ pub(crate) use find::git_root;
 pub use find::{PROJECT_FILE, find_project_file, project_root, user_file};
 pub use key::{KEYS, Key};
 pub use target::{Runs, TargetDef};
+
+/// `on`/`off` as a setting's value (also `true`/`false`, `yes`/`no`, `1`/`0`; any case).
+pub fn switch(word: &str) -> Option<bool> {
+    match word.trim().to_ascii_lowercase().as_str() {
+        "on" | "true" | "yes" | "1" => Some(true),
+        "off" | "false" | "no" | "0" => Some(false),
+        _ => None,
+    }
+}

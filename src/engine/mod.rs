@@ -27,6 +27,7 @@ mod open;
 mod process;
 mod records;
 mod run;
+mod sandbox;
 mod slot;
 mod spec;
 pub(crate) mod tap;
@@ -35,6 +36,7 @@ mod update;
 pub use error::EngineError;
 pub use interrupt::Interrupt;
 pub use open::Engine;
+pub use sandbox::confinement;
 pub use spec::{Options, SessionBuilder};
 pub use update::{Observer, ProcessClock, Silent, Status, Update, channel_observer};
 

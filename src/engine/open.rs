@@ -40,6 +40,10 @@ pub struct Engine {
     pub(super) warnings: Vec<String>,
     /// Notes found while opening (how to edit the policy while it runs), told likewise.
     pub(super) notes: Vec<String>,
+    /// Where its agents may go (Landlock), when they are confined.
+    pub(super) confine: Option<crate::executor::confine::Confinement>,
+    /// The verdict schema's file for an agent auditor, written the first time one starts.
+    pub(super) schema_file: Option<crate::agent::SchemaFile>,
 }
 
 impl Engine {
@@ -197,8 +201,11 @@ impl Engine {
     ) -> Result<Engine, EngineError> {
         // What the session runs with from now on, kept for the next resume.
         let settings = options.settings();
-        let dirty = session.settings != settings;
+        let mut dirty = session.settings != settings;
         session.settings = settings;
+        let (sandbox, confine, sandbox_warning) = confine(&session, store, &options);
+        dirty |= session.sandbox.as_ref() != Some(&sandbox);
+        session.sandbox = Some(sandbox);
         let (worker_cmd, auditor_cmd) = match commands {
             Some(real) => real,
             None => (
@@ -236,8 +243,10 @@ impl Engine {
             process: None,
             dirty,
             unsynced: false,
-            warnings: reload_warning.into_iter().collect(),
+            warnings: reload_warning.into_iter().chain(sandbox_warning).collect(),
             notes,
+            confine,
+            schema_file: None,
         };
         Ok(engine)
     }
@@ -263,6 +272,51 @@ impl Engine {
     pub fn interrupter(&self) -> Interrupt {
         self.interrupt.clone()
     }
+}
+
+/// How the session's agents are confined this run, what confines them, and the warnings to
+/// give: the kernel offers no Landlock, or the state dir lies inside the workdir.
+fn confine(
+    session: &Session,
+    store: &Store,
+    options: &Options,
+) -> (
+    crate::executor::confine::Sandbox,
+    Option<crate::executor::confine::Confinement>,
+    Vec<String>,
+) {
+    let (sandbox, warning) = super::sandbox::decide(
+        session.settings.sandbox,
+        crate::executor::confine::available(),
+    );
+    let mut warnings: Vec<String> = warning.into_iter().collect();
+    if !matches!(sandbox, crate::executor::confine::Sandbox::Landlock { .. }) {
+        return (sandbox, None, warnings);
+    }
+    let trust = trust_store(options, store);
+    let kinds: Vec<_> = [&session.agents.worker, &session.agents.auditor]
+        .into_iter()
+        .flatten()
+        .map(|a| a.kind)
+        .collect();
+    let mut hidden = vec![trust.path().to_path_buf()];
+    // Landlock cannot take a right back below a granted directory: hiding a state dir inside
+    // the workdir would leave the agent unable to create anything at the workdir's top. The
+    // workdir wins (the key stays hidden, so the seal still holds), and the user hears why.
+    let real = |p: &std::path::Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    if real(store.root()).starts_with(real(&session.workdir)) {
+        warnings.push(format!(
+            "the state dir {} lies inside the workdir {}: the agents can read and write it \
+             (the sandbox hides only the key, the trust store and what lies outside the \
+             workdir); keep it outside, as the default does",
+            store.root().display(),
+            session.workdir.display()
+        ));
+    } else {
+        hidden.push(store.root().to_path_buf());
+    }
+    let c = super::sandbox::confinement(&session.workdir, &hidden, &kinds);
+    (sandbox, Some(c), warnings)
 }
 
 /// Why a session in this state cannot be resumed, if it cannot: what follows "it is STATE; ".

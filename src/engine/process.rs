@@ -3,7 +3,7 @@
 
 use super::tap::{Seen, Tap};
 use super::{Engine, EngineError, Observer, Update};
-use crate::agent::{AnswerSchema, VERDICT_SCHEMA, VERDICT_SCHEMA_FILE};
+use crate::agent::{AnswerSchema, SchemaFile, VERDICT_SCHEMA, VERDICT_SCHEMA_FILE};
 use crate::executor::{CommandTemplate, Invocation, ProcessEvent, Role, StdinMode, Supervised};
 use crate::pipeline::{Line, Pipeline, RunMeta, Stream, now_ms};
 use crate::session::{Event, ExitStatus, Spawn};
@@ -52,14 +52,21 @@ impl Engine {
         observer: &mut dyn Observer,
     ) -> Result<Event, EngineError> {
         let agent = self.session.agents.spec(spawn.role).cloned();
-        let schema_file = self.dir.path().join(VERDICT_SCHEMA_FILE);
-        if spawn.role == Role::Auditor && agent.is_some() && !schema_file.exists() {
+        if spawn.role == Role::Auditor && agent.is_some() && self.schema_file.is_none() {
             // Best effort: without it Codex fails to start, which the session reports.
-            if let Err(e) = std::fs::write(&schema_file, VERDICT_SCHEMA) {
-                let m = format!("could not write {}: {e}", schema_file.display());
-                self.warn_out_of_band(&m, observer)?;
+            match SchemaFile::write(VERDICT_SCHEMA) {
+                Ok(f) => self.schema_file = Some(f),
+                Err(e) => {
+                    let m =
+                        format!("could not write the verdict schema to the temp directory: {e}");
+                    self.warn_out_of_band(&m, observer)?;
+                }
             }
         }
+        let schema_file = self.schema_file.as_ref().map_or_else(
+            || std::path::PathBuf::from(VERDICT_SCHEMA_FILE),
+            |f| f.path().to_path_buf(),
+        );
         let resume = spawn
             .resume
             .clone()
@@ -88,6 +95,7 @@ impl Engine {
             workdir: self.session.workdir.clone(),
             env: launch.as_ref().map(|l| l.env.clone()).unwrap_or_default(),
             stdin: launch.as_ref().map_or(StdinMode::Prompt, |l| l.stdin),
+            confine: self.confine.clone(),
         };
         if invocation.prompt_replaced_in_argv() {
             // The task fits (checked when the session was made); this prompt also carries

@@ -8,7 +8,7 @@ use crate::store::Store;
 use std::path::PathBuf;
 
 /// How the engine treats the policy while a session runs.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Options {
     /// When an edited policy file is loaded into the running session.
     pub reload: ReloadMode,
@@ -20,6 +20,23 @@ pub struct Options {
     pub policy_options: PolicyOptions,
     /// Limits that replace the policy's for this session (kept in its settings).
     pub limits: crate::session::LimitOverrides,
+    /// Confine the agents (Landlock) away from oneshot's key, trust store and state
+    /// (default: on; kept in its settings).
+    pub sandbox: bool,
+}
+
+impl Default for Options {
+    /// Automatic reload, the user's trust store, default policy budgets, no limit overridden,
+    /// agents confined.
+    fn default() -> Self {
+        Options {
+            reload: ReloadMode::default(),
+            trust: None,
+            policy_options: PolicyOptions::default(),
+            limits: crate::session::LimitOverrides::default(),
+            sandbox: true,
+        }
+    }
 }
 
 impl Options {
@@ -36,6 +53,7 @@ impl Options {
                 .collect(),
             reload: self.reload,
             limits: self.limits.clone(),
+            sandbox: self.sandbox,
         }
     }
 
@@ -51,6 +69,7 @@ impl Options {
                 ..PolicyOptions::default()
             },
             limits: settings.limits.clone(),
+            sandbox: settings.sandbox,
         }
     }
 }

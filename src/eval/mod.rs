@@ -104,6 +104,8 @@ pub async fn run(manifest: &Manifest, opts: &Options) -> Result<Report, EvalErro
             dir: dir.clone(),
             attempts: opts.attempts,
             env: opts.env.clone(),
+            sandbox: true,
+            hidden: Vec::new(),
         };
         let slots = Arc::clone(&slots);
         set.spawn(async move {

@@ -8,6 +8,17 @@ use super::Role;
 /// what to do next, and leave the OS error to the chain ([`crate::error`]).
 #[derive(Debug, thiserror::Error)]
 pub enum ExecError {
+    /// The agent's Landlock ruleset could not be made.
+    #[error(
+        "{message}; the {role} was not started (run with --sandbox off to run agents unconfined)"
+    )]
+    Confine {
+        /// Worker or auditor.
+        role: Role,
+        /// What went wrong.
+        message: String,
+    },
+
     /// The command line has no words.
     #[error("run an empty command line: give the program to run, e.g. `claude -p {{prompt}}`")]
     EmptyCommand,

@@ -34,6 +34,8 @@ pub struct Invocation {
     pub env: Vec<(String, String)>,
     /// What the process reads on stdin.
     pub stdin: StdinMode,
+    /// Where the agent may go (Landlock); `None` runs it unconfined.
+    pub confine: Option<super::confine::Confinement>,
 }
 
 /// What an agent process reads on stdin.
@@ -96,6 +98,18 @@ impl Invocation {
             }
         }
         let reaper = cfg!(target_os = "linux") && super::shim::available();
+        // The ruleset is made here, where allocating is fine; the agent only enforces it. It
+        // stays open until the child exists.
+        #[cfg(target_os = "linux")]
+        let ruleset = match &self.confine {
+            Some(c) => super::confine::prepare(c).map_err(|e| ExecError::Confine {
+                role: self.role,
+                message: e.to_string(),
+            })?,
+            None => None,
+        };
+        #[cfg(target_os = "linux")]
+        let confine_fd = ruleset.as_ref().map_or(-1, super::confine::Prepared::raw);
         // Made before the fork: the reaper may not allocate.
         #[cfg(target_os = "linux")]
         let (file, dir) = (c_path(prompt_file.path()), c_path(prompt_file.dir()));
@@ -125,10 +139,17 @@ impl Invocation {
                 // SAFETY: `split` only makes async-signal-safe calls between fork and exec.
                 let parent = std::process::id() as libc::pid_t;
                 unsafe {
-                    cmd.pre_exec(move || super::shim::split(parent, &file, &dir));
+                    cmd.pre_exec(move || super::shim::split(parent, &file, &dir, confine_fd));
                 }
             } else {
                 set_parent_death_signal(cmd);
+                if confine_fd >= 0 {
+                    // SAFETY: `enforce` only makes async-signal-safe calls between fork and
+                    // exec, on a ruleset open until the spawn returns.
+                    unsafe {
+                        cmd.pre_exec(move || super::confine::enforce(confine_fd));
+                    }
+                }
             }
         });
         // ProcessGroup must come first: KillOnDrop only sets tokio's kill_on_drop, which

@@ -18,6 +18,7 @@
 //! makes sure an agent left over from a dead oneshot is stopped, without ever touching a
 //! process that merely inherited its pid.
 
+pub mod confine;
 mod error;
 mod evidence;
 mod fence;

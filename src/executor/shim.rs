@@ -58,11 +58,19 @@ pub fn request_kill(pid: i32) {
 /// Runs between fork and exec of a spawned agent, with oneshot's pid `parent`. Returns (in the
 /// agent, which goes on to exec) or never returns (in the shim). The shim removes `prompt_file`
 /// and then its directory `prompt_dir` when it is done (`$ONESHOT_PROMPT_FILE` must not
-/// outlive the agent, even when oneshot was killed and never ran its own cleanup).
+/// outlive the agent, even when oneshot was killed and never ran its own cleanup). The agent —
+/// not the shim, which must still remove the prompt file — enforces the Landlock ruleset
+/// `confine` when it is one (≥ 0).
 ///
 /// # Safety
-/// Only between fork and exec, as a `pre_exec` closure.
-pub unsafe fn split(parent: pid_t, prompt_file: &CStr, prompt_dir: &CStr) -> std::io::Result<()> {
+/// Only between fork and exec, as a `pre_exec` closure; `confine` is -1 or a ruleset open in
+/// this process.
+pub unsafe fn split(
+    parent: pid_t,
+    prompt_file: &CStr,
+    prompt_dir: &CStr,
+    confine: c_int,
+) -> std::io::Result<()> {
     // SAFETY (whole function): async-signal-safe system calls on plain integers and stack
     // memory only.
     unsafe {
@@ -81,6 +89,9 @@ pub unsafe fn split(parent: pid_t, prompt_file: &CStr, prompt_dir: &CStr) -> std
             }
             if libc::getppid() != shim {
                 libc::raise(libc::SIGKILL);
+            }
+            if confine >= 0 {
+                super::confine::enforce(confine)?;
             }
             return Ok(());
         }

@@ -54,4 +54,5 @@ pub use value::{NewSession, SCHEMA_VERSION, Session};
 
 // The executor's data types the session is made of, re-exported because the executor itself is
 // internal.
+pub use crate::executor::confine::Sandbox;
 pub use crate::executor::{Evidence, ProcessIdentity, Role, StopReason};

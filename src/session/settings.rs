@@ -21,6 +21,19 @@ pub struct SessionSettings {
     /// Limits that replace the policy's for this session (absent in older files: none).
     #[serde(default, skip_serializing_if = "LimitOverrides::is_empty")]
     pub limits: LimitOverrides,
+    /// Whether the agents are confined (Landlock) away from oneshot's key, trust store and
+    /// state; written only when turned off (`--sandbox off`).
+    #[serde(default = "on", skip_serializing_if = "is_on")]
+    pub sandbox: bool,
+}
+
+fn on() -> bool {
+    true
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)] // serde's skip_serializing_if passes a reference.
+fn is_on(b: &bool) -> bool {
+    *b
 }
 
 impl Default for SessionSettings {
@@ -31,6 +44,7 @@ impl Default for SessionSettings {
             module_paths: Vec::new(),
             reload: ReloadMode::Auto,
             limits: LimitOverrides::default(),
+            sandbox: true,
         }
     }
 }
@@ -60,6 +74,7 @@ mod tests {
             module_paths: vec!["/lib/lua".into()],
             reload: ReloadMode::Trusted,
             limits: LimitOverrides::default(),
+            sandbox: true,
         };
         let json = serde_json::to_string(&s).unwrap();
         assert_eq!(
@@ -71,5 +86,12 @@ mod tests {
             serde_json::from_str::<SessionSettings>(r#"{"hook_budget_ms":1,"reload":"sometimes"}"#)
                 .is_err()
         );
+        let off = SessionSettings {
+            sandbox: false,
+            ..s
+        };
+        let json = serde_json::to_string(&off).unwrap();
+        assert!(json.ends_with(r#""sandbox":false}"#), "{json}");
+        assert_eq!(serde_json::from_str::<SessionSettings>(&json).unwrap(), off);
     }
 }

@@ -47,6 +47,8 @@ pub struct Session {
     pub policy: PolicyRef,
     /// How the policy is run (budget, module path, reload mode): what a resume keeps.
     pub settings: super::SessionSettings,
+    /// How its agents were confined the last time it ran (`None` before it ran).
+    pub sandbox: Option<super::Sandbox>,
     /// The worker's prompt for the current iteration.
     pub worker_prompt: String,
     /// Tail of the worker's last output (redacted).
@@ -108,6 +110,7 @@ impl Session {
             agents: super::Agents::default(),
             policy,
             settings: super::SessionSettings::default(),
+            sandbox: None,
             worker_prompt: String::new(),
             worker_output: String::new(),
             auditor_output: String::new(),
@@ -173,6 +176,8 @@ struct Wire<'a> {
     #[serde(default)]
     settings: std::borrow::Cow<'a, super::SessionSettings>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    sandbox: Option<std::borrow::Cow<'a, super::Sandbox>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     exit_code: Option<i32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     last_verdict: Option<std::borrow::Cow<'a, VerdictRecord>>,
@@ -229,6 +234,7 @@ impl Serialize for Session {
             workdir: Borrowed(&self.workdir),
             policy: Borrowed(&self.policy),
             settings: Borrowed(&self.settings),
+            sandbox: self.sandbox.as_ref().map(Borrowed),
             exit_code: self.exit_code,
             last_verdict: self.last_verdict.as_ref().map(Borrowed),
             changed_files: Borrowed(&self.changed_files),
@@ -275,6 +281,7 @@ impl<'de> Deserialize<'de> for Session {
             agents,
             policy: w.policy.into_owned(),
             settings: w.settings.into_owned(),
+            sandbox: w.sandbox.map(|s| s.into_owned()),
             worker_prompt: w.worker_prompt.into_owned(),
             worker_output: w.worker_output_tail.into_owned(),
             auditor_output: w.auditor_output_tail.into_owned(),

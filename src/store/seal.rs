@@ -17,7 +17,7 @@ use sha2::Sha256;
 use std::ffi::OsString;
 use std::fs;
 use std::io::{self, Read, Write};
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 /// The environment variable naming the key file.
@@ -45,7 +45,7 @@ impl Key {
             Err(_) => {}
         }
         if let Some(dir) = path.parent() {
-            make_private_dirs(dir)?;
+            super::private_dir::create_private_dir(dir)?;
         }
         let mut bytes = [0u8; 32];
         fs::File::open("/dev/urandom")?.read_exact(&mut bytes)?;
@@ -186,29 +186,6 @@ pub enum SealError {
     Read(#[source] io::Error),
 }
 
-/// Creates `dir` and whichever of its parents are missing, each private to the user (0700).
-/// A directory that exists already keeps its mode: the key may be put in a shared one
-/// (`ONESHOT_KEY_FILE=/tmp/k/key`), and closing `/tmp` to everyone is not oneshot's to do.
-fn make_private_dirs(dir: &Path) -> io::Result<()> {
-    let missing: Vec<&Path> = dir
-        .ancestors()
-        .filter(|d| !d.as_os_str().is_empty())
-        .take_while(
-            |d| matches!(fs::symlink_metadata(d), Err(e) if e.kind() == io::ErrorKind::NotFound),
-        )
-        .collect();
-    for d in missing.into_iter().rev() {
-        match fs::DirBuilder::new().mode(0o700).create(d) {
-            // The mode asked for went through the umask: set it whole, on ours only.
-            Ok(()) => fs::set_permissions(d, fs::Permissions::from_mode(0o700))?,
-            // Another oneshot made it meanwhile: its mode is its own.
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists && d.is_dir() => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(())
-}
-
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
@@ -216,6 +193,7 @@ fn hex(bytes: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::fs::PermissionsExt;
 
     #[test]
     fn a_key_is_made_once_private_and_read_back() {

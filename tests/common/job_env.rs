@@ -42,9 +42,12 @@ pub fn repo(root: &Path) -> PathBuf {
     r
 }
 
-/// A repository with one commit, and a state directory, in a temporary directory.
+/// A repository with one commit in a temporary directory, and a state directory in another
+/// (the agents are confined away from it, and a directory holding it takes no new entries from
+/// an agent: README, "Agents are confined").
 pub struct Env {
     pub dir: tempfile::TempDir,
+    pub private: tempfile::TempDir,
 }
 
 pub const GOOD_WORKER: &str = "sh -c 'echo hi > f.txt'";
@@ -54,7 +57,15 @@ impl Env {
     pub fn new() -> Env {
         let dir = tempfile::tempdir().unwrap();
         repo(dir.path());
-        Env { dir }
+        Env {
+            dir,
+            private: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    /// The state directory.
+    pub fn state_dir(&self) -> PathBuf {
+        self.private.path().join("state")
     }
 
     pub fn repo(&self) -> PathBuf {
@@ -64,7 +75,7 @@ impl Env {
     pub fn oneshot(&self, args: &[&str]) -> Output {
         let mut c = Command::new(env!("CARGO_BIN_EXE_oneshot"));
         c.arg("--state-dir")
-            .arg(self.dir.path().join("state"))
+            .arg(self.state_dir())
             .args(args)
             .current_dir(self.repo())
             .env("ONESHOT_ACTOR", "tester")

@@ -9,14 +9,22 @@ use std::time::{Duration, Instant};
 
 /// A scratch world for one test.
 pub struct World {
+    /// The workdir, policies, scripts and whatever the agents write outside the workdir.
     pub tmp: tempfile::TempDir,
+    /// oneshot's own files (state dir, user config), apart: the agents are confined away from
+    /// them, and a directory holding one takes no new entries from an agent (README, "Agents
+    /// are confined").
+    pub private: tempfile::TempDir,
 }
 
 impl World {
     pub fn new() -> World {
         let tmp = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(tmp.path().join("work")).unwrap();
-        World { tmp }
+        World {
+            tmp,
+            private: tempfile::tempdir().unwrap(),
+        }
     }
 
     pub fn work(&self) -> PathBuf {
@@ -24,7 +32,7 @@ impl World {
     }
 
     pub fn state_dir(&self) -> PathBuf {
-        self.tmp.path().join("state")
+        self.private.path().join("state")
     }
 
     /// Writes `name` (outside the workdir, so it never counts as the worker's change).
@@ -55,7 +63,7 @@ impl World {
         }
         // A developer's own ~/.config/oneshot/config.toml must not reach the tests.
         c.env("ONESHOT_STATE_DIR", self.state_dir())
-            .env("XDG_CONFIG_HOME", self.tmp.path().join("xdg-config"))
+            .env("XDG_CONFIG_HOME", self.private.path().join("xdg-config"))
             .current_dir(self.work())
             .stdin(Stdio::null());
         c

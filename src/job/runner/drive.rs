@@ -159,7 +159,7 @@ pub(super) async fn drive(store: Arc<dyn JobStore>, claim: Claim, opts: &RunnerO
             JobEffect::Audit(panel) => {
                 let ws = workspace_of(&step);
                 Some(RunnerEvent::Audited(
-                    super::panel::audit(&step.job, &ws, &panel).await,
+                    super::panel::audit(&step.job, &ws, &panel, &opts.state_dir).await,
                 ))
             }
         };

@@ -11,7 +11,15 @@ use std::time::Duration;
 const DIFF_SHOWN: usize = 64 * 1024;
 
 /// Asks every auditor of `panel` in parallel; one that fails says `error` with why.
-pub(super) async fn audit(job: &Job, ws: &Workspace, panel: &[String]) -> Vec<PanelVerdict> {
+///
+/// The auditors are confined as a session's agents are, `state_dir` (the job store, the
+/// sessions, the other jobs' worktrees) hidden from them but for the workspace they judge.
+pub(super) async fn audit(
+    job: &Job,
+    ws: &Workspace,
+    panel: &[String],
+    state_dir: &std::path::Path,
+) -> Vec<PanelVerdict> {
     let schema = match Registry::builtin().resolve("verdict") {
         Ok(s) => s,
         Err(e) => {
@@ -50,6 +58,7 @@ pub(super) async fn audit(job: &Job, ws: &Workspace, panel: &[String]) -> Vec<Pa
         let prompt = prompt.clone();
         let dir = ws.path.clone();
         let auditor = auditor.clone();
+        let state_dir = state_dir.to_path_buf();
         async move {
             let auditor = &auditor;
             let target = match Player::parse(auditor) {
@@ -59,6 +68,7 @@ pub(super) async fn audit(job: &Job, ws: &Workspace, panel: &[String]) -> Vec<Pa
             };
             let mut ask = Ask::new(target, schema, prompt);
             ask.dir = dir;
+            ask.hidden = vec![state_dir];
             ask.timeout = Duration::from_secs(600);
             match crate::ask::ask(&ask).await {
                 Ok(answer) => {
