@@ -229,3 +229,74 @@ fn early_signals_sighup_and_signals_during_a_hook_pause_the_session() {
         w.trace(&id)
     );
 }
+
+/// Issue 20: a Ctrl-C during a long hook (a 5 s budget, the hook busy for 3 s) cuts the hook
+/// short at once — not when its budget runs out — and the session pauses in INTERRUPTED rather
+/// than failing; the resume asks the same hook again over the auditor's answer it already has,
+/// so the auditor does not run twice.
+#[test]
+fn a_ctrl_c_during_a_long_hook_pauses_at_once_and_the_resume_asks_it_again() {
+    let w = World::new();
+    let policy = w.policy(
+        r#"return { verdict = function(output, ctx)
+             local t = os.clock()
+             while os.clock() - t < 3 do end
+             return { verdict = "done", reason = "slow but sure" }
+           end }"#,
+    );
+    let audits = w.tmp.path().join("audits");
+    let auditor = w.script(
+        "a.sh",
+        &format!("echo audit >> {}; {AUDIT_DONE}", audits.display()),
+    );
+    let mut child = w.spawn(
+        "echo worked",
+        &auditor,
+        &["--policy", &policy, "--hook-budget", "5s"],
+        "t",
+    );
+    w.wait_for(&audits, Duration::from_secs(10));
+    // The verdict hook starts as the auditor ends; be well inside it.
+    std::thread::sleep(Duration::from_millis(700));
+    let sent = Instant::now();
+    signal(child.id(), SIGINT);
+    let status = wait_timeout(&mut child, Duration::from_secs(15));
+    let took = sent.elapsed();
+    assert_eq!(status.code(), Some(130), "{status:?}");
+    assert!(
+        took < Duration::from_millis(1500),
+        "the hook was not cut short: oneshot took {took:?} to stop"
+    );
+    let id = w.session_id();
+    assert_eq!(
+        w.trace(&id).last().unwrap(),
+        "INTERRUPTED",
+        "{:?}",
+        w.trace(&id)
+    );
+    let state = w.state(&id);
+    let last = state["history"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["reason"]["kind"], "hook_interrupted", "{last}");
+    assert_eq!(last["reason"]["hook"], "verdict", "{last}");
+    let status = text(&w.cmd().args(["status", &id]).output().unwrap());
+    assert!(status.contains("a resume asks it again"), "{status}");
+
+    let out = w
+        .cmd()
+        .args(["resume", &id, "--hook-budget", "5s"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let trace = w.trace(&id);
+    assert_eq!(
+        trace[trace.len() - 2..],
+        ["AUDITOR_EXECUTING", "COMPLETED"],
+        "{trace:?}"
+    );
+    assert!(text(&out).contains("slow but sure"), "{}", text(&out));
+    assert_eq!(
+        std::fs::read_to_string(&audits).unwrap().lines().count(),
+        1,
+        "the auditor ran again"
+    );
+}

@@ -111,7 +111,14 @@ fn print_status(f: &Session, live: Liveness) {
         outln!("running   {was}{role} pid {} (group {})", p.pid, p.pgid);
     }
     if let Phase::Interrupted(p) = &f.phase {
-        outln!("paused    during the {} ({})", p.during, p.cause);
+        match &p.retake {
+            Some(at) => outln!(
+                "paused    while the policy decided in {} ({}); a resume asks it again",
+                at.state(),
+                p.cause
+            ),
+            None => outln!("paused    during the {} ({})", p.during, p.cause),
+        }
     }
     outln!("history");
     for h in &f.history {

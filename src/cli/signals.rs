@@ -91,6 +91,14 @@ impl Signals {
             term.context("install the SIGTERM handler")?,
             hup.context("install the SIGHUP handler")?,
         ];
+        // tokio delivers a signal on the runtime's thread, which a running policy hook holds;
+        // this action cuts the hook short from the handler itself, so a Ctrl-C during a 5 s
+        // hook pauses the session now, not when the hook's budget runs out.
+        for sig in CAUGHT {
+            // SAFETY: the action is one atomic add, async-signal-safe.
+            unsafe { signal_hook_registry::register(sig, oneshot::policy::interrupt_hooks) }
+                .context("install the policy hook's interrupt")?;
+        }
         LATE.store(true, Ordering::SeqCst);
         let early = EARLY.swap(0, Ordering::SeqCst);
         Ok(Signals { rt, streams, early })

@@ -180,7 +180,10 @@ impl Engine {
                 None => PolicyHost::builtin(),
             },
         };
-        if session.phase.retake().is_some() && policy.hash() == session.policy.hash {
+        if session.state() == SessionState::Failed
+            && session.phase.retake().is_some()
+            && policy.hash() == session.policy.hash
+        {
             return Err(EngineError::Refused {
                 id: session.id.clone(),
                 state: session.state(),

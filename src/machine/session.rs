@@ -29,10 +29,14 @@ pub struct Illegal {
 /// | INTERRUPTED | resume (last active WORKER_EXECUTING / AUDITOR_EXECUTING) | RECOVERY_PENDING / AUDIT_PENDING |
 /// | any non-terminal | abort (guard veto, policy error) | FAILED |
 /// | FAILED (by a policy error) | retake under a corrected policy | the state the hook was asked in |
+/// | any non-terminal but INTERRUPTED | a hook interrupted by the user | INTERRUPTED |
+/// | INTERRUPTED (a hook interrupted) | resume | the state the hook was asked in |
 ///
-/// The last row is not seed 000's, where FAILED is final: a session that failed only because its
-/// policy failed keeps its paid work and asks the failed question again (issue 19). Only the
-/// session core knows the cause, so it alone takes that row.
+/// The last three rows are not seed 000's. Where FAILED is final there, a session that failed
+/// only because its policy failed keeps its paid work and asks the failed question again (issue
+/// 19); and a Ctrl-C during a long hook pauses wherever the hook was asked, as one during an
+/// agent run does, and the resume asks the hook again (issue 20). Only the session core knows
+/// these causes, so it alone takes those rows.
 pub fn next(state: SessionState, trigger: Trigger) -> Result<SessionState, Illegal> {
     use SessionState as S;
     use Trigger as T;
@@ -75,6 +79,9 @@ pub fn next(state: SessionState, trigger: Trigger) -> Result<SessionState, Illeg
         (s, T::Abort) if !s.is_terminal() => S::Failed,
 
         (S::Failed, T::Retake { to }) if !to.is_terminal() => to,
+
+        (s, T::HookInterrupted) if !s.is_terminal() && s != S::Interrupted => S::Interrupted,
+        (S::Interrupted, T::Retake { to }) if !to.is_terminal() && to != S::Interrupted => to,
 
         _ => return Err(Illegal { state, trigger }),
     };

@@ -151,15 +151,27 @@ fn abort_fails_every_live_state_and_no_terminal_one() {
 }
 
 #[test]
-fn only_failed_is_taken_up_again_and_only_into_a_live_state() {
+fn only_failed_and_interrupted_are_taken_up_again_and_only_into_a_live_state() {
     for to in S::ALL {
         for from in S::ALL {
             let r = next(from, T::Retake { to });
-            if from == S::Failed && !to.is_terminal() {
+            let live = !to.is_terminal();
+            if (from == S::Failed && live) || (from == S::Interrupted && live && to != from) {
                 assert_eq!(r, Ok(to));
             } else {
                 assert!(r.is_err(), "{from} -> {to}");
             }
+        }
+    }
+}
+
+#[test]
+fn an_interrupted_hook_pauses_every_live_state_but_a_paused_one() {
+    for s in S::ALL {
+        if s.is_terminal() || s == S::Interrupted {
+            assert!(next(s, T::HookInterrupted).is_err(), "{s}");
+        } else {
+            ok(s, T::HookInterrupted, S::Interrupted);
         }
     }
 }
@@ -206,6 +218,7 @@ fn any_event() -> impl Strategy<Value = Trigger> {
         Just(T::Next),
         Just(T::MaxIterations),
         Just(T::Abort),
+        Just(T::HookInterrupted),
         proptest::sample::select(vec![Salvage::Success, Salvage::Partial, Salvage::Nothing])
             .prop_map(T::Salvaged),
         proptest::sample::select(vec![Verdict::Done, Verdict::Retry, Verdict::Impossible])
@@ -239,6 +252,9 @@ fn allowed_edge(from: S, to: S) -> bool {
             | (S::Interrupted, S::RecoveryPending | S::AuditPending)
     ) || (to == S::Failed && !from.is_terminal())
         || (from == S::Failed && !to.is_terminal())
+        // A hook the user interrupted: a pause anywhere live, and back on resume.
+        || (to == S::Interrupted && !from.is_terminal())
+        || (from == S::Interrupted && !to.is_terminal())
 }
 
 proptest! {

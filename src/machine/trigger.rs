@@ -44,6 +44,9 @@ pub enum Trigger {
     Timeout,
     /// The user (SIGINT/SIGTERM) or oneshot's own death interrupted the running process.
     Interrupt,
+    /// The user interrupted a policy hook while it ran (issue 20): any non-terminal state pauses,
+    /// and a resume asks the hook again ([`Trigger::Retake`]).
+    HookInterrupted,
     /// The salvage decision for a dead worker.
     Salvaged(Salvage),
     /// The auditor exited 0 and its verdict was read.
@@ -59,7 +62,8 @@ pub enum Trigger {
         last_active: SessionState,
     },
     /// A session that failed only because a policy hook failed is resumed under a corrected
-    /// policy: it goes back to `to`, the state the hook was asked in, to ask it again.
+    /// policy, or one whose hook the user interrupted is resumed: it goes back to `to`, the
+    /// state the hook was asked in, to ask it again.
     Retake {
         /// The state the failed hook was asked in.
         to: SessionState,

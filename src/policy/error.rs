@@ -65,6 +65,13 @@ pub enum PolicyError {
         /// The budget it had.
         budget: Duration,
     },
+    /// The user interrupted the hook (Ctrl-C) while it ran: nothing was decided, and a resume
+    /// asks it again ([`super::interrupt_hooks`]).
+    #[error("finish {}: it was interrupted (Ctrl-C) while it ran", who(hook))]
+    Interrupted {
+        /// The hook (or [`LOAD_HOOK`]).
+        hook: String,
+    },
     /// The Lua state hit its memory cap during the hook.
     #[error("run {} within the memory limit ({} MiB)", who(hook), limit / (1024 * 1024))]
     Memory {
@@ -105,7 +112,8 @@ pub enum PolicyError {
 
 impl PolicyError {
     /// A short machine-readable name for the kind of failure (the `error_kind` of decision
-    /// records): `read`, `load`, `sandbox`, `runtime`, `budget`, `memory`, `bad_return`, `tests`.
+    /// records): `read`, `load`, `sandbox`, `runtime`, `budget`, `interrupted`, `memory`,
+    /// `bad_return`, `tests`.
     pub fn kind(&self) -> &'static str {
         match self {
             PolicyError::Read { .. } => "read",
@@ -113,6 +121,7 @@ impl PolicyError {
             PolicyError::Sandbox { .. } => "sandbox",
             PolicyError::Runtime { .. } => "runtime",
             PolicyError::Budget { .. } => "budget",
+            PolicyError::Interrupted { .. } => "interrupted",
             PolicyError::Memory { .. } => "memory",
             PolicyError::BadReturn { .. } => "bad_return",
             PolicyError::Tests { .. } => "tests",
@@ -127,6 +136,7 @@ impl PolicyError {
             PolicyError::Sandbox { hook, .. }
             | PolicyError::Runtime { hook, .. }
             | PolicyError::Budget { hook, .. }
+            | PolicyError::Interrupted { hook }
             | PolicyError::Memory { hook, .. }
             | PolicyError::BadReturn { hook, .. } => Some(hook),
         }

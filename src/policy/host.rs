@@ -368,10 +368,18 @@ impl LuaPolicy {
         f: &Function,
         args: impl IntoLuaMulti,
     ) -> Result<R, PolicyError> {
-        let armed = self.budget.arm();
+        // The top level runs whole: a session needs its policy loaded before it can pause.
+        let armed = self.budget.arm(hook != LOAD_HOOK);
         let result = f.call::<R>(args);
         let tripped = armed.tripped();
+        let interrupted = armed.interrupted();
         drop(armed);
+        if interrupted {
+            let _ = self.lua.gc_collect();
+            return Err(PolicyError::Interrupted {
+                hook: hook.to_string(),
+            });
+        }
         match result {
             Ok(value) if !tripped => Ok(value),
             Ok(_) => Err(self.fail(hook, None, true)),

@@ -63,6 +63,7 @@ pub use permit::MAX_INPUT_DEPTH;
 pub use prompts::{default_audit_prompt, default_worker_retry_prompt};
 pub use reload::*;
 pub use retry::{RETRY_KEYS, RetryLimits};
+pub use sandbox::interrupt_hooks;
 pub use schema::TOP_LEVEL_KEYS;
 pub(crate) use schema::suggest as suggest_name;
 pub use stubs::{stubs_luals, stubs_luau};

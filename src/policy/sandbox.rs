@@ -6,7 +6,21 @@ use super::watchdog::{Watchdog, WatchdogOptions};
 use mlua::{Lua, LuaOptions, StdLib, Variadic, VmState};
 use std::cell::Cell;
 use std::rc::Rc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
+
+/// How many times hooks were cut short by [`interrupt_hooks`]; a call armed before the count
+/// moved was running when it did.
+static CUTS: AtomicU64 = AtomicU64::new(0);
+
+/// Cuts short every policy hook running in this process now — the user's Ctrl-C: each fails
+/// with [`super::PolicyError::Interrupted`] at its next instruction, and hooks started
+/// afterwards run as usual. One atomic add, so a signal handler may call it: a hook runs on
+/// the thread that would otherwise deliver the signal, and a 5 s hook must not make the user
+/// wait 5 s.
+pub fn interrupt_hooks() {
+    CUTS.fetch_add(1, Ordering::SeqCst);
+}
 
 /// The phrase every sandbox stub raises; errors containing it are reported as
 /// [`super::PolicyError::Sandbox`].
@@ -61,6 +75,13 @@ return lazy
 pub(crate) struct Budget {
     deadline: Rc<Cell<Option<Instant>>>,
     tripped: Rc<Cell<bool>>,
+    /// [`CUTS`] when the running call was armed.
+    cuts: Rc<Cell<u64>>,
+    /// The running call was cut short by [`interrupt_hooks`].
+    interrupted: Rc<Cell<bool>>,
+    /// The running call may be cut short (a hook; not the policy's top level, which a session
+    /// needs whole before it can pause).
+    interruptible: Rc<Cell<bool>>,
     /// The budget each call gets.
     pub limit: Duration,
     /// Backs the interrupt up for native code that never polls it.
@@ -77,11 +98,23 @@ impl Budget {
         let budget = Budget {
             deadline: Rc::new(Cell::new(None)),
             tripped: Rc::new(Cell::new(false)),
+            cuts: Rc::new(Cell::new(0)),
+            interrupted: Rc::new(Cell::new(false)),
+            interruptible: Rc::new(Cell::new(false)),
             limit,
             watchdog,
         };
         let (deadline, tripped) = (budget.deadline.clone(), budget.tripped.clone());
+        let (cuts, interrupted) = (budget.cuts.clone(), budget.interrupted.clone());
+        let interruptible = budget.interruptible.clone();
         lua.set_interrupt(move |_| {
+            if deadline.get().is_some()
+                && interruptible.get()
+                && CUTS.load(Ordering::Relaxed) != cuts.get()
+            {
+                interrupted.set(true);
+                return Err(mlua::Error::runtime("policy hook interrupted"));
+            }
             if let Some(at) = deadline.get()
                 && Instant::now() >= at
             {
@@ -93,9 +126,13 @@ impl Budget {
         budget
     }
 
-    /// Starts the clock for one call; the returned guard stops it when dropped.
-    pub(crate) fn arm(&self) -> Armed<'_> {
+    /// Starts the clock for one call; the returned guard stops it when dropped. An
+    /// `interruptible` call is also cut short by [`interrupt_hooks`].
+    pub(crate) fn arm(&self, interruptible: bool) -> Armed<'_> {
         self.tripped.set(false);
+        self.interrupted.set(false);
+        self.interruptible.set(interruptible);
+        self.cuts.set(CUTS.load(Ordering::SeqCst));
         let deadline = Instant::now() + self.limit;
         self.deadline.set(Some(deadline));
         if let Some(w) = &self.watchdog {
@@ -112,6 +149,11 @@ impl Armed<'_> {
     /// Whether the interrupt fired during this call, even if the policy caught the error.
     pub(crate) fn tripped(&self) -> bool {
         self.0.tripped.get()
+    }
+
+    /// Whether [`interrupt_hooks`] cut this call short, even if the policy caught the error.
+    pub(crate) fn interrupted(&self) -> bool {
+        self.0.interrupted.get()
     }
 }
 

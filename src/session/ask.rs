@@ -165,6 +165,11 @@ impl Step<'_> {
     ) -> Result<T, HookError> {
         let policy = self.d.policy();
         let hook = input.hook();
+        if matches!(&answer.result, Err(e) if e.kind == "interrupted") {
+            // Cut short by the user: nothing was decided. The resume asks again and records
+            // that answer; a record of this one would read as a decision in `policy replay`.
+            return answer.result;
+        }
         let recorded = match &answer.result {
             Ok(t) => result(t),
             Err(e) => DecisionResult::Error {

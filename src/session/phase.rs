@@ -138,12 +138,16 @@ pub enum Next {
 }
 
 /// What an INTERRUPTED session was doing, and why it stopped (seed 000 §3.2 resumes from it).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Pause {
-    /// The process that was running.
+    /// The process that was running, or the one a hook cut short was deciding about.
     pub during: Role,
     /// [`StopReason::Interrupted`] (the user) or [`StopReason::OneshotDied`] (found on resume).
     pub cause: StopReason,
+    /// The phase a hook was running in when the user interrupted it (Ctrl-C): a resume goes
+    /// back there and asks it again. Kept in the state file by [`Phase::data`], beside the rest.
+    #[serde(skip)]
+    pub retake: Option<Box<Phase>>,
 }
 
 impl Phase {
@@ -152,11 +156,14 @@ impl Phase {
         Phase::Failed(Failed::default())
     }
 
-    /// The phase a policy error stopped in, if this is a FAILED that a corrected policy can
-    /// take up again.
+    /// The phase a hook was asked in, to go back to and ask again: a FAILED that a corrected
+    /// policy can take up again, or an INTERRUPTED whose hook the user cut short.
     pub fn retake(&self) -> Option<&Phase> {
         match self {
             Phase::Failed(Failed { retake: Some(p) }) => Some(p),
+            Phase::Interrupted(Pause {
+                retake: Some(p), ..
+            }) => Some(p),
             _ => None,
         }
     }
@@ -212,10 +219,15 @@ impl Phase {
             Phase::AuditorExecuting(a) => serde_json::to_value(a),
             Phase::ReiterationPending(next) => serde_json::to_value(next),
             Phase::RecoveryPending(e) => serde_json::to_value(e),
-            Phase::Interrupted(p) => serde_json::to_value(p),
-            Phase::Failed(Failed { retake: Some(p) }) => Ok(serde_json::json!({
-                "retake": { "state": p.state(), "data": p.data() }
-            })),
+            Phase::Interrupted(p) => serde_json::to_value(p).map(|mut v| {
+                if let (Some(p), Some(obj)) = (&p.retake, v.as_object_mut()) {
+                    obj.insert("retake".into(), retake_data(p));
+                }
+                v
+            }),
+            Phase::Failed(Failed { retake: Some(p) }) => {
+                Ok(serde_json::json!({ "retake": retake_data(p) }))
+            }
             _ => Ok(Value::Null),
         };
         // Plain structs of strings and numbers always serialize.
@@ -241,9 +253,35 @@ impl Phase {
             S::Completed => Phase::Completed,
             S::Failed => Phase::Failed(failed_from(data)?),
             S::Rejected => Phase::Rejected,
-            S::Interrupted => Phase::Interrupted(decode(state, data)?),
+            S::Interrupted => {
+                let retake = match data.get("retake") {
+                    Some(r) => Some(Box::new(retake_from(r, state)?)),
+                    None => None,
+                };
+                Phase::Interrupted(Pause {
+                    retake,
+                    ..decode(state, data)?
+                })
+            }
         })
     }
+}
+
+/// Where to go back to, as the state file keeps it: the phase's state and its own data.
+fn retake_data(p: &Phase) -> Value {
+    serde_json::json!({ "state": p.state(), "data": p.data() })
+}
+
+/// The phase to go back to, from [`retake_data`]'s shape, in a phase of `state`.
+fn retake_from(retake: &Value, state: SessionState) -> Result<Phase, String> {
+    let bad = |what: &str| format!("`phase` of a {state} session: {what}");
+    let to: SessionState = serde_json::from_value(retake["state"].clone())
+        .map_err(|e| bad(&format!("retake.state: {e}")))?;
+    // A pause inside a pause would never end.
+    if to.is_terminal() || (to == SessionState::Interrupted && state == to) {
+        return Err(bad(&format!("cannot be taken up again in {to}")));
+    }
+    Phase::from_parts(to, retake["data"].clone())
 }
 
 /// A FAILED phase's data as the state file keeps it: `null`, or where to take it up again.
@@ -251,16 +289,11 @@ fn failed_from(data: Value) -> Result<Failed, String> {
     if data.is_null() {
         return Ok(Failed::default());
     }
-    let bad = |what: &str| format!("`phase` of a FAILED session: {what}");
-    let retake = data.get("retake").ok_or_else(|| bad("no `retake`"))?;
-    let state: SessionState = serde_json::from_value(retake["state"].clone())
-        .map_err(|e| bad(&format!("retake.state: {e}")))?;
-    if state.is_terminal() {
-        return Err(bad(&format!("cannot be taken up again in {state}")));
-    }
-    let phase = Phase::from_parts(state, retake["data"].clone())?;
+    let retake = data
+        .get("retake")
+        .ok_or_else(|| "`phase` of a FAILED session: no `retake`".to_string())?;
     Ok(Failed {
-        retake: Some(Box::new(phase)),
+        retake: Some(Box::new(retake_from(retake, SessionState::Failed)?)),
     })
 }
 
@@ -313,6 +346,15 @@ mod tests {
             Phase::Interrupted(Pause {
                 during: Role::Auditor,
                 cause: StopReason::OneshotDied,
+                retake: None,
+            }),
+            Phase::Interrupted(Pause {
+                during: Role::Auditor,
+                cause: StopReason::Interrupted,
+                retake: Some(Box::new(Phase::AuditorExecuting(AuditRun {
+                    prompt: "judge".into(),
+                    ..AuditRun::default()
+                }))),
             }),
         ];
         for p in phases {

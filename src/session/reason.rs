@@ -101,8 +101,14 @@ pub enum Reason {
         /// The message, with `file:line` where Lua knew it.
         message: String,
     },
-    /// A session that failed by a policy error was resumed under another policy: back where the
-    /// failed hook was asked, to ask it again.
+    /// The user interrupted a policy hook while it ran (Ctrl-C): the session pauses, and a
+    /// resume asks the hook again.
+    HookInterrupted {
+        /// The hook cut short (`verdict`, `guards[A -> B]`, …).
+        hook: String,
+    },
+    /// A session that failed by a policy error was resumed under another policy, or one whose
+    /// hook the user interrupted was resumed: back where the hook was asked, to ask it again.
     Retake {
         /// The hook asked again.
         hook: String,
@@ -170,6 +176,7 @@ impl Reason {
             Reason::GuardVeto { .. } => "guard_veto",
             Reason::PolicyError { .. } => "policy_error",
             Reason::Retake { .. } => "retake",
+            Reason::HookInterrupted { .. } => "hook_interrupted",
             Reason::AgentFailed { failure, .. } if failure.is_auth() => "agent_auth_failed",
             Reason::AgentFailed { .. } => "agent_failed",
             Reason::BudgetExceeded { .. } => "budget_exceeded",
@@ -236,11 +243,12 @@ impl fmt::Display for Reason {
             Reason::GuardVeto { from, to, why } => write!(f, "guard {from} -> {to} vetoed: {why}"),
             Reason::PolicyError { message, .. } => write!(f, "policy error: {message}"),
             Reason::Retake { hook, policy } => {
-                write!(
-                    f,
-                    "resumed under policy {policy} after its error: asking {hook} again"
-                )
+                write!(f, "resumed under policy {policy}: asking {hook} again")
             }
+            Reason::HookInterrupted { hook } => write!(
+                f,
+                "hook {hook} was interrupted while it ran; a resume asks it again"
+            ),
             Reason::AgentFailed { role, failure } => {
                 let agent = failure.agent;
                 let status = failure
@@ -364,6 +372,9 @@ mod tests {
                 hook: "verdict".into(),
                 policy: "sha256:0123".into(),
             },
+            Reason::HookInterrupted {
+                hook: "verdict".into(),
+            },
             Reason::BudgetExceeded {
                 resource: "usd".into(),
                 used: 1.5,
@@ -395,6 +406,7 @@ mod tests {
                 | Reason::GuardVeto { .. }
                 | Reason::PolicyError { .. }
                 | Reason::Retake { .. }
+                | Reason::HookInterrupted { .. }
                 | Reason::AgentFailed { .. }
                 | Reason::BudgetExceeded { .. }
                 | Reason::Internal { .. } => {}

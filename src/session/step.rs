@@ -274,6 +274,7 @@ impl Step<'_> {
                 let pause = Pause {
                     during: role,
                     cause: StopReason::Interrupted,
+                    retake: None,
                 };
                 let reason = Some(Reason::Interrupted { role });
                 self.transition(Trigger::Interrupt, Phase::Interrupted(pause), reason);

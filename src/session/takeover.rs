@@ -58,6 +58,7 @@ impl Step<'_> {
                 let pause = Pause {
                     during: role,
                     cause,
+                    retake: None,
                 };
                 self.transition(Trigger::Interrupt, Phase::Interrupted(pause), Some(reason));
                 if matches!(self.s.phase, Phase::Interrupted(_)) {

@@ -32,6 +32,7 @@ impl Step<'_> {
                     let why = self.d.redact(&why).into_owned();
                     return self.enter(Phase::failed(), Some(Reason::GuardVeto { from, to, why }));
                 }
+                Err(e) if e.kind == "interrupted" => return self.hook_interrupted(e.hook),
                 Err(e) if self.d.fail_mode(&e.hook) == FailMode::Open => {
                     self.warn(&format!(
                         "{}; the guard fails open (on_error), so {from} -> {to} goes ahead",
@@ -52,6 +53,10 @@ impl Step<'_> {
         self.commit(phase, reason);
         let to = self.s.state();
         if let Err(e) = self.ask_on_transition(from, to) {
+            if e.kind == "interrupted" {
+                // The move happened; the pause comes after it, and a resume goes on from here.
+                return self.hook_interrupted(e.hook);
+            }
             if self.d.fail_mode("on_transition") == FailMode::Closed && !to.is_terminal() {
                 self.policy_failed(e);
             } else {
@@ -68,6 +73,9 @@ impl Step<'_> {
     /// A hook broke its contract: FAILED with reason `policy_error`, remembering the phase the
     /// hook was asked in, so a resume under a corrected policy can ask again there.
     pub(super) fn policy_failed(&mut self, e: HookError) {
+        if e.kind == "interrupted" {
+            return self.hook_interrupted(e.hook);
+        }
         if self.s.state().is_terminal() {
             return self.warn(&format!("{} (after the session ended)", e.message));
         }
@@ -80,8 +88,36 @@ impl Step<'_> {
         self.enter(Phase::Failed(super::Failed { retake }), Some(reason));
     }
 
-    /// FAILED by a policy error, now driven under another policy: back into the phase the
-    /// failed hook was asked in (the table's retake row; no guard is asked — the user chose
+    /// The user interrupted `hook` while it ran (Ctrl-C): nothing was decided, so the session
+    /// pauses in INTERRUPTED remembering the phase the hook was asked in, and a resume asks it
+    /// again there — as a Ctrl-C during an agent run pauses, not fails.
+    pub(super) fn hook_interrupted(&mut self, hook: String) {
+        let state = self.s.state();
+        if state.is_terminal() || state == SessionState::Interrupted {
+            // Already paused or ended: nothing to go back to.
+            return self.warn(&format!("hook {hook} was interrupted while it ran"));
+        }
+        if let Err(e) = next(state, Trigger::HookInterrupted) {
+            return self.internal(e.to_string());
+        }
+        let here = self.s.phase.clone();
+        let during = match &here {
+            Phase::AuditPending | Phase::AuditorExecuting(_) => crate::executor::Role::Auditor,
+            _ => crate::executor::Role::Worker,
+        };
+        let pause = super::Pause {
+            during,
+            cause: crate::executor::StopReason::Interrupted,
+            retake: Some(Box::new(here)),
+        };
+        self.enter(
+            Phase::Interrupted(pause),
+            Some(Reason::HookInterrupted { hook }),
+        );
+    }
+
+    /// FAILED by a policy error, now driven under another policy (or INTERRUPTED in a hook, now
+    /// resumed): back into the phase the hook was asked in (the table's retake row; no guard is asked — the user chose
     /// this), recorded with the hook that is asked again.
     pub(super) fn take_up(&mut self, phase: Phase) {
         let from = self.s.state();
@@ -90,7 +126,9 @@ impl Step<'_> {
             return self.internal(e.to_string());
         }
         let hook = match self.s.last_reason() {
-            Some(Reason::PolicyError { hook, .. }) => hook.clone(),
+            Some(Reason::PolicyError { hook, .. } | Reason::HookInterrupted { hook }) => {
+                hook.clone()
+            }
             _ => "the policy".to_string(),
         };
         let policy = self.d.policy().hash;

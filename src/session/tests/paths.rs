@@ -294,7 +294,8 @@ fn ctrl_c_stops_the_worker_gracefully_and_a_second_one_kills() {
         d.session.phase,
         Phase::Interrupted(Pause {
             during: Role::Worker,
-            cause: StopReason::Interrupted
+            cause: StopReason::Interrupted,
+            retake: None,
         })
     );
     assert!(

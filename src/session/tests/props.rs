@@ -35,10 +35,16 @@ impl Chaos {
         }
     }
 
-    fn fail(hook: &str) -> HookError {
+    /// A hook that failed, or (one time in three) that the user interrupted (Ctrl-C).
+    fn fail(&mut self, hook: &str) -> HookError {
+        let kind = if self.next().is_multiple_of(3) {
+            "interrupted"
+        } else {
+            "runtime"
+        };
         HookError {
             hook: hook.into(),
-            kind: "runtime".into(),
+            kind: kind.into(),
             message: format!("chaos.lua:1: {hook} failed"),
         }
     }
@@ -72,7 +78,7 @@ impl Decide for Chaos {
             2 => Some(Verdict::Impossible),
             // No verdict in the answer: the auditor is asked again.
             3 => None,
-            _ => return Chaos::answer(Err(Chaos::fail("verdict"))),
+            _ => return Chaos::answer(Err(self.fail("verdict"))),
         };
         Chaos::answer(Ok(VerdictDecision {
             verdict,
@@ -86,7 +92,7 @@ impl Decide for Chaos {
             0 => S::Success,
             1 => S::Partial,
             2 => S::Nothing,
-            _ => return Chaos::answer(Err(Chaos::fail("salvage"))),
+            _ => return Chaos::answer(Err(self.fail("salvage"))),
         };
         Chaos::answer(Ok(SalvageDecision {
             salvage,
@@ -96,25 +102,25 @@ impl Decide for Chaos {
     fn guard(&mut self, from: SessionState, to: SessionState, _: &HookCtx) -> Answer<GuardOutcome> {
         Chaos::answer(match self.next() % 8 {
             6 => Ok(GuardOutcome::Veto("no".into())),
-            7 => Err(Chaos::fail(&format!("guards[{from} -> {to}]"))),
+            7 => Err(self.fail(&format!("guards[{from} -> {to}]"))),
             _ => Ok(GuardOutcome::Allow),
         })
     }
     fn next_prompt(&mut self, _: &HookCtx) -> Answer<String> {
         Chaos::answer(match self.next() % 8 {
-            7 => Err(Chaos::fail("next_prompt")),
+            7 => Err(self.fail("next_prompt")),
             _ => Ok("again".into()),
         })
     }
     fn audit_prompt(&mut self, _: &HookCtx) -> Answer<String> {
         Chaos::answer(match self.next() % 8 {
-            7 => Err(Chaos::fail("audit_prompt")),
+            7 => Err(self.fail("audit_prompt")),
             _ => Ok("judge".into()),
         })
     }
     fn on_transition(&mut self, _: SessionState, _: SessionState, _: &HookCtx) -> Answer<()> {
         Chaos::answer(match self.next() % 8 {
-            7 => Err(Chaos::fail("on_transition")),
+            7 => Err(self.fail("on_transition")),
             _ => Ok(()),
         })
     }
@@ -128,7 +134,7 @@ impl Decide for Chaos {
         Chaos::answer(match self.next() % 3 {
             0 => Ok(crate::policy::PermitDecision::allow()),
             1 => Ok(crate::policy::PermitDecision::deny("no")),
-            _ => Err(Chaos::fail("permit")),
+            _ => Err(self.fail("permit")),
         })
     }
 }
@@ -305,8 +311,11 @@ proptest! {
             for e in &effects {
                 if let Effect::Record(Record::StateChange(sc)) = e {
                     prop_assert_eq!(sc.from, at, "state changes chain");
-                    let retake = matches!(sc.reason, Some(Reason::Retake { .. }));
-                    prop_assert!(allowed.contains(&(sc.from, sc.to)) || (retake && sc.from == SessionState::Failed),
+                    let retake = matches!(sc.reason, Some(Reason::Retake { .. }))
+                        && matches!(sc.from, SessionState::Failed | SessionState::Interrupted);
+                    let cut = matches!(sc.reason, Some(Reason::HookInterrupted { .. }))
+                        && sc.to == SessionState::Interrupted;
+                    prop_assert!(allowed.contains(&(sc.from, sc.to)) || retake || cut,
                         "{:?} -> {:?} is not in the table", sc.from, sc.to);
                     prop_assert!(!ended, "a terminal session moved: {:?}", sc);
                     at = sc.to;
@@ -319,7 +328,10 @@ proptest! {
             }
             prop_assert_eq!(s.history.last().map(|h| h.state), Some(s.state()));
             for pair in s.history.windows(2) {
-                let retake = matches!(pair[1].reason, Some(Reason::Retake { .. }));
+                let retake = matches!(
+                    pair[1].reason,
+                    Some(Reason::Retake { .. } | Reason::HookInterrupted { .. })
+                );
                 prop_assert!(allowed.contains(&(pair[0].state, pair[1].state)) || retake);
             }
             prop_assert!(!s.history.iter().any(|h| matches!(h.reason, Some(Reason::Internal { .. }))),
