@@ -38,6 +38,8 @@ fn main() {
     // A session's signal handlers go in first, before anything slow (see `cli::signals`).
     let starts_session = match &cli.command {
         Some(Command::Run(_) | Command::Resume(_)) => true,
+        // A runner drives sessions: the same handlers, so a Ctrl-C pauses them.
+        Some(Command::Job(j)) => j.command.runs_steps(),
         Some(_) => false,
         None => cli.run.resume.is_some() || cli.run.prompt.is_some() || cli.run.task_file.is_some(),
     };
@@ -49,7 +51,7 @@ fn main() {
         Some(Ok(s)) => Some(s),
         Some(Err(e)) => fail(e),
     };
-    let mut session_signals = move || signals.take().expect("installed for session commands");
+    let mut signals_for = move || signals.take();
     init_tracing(cli.global.verbose);
     let effective = match cli::config::apply(&mut cli, &matches) {
         Ok(e) => e,
@@ -68,10 +70,20 @@ fn main() {
                 policy_opts: args.policy_opts.clone(),
             },
             quiet,
-            session_signals(),
+            signals_for().expect("installed for session commands"),
         ),
-        Some(Command::Run(args)) => cli::run::run(&store, args, quiet, session_signals()),
-        Some(Command::Resume(args)) => cli::run::resume(&store, args, quiet, session_signals()),
+        Some(Command::Run(args)) => cli::run::run(
+            &store,
+            args,
+            quiet,
+            signals_for().expect("installed for session commands"),
+        ),
+        Some(Command::Resume(args)) => cli::run::resume(
+            &store,
+            args,
+            quiet,
+            signals_for().expect("installed for session commands"),
+        ),
         Some(Command::Status { id, json }) => cli::show::status(&store, id.as_deref(), json),
         Some(Command::List { json, limit, state }) => cli::list::list(
             &store,
@@ -103,7 +115,7 @@ fn main() {
         }) => cli::log::log(&store, id.as_deref(), follow, json, raw),
         Some(Command::Policy(cmd)) => cli::policy::run(&store, cmd),
         Some(Command::Schema(args)) => cli::schema::run(args),
-        Some(Command::Job(args)) => cli::job::run(args, &effective.state_dir, quiet),
+        Some(Command::Job(args)) => cli::job::run(args, &effective.state_dir, quiet, signals_for()),
         Some(Command::Ask(args)) => cli::ask::run(args, &effective.files),
         Some(Command::Eval(args)) => cli::eval::run(args, &effective.files),
         Some(Command::Saboteur(args)) => cli::saboteur::run(args),
@@ -132,12 +144,19 @@ fn main() {
                     policy_opts: cli.run.policy_opts.clone(),
                 },
                 quiet,
-                session_signals(),
+                signals_for().expect("installed for session commands"),
             ),
             None if cli.run.prompt.is_some() || cli.run.task_file.is_some() => {
                 let task = cli.run.prompt.as_deref();
                 task.map_or(Ok(()), cli::run::check_implicit_task)
-                    .and_then(|()| cli::run::run(&store, cli.run, quiet, session_signals()))
+                    .and_then(|()| {
+                        cli::run::run(
+                            &store,
+                            cli.run,
+                            quiet,
+                            signals_for().expect("installed for session commands"),
+                        )
+                    })
             }
             None => cli::run::nothing_to_do(),
         },

@@ -48,6 +48,7 @@ fn options(state: &Path, parallel: usize, on_note: Rc<dyn Fn(&Note)>) -> RunnerO
         max_steps: None,
         only: None,
         on_note,
+        shutdown: Default::default(),
     }
 }
 

@@ -74,6 +74,8 @@ impl Signals {
     pub fn install() -> Result<Signals> {
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
+            // A runner's git and file work, a few steps at a time; more would only contend.
+            .max_blocking_threads(8)
             .build()
             .context("start the async runtime")?;
         let streams = {

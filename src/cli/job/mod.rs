@@ -37,7 +37,8 @@ States (a job rests in the CAPITALISED ones between commands):
 
 Exit codes: 0 done; 1 runtime error; 2 usage error (bad arguments, unknown job id, reject
 without --feedback, nothing to step); 4 refused: the job's state does not allow the verb (the
-message says what it allows), the job moved meanwhile, or a runner holds it.";
+message says what it allows), the job moved meanwhile, or a runner holds it; 130 `run`/`step`
+stopped by Ctrl-C (its unfinished jobs paused and handed back to the next runner).";
 
 /// `oneshot job`: run coding jobs through seed 001's lifecycle (create, step, approve…).
 #[derive(Debug, Args)]
@@ -101,6 +102,14 @@ pub enum JobCommand {
     Cleanup(cleanup::CleanupArgs),
 }
 
+impl JobCommand {
+    /// Whether this command becomes a runner (`step`, `run`): it drives sessions, and takes
+    /// the signal handlers a session takes.
+    pub fn runs_steps(&self) -> bool {
+        matches!(self, JobCommand::Step(_) | JobCommand::Run(_))
+    }
+}
+
 /// A job id (or unique prefix).
 #[derive(Debug, Args)]
 pub struct IdArg {
@@ -109,8 +118,14 @@ pub struct IdArg {
     pub id: String,
 }
 
-/// Runs `oneshot job …` with the store under `state_dir`.
-pub fn run(args: JobArgs, state_dir: &Path, quiet: bool) -> Result<i32> {
+/// Runs `oneshot job …` with the store under `state_dir`; `signals` are installed for the
+/// commands that [run steps](JobCommand::runs_steps).
+pub fn run(
+    args: JobArgs,
+    state_dir: &Path,
+    quiet: bool,
+    signals: Option<crate::cli::signals::Signals>,
+) -> Result<i32> {
     use oneshot::job::JobTrigger as T;
     let cx = Cx {
         state_dir: state_dir.to_path_buf(),
@@ -125,8 +140,8 @@ pub fn run(args: JobArgs, state_dir: &Path, quiet: bool) -> Result<i32> {
         JobCommand::Suspend(a) => verbs::run(&cx, &a.id, T::Suspend, None),
         JobCommand::Resume(a) => verbs::run(&cx, &a.id, T::Resume, None),
         JobCommand::Cancel(a) => verbs::run(&cx, &a.id, T::Cancel, None),
-        JobCommand::Step(a) => run::step(&cx, a),
-        JobCommand::Run(a) => run::run(&cx, a),
+        JobCommand::Step(a) => run::step(&cx, a, signals),
+        JobCommand::Run(a) => run::run(&cx, a, signals),
         JobCommand::List(a) => show::list(&cx, a),
         JobCommand::Show(a) => show::show(&cx, a),
         JobCommand::Diff(a) => show::diff(&cx, &a.id),

@@ -5,9 +5,10 @@
 use super::now_ms;
 use super::{Cx, paint, store_error};
 use crate::cli::exit::{self, usage};
+use crate::cli::signals::Signals;
 use anyhow::{Context, Result};
 use clap::Args;
-use oneshot::job::runner::{self, Note, RunnerOptions, StepEnd};
+use oneshot::job::runner::{self, Note, RunnerOptions, Shutdown, StepEnd};
 use oneshot::job::store::{JobStore, SqliteStore};
 use oneshot::job::{JobTrigger, next};
 use std::rc::Rc;
@@ -53,24 +54,42 @@ pub struct RunArgs {
 }
 
 /// `job step [ID]`.
-pub fn step(cx: &Cx, a: StepArgs) -> Result<i32> {
+pub fn step(cx: &Cx, a: StepArgs, signals: Option<Signals>) -> Result<i32> {
     let store = cx.store()?;
+    let signals = signals.context("the runner's signal handlers were not installed")?;
     if let Some(id) = &a.id {
         let job = store
             .get(id)
             .map_err(|e| store_error(&format!("step {id}"), e))?;
         claimable(&store, &job)?;
-        let ends = drive(cx, store, Some(job.id.clone()), 1, Some(1), a.lease)?;
+        let ends = drive(
+            cx,
+            store,
+            Some(job.id.clone()),
+            1,
+            Some(1),
+            a.lease,
+            signals,
+        )?;
         return finish(cx, ends, true);
     }
-    let ends = drive(cx, store, None, 1, Some(1), a.lease)?;
+    let ends = drive(cx, store, None, 1, Some(1), a.lease, signals)?;
     finish(cx, ends, true)
 }
 
 /// `job run`.
-pub fn run(cx: &Cx, a: RunArgs) -> Result<i32> {
+pub fn run(cx: &Cx, a: RunArgs, signals: Option<Signals>) -> Result<i32> {
     let store = cx.store()?;
-    let ends = drive(cx, store, None, a.parallel as usize, a.max_steps, a.lease)?;
+    let signals = signals.context("the runner's signal handlers were not installed")?;
+    let ends = drive(
+        cx,
+        store,
+        None,
+        a.parallel as usize,
+        a.max_steps,
+        a.lease,
+        signals,
+    )?;
     finish(cx, ends, false)
 }
 
@@ -98,7 +117,9 @@ fn claimable(store: &SqliteStore, job: &oneshot::job::record::Job) -> Result<()>
     }
 }
 
-/// Runs the runner to its end on a current-thread runtime.
+/// Runs the runner to its end on the current-thread runtime its signal handlers live on.
+/// SIGINT, SIGTERM and SIGHUP stop it gracefully (nothing more claimed, the running sessions
+/// paused, their jobs' leases handed back); the next one kills the agents.
 fn drive(
     cx: &Cx,
     store: SqliteStore,
@@ -106,8 +127,10 @@ fn drive(
     parallel: usize,
     max_steps: Option<usize>,
     lease: Duration,
+    signals: Signals,
 ) -> Result<Vec<StepEnd>> {
     let quiet = cx.quiet;
+    let shutdown = Shutdown::new();
     let opts = RunnerOptions {
         state_dir: cx.state_dir.clone(),
         runner: runner::runner_id(),
@@ -125,22 +148,51 @@ fn drive(
                 outln!("{job}  {} → {}{why}", paint(t.from), paint(t.to));
             }
         }),
+        shutdown: shutdown.clone(),
     };
     if let Some(warning) = open_files_for(parallel) {
         errln!("oneshot: warning: {warning}");
     }
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        // Git and file work of a few steps at a time; more threads would only contend.
-        .max_blocking_threads(8)
-        .build()
-        .context("start the runner: build its runtime")?;
+    let (rt, streams, early) = signals.split();
     let store: Arc<dyn JobStore> = Arc::new(store);
     let local = tokio::task::LocalSet::new();
-    let ends = local
-        .block_on(&rt, runner::run(store, opts))
-        .context("run the job steps")?;
-    Ok(ends)
+    let forwarding = local.spawn_local(forward(streams, shutdown, early));
+    let ends = local.block_on(&rt, runner::run(store, opts));
+    forwarding.abort();
+    ends.context("run the job steps")
+}
+
+/// Passes SIGINT, SIGTERM and SIGHUP on to the runner: the first stops it gracefully, the next
+/// kills its agents.
+async fn forward(streams: [tokio::signal::unix::Signal; 3], shutdown: Shutdown, early: u32) {
+    let [mut int, mut term, mut hup] = streams;
+    let mut count = 0;
+    let tell = |count: u32| match count {
+        1 => {
+            errln!(
+                "\noneshot: stopping: no new steps; pausing the running sessions and handing \
+                 their jobs back (press Ctrl-C again to kill the agents now)"
+            );
+            shutdown.stop();
+        }
+        _ => {
+            errln!("\noneshot: killing the running agents");
+            shutdown.kill();
+        }
+    };
+    for _ in 0..early.min(2) {
+        count += 1;
+        tell(count);
+    }
+    loop {
+        tokio::select! {
+            _ = int.recv() => {}
+            _ = term.recv() => {}
+            _ = hup.recv() => {}
+        }
+        count += 1;
+        tell(count);
+    }
 }
 
 /// Open files one running step holds at most: the agent's three pipes, its reaper's pidfd, the
@@ -191,6 +243,7 @@ fn finish(cx: &Cx, ends: Vec<StepEnd>, one: bool) -> Result<i32> {
         outln!("{} step{s} ran:", ends.len());
     }
     let mut failed = 0;
+    let mut paused = 0;
     for e in &ends {
         if let Some(why) = &e.failed {
             failed += 1;
@@ -215,6 +268,11 @@ fn finish(cx: &Cx, ends: Vec<StepEnd>, one: bool) -> Result<i32> {
             );
             continue;
         }
+        if let Some(what) = &e.paused {
+            paused += 1;
+            errln!("  {}  stays in {}: {what}", e.job, e.state);
+            continue;
+        }
         match &e.lost {
             // The state is the store's, not one this runner reached without saving it.
             Some(why) => errln!(
@@ -235,6 +293,13 @@ fn finish(cx: &Cx, ends: Vec<StepEnd>, one: bool) -> Result<i32> {
         }
     }
     // Steps ran: 0, even when a runner lost a job (a human canceled it: that is news, not
-    // a failure of this command). A step that could not go on is one.
-    Ok(if failed > 0 { exit::FAILED } else { exit::OK })
+    // a failure of this command). A step that could not go on is one; a stop is 130, as a
+    // session's pause is.
+    Ok(if failed > 0 {
+        exit::FAILED
+    } else if paused > 0 {
+        exit::INTERRUPTED
+    } else {
+        exit::OK
+    })
 }

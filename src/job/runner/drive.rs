@@ -36,6 +36,10 @@ pub struct StepEnd {
     /// When the lease left on a `failed` step's job expires (ms since the epoch), if the store
     /// could say.
     pub lease_until_ms: Option<u64>,
+    /// The runner was stopped ([`super::Shutdown`], a Ctrl-C) before the job rested: its
+    /// session, if one ran, paused (INTERRUPTED), and its lease was handed back, so any
+    /// runner's next claim continues the job from `state`. What was left where, in words.
+    pub paused: Option<String>,
 }
 
 /// Why a step stopped before its job rested.
@@ -45,6 +49,8 @@ pub(super) enum Stop {
     Lost(String),
     /// This runner could not go on (see [`StepEnd::failed`]).
     Failed(String),
+    /// The runner was asked to stop (see [`StepEnd::paused`]).
+    Halted,
 }
 
 impl Stop {
@@ -92,6 +98,7 @@ pub(super) async fn drive(store: Arc<dyn JobStore>, claim: Claim, opts: &RunnerO
         },
         &mut judge,
     ));
+    let halter = tokio::task::spawn_local(halter(opts.shutdown.clone(), Rc::clone(&hold)));
     let mut stop = None;
     // The last state the store accepted from this runner: what the job was when it was lost,
     // should the store not say more.
@@ -99,6 +106,12 @@ pub(super) async fn drive(store: Arc<dyn JobStore>, claim: Claim, opts: &RunnerO
     while let Some(effect) = queue.pop_front() {
         if let Some(why) = hold.borrow().stop.clone() {
             stop = Some(why);
+            break;
+        }
+        // Stopped: what was decided is still written; nothing new starts.
+        let writes = matches!(effect, JobEffect::Save(_) | JobEffect::AddArtifact(_));
+        if !writes && opts.shutdown.halt() != super::Halt::Run {
+            stop = Some(Stop::Halted);
             break;
         }
         let event = match effect {
@@ -135,7 +148,10 @@ pub(super) async fn drive(store: Arc<dyn JobStore>, claim: Claim, opts: &RunnerO
                 break;
             }
             JobEffect::Provision { after } => {
-                tokio::time::sleep(after).await;
+                if !rest(after, &opts.shutdown).await {
+                    stop = Some(Stop::Halted);
+                    break;
+                }
                 Some(provision(&step, opts).await)
             }
             JobEffect::Execute { prompt, resume } => {
@@ -145,10 +161,20 @@ pub(super) async fn drive(store: Arc<dyn JobStore>, claim: Claim, opts: &RunnerO
                     lease: &lease,
                     redactor: &redactor,
                 };
-                Some(session::execute(&mut step, &ws, prompt, resume, opts, to, &hold).await)
+                let ended = session::execute(&mut step, &ws, prompt, resume, opts, to, &hold).await;
+                if opts.shutdown.halt() != super::Halt::Run {
+                    // Paused by the stop, not ended: its end is not the job's to judge. The
+                    // next claim resumes it.
+                    stop = Some(Stop::Halted);
+                    break;
+                }
+                Some(ended)
             }
             JobEffect::Recover { session, after } => {
-                tokio::time::sleep(after).await;
+                if !rest(after, &opts.shutdown).await {
+                    stop = Some(Stop::Halted);
+                    break;
+                }
                 Some(session::recover(session.as_deref(), opts))
             }
             JobEffect::ReadSession(id) => Some(session::read_end(&id, opts)),
@@ -168,10 +194,12 @@ pub(super) async fn drive(store: Arc<dyn JobStore>, claim: Claim, opts: &RunnerO
         }
     }
     beat.abort();
+    halter.abort();
     let stop = stop.or_else(|| hold.borrow().stop.clone());
     match stop {
         Some(Stop::Lost(why)) => lost_end(store.as_ref(), &step.job.id, saved, why),
         Some(Stop::Failed(why)) => failed_end(store.as_ref(), &lease, saved, why),
+        Some(Stop::Halted) => halted_end(store.as_ref(), &lease, &step, saved),
         None => StepEnd {
             job: step.job.id.clone(),
             state: step.job.state,
@@ -179,7 +207,64 @@ pub(super) async fn drive(store: Arc<dyn JobStore>, claim: Claim, opts: &RunnerO
             lost: None,
             failed: None,
             lease_until_ms: None,
+            paused: None,
         },
+    }
+}
+
+/// Waits `after` (a backoff) unless the runner is stopped first; whether it waited it out.
+async fn rest(after: std::time::Duration, shutdown: &super::Shutdown) -> bool {
+    if after.is_zero() {
+        return shutdown.halt() == super::Halt::Run;
+    }
+    let mut halted = shutdown.watch();
+    tokio::select! {
+        _ = tokio::time::sleep(after) => shutdown.halt() == super::Halt::Run,
+        _ = halted.wait_for(|h| *h != super::Halt::Run) => false,
+    }
+}
+
+/// Passes a stop on to the step's running session: pause it, or kill its agent.
+async fn halter(shutdown: super::Shutdown, hold: Rc<RefCell<Hold>>) {
+    let mut halted = shutdown.watch();
+    let mut told = super::Halt::Run;
+    loop {
+        let now = *halted.borrow_and_update();
+        if now > told
+            && let Some(i) = &hold.borrow().interrupt
+        {
+            match now {
+                super::Halt::Stop => i.stop(),
+                super::Halt::Kill => i.kill(),
+                super::Halt::Run => {}
+            }
+            told = now;
+        }
+        if halted.changed().await.is_err() {
+            return;
+        }
+    }
+}
+
+/// How a step the runner was stopped in ended: the job as this runner last saved it, its lease
+/// handed back so that any runner may take it up at once.
+fn halted_end(store: &dyn JobStore, lease: &Lease, step: &Step, saved: JobState) -> StepEnd {
+    let handed = match store.release(lease) {
+        Ok(()) => "its lease was handed back: the next `oneshot job run` continues it".to_string(),
+        Err(e) => format!("its lease could not be handed back ({e}): it expires on its own"),
+    };
+    let session = match &step.job.session {
+        Some(id) if saved == JobState::Executing => format!("session {id} paused; "),
+        _ => String::new(),
+    };
+    StepEnd {
+        job: step.job.id.clone(),
+        state: saved,
+        reason: step.job.reason.clone(),
+        lost: None,
+        failed: None,
+        lease_until_ms: None,
+        paused: Some(format!("{session}{handed}")),
     }
 }
 
@@ -200,6 +285,7 @@ fn failed_end(store: &dyn JobStore, lease: &Lease, saved: JobState, why: String)
         lost: None,
         failed: Some(why),
         lease_until_ms: until,
+        paused: None,
     }
 }
 
@@ -226,6 +312,7 @@ fn lost_end(store: &dyn JobStore, id: &str, saved: JobState, why: String) -> Ste
                 )),
                 failed: None,
                 lease_until_ms: None,
+                paused: None,
             }
         }
         (Some(job), _) => StepEnd {
@@ -235,6 +322,7 @@ fn lost_end(store: &dyn JobStore, id: &str, saved: JobState, why: String) -> Ste
             lost: Some(why),
             failed: None,
             lease_until_ms: None,
+            paused: None,
         },
         (None, _) => StepEnd {
             job: id.to_string(),
@@ -243,6 +331,7 @@ fn lost_end(store: &dyn JobStore, id: &str, saved: JobState, why: String) -> Ste
             lost: Some(why),
             failed: None,
             lease_until_ms: None,
+            paused: None,
         },
     }
 }

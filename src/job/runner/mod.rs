@@ -44,6 +44,76 @@ pub struct RunnerOptions {
     pub only: Option<String>,
     /// Told each move of each job, as it happens.
     pub on_note: Rc<dyn Fn(&Note)>,
+    /// How the caller stops the run ([`Shutdown::stop`] on a Ctrl-C).
+    pub shutdown: Shutdown,
+}
+
+/// How far a runner has been asked to stop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Halt {
+    /// Run on.
+    Run,
+    /// Claim nothing more; pause the running sessions (INTERRUPTED, resumable) and hand their
+    /// jobs' leases back, so that any runner may claim them at once.
+    Stop,
+    /// As [`Halt::Stop`], but kill the running agents now.
+    Kill,
+}
+
+/// Stops a runner from outside its loop (a signal handler's task, another thread): the
+/// first ask is [`Shutdown::stop`], the next [`Shutdown::kill`]. Clones share one switch.
+#[derive(Clone)]
+pub struct Shutdown {
+    tx: Arc<tokio::sync::watch::Sender<Halt>>,
+}
+
+impl Default for Shutdown {
+    fn default() -> Self {
+        Shutdown::new()
+    }
+}
+
+impl std::fmt::Debug for Shutdown {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Shutdown({:?})", self.halt())
+    }
+}
+
+impl Shutdown {
+    /// A switch at [`Halt::Run`].
+    pub fn new() -> Shutdown {
+        Shutdown {
+            tx: Arc::new(tokio::sync::watch::channel(Halt::Run).0),
+        }
+    }
+
+    /// Claim nothing more; pause the running sessions and hand their leases back.
+    pub fn stop(&self) {
+        self.raise(Halt::Stop);
+    }
+
+    /// Kill the running agents now (and stop as [`Shutdown::stop`] does).
+    pub fn kill(&self) {
+        self.raise(Halt::Kill);
+    }
+
+    /// How far the runner has been asked to stop.
+    pub fn halt(&self) -> Halt {
+        *self.tx.borrow()
+    }
+
+    fn raise(&self, to: Halt) {
+        self.tx.send_if_modified(|h| {
+            let raised = to > *h;
+            *h = (*h).max(to);
+            raised
+        });
+    }
+
+    /// Wakes when the switch moves.
+    pub(crate) fn watch(&self) -> tokio::sync::watch::Receiver<Halt> {
+        self.tx.subscribe()
+    }
 }
 
 /// What the runner tells its caller as it goes.
@@ -123,8 +193,8 @@ pub fn runner_id() -> String {
     )
 }
 
-/// Claims and drives steps until none is left to claim (or `max_steps` ran), `parallel` at a
-/// time; returns how each step ended. Must be polled inside a [`tokio::task::LocalSet`].
+/// Claims and drives steps until none is left to claim (or `max_steps` ran, or
+/// [`RunnerOptions::shutdown`] stops it), `parallel` at a time; returns how each step ended. Must be polled inside a [`tokio::task::LocalSet`].
 /// Refuses a `lease_ttl` shorter than [`MIN_LEASE`] before claiming anything.
 ///
 /// A job this runner's lease names is never claimed again by it, even once that lease has
@@ -140,8 +210,9 @@ pub async fn run(
     let mut ends = Vec::new();
     let mut claimed = 0usize;
     let parallel = opts.parallel.max(1);
+    let mut halted = opts.shutdown.watch();
     loop {
-        let room = opts.max_steps.is_none_or(|m| claimed < m);
+        let room = opts.max_steps.is_none_or(|m| claimed < m) && opts.shutdown.halt() == Halt::Run;
         if room && running.len() < parallel {
             let ttl = opts.lease_ttl.as_millis() as u64;
             match store.claim(&opts.runner, opts.only.as_deref(), ttl, now_ms())? {
@@ -171,6 +242,10 @@ pub async fn run(
                 // A panicked step: its lease expires and another claim recovers the job.
             }
             _ = wait, if room && running.len() < parallel => {}
+            // A shutdown: claim nothing more (each step sees it too, and pauses).
+            _ = halted.changed() => {
+                halted.borrow_and_update();
+            }
         }
     }
     Ok(ends)

@@ -151,11 +151,20 @@ pub(super) async fn execute(
     if let Err(e) = super::drive::save(&**to.store, to.lease, to.redactor, &step.job, None) {
         let why = match &e {
             super::drive::Stop::Lost(why) | super::drive::Stop::Failed(why) => why.clone(),
+            super::drive::Stop::Halted => "the runner was stopped".to_string(),
         };
         hold.borrow_mut().stop = Some(e);
         return RunnerEvent::SessionEnded(not_started(engine.id(), why));
     }
-    hold.borrow_mut().interrupt = Some(engine.interrupter());
+    let interrupt = engine.interrupter();
+    // A stop that came while the session was being made: passed on at once (the halter
+    // passes on the ones that come later).
+    match opts.shutdown.halt() {
+        super::Halt::Run => {}
+        super::Halt::Stop => interrupt.stop(),
+        super::Halt::Kill => interrupt.kill(),
+    }
+    hold.borrow_mut().interrupt = Some(interrupt);
     let ran = engine.run(&mut Silent).await;
     hold.borrow_mut().interrupt = None;
     match ran {

@@ -129,6 +129,12 @@ pub trait JobStore: Send + Sync {
     /// Extends `lease` to `now_ms + ttl_ms`; [`JobStoreError::Fenced`] when it was lost.
     fn heartbeat(&self, lease: &Lease, ttl_ms: u64, now_ms: u64) -> Result<Lease, JobStoreError>;
 
+    /// Hands `lease` back before its job rests (the runner is shutting down): the job stays as
+    /// it was last written, and any runner — another process, or this one's next run — may
+    /// claim it at once instead of waiting for the lease to expire. A lease that is no longer
+    /// current is left alone ([`JobStoreError::Fenced`]).
+    fn release(&self, lease: &Lease) -> Result<(), JobStoreError>;
+
     /// Writes `job` as the runner moved it, with the transition that moved it, if `lease` is
     /// still current; a resting state releases the lease. [`JobStoreError::Fenced`] otherwise,
     /// and nothing is written.

@@ -247,6 +247,28 @@ fn a_runner_never_claims_back_a_job_its_own_lease_names_even_expired() {
 }
 
 #[test]
+fn a_lease_handed_back_mid_step_is_claimable_at_once_and_a_stale_one_is_refused() {
+    let (_d, s) = store();
+    let j = add(&s, "job-1", JobState::Pending, 100);
+    let held = s.claim("r1", None, TTL, 1_000).unwrap().unwrap().lease;
+    let j = step(&s, &held, j, JobState::Executing, 1_100);
+    s.release(&held).unwrap();
+    assert_eq!(s.lease("job-1").unwrap(), None);
+    // Long before the lease would have expired, another runner recovers the job as it was.
+    let c = s.claim("r2", None, TTL, 1_200).unwrap().unwrap();
+    assert!(c.reclaimed);
+    assert_eq!(c.job, j);
+    assert_eq!(c.lease.fence, held.fence + 1);
+    // The old lease can neither hand back the new one nor write.
+    let fenced = JobStoreError::Fenced {
+        id: "job-1".into(),
+        fence: held.fence,
+    };
+    assert_eq!(s.release(&held).unwrap_err(), fenced);
+    assert_eq!(s.lease("job-1").unwrap(), Some(c.lease));
+}
+
+#[test]
 fn a_resting_state_releases_the_lease_and_history_keeps_every_move() {
     let (_d, s) = store();
     let j = add(&s, "job-1", JobState::Pending, 100);

@@ -227,6 +227,23 @@ impl JobStore for SqliteStore {
         })
     }
 
+    fn release(&self, lease: &Lease) -> Result<(), JobStoreError> {
+        self.write(|tx| {
+            // No owner: claimable by anyone now. The fence stays; the next claim raises it.
+            let n = tx
+                .execute(
+                    "UPDATE jobs SET lease_owner = NULL, lease_until = NULL
+                     WHERE id = ?1 AND fence = ?2 AND lease_owner = ?3",
+                    params![lease.job, int(lease.fence), lease.runner],
+                )
+                .map_err(|e| self.db(e))?;
+            if n == 0 {
+                return Err(fenced(lease));
+            }
+            Ok(())
+        })
+    }
+
     fn advance(
         &self,
         lease: &Lease,
