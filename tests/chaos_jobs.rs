@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// Kill points by default: each costs about two seconds (the run, the lease running out, the
+/// Kill points by default: each costs two to five seconds (the run, the lease running out, the
 /// next run). `POINTS=200 cargo test --test chaos_jobs` for a longer run.
 const POINTS: u64 = 6;
 
