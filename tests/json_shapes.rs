@@ -196,6 +196,60 @@ fn every_json_output_is_its_documented_shape() {
         &shape(&doc, "oneshot list --json", 1),
         &rows[0],
     );
+
+    // A runner's stream: one job through to APPROVAL_REQUIRED.
+    let repo = w.tmp.path().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    for args in [
+        &["init", "-q", "-b", "main"][..],
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "-q",
+            "--allow-empty",
+            "-m",
+            "a",
+        ],
+    ] {
+        let ok = std::process::Command::new("git")
+            .args(args)
+            .current_dir(&repo)
+            .status()
+            .unwrap();
+        assert!(ok.success());
+    }
+    let job = w
+        .cmd()
+        .current_dir(&repo)
+        .args(["job", "create", "--worker-cmd", "sh -c 'echo hi > f.txt'"])
+        .args(["--auditor-cmd", "echo VERDICT: DONE", "--activate", "a job"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&job), 0, "{}", text(&job));
+    let events = ndjson(&w, &["job", "run", "--json"]);
+    let section = "oneshot job run --json";
+    for e in &events {
+        let n = match e["type"].as_str() {
+            Some("job_transition") => 0,
+            Some("step_end") => 1,
+            Some("summary") => 2,
+            other => panic!("job run --json: an undocumented event {other:?}: {e}"),
+        };
+        conforms("job run --json", &shape(&doc, section, n), e);
+    }
+    assert_eq!(events.last().unwrap()["type"], "summary", "{events:?}");
+    assert_eq!(events.last().unwrap()["rested"]["APPROVAL_REQUIRED"], 1);
+    assert_eq!(
+        events
+            .iter()
+            .filter(|e| e["type"] == "job_transition")
+            .count(),
+        4,
+        "{events:?}"
+    );
 }
 
 #[test]

@@ -283,3 +283,63 @@ fn a_reload_problem_shows_on_the_status_line_until_a_fix_loads() {
     let pane = tmux.wait("the end", exited);
     assert!(pane.contains("EXITED 0"), "{pane}");
 }
+
+/// `job run` on a terminal (issue 21): a status line with the steps running, where finished
+/// steps left their jobs and the time, between the transition lines, gone at the end.
+#[test]
+fn job_run_shows_its_steps_on_a_status_line_and_clears_it() {
+    let w = World::new();
+    let repo = w.tmp.path().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    for args in [
+        &["init", "-q", "-b", "main"][..],
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "-q",
+            "--allow-empty",
+            "-m",
+            "a",
+        ],
+    ] {
+        assert!(
+            Command::new("git")
+                .args(args)
+                .current_dir(&repo)
+                .status()
+                .unwrap()
+                .success()
+        );
+    }
+    let bin = env!("CARGO_BIN_EXE_oneshot");
+    let body = format!(
+        "export ONESHOT_STATE_DIR='{state}'\ncd '{repo}'\n\
+         for t in one two; do '{bin}' job create --worker-cmd \"sh -c 'sleep 3; echo hi > f.txt'\" \
+         --auditor-cmd 'echo VERDICT: DONE' --activate \"job $t\" > /dev/null; done\n\
+         '{bin}' job run --parallel 2\necho EXITED $?\nsleep 60\n",
+        state = w.state_dir().display(),
+        repo = repo.display(),
+    );
+    let pane_sh = w.file("pane.sh", &body);
+    let tmux = Tmux::start("jobs", 160, &pane_sh);
+    let row = |p: &str| {
+        p.lines()
+            .find(|l| l.starts_with("oneshot job run · "))
+            .map(str::to_string)
+    };
+    let pane = tmux.wait("the status line", |p| {
+        row(p).is_some_and(|r| r.contains("2 running (EXECUTING 2)"))
+    });
+    let r = row(&pane).unwrap();
+    assert!(r.ends_with('s'), "the elapsed time ends it: {r}");
+    let pane = tmux.wait("the end", exited);
+    assert!(pane.contains("EXITED 0"), "{pane}");
+    assert!(
+        row(&pane).is_none(),
+        "a status line was left behind:\n{pane}"
+    );
+    assert!(pane.contains("HARVESTING → APPROVAL_REQUIRED"), "{pane}");
+}

@@ -4,6 +4,7 @@
 
 mod cleanup;
 mod create;
+mod progress;
 mod run;
 mod show;
 mod verbs;

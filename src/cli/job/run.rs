@@ -51,6 +51,10 @@ pub struct RunArgs {
     /// At least 1s.
     #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_lease)]
     pub lease: Duration,
+    /// Print NDJSON events on stdout instead of text: each job transition, each step's end,
+    /// and a summary (docs/json.md).
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `job step [ID]`.
@@ -70,10 +74,11 @@ pub fn step(cx: &Cx, a: StepArgs, signals: Option<Signals>) -> Result<i32> {
             Some(1),
             a.lease,
             signals,
+            false,
         )?;
         return finish(cx, ends, true);
     }
-    let ends = drive(cx, store, None, 1, Some(1), a.lease, signals)?;
+    let ends = drive(cx, store, None, 1, Some(1), a.lease, signals, false)?;
     finish(cx, ends, true)
 }
 
@@ -89,7 +94,11 @@ pub fn run(cx: &Cx, a: RunArgs, signals: Option<Signals>) -> Result<i32> {
         a.max_steps,
         a.lease,
         signals,
+        a.json,
     )?;
+    if a.json {
+        return Ok(summary(&ends));
+    }
     finish(cx, ends, false)
 }
 
@@ -120,6 +129,7 @@ fn claimable(store: &SqliteStore, job: &oneshot::job::record::Job) -> Result<()>
 /// Runs the runner to its end on the current-thread runtime its signal handlers live on.
 /// SIGINT, SIGTERM and SIGHUP stop it gracefully (nothing more claimed, the running sessions
 /// paused, their jobs' leases handed back); the next one kills the agents.
+#[allow(clippy::too_many_arguments)]
 fn drive(
     cx: &Cx,
     store: SqliteStore,
@@ -128,9 +138,13 @@ fn drive(
     max_steps: Option<usize>,
     lease: Duration,
     signals: Signals,
+    json: bool,
 ) -> Result<Vec<StepEnd>> {
-    let quiet = cx.quiet;
     let shutdown = Shutdown::new();
+    let progress = Rc::new(std::cell::RefCell::new(super::progress::Progress::new(
+        cx.quiet, json,
+    )));
+    let noted = Rc::clone(&progress);
     let opts = RunnerOptions {
         state_dir: cx.state_dir.clone(),
         runner: runner::runner_id(),
@@ -138,16 +152,7 @@ fn drive(
         parallel,
         max_steps,
         only,
-        on_note: Rc::new(move |note: &Note| {
-            if let (Note::Moved { job, transition: t }, false) = (note, quiet) {
-                let why = t
-                    .reason
-                    .as_deref()
-                    .map(|r| format!("  ({})", crate::cli::show::one_line(r, 100)))
-                    .unwrap_or_default();
-                outln!("{job}  {} → {}{why}", paint(t.from), paint(t.to));
-            }
-        }),
+        on_note: Rc::new(move |note: &Note| noted.borrow_mut().note(note)),
         shutdown: shutdown.clone(),
     };
     if let Some(warning) = open_files_for(parallel) {
@@ -157,8 +162,18 @@ fn drive(
     let store: Arc<dyn JobStore> = Arc::new(store);
     let local = tokio::task::LocalSet::new();
     let forwarding = local.spawn_local(forward(streams, shutdown, early));
+    let ticked = Rc::clone(&progress);
+    let ticking = local.spawn_local(async move {
+        let mut every = tokio::time::interval(Duration::from_secs(1));
+        loop {
+            every.tick().await;
+            ticked.borrow_mut().tick();
+        }
+    });
     let ends = local.block_on(&rt, runner::run(store, opts));
     forwarding.abort();
+    ticking.abort();
+    progress.borrow_mut().done();
     ends.context("run the job steps")
 }
 
@@ -221,6 +236,36 @@ fn open_files_for(parallel: usize) -> Option<String> {
              (`ulimit -n`) or lower --parallel"
         )
     })
+}
+
+/// `job run --json`'s last event, and the exit code `finish` would give.
+fn summary(ends: &[StepEnd]) -> i32 {
+    let count = |f: fn(&StepEnd) -> bool| ends.iter().filter(|e| f(e)).count();
+    let failed = count(|e| e.failed.is_some());
+    let paused = count(|e| e.paused.is_some());
+    let mut rested = std::collections::BTreeMap::new();
+    for e in ends
+        .iter()
+        .filter(|e| e.failed.is_none() && e.paused.is_none())
+    {
+        *rested.entry(e.state).or_default() += 1;
+    }
+    let code = if failed > 0 {
+        exit::FAILED
+    } else if paused > 0 {
+        exit::INTERRUPTED
+    } else {
+        exit::OK
+    };
+    super::progress::event(&super::progress::Event::Summary {
+        steps: ends.len(),
+        rested,
+        failed,
+        paused,
+        lost: count(|e| e.lost.is_some()),
+        exit_code: code,
+    });
+    code
 }
 
 /// Prints where each job rests; for `step`, nothing to step is an error. A step the runner

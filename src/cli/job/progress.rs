@@ -1,0 +1,194 @@
+//! What `job run` shows while it works: a line per job transition, and on a terminal a live
+//! status line (steps running, where finished steps left their jobs, elapsed time) — or with
+//! `--json`, the same as NDJSON events on stdout (docs/json.md, "oneshot job run --json").
+
+use super::paint;
+use crate::cli::show::{one_line, rfc3339};
+use crate::cli::statusline::{clock, fit};
+use crate::cli::term::dumb_term;
+use oneshot::job::JobState;
+use oneshot::job::runner::{Note, StepEnd};
+use std::collections::BTreeMap;
+use std::io::IsTerminal;
+use std::time::Instant;
+
+/// The face of one `job run`.
+pub(super) struct Progress {
+    quiet: bool,
+    json: bool,
+    /// A status line can be drawn: stderr and stdout are one terminal that takes cursor control.
+    live: bool,
+    shown: bool,
+    started: Instant,
+    /// Where each job this run touched is now.
+    jobs: BTreeMap<String, JobState>,
+}
+
+impl Progress {
+    pub(super) fn new(quiet: bool, json: bool) -> Progress {
+        Progress {
+            quiet,
+            json,
+            live: !quiet
+                && !json
+                && std::io::stderr().is_terminal()
+                && std::io::stdout().is_terminal()
+                && !dumb_term(),
+            shown: false,
+            started: Instant::now(),
+            jobs: BTreeMap::new(),
+        }
+    }
+
+    /// A note from the runner: printed (a line, or an event), and counted.
+    pub(super) fn note(&mut self, note: &Note) {
+        match note {
+            Note::Moved { job, transition: t } => {
+                self.jobs.insert(job.clone(), t.to);
+                if self.json {
+                    event(&Event::JobTransition {
+                        job_id: job,
+                        from: t.from,
+                        to: t.to,
+                        trigger: t.trigger.name(),
+                        reason: t.reason.as_deref(),
+                        by: &t.by,
+                        at: rfc3339(t.at_ms),
+                    });
+                } else if !self.quiet {
+                    self.clear();
+                    let why = t
+                        .reason
+                        .as_deref()
+                        .map(|r| format!("  ({})", one_line(r, 100)))
+                        .unwrap_or_default();
+                    outln!("{job}  {} → {}{why}", paint(t.from), paint(t.to));
+                    self.draw();
+                }
+            }
+            Note::Ended(end) => {
+                self.jobs.insert(end.job.clone(), end.state);
+                if self.json {
+                    event(&step_end(end));
+                }
+            }
+        }
+    }
+
+    /// Redraws the status line (once a second).
+    pub(super) fn tick(&mut self) {
+        self.draw();
+    }
+
+    /// Takes the status line away for good (before the summary).
+    pub(super) fn done(&mut self) {
+        self.clear();
+        self.live = false;
+    }
+
+    fn clear(&mut self) {
+        if self.shown {
+            err!("\r\x1b[2K");
+            self.shown = false;
+        }
+    }
+
+    fn draw(&mut self) {
+        if !self.live {
+            return;
+        }
+        let width = terminal_size::terminal_size_of(std::io::stderr())
+            .map_or(80, |(w, _)| usize::from(w.0));
+        err!("\r\x1b[2K{}", fit(&self.line(), width));
+        self.shown = true;
+    }
+
+    /// `oneshot job run · 2 running (EXECUTING 2) · rested: APPROVAL_REQUIRED 1 · 1m05s`
+    fn line(&self) -> String {
+        let mut running: BTreeMap<JobState, usize> = BTreeMap::new();
+        let mut rested: BTreeMap<JobState, usize> = BTreeMap::new();
+        for state in self.jobs.values() {
+            let bucket = if state.is_resting() {
+                &mut rested
+            } else {
+                &mut running
+            };
+            *bucket.entry(*state).or_default() += 1;
+        }
+        let list = |m: &BTreeMap<JobState, usize>| {
+            m.iter()
+                .map(|(s, n)| format!("{s} {n}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let n: usize = running.values().sum();
+        let mut line = format!("oneshot job run · {n} running");
+        if n > 0 {
+            line.push_str(&format!(" ({})", list(&running)));
+        }
+        if !rested.is_empty() {
+            line.push_str(&format!(" · rested: {}", list(&rested)));
+        }
+        line.push_str(&format!(" · {}", clock(self.started.elapsed())));
+        line
+    }
+}
+
+/// One line of `job run --json`. Internally tagged, so `type` comes first on every line, as in
+/// `run --json`.
+#[derive(serde::Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub(super) enum Event<'a> {
+    /// A job moved.
+    JobTransition {
+        job_id: &'a str,
+        from: JobState,
+        to: JobState,
+        /// The trigger's name (`step`, `provisioned`, `harvested: approval required`, …).
+        trigger: &'static str,
+        reason: Option<&'a str>,
+        /// The runner (or the human) that moved it.
+        by: &'a str,
+        at: String,
+    },
+    /// A step ended.
+    StepEnd {
+        job_id: &'a str,
+        state: JobState,
+        reason: Option<&'a str>,
+        lost: Option<&'a str>,
+        failed: Option<&'a str>,
+        paused: Option<&'a str>,
+        lease_until: Option<String>,
+    },
+    /// The run ended.
+    Summary {
+        steps: usize,
+        rested: BTreeMap<JobState, usize>,
+        failed: usize,
+        paused: usize,
+        lost: usize,
+        exit_code: i32,
+    },
+}
+
+/// Prints `e` as one NDJSON line on stdout (redacted, as everything oneshot prints).
+pub(super) fn event(e: &Event<'_>) {
+    // Plain data: always serializes.
+    if let Ok(line) = serde_json::to_string(e) {
+        outln!("{line}");
+    }
+}
+
+/// A step's end as an event.
+fn step_end(e: &StepEnd) -> Event<'_> {
+    Event::StepEnd {
+        job_id: &e.job,
+        state: e.state,
+        reason: e.reason.as_deref(),
+        lost: e.lost.as_deref(),
+        failed: e.failed.as_deref(),
+        paused: e.paused.as_deref(),
+        lease_until: e.lease_until_ms.map(rfc3339),
+    }
+}
