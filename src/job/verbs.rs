@@ -1,7 +1,9 @@
 //! A human's verbs (`activate`, `approve`, `reject`, `resubmit`, `suspend`, `resume`,
 //! `cancel`): what each does to a job and the audit entry that records it (seed 003 §4.5).
-//! Pure, like the runner's [`super::step`]: the CLI reads the job, asks here, and hands the
-//! result to [`super::store::JobStore::decide`], which writes it only if the job has not moved.
+//! [`apply`] is pure, like the runner's [`super::step`]; [`give`] is the front door the CLI
+//! (and a dashboard) calls: it reads the job and what the verb needs, asks [`apply`], and hands
+//! the result to [`super::store::JobStore::decide`], which writes it only if the job has not
+//! moved.
 
 use super::record::{AuditEntry, Feedback, Job, Transition};
 use super::{JobState, JobTrigger, Refused, next};
@@ -149,4 +151,105 @@ pub fn actor() -> String {
                 .map(|u| u.name)
         })
         .unwrap_or_else(|| "unknown".into())
+}
+
+/// What [`give`] needs besides the job and the verb.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Giving {
+    /// The actor ([`actor`] for the user running oneshot).
+    pub actor: String,
+    /// `reject`'s critique.
+    pub feedback: Option<String>,
+    /// Now, ms since the epoch.
+    pub now_ms: u64,
+}
+
+/// A verb given: where the job was, and the job as the verb left it (as written).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Given {
+    /// The state the verb was judged against.
+    pub from: JobState,
+    /// The job now.
+    pub job: Job,
+}
+
+/// Why [`give`] wrote nothing.
+#[derive(Debug, thiserror::Error)]
+pub enum GiveError {
+    /// The verb does not apply (the state does not allow it, a reject without feedback).
+    #[error(transparent)]
+    Verb(#[from] VerbError),
+    /// The store refused or failed (no such job, it moved meanwhile, a runner holds it).
+    #[error(transparent)]
+    Store(#[from] super::store::JobStoreError),
+    /// What would be written could not go through the redactor.
+    #[error("redact what job {id} writes: {source}")]
+    Seal {
+        /// The job.
+        id: String,
+        /// Why.
+        source: crate::redact::SealError,
+    },
+}
+
+/// Gives `verb` to job `id` (an id or unique prefix) in `store`: reads the job and its latest
+/// artifact (what a reject's PREVIOUS ATTEMPT shows, what an approve confirms), judges the verb
+/// ([`apply`]), and writes the move with its audit entry through the job's redactor — only if
+/// the job has not moved meanwhile and no runner holds it, except `cancel`, which takes a job
+/// from a runner mid-step (its lease is revoked; the runner's next heartbeat fails and it stops
+/// the session).
+pub fn give(
+    store: &dyn super::store::JobStore,
+    id: &str,
+    verb: JobTrigger,
+    giving: &Giving,
+) -> Result<Given, GiveError> {
+    let job = store.get(id)?;
+    let latest = store.artifacts(&job.id)?.pop();
+    let cx = VerbContext {
+        actor: giving.actor.clone(),
+        now_ms: giving.now_ms,
+        feedback: giving.feedback.clone(),
+        previous: latest.as_ref().map(|a| {
+            let stat = match a.diff_stat.trim() {
+                "" => "no changes",
+                stat => stat,
+            };
+            match a.final_message.trim() {
+                "" => format!("(the worker said nothing; diff: {stat})"),
+                said => format!("{said}\n(diff: {stat})"),
+            }
+        }),
+        diff_hash: latest.as_ref().map(|a| a.diff_hash.clone()),
+        policy_hash: policy_hash(&job),
+    };
+    let (moved, transition, audit) = apply(&job, verb, &cx)?;
+    let redactor = super::redactor(job.spec.policy.as_deref());
+    let seal = |source| GiveError::Seal {
+        id: job.id.clone(),
+        source,
+    };
+    store.decide(&super::store::Decision {
+        job: &redactor.seal(&moved).map_err(seal)?,
+        expected: job.state,
+        transition: &redactor.seal(&transition).map_err(seal)?,
+        audit: &redactor.seal(&audit).map_err(seal)?,
+        revoke: verb == JobTrigger::Cancel && !job.state.is_resting(),
+    })?;
+    Ok(Given {
+        from: job.state,
+        job: store.get(&job.id)?,
+    })
+}
+
+/// The hash of the job's policy as it is now (the file, or the built-in), for the audit trail:
+/// which policy version the human confirmed or overruled. `None` when it no longer loads.
+pub fn policy_hash(job: &Job) -> Option<String> {
+    use crate::policy::{PolicyHost, PolicyOptions};
+    match &job.spec.policy {
+        Some(p) => PolicyHost::load(p, PolicyOptions::default())
+            .ok()
+            .map(|h| h.hash().to_string()),
+        None => Some(PolicyHost::builtin().hash().to_string()),
+    }
 }

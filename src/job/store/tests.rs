@@ -2,6 +2,7 @@
 
 mod concurrency;
 mod rows;
+mod verbs;
 
 use super::*;
 use crate::job::record::{ArtifactVersion, AuditEntry, Job, JobSpec, Risk, Transition};
