@@ -74,7 +74,7 @@ fn advance(store: &SqliteStore, lease: &oneshot::job::Lease, job: &mut Job, to: 
 fn run(path: &Path, runner: &str) -> usize {
     let store = SqliteStore::open(path).expect("open");
     let mut claims = 0;
-    while let Some(c) = store.claim(runner, None, TTL, 1_000).expect("claim") {
+    while let Some(c) = store.claim(runner, None, TTL).expect("claim") {
         let mut j = c.job;
         advance(&store, &c.lease, &mut j, JobState::Provisioning);
         advance(&store, &c.lease, &mut j, JobState::InterventionRequired);

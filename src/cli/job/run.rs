@@ -114,14 +114,17 @@ fn claimable(store: &SqliteStore, job: &oneshot::job::record::Job) -> Result<()>
         .lease(&job.id)
         .map_err(|e| store_error(&format!("step {}", job.id), e))?;
     match lease {
-        Some(l) if l.until_ms > now_ms() => Err(super::refused(format!(
-            "step: {}: it is {}; runner {} holds its lease until {} (a dead runner's lease \
+        // Live by the store's clock, as the claim will judge it.
+        Some(l) if l.until_ms > store.now_ms().unwrap_or_else(|_| now_ms()) => {
+            Err(super::refused(format!(
+                "step: {}: it is {}; runner {} holds its lease until {} (a dead runner's lease \
              expires, then `job step` recovers the job)",
-            job.id,
-            job.state,
-            l.runner,
-            crate::cli::show::rfc3339(l.until_ms)
-        ))),
+                job.id,
+                job.state,
+                l.runner,
+                crate::cli::show::rfc3339(l.until_ms)
+            )))
+        }
         _ => Ok(()),
     }
 }

@@ -346,7 +346,7 @@ async fn heartbeat(
     let every = ttl / super::HEARTBEATS_PER_LEASE;
     loop {
         tokio::time::sleep(every).await;
-        match store.heartbeat(&lease, ttl.as_millis() as u64, now_ms()) {
+        match store.heartbeat(&lease, ttl.as_millis() as u64) {
             Ok(renewed) => lease = renewed,
             Err(JobStoreError::Fenced { .. }) | Err(JobStoreError::NotFound { .. }) => {
                 let mut h = hold.borrow_mut();

@@ -17,7 +17,6 @@ mod session;
 pub use session::Player;
 
 use super::store::{JobStore, JobStoreError};
-use crate::pipeline::now_ms;
 use std::path::PathBuf;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -215,7 +214,7 @@ pub async fn run(
         let room = opts.max_steps.is_none_or(|m| claimed < m) && opts.shutdown.halt() == Halt::Run;
         if room && running.len() < parallel {
             let ttl = opts.lease_ttl.as_millis() as u64;
-            match store.claim(&opts.runner, opts.only.as_deref(), ttl, now_ms())? {
+            match store.claim(&opts.runner, opts.only.as_deref(), ttl)? {
                 Some(claim) => {
                     claimed += 1;
                     let store = Arc::clone(&store);

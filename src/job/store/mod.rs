@@ -9,11 +9,13 @@
 //! `SELECT … FOR UPDATE SKIP LOCKED` plus an `UPDATE` of the lease columns, the fencing token a
 //! column incremented by each claim, every runner write an `UPDATE … WHERE fence = $token`.
 
+mod clock;
 mod error;
 mod sqlite;
 #[cfg(test)]
 mod tests;
 
+pub use clock::{ManualClock, StoreClock, SystemClock};
 pub use error::JobStoreError;
 pub use sqlite::SqliteStore;
 
@@ -84,7 +86,7 @@ pub struct Decision<'a> {
     pub expected: JobState,
     /// The move.
     pub transition: &'a Redacted<Transition>,
-    /// The audit entry; its time is the verb's, which also judges whether a lease is live.
+    /// The audit entry, at the verb's time (whether a lease is live is the store's to judge).
     pub audit: &'a Redacted<AuditEntry>,
     /// The verb may take the job from a runner holding a live lease (cancel): the lease is
     /// revoked and the runner's next write or heartbeat fails.
@@ -114,20 +116,24 @@ pub trait JobStore: Send + Sync {
     /// Jobs, oldest first.
     fn list(&self, filter: &ListFilter) -> Result<Vec<JobSummary>, JobStoreError>;
 
+    /// The store's time (ms since the epoch): what every lease is judged by ([`StoreClock`]).
+    fn now_ms(&self) -> Result<u64, JobStoreError>;
+
     /// Claims the next step for `runner`: of job `only` when given, else of the job waiting
-    /// longest. Claimable: a PENDING job, or a job in a transient state whose lease expired —
-    /// unless that lease is `runner`'s own: a runner never claims back a step it holds.
-    /// `None` when there is nothing to claim (or `only` is not claimable).
+    /// longest; the lease lasts `ttl_ms` from the store's now. Claimable: a PENDING job, or a
+    /// job in a transient state whose lease expired by the store's clock — unless that lease
+    /// is `runner`'s own: a runner never claims back a step it holds. `None` when there is
+    /// nothing to claim (or `only` is not claimable).
     fn claim(
         &self,
         runner: &str,
         only: Option<&str>,
         ttl_ms: u64,
-        now_ms: u64,
     ) -> Result<Option<Claim>, JobStoreError>;
 
-    /// Extends `lease` to `now_ms + ttl_ms`; [`JobStoreError::Fenced`] when it was lost.
-    fn heartbeat(&self, lease: &Lease, ttl_ms: u64, now_ms: u64) -> Result<Lease, JobStoreError>;
+    /// Extends `lease` to `ttl_ms` from the store's now; [`JobStoreError::Fenced`] when it was
+    /// lost.
+    fn heartbeat(&self, lease: &Lease, ttl_ms: u64) -> Result<Lease, JobStoreError>;
 
     /// Hands `lease` back before its job rests (the runner is shutting down): the job stays as
     /// it was last written, and any runner — another process, or this one's next run — may
@@ -153,8 +159,8 @@ pub trait JobStore: Send + Sync {
         artifact: &Redacted<ArtifactVersion>,
     ) -> Result<u32, JobStoreError>;
 
-    /// Writes a human's verb if the job is still in `expected` and no runner holds a live
-    /// lease on it (unless `revoke`): [`JobStoreError::Conflict`] or
+    /// Writes a human's verb if the job is still in `expected` and no runner holds a lease
+    /// that is live by the store's clock (unless `revoke`): [`JobStoreError::Conflict`] or
     /// [`JobStoreError::Busy`] otherwise, and nothing is written.
     fn decide(&self, decision: &Decision<'_>) -> Result<(), JobStoreError>;
 

@@ -28,11 +28,22 @@ pub struct SqliteStore {
     // One connection per store: SQLite connections are not shareable across threads at once,
     // and every operation is short.
     conn: Mutex<Connection>,
+    /// What leases are judged by.
+    clock: std::sync::Arc<dyn super::StoreClock>,
 }
 
 impl SqliteStore {
-    /// Opens the store at `path`, creating the file, its directory and its tables if needed.
+    /// Opens the store at `path`, creating the file, its directory and its tables if needed;
+    /// leases are judged by this machine's clock.
     pub fn open(path: impl AsRef<Path>) -> Result<SqliteStore, JobStoreError> {
+        SqliteStore::open_with_clock(path, std::sync::Arc::new(super::SystemClock))
+    }
+
+    /// [`SqliteStore::open`] with leases judged by `clock` (a [`super::ManualClock`] in tests).
+    pub fn open_with_clock(
+        path: impl AsRef<Path>,
+        clock: std::sync::Arc<dyn super::StoreClock>,
+    ) -> Result<SqliteStore, JobStoreError> {
         let path = path.as_ref().to_path_buf();
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|e| JobStoreError::Db {
@@ -56,6 +67,7 @@ impl SqliteStore {
         Ok(SqliteStore {
             path,
             conn: Mutex::new(conn),
+            clock,
         })
     }
 

@@ -67,10 +67,24 @@ fn artifact(step: u32) -> ArtifactVersion {
     }
 }
 
+thread_local! {
+    /// The store's clock in this test (each test runs on a thread of its own).
+    static CLOCK: std::sync::Arc<ManualClock> = std::sync::Arc::new(ManualClock::new(0));
+}
+
+/// A store whose leases are judged by this test's [`CLOCK`].
 pub(super) fn store() -> (tempfile::TempDir, SqliteStore) {
     let dir = tempfile::tempdir().expect("tempdir");
-    let store = SqliteStore::open(dir.path().join("deep/er/jobs.db")).expect("open");
+    let clock = CLOCK.with(std::sync::Arc::clone);
+    let store =
+        SqliteStore::open_with_clock(dir.path().join("deep/er/jobs.db"), clock).expect("open");
     (dir, store)
+}
+
+/// `s` with its clock set to `ms`: what the next call is judged at.
+pub(super) fn at(s: &SqliteStore, ms: u64) -> &SqliteStore {
+    CLOCK.with(|c| c.set(ms));
+    s
 }
 
 /// Creates a job in `state`, created and last changed at `at`.
@@ -138,7 +152,10 @@ fn claim_takes_the_job_waiting_longest_and_leaves_its_state() {
     add(&s, "job-resting", JobState::ApprovalRequired, 50);
     add(&s, "job-draft", JobState::Draft, 60);
 
-    let c = s.claim("r1", None, TTL, 1_000).unwrap().expect("a claim");
+    let c = at(&s, 1_000)
+        .claim("r1", None, TTL)
+        .unwrap()
+        .expect("a claim");
     assert_eq!(c.job.id, "job-old");
     assert_eq!(c.job.state, JobState::Pending);
     assert!(!c.reclaimed);
@@ -155,21 +172,24 @@ fn claim_takes_the_job_waiting_longest_and_leaves_its_state() {
     assert_eq!(s.get("job-old").unwrap().state, JobState::Pending);
 
     // The old one is leased now (live): the next claim takes the young one, then nothing.
-    let c2 = s
-        .claim("r2", None, TTL, 1_001)
+    let c2 = at(&s, 1_001)
+        .claim("r2", None, TTL)
         .unwrap()
         .expect("a second claim");
     assert_eq!(c2.job.id, "job-young");
-    assert_eq!(s.claim("r3", None, TTL, 1_002).unwrap(), None);
+    assert_eq!(at(&s, 1_002).claim("r3", None, TTL).unwrap(), None);
     // A resting job other than PENDING, or a leased one, is not claimable by id either.
     assert_eq!(
-        s.claim("r3", Some("job-resting"), TTL, 1_002).unwrap(),
+        at(&s, 1_002).claim("r3", Some("job-resting"), TTL).unwrap(),
         None
     );
-    assert_eq!(s.claim("r3", Some("job-old"), TTL, 1_002).unwrap(), None);
+    assert_eq!(
+        at(&s, 1_002).claim("r3", Some("job-old"), TTL).unwrap(),
+        None
+    );
     // Once the PENDING job's lease expires, it may be claimed again, with a higher fence.
-    let again = s
-        .claim("r3", Some("job-o"), TTL, 1_000 + TTL + 1)
+    let again = at(&s, 1_000 + TTL + 1)
+        .claim("r3", Some("job-o"), TTL)
         .unwrap()
         .unwrap();
     assert_eq!((again.lease.fence, again.reclaimed), (2, false));
@@ -179,16 +199,16 @@ fn claim_takes_the_job_waiting_longest_and_leaves_its_state() {
 fn an_expired_transient_job_is_reclaimed_and_the_old_lease_writes_nothing() {
     let (_d, s) = store();
     let j = add(&s, "job-1", JobState::Pending, 100);
-    let old = s.claim("r1", None, TTL, 1_000).unwrap().unwrap().lease;
+    let old = at(&s, 1_000).claim("r1", None, TTL).unwrap().unwrap().lease;
     let j = step(&s, &old, j, JobState::Executing, 1_100);
-    let live = s.heartbeat(&old, TTL, 2_000).unwrap();
+    let live = at(&s, 2_000).heartbeat(&old, TTL).unwrap();
     assert_eq!(live.until_ms, 2_000 + TTL);
     assert_eq!(s.lease("job-1").unwrap(), Some(live.clone()));
 
     // Live: nobody else may take it.
-    assert_eq!(s.claim("r2", None, TTL, 2_000 + TTL).unwrap(), None);
+    assert_eq!(at(&s, 2_000 + TTL).claim("r2", None, TTL).unwrap(), None);
     // Expired: r2 recovers it.
-    let c = s.claim("r2", None, TTL, 2_001 + TTL).unwrap().unwrap();
+    let c = at(&s, 2_001 + TTL).claim("r2", None, TTL).unwrap().unwrap();
     assert!(c.reclaimed);
     assert_eq!(c.job, j);
     assert_eq!(c.lease.fence, old.fence + 1);
@@ -211,7 +231,7 @@ fn an_expired_transient_job_is_reclaimed_and_the_old_lease_writes_nothing() {
             .unwrap_err(),
         fenced
     );
-    assert_eq!(s.heartbeat(&live, TTL, 9_999).unwrap_err(), fenced);
+    assert_eq!(at(&s, 9_999).heartbeat(&live, TTL).unwrap_err(), fenced);
     assert_eq!(
         s.add_artifact(&live, &sealed(&artifact(1))).unwrap_err(),
         fenced
@@ -230,19 +250,22 @@ fn an_expired_transient_job_is_reclaimed_and_the_old_lease_writes_nothing() {
 fn a_runner_never_claims_back_a_job_its_own_lease_names_even_expired() {
     let (_d, s) = store();
     let j = add(&s, "job-1", JobState::Pending, 100);
-    let held = s.claim("r1", None, TTL, 1_000).unwrap().unwrap().lease;
+    let held = at(&s, 1_000).claim("r1", None, TTL).unwrap().unwrap().lease;
     step(&s, &held, j, JobState::Executing, 1_100);
     let late = 1_001 + TTL;
     // Expired, but r1's: r1 may still be driving it (a late heartbeat), so not r1's to claim,
     // by id or not.
-    assert_eq!(s.claim("r1", None, TTL, late).unwrap(), None);
-    assert_eq!(s.claim("r1", Some("job-1"), TTL, late).unwrap(), None);
+    assert_eq!(at(&s, late).claim("r1", None, TTL).unwrap(), None);
+    assert_eq!(at(&s, late).claim("r1", Some("job-1"), TTL).unwrap(), None);
     assert_eq!(s.lease("job-1").unwrap(), Some(held.clone()));
     // r1's late heartbeat still holds it.
-    let renewed = s.heartbeat(&held, TTL, late).unwrap();
+    let renewed = at(&s, late).heartbeat(&held, TTL).unwrap();
     assert_eq!(renewed.fence, held.fence);
     // Any other runner recovers it once it expires.
-    let other = s.claim("r2", None, TTL, late + TTL + 1).unwrap().unwrap();
+    let other = at(&s, late + TTL + 1)
+        .claim("r2", None, TTL)
+        .unwrap()
+        .unwrap();
     assert!(other.reclaimed);
     assert_eq!(other.lease.fence, held.fence + 1);
 }
@@ -251,12 +274,12 @@ fn a_runner_never_claims_back_a_job_its_own_lease_names_even_expired() {
 fn a_lease_handed_back_mid_step_is_claimable_at_once_and_a_stale_one_is_refused() {
     let (_d, s) = store();
     let j = add(&s, "job-1", JobState::Pending, 100);
-    let held = s.claim("r1", None, TTL, 1_000).unwrap().unwrap().lease;
+    let held = at(&s, 1_000).claim("r1", None, TTL).unwrap().unwrap().lease;
     let j = step(&s, &held, j, JobState::Executing, 1_100);
     s.release(&held).unwrap();
     assert_eq!(s.lease("job-1").unwrap(), None);
     // Long before the lease would have expired, another runner recovers the job as it was.
-    let c = s.claim("r2", None, TTL, 1_200).unwrap().unwrap();
+    let c = at(&s, 1_200).claim("r2", None, TTL).unwrap().unwrap();
     assert!(c.reclaimed);
     assert_eq!(c.job, j);
     assert_eq!(c.lease.fence, held.fence + 1);
@@ -273,7 +296,7 @@ fn a_lease_handed_back_mid_step_is_claimable_at_once_and_a_stale_one_is_refused(
 fn a_resting_state_releases_the_lease_and_history_keeps_every_move() {
     let (_d, s) = store();
     let j = add(&s, "job-1", JobState::Pending, 100);
-    let lease = s.claim("r1", None, TTL, 1_000).unwrap().unwrap().lease;
+    let lease = at(&s, 1_000).claim("r1", None, TTL).unwrap().unwrap().lease;
     let mut j = step(&s, &lease, j, JobState::Provisioning, 1_001);
     j.steps = 1;
     let j = step(&s, &lease, j, JobState::Executing, 1_002);
@@ -287,7 +310,7 @@ fn a_resting_state_releases_the_lease_and_history_keeps_every_move() {
     assert_eq!(s.lease("job-1").unwrap(), None);
     // Released: the lease is gone, so the runner can neither write nor heartbeat.
     assert!(matches!(
-        s.heartbeat(&lease, TTL, 1_004),
+        at(&s, 1_004).heartbeat(&lease, TTL),
         Err(JobStoreError::Fenced { .. })
     ));
     let states: Vec<_> = s.history("job").unwrap().iter().map(|t| t.to).collect();
@@ -312,13 +335,13 @@ fn artifacts_are_appended_with_increasing_versions_whatever_version_is_passed() 
     let (_d, s) = store();
     let j = add(&s, "job-1", JobState::Pending, 100);
     add(&s, "job-2", JobState::Pending, 200);
-    let l1 = s
-        .claim("r1", Some("job-1"), TTL, 1_000)
+    let l1 = at(&s, 1_000)
+        .claim("r1", Some("job-1"), TTL)
         .unwrap()
         .unwrap()
         .lease;
-    let l2 = s
-        .claim("r1", Some("job-2"), TTL, 1_000)
+    let l2 = at(&s, 1_000)
+        .claim("r1", Some("job-2"), TTL)
         .unwrap()
         .unwrap()
         .lease;
@@ -327,8 +350,8 @@ fn artifacts_are_appended_with_increasing_versions_whatever_version_is_passed() 
     assert_eq!(s.add_artifact(&l1, &sealed(&artifact(2))).unwrap(), 2);
     // Released and claimed again (a later step): versions go on, the old ones stay.
     step(&s, &l1, j, JobState::Pending, 1_001);
-    let l1 = s
-        .claim("r2", Some("job-1"), TTL, 1_002)
+    let l1 = at(&s, 1_002)
+        .claim("r2", Some("job-1"), TTL)
         .unwrap()
         .unwrap()
         .lease;
@@ -356,7 +379,7 @@ fn verb(
     j.updated_ms = at;
     let t = moved(expected, to, JobTrigger::Cancel, at);
     let a = entry("job-1", "cancel", at);
-    s.decide(&Decision {
+    self::at(s, at).decide(&Decision {
         job: &sealed(&j),
         expected,
         transition: &sealed(&t),
@@ -391,7 +414,7 @@ fn decide_refuses_a_moved_job_and_a_busy_one_unless_revoking() {
         "{conflict}"
     );
 
-    let lease = s.claim("r1", None, TTL, 1_000).unwrap().unwrap().lease;
+    let lease = at(&s, 1_000).claim("r1", None, TTL).unwrap().unwrap().lease;
     step(&s, &lease, j, JobState::Executing, 1_001);
     let busy = verb(&s, JobState::Executing, JobState::Canceled, false, 2_000).unwrap_err();
     assert_eq!(
@@ -409,7 +432,7 @@ fn decide_refuses_a_moved_job_and_a_busy_one_unless_revoking() {
     assert_eq!(s.get("job-1").unwrap(), canceled);
     assert_eq!(s.lease("job-1").unwrap(), None);
     assert!(matches!(
-        s.heartbeat(&lease, TTL, 2_002),
+        at(&s, 2_002).heartbeat(&lease, TTL),
         Err(JobStoreError::Fenced { .. })
     ));
     let audit = s.audit(Some("job-1")).unwrap();
@@ -427,7 +450,7 @@ fn decide_refuses_a_moved_job_and_a_busy_one_unless_revoking() {
 fn decide_may_take_a_job_whose_lease_expired_without_revoking() {
     let (_d, s) = store();
     let j = add(&s, "job-1", JobState::Pending, 100);
-    let lease = s.claim("r1", None, TTL, 1_000).unwrap().unwrap().lease;
+    let lease = at(&s, 1_000).claim("r1", None, TTL).unwrap().unwrap().lease;
     step(&s, &lease, j, JobState::Executing, 1_001);
     verb(
         &s,
@@ -473,7 +496,7 @@ fn list_shows_summaries_oldest_first_and_filters_by_state() {
     long.steps = 3;
     s.create(&sealed(&long), &sealed(&entry("job-a", "create", 100)))
         .unwrap();
-    let lease = s.claim("r9", None, TTL, 1_000).unwrap().unwrap().lease;
+    let lease = at(&s, 1_000).claim("r9", None, TTL).unwrap().unwrap().lease;
     let j = s.get("job-b").unwrap();
     step(&s, &lease, j, JobState::Provisioning, 1_001);
 
@@ -547,4 +570,36 @@ fn record_appends_to_the_trail_and_moves_nothing() {
         2,
         "nothing written for a missing job"
     );
+}
+
+#[test]
+fn leases_are_judged_by_the_stores_clock_not_the_callers() {
+    let (_d, s) = store();
+    let j = add(&s, "job-1", JobState::Pending, 100);
+    let lease = at(&s, 1_000).claim("r1", None, TTL).unwrap().unwrap().lease;
+    assert_eq!(lease.until_ms, 1_000 + TTL, "from the store's now");
+    step(&s, &lease, j, JobState::Executing, 1_100);
+    // A human whose own clock runs a day ahead: the store says the lease is live.
+    let day = 86_400_000;
+    let mut late = s.get("job-1").unwrap();
+    late.state = JobState::Canceled;
+    let busy = at(&s, 1_200)
+        .decide(&Decision {
+            job: &sealed(&late),
+            expected: JobState::Executing,
+            transition: &sealed(&moved(
+                JobState::Executing,
+                JobState::Canceled,
+                JobTrigger::Cancel,
+                day,
+            )),
+            audit: &sealed(&entry("job-1", "cancel", day)),
+            revoke: false,
+        })
+        .unwrap_err();
+    assert!(matches!(busy, JobStoreError::Busy { .. }), "{busy:?}");
+    // The renewal is counted from the store's now too, whatever the runner thinks.
+    let renewed = at(&s, 2_000).heartbeat(&lease, TTL).unwrap();
+    assert_eq!(renewed.until_ms, 2_000 + TTL);
+    assert_eq!(s.now_ms().unwrap(), 2_000);
 }

@@ -152,13 +152,17 @@ impl JobStore for SqliteStore {
         Ok(out)
     }
 
+    fn now_ms(&self) -> Result<u64, JobStoreError> {
+        Ok(self.clock.now_ms())
+    }
+
     fn claim(
         &self,
         runner: &str,
         only: Option<&str>,
         ttl_ms: u64,
-        now_ms: u64,
     ) -> Result<Option<Claim>, JobStoreError> {
+        let now_ms = self.clock.now_ms();
         let only = match only {
             Some(id) => Some(self.resolve(&self.conn(), id)?),
             None => None,
@@ -207,8 +211,8 @@ impl JobStore for SqliteStore {
         })
     }
 
-    fn heartbeat(&self, lease: &Lease, ttl_ms: u64, now_ms: u64) -> Result<Lease, JobStoreError> {
-        let until = now_ms.saturating_add(ttl_ms);
+    fn heartbeat(&self, lease: &Lease, ttl_ms: u64) -> Result<Lease, JobStoreError> {
+        let until = self.clock.now_ms().saturating_add(ttl_ms);
         self.write(|tx| {
             let n = tx
                 .execute(
@@ -315,10 +319,9 @@ impl JobStore for SqliteStore {
                     now: now.state,
                 });
             }
-            // The trait gives decide no clock: the verb's own time (its audit entry's) judges
-            // whether a lease is still live.
+            // Live by the store's clock, not the caller's.
             if let Some(lease) = self.lease_of(tx, id)?
-                && lease.until_ms >= audit.at_ms
+                && lease.until_ms >= self.clock.now_ms()
                 && !d.revoke
             {
                 return Err(JobStoreError::Busy {

@@ -12,7 +12,7 @@ const CHILD_ENV: &str = "ONESHOT_TEST_STORE_CHILD";
 /// PROVISIONING → INTERVENTION_REQUIRED (resting: releases). Returns (job, fence) per claim.
 fn run(store: &SqliteStore, runner: &str) -> Vec<(String, u64)> {
     let mut got = Vec::new();
-    while let Some(c) = store.claim(runner, None, 60_000, 1_000).expect("claim") {
+    while let Some(c) = store.claim(runner, None, 60_000).expect("claim") {
         assert!(!c.reclaimed, "{runner} reclaimed {}", c.lease.job);
         assert_eq!(
             c.job.state,

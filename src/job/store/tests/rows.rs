@@ -98,7 +98,7 @@ fn a_row_that_does_not_parse_is_corrupt_naming_the_job_and_what_to_do() {
     assert!(e.to_string().starts_with("job job-1: "), "{e}");
     // Claiming it fails the same way, and leaves no lease behind.
     assert!(matches!(
-        s.claim("r1", None, TTL, 10),
+        at(&s, 10).claim("r1", None, TTL),
         Err(JobStoreError::Corrupt { .. })
     ));
     assert_eq!(s.lease("job-1").unwrap(), None);

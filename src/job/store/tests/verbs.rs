@@ -16,7 +16,7 @@ fn giving(feedback: Option<&str>, now_ms: u64) -> Giving {
 fn a_reject_tells_the_next_attempt_what_the_latest_artifact_was() {
     let (_d, s) = store();
     add(&s, "job-1", JobState::Pending, 100);
-    let lease = s.claim("r1", None, TTL, 1_000).unwrap().unwrap().lease;
+    let lease = at(&s, 1_000).claim("r1", None, TTL).unwrap().unwrap().lease;
     let mut a = artifact(1);
     a.final_message = "added the flag".into();
     a.diff_stat = " 1 file changed".into();
@@ -73,7 +73,7 @@ fn a_refused_verb_writes_nothing_and_says_what_the_state_allows() {
 fn cancel_takes_a_job_from_its_runner_and_the_runner_can_write_no_more() {
     let (_d, s) = store();
     let j = add(&s, "job-1", JobState::Pending, 100);
-    let lease = s.claim("r1", None, TTL, 1_000).unwrap().unwrap().lease;
+    let lease = at(&s, 1_000).claim("r1", None, TTL).unwrap().unwrap().lease;
     step(&s, &lease, j, JobState::Executing, 1_100);
     // Any other verb waits for the runner.
     assert!(matches!(
@@ -83,7 +83,7 @@ fn cancel_takes_a_job_from_its_runner_and_the_runner_can_write_no_more() {
     let given = give(&s, "job-1", JobTrigger::Cancel, &giving(None, 1_200)).unwrap();
     assert_eq!(given.job.state, JobState::Canceled);
     assert!(matches!(
-        s.heartbeat(&lease, TTL, 1_300),
+        at(&s, 1_300).heartbeat(&lease, TTL),
         Err(JobStoreError::Fenced { .. })
     ));
 }
