@@ -5,6 +5,7 @@
 mod cleanup;
 mod create;
 mod run;
+mod settings;
 mod show;
 mod verbs;
 mod wrap;
