@@ -167,7 +167,13 @@ fn missing(role: Role, source: &Path, files: &Files) -> anyhow::Error {
         &files.project,
         format!("no oneshot.toml at or above {}", source.display()),
     );
-    let user = read(&files.user, "no user config.toml".into());
+    let user = read(
+        &files.user,
+        match oneshot::config::user_file(|k| std::env::var_os(k)) {
+            Some(path) => format!("no {}", path.display()),
+            None => "no home directory to hold one".into(),
+        },
+    );
     usage(format!(
         "create the job: it needs {article} {agent}: --{agent} AGENT[:MODEL] (claude, codex, \
          gemini, aider, cline) or --{cmd} CMDLINE; or `{agent}` / `{cmd}` in the oneshot.toml \
