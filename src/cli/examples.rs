@@ -136,6 +136,7 @@ Examples:
   oneshot job create --source ../app --base main --worker-cmd 'sh fix.sh' --auditor-cmd 'sh check.sh' --activate \"fix the failing test\"
   oneshot job create --worker claude:opus --auditor claude --panel codex --panel gemini --aggregate majority --risk low \"tidy the README\"
   git log -1 --format=%B | oneshot job create --worker claude --auditor codex --input ticket=APP-12 -
+  oneshot job create --include-uncommitted \"try it on my edits\"   # worker, auditor from oneshot.toml
 
 The worker's command line gets the prompt as `oneshot run` gives it ($ONESHOT_PROMPT_FILE, stdin).
 After `reject --feedback`, the next prompt ends with PREVIOUS ATTEMPT / CRITIQUE / INSTRUCTION.";

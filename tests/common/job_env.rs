@@ -73,17 +73,36 @@ impl Env {
     }
 
     pub fn oneshot(&self, args: &[&str]) -> Output {
+        self.command(args).output().unwrap()
+    }
+
+    /// The command `oneshot` runs, in the repository, to add to (another directory, more
+    /// environment). The user's own config files and ONESHOT_* settings are kept out.
+    pub fn command(&self, args: &[&str]) -> Command {
         let mut c = Command::new(env!("CARGO_BIN_EXE_oneshot"));
         c.arg("--state-dir")
             .arg(self.state_dir())
             .args(args)
             .current_dir(self.repo())
             .env("ONESHOT_ACTOR", "tester")
-            .env("NO_COLOR", "1");
-        for k in ["ONESHOT_WORKER", "ONESHOT_AUDITOR", "ONESHOT_POLICY"] {
+            .env("NO_COLOR", "1")
+            .env("XDG_CONFIG_HOME", self.config_home());
+        for k in [
+            "ONESHOT_WORKER",
+            "ONESHOT_AUDITOR",
+            "ONESHOT_WORKER_CMD",
+            "ONESHOT_AUDITOR_CMD",
+            "ONESHOT_POLICY",
+        ] {
             c.env_remove(k);
         }
-        c.output().unwrap()
+        c
+    }
+
+    /// The `XDG_CONFIG_HOME` the commands see (`oneshot/config.toml` below it is the user's
+    /// config file); it need not exist.
+    pub fn config_home(&self) -> PathBuf {
+        self.private.path().join("config")
     }
 
     /// Runs and insists on exit 0; returns stdout.

@@ -37,6 +37,11 @@ pub fn run(cx: &Cx, a: CleanupArgs) -> Result<i32> {
         )));
     }
     let Some(ws) = &job.workspace else {
+        // A job canceled before its first step may still hold the base `job create
+        // --include-uncommitted` made; nothing else will ever let it go.
+        if let Ok(workspace::SourceKind::Git { root }) = workspace::check_source(&job.spec) {
+            let _ = workspace::forget_base(&job.id, &root);
+        }
         outln!("{}: no workspace to remove", job.id);
         return Ok(crate::cli::exit::OK);
     };

@@ -2,6 +2,7 @@
 //! policy) now, so a bad job is refused at the terminal rather than failing in a runner later.
 
 use super::now_ms;
+use super::settings;
 use super::{Cx, store_error};
 use crate::cli::exit::usage;
 use anyhow::{Context, Result};
@@ -14,36 +15,38 @@ use oneshot::job::{JobState, JobTrigger, workspace};
 use oneshot::policy::{PolicyHost, PolicyOptions};
 use std::collections::BTreeMap;
 use std::io::Read;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Options of `job create`.
 #[derive(Debug, Args)]
 pub struct CreateArgs {
     /// The directory to work on: in a git repository the job gets a worktree on a branch of
-    /// its own (oneshot/<job id>); a plain directory is copied.
+    /// its own (oneshot/<job id>); a plain directory is copied. The oneshot.toml at or above
+    /// it (the project the job works on, not the current directory) gives worker, worker-cmd,
+    /// auditor, auditor-cmd and policy where no flag does.
     #[arg(long, value_name = "DIR", default_value = ".")]
     pub source: PathBuf,
     /// The git revision the job's branch starts from [default: HEAD when the step starts].
-    #[arg(long, value_name = "REV")]
+    #[arg(long, value_name = "REV", conflicts_with_all = ["include_uncommitted", "from_head"])]
     pub base: Option<String>,
-    /// The worker agent (`claude`, `codex:MODEL`…; see `oneshot run --help`).
-    #[arg(
-        long,
-        value_name = "AGENT[:MODEL]",
-        required_unless_present = "worker_cmd",
-        conflicts_with = "worker_cmd"
-    )]
+    /// Start the job from the source's uncommitted changes (edits, staged changes, untracked
+    /// files): kept in a commit on top of HEAD that the job's branch starts from; your branch,
+    /// index and files stay as they are.
+    #[arg(long, conflicts_with = "from_head")]
+    pub include_uncommitted: bool,
+    /// Start the job from HEAD, leaving the source's uncommitted changes out.
+    #[arg(long)]
+    pub from_head: bool,
+    /// The worker agent (`claude`, `codex:MODEL`…; see `oneshot run --help`) [default: worker
+    /// or worker-cmd in oneshot.toml or your config.toml, else ONESHOT_WORKER(_CMD)].
+    #[arg(long, value_name = "AGENT[:MODEL]", conflicts_with = "worker_cmd")]
     pub worker: Option<String>,
     /// The worker's command line (as for `oneshot run --worker-cmd`).
     #[arg(long, value_name = "CMDLINE")]
     pub worker_cmd: Option<String>,
-    /// The session's auditor agent.
-    #[arg(
-        long,
-        value_name = "AGENT[:MODEL]",
-        required_unless_present = "auditor_cmd",
-        conflicts_with = "auditor_cmd"
-    )]
+    /// The session's auditor agent [default: auditor or auditor-cmd in oneshot.toml or your
+    /// config.toml, else ONESHOT_AUDITOR(_CMD)].
+    #[arg(long, value_name = "AGENT[:MODEL]", conflicts_with = "auditor_cmd")]
     pub auditor: Option<String>,
     /// The auditor's command line.
     #[arg(long, value_name = "CMDLINE")]
@@ -55,7 +58,8 @@ pub struct CreateArgs {
     /// How the panel's verdicts make one: all must say done, or a majority.
     #[arg(long, value_name = "HOW", default_value = "all", value_parser = clap::builder::PossibleValuesParser::new(["all", "majority"]))]
     pub aggregate: String,
-    /// The policy file (Lua) [default: the built-in policy].
+    /// The policy file (Lua) [default: policy in oneshot.toml or your config.toml, else
+    /// ONESHOT_POLICY, else the built-in policy].
     #[arg(long, value_name = "FILE")]
     pub policy: Option<PathBuf>,
     /// How much a mistake would cost; only low-risk jobs may be approved by the policy.
@@ -81,7 +85,19 @@ pub struct CreateArgs {
 
 /// `job create`.
 pub fn run(cx: &Cx, a: CreateArgs) -> Result<i32> {
-    let spec = spec(&a)?;
+    // Absolute paths: runners may run from anywhere.
+    let source = absolute(&a.source, "--source")?;
+    let settings = settings::resolve(
+        &settings::Flags {
+            worker: a.worker.as_deref(),
+            worker_cmd: a.worker_cmd.as_deref(),
+            auditor: a.auditor.as_deref(),
+            auditor_cmd: a.auditor_cmd.as_deref(),
+            policy: a.policy.as_deref(),
+        },
+        &source,
+    )?;
+    let (spec, policy_from) = spec(&a, source, settings)?;
     let kind = workspace::check_source(&spec).map_err(|e| {
         usage(format!(
             "create the job: --source {}: {e}",
@@ -91,14 +107,85 @@ pub fn run(cx: &Cx, a: CreateArgs) -> Result<i32> {
     if let Some(rev) = &spec.base {
         check_base(&kind, &spec.source, rev)?;
     }
-    if let Some(p) = &spec.policy {
+    if let (Some(p), Some(from)) = (&spec.policy, &policy_from) {
         PolicyHost::load(p, PolicyOptions::default())
-            .with_context(|| format!("create the job: --policy {}", p.display()))?;
+            .with_context(|| format!("create the job: {from} {}", p.display()))?;
     }
-    let spec = without_secrets(spec)?;
-    let now = now_ms();
+    let mut spec = without_secrets(spec)?;
     let id = format!("job-{}", &uuid::Uuid::new_v4().simple().to_string()[..8]);
-    let mut job = Job::new(id.clone(), spec, JobState::Draft, now);
+    let made_base = match (&kind, &spec.base) {
+        (workspace::SourceKind::Git { root }, None) if !a.from_head => {
+            uncommitted_base(&id, root, &spec.source, a.include_uncommitted)?
+        }
+        _ => None,
+    };
+    if let Some((commit, _)) = &made_base {
+        spec.base = Some(commit.clone());
+    }
+    let created = create(cx, &a, &id, spec);
+    if let Some((commit, root)) = &made_base {
+        if created.is_err() {
+            // Best effort: the job does not exist, so nothing will clean its base up.
+            let _ = workspace::forget_base(&id, root);
+        } else if !cx.quiet {
+            errln!(
+                "oneshot: {id} starts from {}, a commit of the uncommitted changes in {} on \
+                 top of HEAD (kept as refs/oneshot/base/{id} until `oneshot job cleanup {id}`)",
+                &commit[..12.min(commit.len())],
+                root.display()
+            );
+        }
+    }
+    created?;
+    outln!("{id}");
+    Ok(crate::cli::exit::OK)
+}
+
+/// The source's uncommitted changes, dealt with as asked: refused without a flag that says
+/// what to do with them; with `--include-uncommitted`, committed on top of HEAD as the job's
+/// base (the commit and the repository it is in are returned). A clean source needs nothing.
+fn uncommitted_base(
+    id: &str,
+    root: &Path,
+    source: &Path,
+    include: bool,
+) -> Result<Option<(String, PathBuf)>> {
+    let files = workspace::uncommitted(root).map_err(|e| {
+        anyhow::Error::new(e).context("create the job: look for uncommitted changes")
+    })?;
+    if files.is_empty() {
+        return Ok(None);
+    }
+    if !include {
+        return Err(usage(format!(
+            "create the job: the source {} has uncommitted changes ({}), which a job \
+             branching from HEAD would leave out; give --include-uncommitted to start the job \
+             from them (a commit on top of HEAD; your branch, index and files stay as they \
+             are), or --from-head to leave them out (or commit them, or --base REV)",
+            source.display(),
+            name_some(&files)
+        )));
+    }
+    let commit = workspace::commit_uncommitted(id, root).map_err(|e| {
+        anyhow::Error::new(e).context("create the job: commit the uncommitted changes")
+    })?;
+    Ok(Some((commit, root.to_owned())))
+}
+
+/// The first few names of a list, and how many more there are.
+fn name_some(files: &[String]) -> String {
+    const SHOWN: usize = 5;
+    let mut s = files[..files.len().min(SHOWN)].join(", ");
+    if files.len() > SHOWN {
+        s.push_str(&format!(" and {} more", files.len() - SHOWN));
+    }
+    s
+}
+
+/// Stores job `id` of `spec` (in DRAFT, or PENDING with `--activate`).
+fn create(cx: &Cx, a: &CreateArgs, id: &str, spec: JobSpec) -> Result<()> {
+    let now = now_ms();
+    let mut job = Job::new(id.to_owned(), spec, JobState::Draft, now);
     job.reason = Some(format!("created by {}", verbs::actor()));
     let vcx = VerbContext {
         actor: verbs::actor(),
@@ -116,8 +203,7 @@ pub fn run(cx: &Cx, a: CreateArgs) -> Result<i32> {
         let (moved, t, audit) = verbs::apply(&job, JobTrigger::Activate, &vcx)?;
         decide(&store, &moved, &t, &audit, JobState::Draft)?;
     }
-    outln!("{id}");
-    Ok(crate::cli::exit::OK)
+    Ok(())
 }
 
 fn decide(
@@ -180,23 +266,17 @@ fn without_secrets(mut spec: JobSpec) -> Result<JobSpec> {
     Ok(spec)
 }
 
-/// The spec the arguments describe, every part checked.
-fn spec(a: &CreateArgs) -> Result<JobSpec> {
-    let player = |agent: &Option<String>, cmd: &Option<String>, role: &str| -> Result<String> {
-        let text = match (agent, cmd) {
-            (_, Some(c)) => format!("cmd:{c}"),
-            (Some(a), None) => a.clone(),
-            (None, None) => {
-                return Err(usage(format!(
-                    "create the job: give --{role} or --{role}-cmd"
-                )));
-            }
-        };
-        Player::parse(&text).map_err(|e| usage(format!("create the job: --{role}: {e}")))?;
-        Ok(text)
-    };
-    let worker = player(&a.worker, &a.worker_cmd, "worker")?;
-    let auditor = player(&a.auditor, &a.auditor_cmd, "auditor")?;
+/// The spec the arguments and settings describe, every part checked; and where its policy
+/// was named.
+fn spec(
+    a: &CreateArgs,
+    source: PathBuf,
+    settings: settings::Settings,
+) -> Result<(JobSpec, Option<String>)> {
+    for player in [&settings.worker, &settings.auditor] {
+        Player::parse(&player.value)
+            .map_err(|e| usage(format!("create the job: {}: {e}", player.from)))?;
+    }
     for p in &a.panel {
         Player::parse(p).map_err(|e| usage(format!("create the job: --panel {p}: {e}")))?;
     }
@@ -221,17 +301,10 @@ fn spec(a: &CreateArgs) -> Result<JobSpec> {
     if task.trim().is_empty() {
         return Err(usage("create the job: the task is empty"));
     }
-    // Absolute paths: runners may run from anywhere.
-    let absolute = |p: &PathBuf, what: &str| -> Result<PathBuf> {
-        std::fs::canonicalize(p)
-            .map_err(|e| usage(format!("create the job: {what} {}: {e}", p.display())))
+    let (policy, policy_from) = match settings.policy {
+        Some(p) => (Some(absolute(&p.value, &p.from)?), Some(p.from)),
+        None => (None, None),
     };
-    let source = absolute(&a.source, "--source")?;
-    let policy = a
-        .policy
-        .as_ref()
-        .map(|p| absolute(p, "--policy"))
-        .transpose()?;
     let mut limits = JobLimits::default();
     if let Some(n) = a.max_loops {
         limits.max_loops = n;
@@ -239,19 +312,26 @@ fn spec(a: &CreateArgs) -> Result<JobSpec> {
     if let Some(n) = a.no_progress {
         limits.no_progress = n;
     }
-    Ok(JobSpec {
+    let spec = JobSpec {
         task,
         source,
         base: a.base.clone(),
-        worker,
-        auditor,
+        worker: settings.worker.value,
+        auditor: settings.auditor.value,
         panel: a.panel.clone(),
         aggregate: a.aggregate.parse::<Aggregate>().map_err(usage)?,
         policy,
         risk: a.risk.parse::<Risk>().map_err(usage)?,
         inputs,
         limits,
-    })
+    };
+    Ok((spec, policy_from))
+}
+
+/// `p` made absolute (runners may run from anywhere); `what` names where it was given.
+fn absolute(p: &Path, what: &str) -> Result<PathBuf> {
+    std::fs::canonicalize(p)
+        .map_err(|e| usage(format!("create the job: {what} {}: {e}", p.display())))
 }
 
 /// `--base REV` names a commit of the source's repository: said now, not at provisioning.

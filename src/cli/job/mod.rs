@@ -6,6 +6,7 @@ mod cleanup;
 mod create;
 mod progress;
 mod run;
+mod settings;
 mod show;
 mod verbs;
 mod wrap;

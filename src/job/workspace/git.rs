@@ -19,6 +19,8 @@ const HINT: &str = "run the same command there to see what is wrong with the rep
 pub(super) struct Git {
     dir: PathBuf,
     env: Vec<(OsString, OsString)>,
+    /// Arguments put before every command's own (`-c key=value`).
+    prefix: Vec<OsString>,
 }
 
 /// How a command ended, when failing is an answer rather than an error.
@@ -37,6 +39,7 @@ impl Git {
         Git {
             dir: dir.into(),
             env: Vec::new(),
+            prefix: Vec::new(),
         }
     }
 
@@ -46,11 +49,22 @@ impl Git {
         self
     }
 
+    /// Puts `args` before every command's own (a `-c key=value` of the user's).
+    pub fn prefix(mut self, args: impl IntoIterator<Item = String>) -> Git {
+        self.prefix.extend(args.into_iter().map(OsString::from));
+        self
+    }
+
     /// A command with these leading arguments; add paths with [`Cmd::arg`].
     pub fn cmd(&self, args: &[&str]) -> Cmd<'_> {
         Cmd {
             git: self,
-            args: args.iter().map(OsString::from).collect(),
+            args: self
+                .prefix
+                .iter()
+                .cloned()
+                .chain(args.iter().map(OsString::from))
+                .collect(),
             hint: HINT,
         }
     }

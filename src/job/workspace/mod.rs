@@ -17,10 +17,12 @@ mod plain;
 mod provision;
 #[cfg(test)]
 mod tests;
+mod uncommitted;
 
 pub use cleanup::{Cleanup, cleanup};
 pub use error::WorkspaceError;
 pub use provision::provision;
+pub use uncommitted::{commit_uncommitted, forget_base, uncommitted};
 
 use super::record::{JobSpec, Workspace};
 use git::Git;
