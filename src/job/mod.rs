@@ -14,6 +14,7 @@
 //! );
 //! ```
 
+mod create;
 mod machine;
 mod migrate;
 pub mod record;
@@ -30,8 +31,10 @@ mod trigger;
 pub mod verbs;
 pub mod workspace;
 
+pub use create::{CreateError, Created, Creating, create, new_id};
 pub use machine::{Refused, allowed, next};
 pub use migrate::{Migration, migrate};
+pub use record::{Job, JobSpec};
 pub use redaction::redactor;
 pub use state::{JobState, UnknownJobState};
 pub use store::{

@@ -7,11 +7,10 @@ use super::{Cx, store_error};
 use crate::cli::exit::usage;
 use anyhow::{Context, Result};
 use clap::Args;
-use oneshot::job::record::{Aggregate, Job, JobLimits, JobSpec, Risk, Transition};
+use oneshot::job::record::{Aggregate, JobLimits, JobSpec, Risk};
 use oneshot::job::runner::Player;
-use oneshot::job::store::{Decision, JobStore};
-use oneshot::job::verbs::{self, VerbContext};
-use oneshot::job::{JobState, JobTrigger, workspace};
+use oneshot::job::verbs;
+use oneshot::job::{CreateError, Creating, workspace};
 use oneshot::policy::{PolicyHost, PolicyOptions};
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -111,8 +110,8 @@ pub fn run(cx: &Cx, a: CreateArgs) -> Result<i32> {
         PolicyHost::load(p, PolicyOptions::default())
             .with_context(|| format!("create the job: {from} {}", p.display()))?;
     }
-    let mut spec = without_secrets(spec)?;
-    let id = format!("job-{}", &uuid::Uuid::new_v4().simple().to_string()[..8]);
+    let mut spec = spec;
+    let id = oneshot::job::new_id();
     let made_base = match (&kind, &spec.base) {
         (workspace::SourceKind::Git { root }, None) if !a.from_head => {
             uncommitted_base(&id, root, &spec.source, a.include_uncommitted)?
@@ -182,80 +181,31 @@ fn name_some(files: &[String]) -> String {
     s
 }
 
-/// Stores job `id` of `spec` (in DRAFT, or PENDING with `--activate`).
+/// Stores job `id` of `spec` (in DRAFT, or PENDING with `--activate`) through
+/// `oneshot::job::create`, saying once what held a secret.
 fn create(cx: &Cx, a: &CreateArgs, id: &str, spec: JobSpec) -> Result<()> {
-    let now = now_ms();
-    let mut job = Job::new(id.to_owned(), spec, JobState::Draft, now);
-    job.reason = Some(format!("created by {}", verbs::actor()));
-    let vcx = VerbContext {
-        actor: verbs::actor(),
-        now_ms: now,
-        policy_hash: super::verbs::policy_hash(&job),
-        ..Default::default()
-    };
     let store = cx.store()?;
-    // `create` is recorded as a move into DRAFT from nothing (the entry has no `from`).
-    let audit = verbs::audit_entry(&job, "create", JobState::Draft, &vcx);
-    store
-        .create(&super::sealed(&job, &job)?, &super::sealed(&job, &audit)?)
-        .map_err(|e| store_error("create the job", e))?;
-    if a.activate {
-        let (moved, t, audit) = verbs::apply(&job, JobTrigger::Activate, &vcx)?;
-        decide(&store, &moved, &t, &audit, JobState::Draft)?;
-    }
-    Ok(())
-}
-
-fn decide(
-    store: &dyn JobStore,
-    job: &Job,
-    t: &Transition,
-    audit: &oneshot::job::record::AuditEntry,
-    expected: JobState,
-) -> Result<()> {
-    store
-        .decide(&Decision {
-            job: &super::sealed(job, job)?,
-            expected,
-            transition: &super::sealed(job, t)?,
-            audit: &super::sealed(job, audit)?,
-            revoke: false,
-        })
-        .map_err(|e| store_error(&format!("activate {}", job.id), e))
-}
-
-/// The spec as the store will keep it: the task without its secrets (stored and given to the
-/// agents redacted, said once), and no command line holding one — stored redacted, a runner
-/// could not run it, so the job is refused now rather than failing in a runner later.
-fn without_secrets(mut spec: JobSpec) -> Result<JobSpec> {
-    let redactor = oneshot::job::redactor(spec.policy.as_deref());
-    let players = [("--worker", &spec.worker), ("--auditor", &spec.auditor)]
-        .into_iter()
-        .chain(spec.panel.iter().map(|p| ("--panel", p)));
-    for (flag, player) in players {
-        if redactor.redact(player) != player.as_str() {
-            return Err(usage(format!(
-                "create the job: the {flag} command line holds a secret ({}); a job stores it \
-                 without the secret and could not run it — pass secrets through the \
-                 environment instead (the runner's environment reaches the agents)",
-                redactor.redact(player)
-            )));
+    let how = Creating {
+        actor: verbs::actor(),
+        activate: a.activate,
+        now_ms: now_ms(),
+    };
+    let created = oneshot::job::create(&store, id, spec, &how).map_err(|e| match e {
+        CreateError::SecretInCommand { .. } | CreateError::EmptyTask => {
+            usage(format!("create the job: {e}"))
         }
-    }
-    let mut held = Vec::new();
-    let task = redactor.redact(&spec.task).into_owned();
-    if task != spec.task {
-        held.push("the task".to_string());
-        spec.task = task;
-    }
-    for (key, value) in spec.inputs.iter_mut() {
-        let redacted = redactor.redact(value).into_owned();
-        if redacted != *value {
-            held.push(format!("--input {key}"));
-            *value = redacted;
-        }
-    }
-    if !held.is_empty() {
+        CreateError::Store(e) => store_error("create the job", e),
+        e => anyhow::Error::new(e).context("create the job"),
+    })?;
+    if !created.redacted.is_empty() {
+        let held: Vec<String> = created
+            .redacted
+            .iter()
+            .map(|h| match h.strip_prefix("input ") {
+                Some(key) => format!("--input {key}"),
+                None => h.clone(),
+            })
+            .collect();
         errln!(
             "oneshot: warning: {} {} a secret; it is stored and given to the agents without it: \
              pass secrets through the environment instead",
@@ -263,7 +213,7 @@ fn without_secrets(mut spec: JobSpec) -> Result<JobSpec> {
             if held.len() == 1 { "holds" } else { "hold" }
         );
     }
-    Ok(spec)
+    Ok(())
 }
 
 /// The spec the arguments and settings describe, every part checked; and where its policy

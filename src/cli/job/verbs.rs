@@ -53,6 +53,3 @@ pub fn run(cx: &Cx, id: &str, verb: JobTrigger, feedback: Option<String>) -> Res
     }
     Ok(exit::OK)
 }
-
-/// The hash of the job's policy as it is now (see the library's).
-pub use oneshot::job::verbs::policy_hash;

@@ -47,6 +47,23 @@ pub struct RunnerOptions {
     pub shutdown: Shutdown,
 }
 
+impl RunnerOptions {
+    /// A runner over the state directory `state_dir` with the defaults `oneshot job run` has:
+    /// a fresh runner id, a 30 s lease, one step at a time, until nothing is left, told nothing.
+    pub fn new(state_dir: impl Into<PathBuf>) -> RunnerOptions {
+        RunnerOptions {
+            state_dir: state_dir.into(),
+            runner: runner_id(),
+            lease_ttl: Duration::from_secs(30),
+            parallel: 1,
+            max_steps: None,
+            only: None,
+            on_note: Rc::new(|_| {}),
+            shutdown: Shutdown::new(),
+        }
+    }
+}
+
 /// How far a runner has been asked to stop.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Halt {
@@ -145,6 +162,9 @@ pub enum RunnerError {
     /// The store failed.
     #[error(transparent)]
     Store(#[from] JobStoreError),
+    /// The runtime [`run_blocking`] needs could not be made.
+    #[error("start the runner's runtime: {0}")]
+    Runtime(#[from] std::io::Error),
     /// The lease asked for is shorter than [`MIN_LEASE`].
     #[error(
         "a lease of {} is too short: the minimum is {}; {}",
@@ -248,4 +268,18 @@ pub async fn run(
         }
     }
     Ok(ends)
+}
+
+/// [`run`] on a runtime of its own — one thread, with a local set, as `oneshot job run` runs —
+/// for a program without an async runtime; returns when [`run`] does.
+pub fn run_blocking(
+    store: Arc<dyn JobStore>,
+    opts: RunnerOptions,
+) -> Result<Vec<StepEnd>, RunnerError> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        // Git and file work of a few steps at a time; more threads would only contend.
+        .max_blocking_threads(8)
+        .build()?;
+    tokio::task::LocalSet::new().block_on(&rt, run(store, opts))
 }

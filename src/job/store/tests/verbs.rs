@@ -87,3 +87,42 @@ fn cancel_takes_a_job_from_its_runner_and_the_runner_can_write_no_more() {
         Err(JobStoreError::Fenced { .. })
     ));
 }
+
+#[test]
+fn create_stores_the_spec_without_its_secrets_and_refuses_a_command_line_holding_one() {
+    use crate::job::{CreateError, Creating, create};
+    let (_d, s) = store();
+    let how = Creating {
+        actor: "ann".into(),
+        activate: true,
+        now_ms: 1_000,
+    };
+    let key = "sk-ant-api03-Xq9vB2mK7pL4nR8sT1wY6zA3cD5eF0gH";
+    let mut spec = spec(&format!("deploy with {key}"));
+    spec.inputs
+        .insert("db".into(), format!("postgres://app:{key}@db/main"));
+    let made = create(&s, "job-1", spec, &how).unwrap();
+    assert_eq!(made.job.state, JobState::Pending);
+    assert_eq!(made.redacted, ["the task", "input db"]);
+    let stored = s.get("job-1").unwrap();
+    assert!(!stored.spec.task.contains(key), "{}", stored.spec.task);
+    assert!(!stored.spec.inputs["db"].contains(key));
+    let trail = s.audit(Some("job-1")).unwrap();
+    let actions: Vec<&str> = trail.iter().map(|a| a.action.as_str()).collect();
+    assert_eq!(actions, ["create", "activate"]);
+
+    let mut bad = super::spec("t");
+    bad.worker = format!("cmd:curl -H 'x-api-key: {key}' example.com");
+    match create(&s, "job-2", bad, &how) {
+        Err(CreateError::SecretInCommand { role, shown }) => {
+            assert_eq!(role, "worker");
+            assert!(!shown.contains(key), "{shown}");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(s.get("job-2").is_err(), "nothing was written");
+    assert!(matches!(
+        create(&s, "job-3", super::spec("  "), &how),
+        Err(CreateError::EmptyTask)
+    ));
+}

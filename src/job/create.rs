@@ -1,0 +1,136 @@
+//! Making a job: the front door `oneshot job create` (and an embedding program) calls. The spec
+//! is stored as it will be run — the task and inputs without their secrets, no command line
+//! holding one — with the audit entry of its creation, in DRAFT or, activated, PENDING.
+
+use super::record::{Job, JobSpec};
+use super::store::{Decision, JobStore, JobStoreError};
+use super::verbs::{self, VerbContext};
+use super::{JobState, JobTrigger};
+
+/// How a job is made.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Creating {
+    /// Who makes it ([`verbs::actor`] for the user running oneshot).
+    pub actor: String,
+    /// PENDING at once (claimable by a runner), rather than DRAFT.
+    pub activate: bool,
+    /// Now, ms since the epoch.
+    pub now_ms: u64,
+}
+
+/// A job made.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Created {
+    /// The job as stored.
+    pub job: Job,
+    /// What was taken out of the spec before it was stored (`the task`, `input db`): each held
+    /// a secret, and is stored and given to the agents without it. Pass secrets through the
+    /// environment instead.
+    pub redacted: Vec<String>,
+}
+
+/// Why no job was made. Nothing was written.
+#[derive(Debug, thiserror::Error)]
+pub enum CreateError {
+    /// A player's command line holds a secret: stored without it, a runner could not run it.
+    #[error(
+        "the {role} command line holds a secret ({shown}); a job stores it without the secret \
+         and could not run it — pass secrets through the environment instead (the runner's \
+         environment reaches the agents)"
+    )]
+    SecretInCommand {
+        /// `worker`, `auditor` or `panel`.
+        role: &'static str,
+        /// The command line as it would be stored.
+        shown: String,
+    },
+    /// The task is empty.
+    #[error("the task is empty")]
+    EmptyTask,
+    /// The store refused or failed.
+    #[error(transparent)]
+    Store(#[from] JobStoreError),
+    /// What would be written could not go through the redactor.
+    #[error("redact what the job writes: {0}")]
+    Seal(#[from] crate::redact::SealError),
+    /// Activation was refused (never, for a job just made in DRAFT).
+    #[error(transparent)]
+    Verb(#[from] verbs::VerbError),
+}
+
+/// A fresh job id: `job-` and 8 hex digits.
+pub fn new_id() -> String {
+    format!("job-{}", &uuid::Uuid::new_v4().simple().to_string()[..8])
+}
+
+/// Makes job `id` of `spec` in `store` (see the module doc). The spec's players, source and
+/// policy are the caller's to have checked (`oneshot job create` checks them all before).
+pub fn create(
+    store: &dyn JobStore,
+    id: &str,
+    spec: JobSpec,
+    how: &Creating,
+) -> Result<Created, CreateError> {
+    if spec.task.trim().is_empty() {
+        return Err(CreateError::EmptyTask);
+    }
+    let (spec, redacted) = without_secrets(spec)?;
+    let redactor = super::redactor(spec.policy.as_deref());
+    let mut job = Job::new(id, spec, JobState::Draft, how.now_ms);
+    job.reason = Some(format!("created by {}", how.actor));
+    let cx = VerbContext {
+        actor: how.actor.clone(),
+        now_ms: how.now_ms,
+        policy_hash: verbs::policy_hash(&job),
+        ..Default::default()
+    };
+    // Recorded as a move into DRAFT from nothing (the entry has no `from`).
+    let audit = verbs::audit_entry(&job, "create", JobState::Draft, &cx);
+    store.create(&redactor.seal(&job)?, &redactor.seal(&audit)?)?;
+    if how.activate {
+        let (moved, t, audit) = verbs::apply(&job, JobTrigger::Activate, &cx)?;
+        store.decide(&Decision {
+            job: &redactor.seal(&moved)?,
+            expected: JobState::Draft,
+            transition: &redactor.seal(&t)?,
+            audit: &redactor.seal(&audit)?,
+            revoke: false,
+        })?;
+    }
+    Ok(Created {
+        job: store.get(id)?,
+        redacted,
+    })
+}
+
+/// The spec as the store will keep it, and what held a secret: the task and inputs redacted;
+/// a command line holding one refused.
+fn without_secrets(mut spec: JobSpec) -> Result<(JobSpec, Vec<String>), CreateError> {
+    let redactor = super::redactor(spec.policy.as_deref());
+    let players = [("worker", &spec.worker), ("auditor", &spec.auditor)]
+        .into_iter()
+        .chain(spec.panel.iter().map(|p| ("panel", p)));
+    for (role, player) in players {
+        let shown = redactor.redact(player);
+        if shown != player.as_str() {
+            return Err(CreateError::SecretInCommand {
+                role,
+                shown: shown.into_owned(),
+            });
+        }
+    }
+    let mut held = Vec::new();
+    let task = redactor.redact(&spec.task).into_owned();
+    if task != spec.task {
+        held.push("the task".to_string());
+        spec.task = task;
+    }
+    for (key, value) in spec.inputs.iter_mut() {
+        let redacted = redactor.redact(value).into_owned();
+        if redacted != *value {
+            held.push(format!("input {key}"));
+            *value = redacted;
+        }
+    }
+    Ok((spec, held))
+}
