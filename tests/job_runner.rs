@@ -49,6 +49,7 @@ fn options(state: &Path, parallel: usize, on_note: Rc<dyn Fn(&Note)>) -> RunnerO
         only: None,
         on_note,
         shutdown: Default::default(),
+        session_output: false,
     }
 }
 

@@ -236,6 +236,8 @@ fn every_json_output_is_its_documented_shape() {
             Some("job_transition") => 0,
             Some("step_end") => 1,
             Some("summary") => 2,
+            Some("session_transition") => 3,
+            Some("warning") => 4,
             other => panic!("job run --json: an undocumented event {other:?}: {e}"),
         };
         conforms("job run --json", &shape(&doc, section, n), e);
@@ -248,6 +250,15 @@ fn every_json_output_is_its_documented_shape() {
             .filter(|e| e["type"] == "job_transition")
             .count(),
         4,
+        "{events:?}"
+    );
+    let session: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["type"] == "session_transition")
+        .collect();
+    assert_eq!(
+        session.last().map(|e| e["to"].clone()),
+        Some(Value::from("COMPLETED")),
         "{events:?}"
     );
 }

@@ -6,6 +6,7 @@ use super::paint;
 use crate::cli::show::{one_line, rfc3339};
 use crate::cli::statusline::{clock, fit};
 use crate::cli::term::dumb_term;
+use oneshot::engine::Update;
 use oneshot::job::JobState;
 use oneshot::job::runner::{Note, StepEnd};
 use std::collections::BTreeMap;
@@ -66,12 +67,45 @@ impl Progress {
                     self.draw();
                 }
             }
+            Note::Session { job, update } => self.session(job, update),
             Note::Ended(end) => {
                 self.jobs.insert(end.job.clone(), end.state);
                 if self.json {
                     event(&step_end(end));
                 }
             }
+        }
+    }
+
+    /// What a job's session told: its transitions (events with `--json`), its warnings.
+    fn session(&mut self, job: &str, update: &Update) {
+        match update {
+            Update::Transition {
+                session_id,
+                from,
+                to,
+                iteration,
+                reason,
+                ..
+            } if self.json => event(&Event::SessionTransition {
+                job_id: job,
+                session_id,
+                from: *from,
+                to: *to,
+                iteration: *iteration,
+                reason: reason.as_ref().map(|r| r.to_string()),
+                at: rfc3339(super::now_ms()),
+            }),
+            Update::Warning(message) if self.json => event(&Event::Warning {
+                job_id: job,
+                message,
+            }),
+            Update::Warning(message) => {
+                self.clear();
+                errln!("{job}  warning: {message}");
+                self.draw();
+            }
+            _ => {}
         }
     }
 
@@ -151,6 +185,18 @@ pub(super) enum Event<'a> {
         by: &'a str,
         at: String,
     },
+    /// The session inside a job's EXECUTING moved.
+    SessionTransition {
+        job_id: &'a str,
+        session_id: &'a str,
+        from: oneshot::SessionState,
+        to: oneshot::SessionState,
+        iteration: u32,
+        reason: Option<String>,
+        at: String,
+    },
+    /// Something a job's session wants known that does not change its outcome.
+    Warning { job_id: &'a str, message: &'a str },
     /// A step ended.
     StepEnd {
         job_id: &'a str,

@@ -157,6 +157,7 @@ fn drive(
         only,
         on_note: Rc::new(move |note: &Note| noted.borrow_mut().note(note)),
         shutdown: shutdown.clone(),
+        session_output: false,
     };
     if let Some(warning) = open_files_for(parallel) {
         errln!("oneshot: warning: {warning}");

@@ -45,6 +45,10 @@ pub struct RunnerOptions {
     pub on_note: Rc<dyn Fn(&Note)>,
     /// How the caller stops the run ([`Shutdown::stop`] on a Ctrl-C).
     pub shutdown: Shutdown,
+    /// Tell [`Note::Session`] the agents' output lines and accounts too, not only the
+    /// sessions' transitions and warnings. Off by default: a thousand sessions' lines cost
+    /// what nobody reads (they are in each session's log either way).
+    pub session_output: bool,
 }
 
 impl RunnerOptions {
@@ -60,6 +64,7 @@ impl RunnerOptions {
             only: None,
             on_note: Rc::new(|_| {}),
             shutdown: Shutdown::new(),
+            session_output: false,
         }
     }
 }
@@ -144,6 +149,14 @@ pub enum Note {
     },
     /// A step ended (the job rests, or the runner lost it).
     Ended(StepEnd),
+    /// Something happened in the session a job's EXECUTING runs: its transitions, warnings,
+    /// and — when [`RunnerOptions::session_output`] asks — its agents' lines and accounts.
+    Session {
+        /// The job.
+        job: String,
+        /// What happened, as [`crate::Engine::run`]'s observer is told it.
+        update: crate::engine::Update,
+    },
 }
 
 /// Heartbeats a lease lasts: the runner renews it every `lease / HEARTBEATS_PER_LEASE`, so a

@@ -5,7 +5,7 @@
 use super::RunnerOptions;
 use super::drive::Hold;
 use crate::agent::AgentSpec;
-use crate::engine::{Engine, Options, SessionBuilder, Silent};
+use crate::engine::{Engine, Observer, Options, SessionBuilder, Update};
 use crate::job::record::{JobSpec, Workspace};
 use crate::job::step::{JobJudge, RunnerEvent, SessionEnd, Step};
 use crate::job::store::{JobStore, Lease};
@@ -165,7 +165,11 @@ pub(super) async fn execute(
         super::Halt::Kill => interrupt.kill(),
     }
     hold.borrow_mut().interrupt = Some(interrupt);
-    let ran = engine.run(&mut Silent).await;
+    let mut told = ToNotes {
+        job: &step.job.id,
+        opts,
+    };
+    let ran = engine.run(&mut told).await;
     hold.borrow_mut().interrupt = None;
     match ran {
         Ok(_) => RunnerEvent::SessionEnded(end_of(engine.session())),
@@ -175,6 +179,25 @@ pub(super) async fn execute(
             end.reason = Some(e.to_string());
             RunnerEvent::SessionEnded(end)
         }
+    }
+}
+
+/// Passes a session's updates on to the runner's caller as [`super::Note::Session`].
+struct ToNotes<'a> {
+    job: &'a str,
+    opts: &'a RunnerOptions,
+}
+
+impl Observer for ToNotes<'_> {
+    fn update(&mut self, update: Update) {
+        (self.opts.on_note)(&super::Note::Session {
+            job: self.job.to_string(),
+            update,
+        });
+    }
+
+    fn wants_output(&self) -> bool {
+        self.opts.session_output
     }
 }
 
