@@ -350,3 +350,61 @@ fn a_file_where_a_jobs_workspace_should_be_is_named_with_the_job_and_what_to_do(
         assert_eq!(env.state(&id), "APPROVAL_REQUIRED", "{what}");
     }
 }
+
+/// A FIFO put in place of the workdir snapshot while the worker runs: the inspection after the
+/// worker fails does not wait on it (it reads no snapshot and judges with what it has).
+#[test]
+fn a_fifo_for_the_workdir_snapshot_does_not_hang_the_inspection() {
+    let w = World::new();
+    // Not beside the key (`oneshot`): a directory holding it takes no new entries from agents.
+    let marks = w.tmp.path().join("marks");
+    std::fs::create_dir(&marks).unwrap();
+    let (go, started) = (marks.join("go"), marks.join("started"));
+    // Fails once after changing a file (salvaged: run again), then succeeds.
+    let worker = w.script(
+        "w.sh",
+        &format!(
+            "if [ -e {s} ]; then exit 0; fi; touch {s}; while [ ! -e {g} ]; do sleep 0.05; done; \
+             echo made > f.txt; exit 1",
+            s = started.display(),
+            g = go.display()
+        ),
+    );
+    let mut cmd = oneshot(
+        &w,
+        &[
+            "--worker-cmd",
+            &worker,
+            "--auditor-cmd",
+            "echo VERDICT: DONE",
+            "the task",
+        ],
+    );
+    let child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    w.wait_for(&started, Duration::from_secs(20));
+    let snapshot = w.session_dir(&w.session_id()).join("snapshot.json");
+    let _ = std::fs::remove_file(&snapshot);
+    mkfifo(&snapshot);
+    std::fs::write(&go, "").unwrap();
+    let pid = child.id();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || tx.send(child.wait_with_output().unwrap()));
+    let out = match rx.recv_timeout(Duration::from_secs(30)) {
+        Ok(out) => out,
+        Err(_) => {
+            signal(pid, SIGKILL);
+            panic!("the session still runs 30 s after its worker failed: it blocks");
+        }
+    };
+    // Inspected and judged without the snapshot (what changed cannot be told from it), and
+    // the run comes to its end.
+    assert!(text(&out).contains("RECOVERY_PENDING ->"), "{}", text(&out));
+    assert!(code(&out) == 0 || code(&out) == 1, "{}", text(&out));
+    let status = within(oneshot(&w, &["status", &w.session_id()]));
+    assert_eq!(code(&status), 0, "{}", text(&status));
+}

@@ -66,7 +66,8 @@ impl Engine {
     /// What the stopped worker left: why it stopped, its codes, its output tail and the files
     /// it changed since the persisted snapshot.
     pub(super) fn gather_evidence(&self, reason: Option<StopReason>, exit: ExitStatus) -> Evidence {
-        let snapshot: Option<Snapshot> = std::fs::read(self.dir.snapshot_path())
+        // Never blocks on what is not a regular file (a FIFO put in its place).
+        let snapshot: Option<Snapshot> = crate::store::regular::read(&self.dir.snapshot_path())
             .ok()
             .and_then(|b| serde_json::from_slice(&b).ok());
         let stopped = Stopped {
