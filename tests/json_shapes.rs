@@ -229,6 +229,13 @@ fn every_json_output_is_its_documented_shape() {
         .output()
         .unwrap();
     assert_eq!(code(&job), 0, "{}", text(&job));
+    let rows = ndjson(&w, &["job", "list", "--json"]);
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    conforms(
+        "job list --json",
+        &shape(&doc, "oneshot job list --json", 0),
+        &rows[0],
+    );
     let events = ndjson(&w, &["job", "run", "--json"]);
     let section = "oneshot job run --json";
     for e in &events {

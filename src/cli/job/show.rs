@@ -60,6 +60,19 @@ fn age(ms: u64) -> String {
     }
 }
 
+/// A row of `job list --json` (docs/json.md).
+#[derive(serde::Serialize)]
+struct ListRow<'a> {
+    job_id: &'a str,
+    state: oneshot::job::JobState,
+    title: &'a str,
+    risk: oneshot::job::record::Risk,
+    steps: u32,
+    created_at: String,
+    updated_at: String,
+    runner: Option<&'a str>,
+}
+
 /// `job list`.
 pub fn list(cx: &Cx, a: ListArgs) -> Result<i32> {
     let store = cx.store()?;
@@ -68,10 +81,18 @@ pub fn list(cx: &Cx, a: ListArgs) -> Result<i32> {
         .map_err(|e| store_error("list the jobs", e))?;
     if a.json {
         for j in &jobs {
-            let v = json!({"id": j.id, "state": j.state, "title": j.title, "risk": j.risk,
-                "steps": j.steps, "created_ms": j.created_ms, "updated_ms": j.updated_ms,
-                "runner": j.runner});
-            outln!("{v}");
+            // The sessions' words: an id named for what it is, times as `*_at` (RFC 3339).
+            let row = ListRow {
+                job_id: &j.id,
+                state: j.state,
+                title: &j.title,
+                risk: j.risk,
+                steps: j.steps,
+                created_at: crate::cli::show::rfc3339(j.created_ms),
+                updated_at: crate::cli::show::rfc3339(j.updated_ms),
+                runner: j.runner.as_deref(),
+            };
+            outln!("{}", serde_json::to_string(&row)?);
         }
         return Ok(exit::OK);
     }
