@@ -448,6 +448,14 @@ impl Step {
         };
         let job = approval_job(&self.job);
         let (harvest, why) = match judge.approve(&result, &job) {
+            // Rust decides what is possible, whichever judge answers.
+            Ok(d) if d.approval == Approval::Approve && auto_approvable(&result).is_err() => {
+                let why = auto_approvable(&result).err().unwrap_or_default();
+                (
+                    Harvest::InterventionRequired,
+                    Some(format!("the policy approved, but {why}; a human must look")),
+                )
+            }
             Ok(d) => {
                 let h = match d.approval {
                     Approval::Approve => Harvest::Success,
@@ -611,4 +619,21 @@ pub fn prompt(job: &Job) -> String {
         ));
     }
     p
+}
+
+/// Whether work can be approved without a human — the job core's bound, whatever a policy or
+/// another judge says: only work that completed (its session completed and, with a panel, the
+/// panel passed). `Err` says why not, as the end of a sentence.
+pub fn auto_approvable(result: &crate::policy::ApprovalResult) -> Result<(), String> {
+    if result.completed {
+        return Ok(());
+    }
+    Err(if result.panel_passed == Some(false) {
+        "the panel did not pass the work, which cannot be auto-approved".to_string()
+    } else {
+        format!(
+            "a session that ended {} did not complete and cannot be auto-approved",
+            result.outcome
+        )
+    })
 }

@@ -185,6 +185,23 @@ fn a_failed_session_needs_a_human_to_intervene() {
 }
 
 #[test]
+fn no_judge_can_auto_approve_a_failed_session() {
+    // A judge that approves everything (not the Lua host, which refuses it itself): the core
+    // holds the bound.
+    let mut step = Step::new(job(JobState::Pending), "r1");
+    let mut judge = Judge::says(Ok(Approval::Approve));
+    full_step(&mut step, &mut judge, end(false, false), facts(false));
+    assert_eq!(step.job.state, JobState::InterventionRequired);
+    let why = step.job.reason.clone().unwrap_or_default();
+    assert!(why.contains("the policy approved, but"), "{why}");
+    assert!(why.contains("cannot be auto-approved"), "{why}");
+    // Completed work it may approve.
+    let mut step = Step::new(job(JobState::Pending), "r1");
+    full_step(&mut step, &mut judge, end(true, false), facts(false));
+    assert_eq!(step.job.state, JobState::Success);
+}
+
+#[test]
 fn a_transient_failure_is_retried_with_backoff_then_gives_up() {
     let mut step = Step::new(job(JobState::Pending), "r1");
     let mut judge = Judge::builtin();

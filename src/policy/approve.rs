@@ -211,21 +211,15 @@ impl PolicyHost {
             _ => None,
         }
         .ok_or_else(|| bad(HOOK, &word, EXPECTED))?;
-        if approval == Approval::Approve && !result.completed {
-            // Rust decides what is possible: a failed session, or work the panel did not pass,
-            // has nothing to approve.
-            let why = if result.panel_passed == Some(false) {
-                "the panel did not pass the work, which".to_string()
-            } else {
-                format!(
-                    "a session that ended {} did not complete and",
-                    result.outcome
-                )
-            };
+        if approval == Approval::Approve
+            && let Err(why) = crate::job::step::auto_approvable(result)
+        {
+            // The job core's bound, said here too so that `policy test` shows the error a job
+            // would get.
             return Err(PolicyError::BadReturn {
                 hook: HOOK.to_string(),
                 got: "\"approve\"".to_string(),
-                expected: format!("\"human\" or \"intervene\": {why} cannot be auto-approved"),
+                expected: format!("\"human\" or \"intervene\": {why}"),
             });
         }
         Ok(ApproveDecision {
