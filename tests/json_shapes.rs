@@ -237,6 +237,26 @@ fn every_json_output_is_its_documented_shape() {
         &rows[0],
     );
     let events = ndjson(&w, &["job", "run", "--json"]);
+    let job_id = rows[0]["job_id"].as_str().unwrap().to_string();
+    let shown = one_object(&w, &["job", "show", &job_id, "--json"]);
+    conforms(
+        "job show --json",
+        &shape(&doc, "oneshot job show ID --json", 0),
+        &shown,
+    );
+    let history = shown["history"].as_array().unwrap();
+    assert_eq!(
+        history.last().unwrap()["trigger"],
+        "harvested: approval required",
+        "{shown}"
+    );
+    for entry in ndjson(&w, &["job", "audit", &job_id, "--json"]) {
+        conforms(
+            "job audit --json",
+            &shape(&doc, "oneshot job audit [ID] --json", 0),
+            &entry,
+        );
+    }
     let section = "oneshot job run --json";
     for e in &events {
         let n = match e["type"].as_str() {

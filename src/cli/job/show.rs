@@ -131,12 +131,23 @@ pub fn show(cx: &Cx, a: ShowArgs) -> Result<i32> {
     let artifacts = store.artifacts(&job.id).map_err(err)?;
     let audit = store.audit(Some(&job.id)).map_err(err)?;
     let lease = store.lease(&job.id).map_err(err)?;
-    let live = lease.as_ref().filter(|l| l.until_ms > now_ms());
+    // Live by the store's clock, as a claim judges it.
+    let now = store.now_ms().unwrap_or_else(|_| now_ms());
+    let live = lease.as_ref().filter(|l| l.until_ms > now);
     if a.json {
+        // docs/json.md: the records, with each move's trigger by name and times as `at`.
+        let history: Vec<_> = history
+            .iter()
+            .map(|t| {
+                json!({"from": t.from, "to": t.to, "trigger": t.trigger.name(),
+                    "reason": t.reason, "by": t.by,
+                    "at": crate::cli::show::rfc3339(t.at_ms)})
+            })
+            .collect();
         let v = json!({
             "job": job,
             "lease": lease.as_ref().map(|l| json!({"runner": l.runner, "fence": l.fence,
-                "until_ms": l.until_ms, "live": l.until_ms > now_ms()})),
+                "until": crate::cli::show::rfc3339(l.until_ms), "live": l.until_ms > now})),
             "history": history,
             "artifacts": artifacts,
             "audit": audit,
