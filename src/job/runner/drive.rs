@@ -61,8 +61,9 @@ impl Stop {
                 Stop::Lost(e.to_string())
             }
             // The disk is full, the store is locked or broken: the lease is still this
-            // runner's, and the job is as it last saved it.
-            _ => Stop::Failed(e.to_string()),
+            // runner's, and the job is as it last saved it. Said with its cause (SQLite's or
+            // the OS's words).
+            _ => Stop::Failed(crate::error::chain(e)),
         }
     }
 }

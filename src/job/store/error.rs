@@ -90,5 +90,41 @@ pub enum JobStoreError {
         path: PathBuf,
         /// What happened and what to do.
         message: String,
+        /// The database's (or the OS's) own error, when there was one: the cause in the
+        /// error's source chain, printed after the message.
+        #[source]
+        source: Option<StoreCause>,
     },
 }
+
+/// The error beneath a [`JobStoreError::Db`], shared so the error stays `Clone`; two are equal
+/// when they say the same.
+#[derive(Debug, Clone)]
+pub struct StoreCause(pub std::sync::Arc<dyn std::error::Error + Send + Sync>);
+
+impl StoreCause {
+    /// Wraps `e`.
+    pub fn new(e: impl std::error::Error + Send + Sync + 'static) -> StoreCause {
+        StoreCause(std::sync::Arc::new(e))
+    }
+}
+
+impl std::fmt::Display for StoreCause {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl std::error::Error for StoreCause {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.0.source()
+    }
+}
+
+impl PartialEq for StoreCause {
+    fn eq(&self, other: &Self) -> bool {
+        self.to_string() == other.to_string()
+    }
+}
+
+impl Eq for StoreCause {}

@@ -16,7 +16,7 @@ mod sqlite;
 mod tests;
 
 pub use clock::{ManualClock, StoreClock, SystemClock};
-pub use error::JobStoreError;
+pub use error::{JobStoreError, StoreCause};
 pub use sqlite::SqliteStore;
 
 use super::JobState;

@@ -49,9 +49,10 @@ impl SqliteStore {
             std::fs::create_dir_all(dir).map_err(|e| JobStoreError::Db {
                 path: path.clone(),
                 message: format!(
-                    "cannot create its directory {} ({e}); check the permissions",
+                    "cannot create its directory {}; check the permissions",
                     dir.display()
                 ),
+                source: Some(super::StoreCause::new(e)),
             })?;
         }
         // Looked at read-only first: a file that is not a job store is left as it was.
@@ -62,6 +63,7 @@ impl SqliteStore {
                 schema::Refusal::Foreign(message) => JobStoreError::Db {
                     path: path.clone(),
                     message,
+                    source: None,
                 },
             })?;
         Ok(SqliteStore {
@@ -227,32 +229,46 @@ fn fenced(lease: &Lease) -> JobStoreError {
 
 /// A SQLite failure, said for a person: what, and what to do.
 fn db_error(path: &Path, e: &rusqlite::Error) -> JobStoreError {
+    // SQLite's words follow as the source; the message says what they mean and what to do.
     let message = match e.sqlite_error_code() {
         Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => format!(
-            "still locked after waiting {} s ({e}); is another program holding it (a long \
-             write, a sqlite3 shell with an open transaction)?",
+            "still locked after waiting {} s; is another program holding it (a long write, a \
+             sqlite3 shell with an open transaction)?",
             schema::BUSY_TIMEOUT.as_secs()
         ),
         Some(ErrorCode::NotADatabase) => schema::NOT_SQLITE.to_string(),
         Some(ErrorCode::CannotOpen | ErrorCode::PermissionDenied) => {
-            format!("cannot open it ({e}); check that its directory exists and is writable")
+            "cannot open it; check that its directory exists and is writable".to_string()
         }
         Some(ErrorCode::ReadOnly) => {
-            format!("it is read-only ({e}); oneshot needs to write it and its -wal file")
+            "it is read-only; oneshot needs to write it and its -wal file".to_string()
         }
         // SQLite's own words ("database or disk is full") hide the OS's, which are the ones
         // people search for and `df` confirms.
         Some(ErrorCode::DiskFull) => {
-            format!("No space left on device: the disk is full ({e}); free some space")
+            "No space left on device: the disk is full; free some space".to_string()
         }
-        Some(ErrorCode::DatabaseCorrupt) => format!(
-            "the file is damaged ({e}); restore it from a backup (sqlite3's .recover may save \
-             some of it)"
-        ),
-        _ => e.to_string(),
+        Some(ErrorCode::DatabaseCorrupt) => "the file is damaged; restore it from a backup \
+             (sqlite3's .recover may save some of it)"
+            .to_string(),
+        _ => "the database failed".to_string(),
     };
     JobStoreError::Db {
         path: path.to_path_buf(),
         message,
+        source: Some(super::StoreCause::new(clone_error(e))),
+    }
+}
+
+/// `e` as an owned error to keep (rusqlite's error is not `Clone`): its code and words.
+fn clone_error(e: &rusqlite::Error) -> rusqlite::Error {
+    match e {
+        rusqlite::Error::SqliteFailure(err, msg) => {
+            rusqlite::Error::SqliteFailure(*err, msg.clone())
+        }
+        other => rusqlite::Error::SqliteFailure(
+            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_ERROR),
+            Some(other.to_string()),
+        ),
     }
 }

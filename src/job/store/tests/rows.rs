@@ -120,7 +120,7 @@ fn a_file_that_is_no_job_store_is_refused_naming_it() {
     )
     .unwrap();
     let e = SqliteStore::open(&text).unwrap_err();
-    let JobStoreError::Db { path, message } = &e else {
+    let JobStoreError::Db { path, message, .. } = &e else {
         panic!("{e:?}")
     };
     assert_eq!(path, &text);
