@@ -2,7 +2,6 @@
 //! current-thread runtime (a session's engine holds Lua states and is not `Send`); git and
 //! other blocking work go to a small blocking pool.
 
-use super::now_ms;
 use super::{Cx, paint, store_error};
 use crate::cli::exit::{self, usage};
 use crate::cli::signals::Signals;
@@ -10,7 +9,6 @@ use anyhow::{Context, Result};
 use clap::Args;
 use oneshot::job::runner::{self, Note, RunnerOptions, Shutdown, StepEnd};
 use oneshot::job::store::{JobStore, SqliteStore};
-use oneshot::job::{JobTrigger, next};
 use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Duration;
@@ -102,30 +100,23 @@ pub fn run(cx: &Cx, a: RunArgs, signals: Option<Signals>) -> Result<i32> {
     finish(cx, ends, false)
 }
 
-/// Says why `job` cannot be stepped now, if it cannot.
+/// Says why `job` cannot be stepped now, if it cannot (`oneshot::job::runner::claimable`).
 fn claimable(store: &SqliteStore, job: &oneshot::job::record::Job) -> Result<()> {
-    if job.state.is_resting() {
-        return next(job.state, JobTrigger::Step)
-            .map(|_| ())
-            .map_err(|r| super::refused(format!("step: {}: {r}", job.id)));
-    }
-    // A transient state: a runner is in the middle of a step, or died in it.
-    let lease = store
-        .lease(&job.id)
-        .map_err(|e| store_error(&format!("step {}", job.id), e))?;
-    match lease {
-        // Live by the store's clock, as the claim will judge it.
-        Some(l) if l.until_ms > store.now_ms().unwrap_or_else(|_| now_ms()) => {
-            Err(super::refused(format!(
-                "step: {}: it is {}; runner {} holds its lease until {} (a dead runner's lease \
-             expires, then `job step` recovers the job)",
-                job.id,
-                job.state,
-                l.runner,
-                crate::cli::show::rfc3339(l.until_ms)
-            )))
-        }
-        _ => Ok(()),
+    use runner::NotClaimable;
+    match runner::claimable(store, job) {
+        Ok(()) => Ok(()),
+        Err(NotClaimable::Store(e)) => Err(store_error(&format!("step {}", job.id), e)),
+        Err(NotClaimable::Held {
+            state,
+            runner,
+            until_ms,
+        }) => Err(super::refused(format!(
+            "step: {}: it is {state}; runner {runner} holds its lease until {} (a dead \
+             runner's lease expires, then `job step` recovers the job)",
+            job.id,
+            crate::cli::show::rfc3339(until_ms)
+        ))),
+        Err(e @ NotClaimable::Refused(_)) => Err(super::refused(format!("step: {}: {e}", job.id))),
     }
 }
 

@@ -296,3 +296,47 @@ pub fn run_blocking(
         .build()?;
     tokio::task::LocalSet::new().block_on(&rt, run(store, opts))
 }
+
+/// Why a job cannot be stepped now.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NotClaimable {
+    /// Its resting state does not take a step (the machine's refusal names what it allows).
+    #[error(transparent)]
+    Refused(#[from] super::Refused),
+    /// It is mid-step and its runner's lease is live by the store's clock.
+    #[error(
+        "it is {state}; runner {runner} holds its lease until {until_ms} ms (a dead runner's \
+         lease expires, then a step recovers the job)"
+    )]
+    Held {
+        /// Where the step is.
+        state: super::JobState,
+        /// The runner holding it.
+        runner: String,
+        /// When its lease expires (ms since the epoch, the store's clock).
+        until_ms: u64,
+    },
+    /// The store could not say.
+    #[error(transparent)]
+    Store(#[from] JobStoreError),
+}
+
+/// Whether `job` can be claimed for a step now — what [`JobStore::claim`] will judge, said
+/// before it with the reason: a resting state that takes a step (PENDING), or a step whose
+/// runner's lease has expired by the store's clock.
+pub fn claimable(store: &dyn JobStore, job: &super::record::Job) -> Result<(), NotClaimable> {
+    if job.state.is_resting() {
+        return super::next(job.state, super::JobTrigger::Step)
+            .map(|_| ())
+            .map_err(NotClaimable::from);
+    }
+    // A transient state: a runner is in the middle of a step, or died in it.
+    match store.lease(&job.id)? {
+        Some(l) if l.until_ms > store.now_ms()? => Err(NotClaimable::Held {
+            state: job.state,
+            runner: l.runner,
+            until_ms: l.until_ms,
+        }),
+        _ => Ok(()),
+    }
+}

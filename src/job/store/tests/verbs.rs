@@ -126,3 +126,31 @@ fn create_stores_the_spec_without_its_secrets_and_refuses_a_command_line_holding
         Err(CreateError::EmptyTask)
     ));
 }
+
+#[test]
+fn claimable_says_why_not_by_the_stores_clock() {
+    use crate::job::runner::{NotClaimable, claimable};
+    let (_d, s) = store();
+    let j = add(&s, "job-1", JobState::Draft, 100);
+    assert!(matches!(claimable(&s, &j), Err(NotClaimable::Refused(_))));
+    let j = add(&s, "job-2", JobState::Pending, 100);
+    assert_eq!(claimable(&s, &j), Ok(()));
+    let lease = at(&s, 1_000).claim("r1", None, TTL).unwrap().unwrap().lease;
+    let j = step(
+        &s,
+        &lease,
+        s.get("job-2").unwrap(),
+        JobState::Executing,
+        1_100,
+    );
+    match claimable(at(&s, 1_000 + TTL - 1), &j) {
+        Err(NotClaimable::Held {
+            runner, until_ms, ..
+        }) => {
+            assert_eq!((runner.as_str(), until_ms), ("r1", 1_000 + TTL));
+        }
+        other => panic!("{other:?}"),
+    }
+    // Expired by the store's clock: a dead runner's step, to recover.
+    assert_eq!(claimable(at(&s, 1_000 + TTL + 1), &j), Ok(()));
+}
