@@ -117,7 +117,7 @@ pub(super) async fn drive(store: Arc<dyn JobStore>, claim: Claim, opts: &RunnerO
         }
         let event = match effect {
             JobEffect::Save(t) => {
-                if let Err(e) = save(&*store, &lease, &redactor, &step.job, t.as_ref()) {
+                if let Err(e) = save(&store, &lease, &redactor, &step.job, t.as_ref()).await {
                     stop = Some(e);
                     break;
                 }
@@ -132,9 +132,12 @@ pub(super) async fn drive(store: Arc<dyn JobStore>, claim: Claim, opts: &RunnerO
             }
             JobEffect::AddArtifact(a) => {
                 let added = match redactor.seal(&a) {
-                    Ok(a) => store
-                        .add_artifact(&lease, &a)
-                        .map_err(|e| Stop::from_store(&e)),
+                    Ok(a) => {
+                        let l = lease.clone();
+                        off_loop(&store, move |s| s.add_artifact(&l, &a))
+                            .await
+                            .map_err(|e| Stop::from_store(&e))
+                    }
                     Err(e) => Err(Stop::Failed(e.to_string())),
                 };
                 if let Err(e) = added {
@@ -347,7 +350,8 @@ async fn heartbeat(
     let every = ttl / super::HEARTBEATS_PER_LEASE;
     loop {
         tokio::time::sleep(every).await;
-        match store.heartbeat(&lease, ttl.as_millis() as u64) {
+        let (l, ttl_ms) = (lease.clone(), ttl.as_millis() as u64);
+        match off_loop(&store, move |s| s.heartbeat(&l, ttl_ms)).await {
             Ok(renewed) => lease = renewed,
             Err(JobStoreError::Fenced { .. }) | Err(JobStoreError::NotFound { .. }) => {
                 let mut h = hold.borrow_mut();
@@ -395,8 +399,8 @@ async fn provision(step: &Step, opts: &RunnerOptions) -> RunnerEvent {
 }
 
 /// Writes the job as the step moved it, redacted; when it could not, why the step stops.
-pub(super) fn save(
-    store: &dyn JobStore,
+pub(super) async fn save(
+    store: &Arc<dyn JobStore>,
     lease: &Lease,
     redactor: &crate::redact::Redactor,
     job: &crate::job::record::Job,
@@ -408,9 +412,25 @@ pub(super) fn save(
         .map(|t| redactor.seal(t))
         .transpose()
         .map_err(sealed)?;
-    store
-        .advance(lease, &job, transition.as_ref())
+    let lease = lease.clone();
+    off_loop(store, move |s| s.advance(&lease, &job, transition.as_ref()))
+        .await
         .map_err(|e| Stop::from_store(&e))
+}
+
+/// Runs `f` on the store off the runner's thread, which every session it drives shares: a
+/// write may wait seconds for SQLite's lock (another process writing), and the agents' output,
+/// timers and heartbeats must not wait with it.
+pub(super) async fn off_loop<T: Send + 'static>(
+    store: &Arc<dyn JobStore>,
+    f: impl FnOnce(&dyn JobStore) -> T + Send + 'static,
+) -> T {
+    let store = Arc::clone(store);
+    match tokio::task::spawn_blocking(move || f(&*store)).await {
+        Ok(v) => v,
+        // A store call that panicked: the step's task panics as it would have.
+        Err(e) => std::panic::resume_unwind(e.into_panic()),
+    }
 }
 
 async fn harvest(ws: Workspace, message: crate::redact::Redacted<String>) -> RunnerEvent {

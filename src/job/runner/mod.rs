@@ -247,7 +247,10 @@ pub async fn run(
         let room = opts.max_steps.is_none_or(|m| claimed < m) && opts.shutdown.halt() == Halt::Run;
         if room && running.len() < parallel {
             let ttl = opts.lease_ttl.as_millis() as u64;
-            match store.claim(&opts.runner, opts.only.as_deref(), ttl)? {
+            let (runner, only) = (opts.runner.clone(), opts.only.clone());
+            let claimed_now =
+                drive::off_loop(&store, move |s| s.claim(&runner, only.as_deref(), ttl)).await?;
+            match claimed_now {
                 Some(claim) => {
                     claimed += 1;
                     let store = Arc::clone(&store);

@@ -148,7 +148,7 @@ pub(super) async fn execute(
     };
     // Recorded before it runs, so a runner that dies now leaves the session to recover.
     step.job.session = Some(engine.id().to_string());
-    if let Err(e) = super::drive::save(&**to.store, to.lease, to.redactor, &step.job, None) {
+    if let Err(e) = super::drive::save(to.store, to.lease, to.redactor, &step.job, None).await {
         let why = match &e {
             super::drive::Stop::Lost(why) | super::drive::Stop::Failed(why) => why.clone(),
             super::drive::Stop::Halted => "the runner was stopped".to_string(),
