@@ -152,7 +152,8 @@ pub fn show(cx: &Cx, a: ShowArgs) -> Result<i32> {
             "artifacts": artifacts,
             "audit": audit,
         });
-        outln!("{v}");
+        // One object, pretty-printed like every single-object `--json` (docs/json.md).
+        outln!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(exit::OK);
     }
     let s = &job.spec;
