@@ -29,8 +29,8 @@ pub trait JobJudge {
 pub struct SessionEnd {
     /// The session.
     pub session: String,
-    /// Its final state's name (`COMPLETED`, `FAILED`, `REJECTED`, `INTERRUPTED`).
-    pub outcome: String,
+    /// How it ended: its final state, or that it never started.
+    pub outcome: SessionOutcome,
     /// The auditor said done.
     pub completed: bool,
     /// The run did not end on its own merits (the engine failed, the session was
@@ -46,6 +46,24 @@ pub struct SessionEnd {
     pub findings: Vec<String>,
     /// The worker's final message.
     pub final_message: String,
+}
+
+/// How a job's session ended, as the job sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SessionOutcome {
+    /// It ran and rests in this state (`COMPLETED`, `FAILED`, `REJECTED`, `INTERRUPTED`, …).
+    Ended(crate::machine::SessionState),
+    /// It could not be made or started (a bad player, a policy that does not load).
+    NotStarted,
+}
+
+impl std::fmt::Display for SessionOutcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SessionOutcome::Ended(state) => f.write_str(state.as_str()),
+            SessionOutcome::NotStarted => f.write_str("NOT_STARTED"),
+        }
+    }
 }
 
 /// What the workspace harvest found.
@@ -375,7 +393,9 @@ impl Step {
             step: self.job.steps,
             at_ms: now,
             session: self.job.session.clone(),
-            outcome: end.as_ref().map_or("UNKNOWN".into(), |e| e.outcome.clone()),
+            outcome: end
+                .as_ref()
+                .map_or("UNKNOWN".into(), |e| e.outcome.to_string()),
             commit: facts.commit.clone(),
             diff_hash: facts.diff_hash.clone(),
             diff_stat: facts.diff_stat.clone(),
@@ -435,7 +455,9 @@ impl Step {
             )));
         }
         let result = ApprovalResult {
-            outcome: end.as_ref().map_or("UNKNOWN".into(), |e| e.outcome.clone()),
+            outcome: end
+                .as_ref()
+                .map_or("UNKNOWN".into(), |e| e.outcome.to_string()),
             completed,
             verdict: end.as_ref().and_then(|e| e.verdict.clone()),
             reason,
@@ -547,14 +569,17 @@ pub fn approval_job(job: &Job) -> ApprovalJob {
 
 /// Whether the panel passes, and why not.
 fn aggregate(how: super::record::Aggregate, panel: &[PanelVerdict]) -> (bool, String) {
-    let done = panel.iter().filter(|v| v.verdict == "done").count();
+    let done = panel
+        .iter()
+        .filter(|v| v.verdict == super::record::PanelWord::Done)
+        .count();
     let pass = match how {
         super::record::Aggregate::All => done == panel.len(),
         super::record::Aggregate::Majority => done * 2 > panel.len(),
     };
     let dissent: Vec<String> = panel
         .iter()
-        .filter(|v| v.verdict != "done")
+        .filter(|v| v.verdict != super::record::PanelWord::Done)
         .map(|v| format!("{} said {}: {}", v.auditor, v.verdict, v.reason))
         .collect();
     (
@@ -583,7 +608,7 @@ fn panel_artifact(
         step: job.steps,
         at_ms: now,
         session: job.session.clone(),
-        outcome: end.map_or("UNKNOWN".into(), |e| e.outcome.clone()),
+        outcome: end.map_or("UNKNOWN".into(), |e| e.outcome.to_string()),
         commit: None,
         diff_hash: facts.diff_hash.clone(),
         diff_stat: facts.diff_stat.clone(),

@@ -1,7 +1,9 @@
 //! The runner's decision core, fed scripted events: every path of a step.
 
 use super::record::{Job, JobSpec, PanelVerdict, Workspace};
-use super::step::{HarvestFacts, JobEffect, JobJudge, RunnerEvent, SessionEnd, Step, prompt};
+use super::step::{
+    HarvestFacts, JobEffect, JobJudge, RunnerEvent, SessionEnd, SessionOutcome, Step, prompt,
+};
 use super::{JobState, verbs};
 use crate::policy::{
     Approval, ApprovalJob, ApprovalResult, ApproveDecision, RetryLimits, default_approve,
@@ -68,7 +70,11 @@ fn ws() -> Workspace {
 fn end(completed: bool, transient: bool) -> SessionEnd {
     SessionEnd {
         session: "s1".into(),
-        outcome: if completed { "COMPLETED" } else { "FAILED" }.into(),
+        outcome: SessionOutcome::Ended(if completed {
+            crate::machine::SessionState::Completed
+        } else {
+            crate::machine::SessionState::Failed
+        }),
         completed,
         transient,
         reason: Some("because".into()),
@@ -364,7 +370,7 @@ fn no_progress_and_max_loops_stop_the_loop() {
 fn a_panel_is_asked_and_aggregated_before_the_machine_moves() {
     let verdict = |who: &str, v: &str| PanelVerdict {
         auditor: who.into(),
-        verdict: v.into(),
+        verdict: crate::job::record::PanelWord::read(v),
         reason: format!("{who} thinks {v}"),
         confidence: None,
     };

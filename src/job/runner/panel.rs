@@ -3,7 +3,7 @@
 
 use super::session::Player;
 use crate::ask::{Ask, Target};
-use crate::job::record::{Job, PanelVerdict, Workspace};
+use crate::job::record::{Job, PanelVerdict, PanelWord, Workspace};
 use crate::schema::Registry;
 use std::time::Duration;
 
@@ -75,10 +75,7 @@ pub(super) async fn audit(
                     let v = &answer.value;
                     PanelVerdict {
                         auditor: auditor.clone(),
-                        verdict: v["verdict"]
-                            .as_str()
-                            .unwrap_or("error")
-                            .to_ascii_lowercase(),
+                        verdict: PanelWord::read(v["verdict"].as_str().unwrap_or("")),
                         reason: v["reason"].as_str().unwrap_or("").to_string(),
                         confidence: v["confidence"].as_f64(),
                     }
@@ -93,7 +90,7 @@ pub(super) async fn audit(
 fn failed(auditor: &str, reason: String) -> PanelVerdict {
     PanelVerdict {
         auditor: auditor.to_string(),
-        verdict: "error".into(),
+        verdict: PanelWord::Error,
         reason,
         confidence: None,
     }

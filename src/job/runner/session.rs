@@ -7,7 +7,7 @@ use super::drive::Hold;
 use crate::agent::AgentSpec;
 use crate::engine::{Engine, Observer, Options, SessionBuilder, Update};
 use crate::job::record::{JobSpec, Workspace};
-use crate::job::step::{JobJudge, RunnerEvent, SessionEnd, Step};
+use crate::job::step::{JobJudge, RunnerEvent, SessionEnd, SessionOutcome, Step};
 use crate::job::store::{JobStore, Lease};
 use crate::machine::SessionState;
 use crate::policy::{
@@ -261,7 +261,7 @@ fn end_of(s: &Session) -> SessionEnd {
     }
     SessionEnd {
         session: s.id.clone(),
-        outcome: state.as_str().to_string(),
+        outcome: SessionOutcome::Ended(state),
         completed: state == SessionState::Completed,
         transient: state == SessionState::Interrupted || !state.is_terminal(),
         reason: s.last_reason().map(|r| r.to_string()),
@@ -276,7 +276,7 @@ fn end_of(s: &Session) -> SessionEnd {
 fn not_started(id: &str, reason: String) -> SessionEnd {
     SessionEnd {
         session: id.to_string(),
-        outcome: "NOT_STARTED".into(),
+        outcome: SessionOutcome::NotStarted,
         completed: false,
         transient: false,
         reason: Some(reason),

@@ -22,7 +22,7 @@ fn completed(confidence: Option<f64>) -> ApprovalResult {
         empty_diff: false,
         panel: vec![PanelVerdict {
             auditor: "claude".into(),
-            verdict: "done".into(),
+            verdict: crate::job::record::PanelWord::Done,
             reason: "fine".into(),
             confidence,
         }],
