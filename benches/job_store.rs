@@ -42,7 +42,7 @@ fn fill(path: &Path, n: usize) -> SqliteStore {
             actor: "bench".into(),
             entity_type: "job".into(),
             entity_id: j.id.clone(),
-            action: "create".into(),
+            action: oneshot::job::record::AuditAction::Create,
             metadata: Default::default(),
         };
         let r = oneshot::job::redactor(None);

@@ -5,7 +5,7 @@
 #[path = "common/job_env.rs"]
 mod job_env;
 use job_env::{DONE, Env, git, repo, sealed};
-use oneshot::job::record::{Job, JobSpec};
+use oneshot::job::record::{AuditAction, Job, JobSpec};
 use oneshot::job::runner::{self, Note, RunnerOptions};
 use oneshot::job::verbs::{self, VerbContext};
 use oneshot::job::{Decision, JobState, JobStore, JobTrigger, SqliteStore};
@@ -33,7 +33,12 @@ fn new_job(store: &SqliteStore, n: usize, source: &Path, worker: &str) -> String
     store
         .create(
             &sealed(&job),
-            &sealed(&verbs::audit_entry(&job, "create", JobState::Pending, &cx)),
+            &sealed(&verbs::audit_entry(
+                &job,
+                AuditAction::Create,
+                JobState::Pending,
+                &cx,
+            )),
         )
         .unwrap();
     id
@@ -249,7 +254,7 @@ fn a_cancel_mid_session_takes_the_job_from_its_runner_and_stops_the_agent() {
     let alive = unsafe { libc_kill(pid, 0) } == 0;
     assert!(!alive, "the worker {pid} was stopped with its session");
     let audit = store.audit(Some(&id)).unwrap();
-    assert_eq!(audit.last().unwrap().action, "cancel");
+    assert_eq!(audit.last().unwrap().action, AuditAction::Cancel);
     assert_eq!(audit.last().unwrap().actor, "ana");
 }
 
@@ -294,7 +299,12 @@ fn a_panel_of_auditors_judges_in_parallel_and_is_aggregated() {
         store
             .create(
                 &sealed(&job),
-                &sealed(&verbs::audit_entry(&job, "create", JobState::Pending, &cx)),
+                &sealed(&verbs::audit_entry(
+                    &job,
+                    AuditAction::Create,
+                    JobState::Pending,
+                    &cx,
+                )),
             )
             .unwrap();
         // The first, panel-less copy is not wanted.

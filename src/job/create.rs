@@ -85,7 +85,12 @@ pub fn create(
         ..Default::default()
     };
     // Recorded as a move into DRAFT from nothing (the entry has no `from`).
-    let audit = verbs::audit_entry(&job, "create", JobState::Draft, &cx);
+    let audit = verbs::audit_entry(
+        &job,
+        super::record::AuditAction::Create,
+        JobState::Draft,
+        &cx,
+    );
     store.create(&redactor.seal(&job)?, &redactor.seal(&audit)?)?;
     if how.activate {
         let (moved, t, audit) = verbs::apply(&job, JobTrigger::Activate, &cx)?;

@@ -385,6 +385,72 @@ impl std::fmt::Display for PanelWord {
     }
 }
 
+/// What an audit entry records: a human's verb, the making of a job, a workspace cleanup, or
+/// oneshot's own migration of a stored job (stored and shown as the lowercase word).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AuditAction {
+    /// `job create`.
+    Create,
+    /// `job activate` (or `create --activate`).
+    Activate,
+    /// `job approve`.
+    Approve,
+    /// `job reject --feedback`.
+    Reject,
+    /// `job resubmit`.
+    Resubmit,
+    /// `job suspend`.
+    Suspend,
+    /// `job resume`.
+    Resume,
+    /// `job cancel`.
+    Cancel,
+    /// `job cleanup`: the workspace was removed.
+    Cleanup,
+    /// oneshot rewrote a legacy state (actor `oneshot`).
+    Migrate,
+}
+
+impl AuditAction {
+    /// The word as stored (`approve`, `cleanup`, …).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AuditAction::Create => "create",
+            AuditAction::Activate => "activate",
+            AuditAction::Approve => "approve",
+            AuditAction::Reject => "reject",
+            AuditAction::Resubmit => "resubmit",
+            AuditAction::Suspend => "suspend",
+            AuditAction::Resume => "resume",
+            AuditAction::Cancel => "cancel",
+            AuditAction::Cleanup => "cleanup",
+            AuditAction::Migrate => "migrate",
+        }
+    }
+
+    /// The action a human's verb records; `None` for what is not a human's verb.
+    pub fn of_verb(verb: crate::job::JobTrigger) -> Option<AuditAction> {
+        use crate::job::JobTrigger as T;
+        Some(match verb {
+            T::Activate => AuditAction::Activate,
+            T::Approve => AuditAction::Approve,
+            T::Reject => AuditAction::Reject,
+            T::Resubmit => AuditAction::Resubmit,
+            T::Suspend => AuditAction::Suspend,
+            T::Resume => AuditAction::Resume,
+            T::Cancel => AuditAction::Cancel,
+            _ => return None,
+        })
+    }
+}
+
+impl std::fmt::Display for AuditAction {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// A human decision, as the audit trail keeps it (seed 003 §4.5).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AuditEntry {
@@ -399,8 +465,8 @@ pub struct AuditEntry {
     pub entity_type: String,
     /// The entity's id.
     pub entity_id: String,
-    /// The verb (`approve`, `reject`…; `create` too).
-    pub action: String,
+    /// What was done.
+    pub action: AuditAction,
     /// The state before and after, feedback, diff hash, policy version…
     pub metadata: serde_json::Map<String, serde_json::Value>,
 }
@@ -409,7 +475,7 @@ impl AuditEntry {
     /// An entry about job `id`, not yet in the trail (the store assigns `seq`).
     pub fn job(
         id: &str,
-        action: &str,
+        action: AuditAction,
         actor: &str,
         at_ms: u64,
         metadata: serde_json::Map<String, serde_json::Value>,
@@ -420,7 +486,7 @@ impl AuditEntry {
             actor: actor.to_string(),
             entity_type: "job".into(),
             entity_id: id.to_string(),
-            action: action.to_string(),
+            action,
             metadata,
         }
     }

@@ -5,7 +5,7 @@
 //! the result to [`super::store::JobStore::decide`], which writes it only if the job has not
 //! moved.
 
-use super::record::{AuditEntry, Feedback, Job, Transition};
+use super::record::{AuditAction, AuditEntry, Feedback, Job, Transition};
 use super::{JobState, JobTrigger, Refused, next};
 use serde_json::{Map, Value};
 
@@ -113,15 +113,17 @@ pub fn apply(
         at_ms: cx.now_ms,
         by: cx.actor.clone(),
     };
-    let audit = audit_entry(job, verb.name(), to, cx);
+    // `apply` takes only humans' verbs (checked above), each of which has its action.
+    let action = AuditAction::of_verb(verb).ok_or(VerbError::NotAVerb { verb })?;
+    let audit = audit_entry(job, action, to, cx);
     Ok((j, transition, audit))
 }
 
 /// The audit entry of `action` on `job` (also used for `create`, which has no state to come
 /// from).
-pub fn audit_entry(job: &Job, action: &str, to: JobState, cx: &VerbContext) -> AuditEntry {
+pub fn audit_entry(job: &Job, action: AuditAction, to: JobState, cx: &VerbContext) -> AuditEntry {
     let mut m = Map::new();
-    if action != "create" {
+    if action != AuditAction::Create {
         m.insert("from".into(), Value::from(job.state.as_str()));
     }
     m.insert("to".into(), Value::from(to.as_str()));

@@ -81,5 +81,11 @@ fn audit_entry(job: &Job, ws: &Workspace, discard: bool, note: Option<&str>) -> 
     if let Some(note) = note {
         m.insert("kept".into(), note.into());
     }
-    AuditEntry::job(&job.id, "cleanup", &verbs::actor(), super::now_ms(), m)
+    AuditEntry::job(
+        &job.id,
+        oneshot::job::record::AuditAction::Cleanup,
+        &verbs::actor(),
+        super::now_ms(),
+        m,
+    )
 }

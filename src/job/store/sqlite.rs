@@ -198,7 +198,7 @@ impl SqliteStore {
                 entry.entity_id,
                 int(entry.at_ms),
                 entry.actor,
-                entry.action,
+                entry.action.as_str(),
                 rows::to_json(&entry.entity_id, entry)?,
             ],
         )

@@ -33,7 +33,8 @@ pub(super) fn entry(id: &str, action: &str, at: u64) -> AuditEntry {
         actor: "ann".into(),
         entity_type: "job".into(),
         entity_id: id.to_string(),
-        action: action.into(),
+        // The stored word, read as the store reads it.
+        action: serde_json::from_value(serde_json::Value::from(action)).expect("an action"),
         metadata: Default::default(),
     }
 }

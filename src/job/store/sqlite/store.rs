@@ -35,7 +35,7 @@ impl SqliteStore {
                 actor: "oneshot".into(),
                 entity_type: "job".into(),
                 entity_id: job.id.clone(),
-                action: "migrate".into(),
+                action: crate::job::record::AuditAction::Migrate,
                 metadata,
             },
         )

@@ -38,7 +38,7 @@ fn a_reject_tells_the_next_attempt_what_the_latest_artifact_was() {
     assert_eq!(feedback.previous, "added the flag\n(diff: 1 file changed)");
     let trail = s.audit(Some("job-1")).unwrap();
     let last = trail.last().unwrap();
-    assert_eq!(last.action, "reject");
+    assert_eq!(last.action.as_str(), "reject");
     assert_eq!(last.metadata["diff_hash"], "hash-1");
     assert!(last.metadata.contains_key("policy_hash"), "{last:?}");
 }
