@@ -126,6 +126,23 @@ pub enum RunnerEvent {
     Audited(Vec<PanelVerdict>),
 }
 
+impl RunnerEvent {
+    /// The event's name, for a report (`session ended`, `audited`, …).
+    pub fn name(&self) -> &'static str {
+        match self {
+            RunnerEvent::Claimed { .. } => "claimed",
+            RunnerEvent::Provisioned(_) => "provisioned",
+            RunnerEvent::ProvisionFailed { .. } => "provision failed",
+            RunnerEvent::SessionEnded(_) => "session ended",
+            RunnerEvent::Recovered { .. } => "recovered",
+            RunnerEvent::RecoveryFailed { .. } => "recovery failed",
+            RunnerEvent::Harvested(_) => "harvested",
+            RunnerEvent::HarvestFailed { .. } => "harvest failed",
+            RunnerEvent::Audited(_) => "audited",
+        }
+    }
+}
+
 /// What the runner is to do, in order.
 #[derive(Debug, Clone, PartialEq)]
 pub enum JobEffect {
@@ -199,7 +216,7 @@ impl Step {
 
     /// Takes `event` at `now` (ms since the epoch), asking `judge` where the policy decides,
     /// and returns what to do. An event the job's state does not expect changes nothing and
-    /// asks for nothing (the runner is told by the empty list).
+    /// asks for nothing: the empty list, which the runner reports as a failure of the step.
     pub fn step(
         &mut self,
         now: u64,

@@ -194,7 +194,18 @@ pub(super) async fn drive(store: Arc<dyn JobStore>, claim: Claim, opts: &RunnerO
             }
         };
         if let Some(event) = event {
-            queue.extend(step.step(now_ms(), event, &mut judge));
+            let (name, state) = (event.name(), step.job.state);
+            let next = step.step(now_ms(), event, &mut judge);
+            if next.is_empty() {
+                // The core did not expect it: a bug, said rather than ended on quietly. The
+                // job stays where it was saved, for the next runner once the lease lapses.
+                stop = Some(Stop::Failed(format!(
+                    "internal error: the job core did not expect \"{name}\" in {state}; the \
+                     step stopped there"
+                )));
+                break;
+            }
+            queue.extend(next);
         }
     }
     beat.abort();
