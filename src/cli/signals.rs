@@ -117,14 +117,24 @@ impl Signals {
 /// gracefully, the next kills the agent at once. The agents run in their own process groups, so
 /// the terminal's Ctrl-C reaches only us.
 pub async fn forward(streams: [Signal; 3], interrupt: Interrupt, early: u32) {
-    let [mut int, mut term, mut hup] = streams;
-    let mut count = 0;
-    for _ in 0..early.min(2) {
-        count += 1;
+    each_signal(streams, early, |count| {
         if count == 1 {
             errln!("\noneshot: stopping the agent (press Ctrl-C again to kill it now)");
         }
         interrupt.stop();
+    })
+    .await
+}
+
+/// Calls `on` with 1, 2, … for each SIGINT, SIGTERM or SIGHUP: first for the `early` ones that
+/// came before the handlers (two at most: a third could only kill again), then as they come.
+/// Never returns; the caller aborts it.
+pub async fn each_signal(streams: [Signal; 3], early: u32, mut on: impl FnMut(u32)) {
+    let [mut int, mut term, mut hup] = streams;
+    let mut count = 0;
+    for _ in 0..early.min(2) {
+        count += 1;
+        on(count);
     }
     loop {
         tokio::select! {
@@ -133,9 +143,6 @@ pub async fn forward(streams: [Signal; 3], interrupt: Interrupt, early: u32) {
             _ = hup.recv() => {}
         }
         count += 1;
-        if count == 1 {
-            errln!("\noneshot: stopping the agent (press Ctrl-C again to kill it now)");
-        }
-        interrupt.stop();
+        on(count);
     }
 }

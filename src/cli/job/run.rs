@@ -175,34 +175,19 @@ fn drive(
 /// Passes SIGINT, SIGTERM and SIGHUP on to the runner: the first stops it gracefully, the next
 /// kills its agents.
 async fn forward(streams: [tokio::signal::unix::Signal; 3], shutdown: Shutdown, early: u32) {
-    let [mut int, mut term, mut hup] = streams;
-    let mut count = 0;
-    let tell = |count: u32| match count {
-        1 => {
+    crate::cli::signals::each_signal(streams, early, |count| {
+        if count == 1 {
             errln!(
                 "\noneshot: stopping: no new steps; pausing the running sessions and handing \
                  their jobs back (press Ctrl-C again to kill the agents now)"
             );
             shutdown.stop();
-        }
-        _ => {
+        } else {
             errln!("\noneshot: killing the running agents");
             shutdown.kill();
         }
-    };
-    for _ in 0..early.min(2) {
-        count += 1;
-        tell(count);
-    }
-    loop {
-        tokio::select! {
-            _ = int.recv() => {}
-            _ = term.recv() => {}
-            _ = hup.recv() => {}
-        }
-        count += 1;
-        tell(count);
-    }
+    })
+    .await
 }
 
 /// Open files one running step holds at most: the agent's three pipes, its reaper's pidfd, the
