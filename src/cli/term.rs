@@ -44,9 +44,15 @@ pub struct TerminalReporter {
 }
 
 /// The width of the terminal on stderr, in columns.
-fn terminal_width() -> usize {
+pub fn terminal_width() -> usize {
     terminal_size::terminal_size_of(std::io::stderr())
         .map_or(DEFAULT_WIDTH, |(w, _)| usize::from(w.0))
+}
+
+/// Whether a status line can be drawn (and erased again): not quiet, stderr and stdout both a
+/// terminal (see the module doc), and one that takes cursor control.
+pub fn status_line_fits(quiet: bool) -> bool {
+    !quiet && std::io::stderr().is_terminal() && std::io::stdout().is_terminal() && !dumb_term()
 }
 
 /// Whether the terminal cannot take cursor control: `TERM=dumb`, or no `TERM` at all.
@@ -58,10 +64,7 @@ impl TerminalReporter {
     /// A reporter for this process's terminal; `raw` shows an agent's protocol lines instead
     /// of its account.
     pub fn new(quiet: bool, raw: bool) -> Self {
-        let live = !quiet
-            && std::io::stderr().is_terminal()
-            && std::io::stdout().is_terminal()
-            && !dumb_term();
+        let live = status_line_fits(quiet);
         TerminalReporter {
             quiet,
             raw,

@@ -5,12 +5,11 @@
 use super::paint;
 use crate::cli::show::{one_line, rfc3339};
 use crate::cli::statusline::{clock, fit};
-use crate::cli::term::dumb_term;
+use crate::cli::term::{status_line_fits, terminal_width};
 use oneshot::engine::Update;
 use oneshot::job::JobState;
 use oneshot::job::runner::{Note, StepEnd};
 use std::collections::BTreeMap;
-use std::io::IsTerminal;
 use std::time::Instant;
 
 /// The face of one `job run`.
@@ -30,11 +29,7 @@ impl Progress {
         Progress {
             quiet,
             json,
-            live: !quiet
-                && !json
-                && std::io::stderr().is_terminal()
-                && std::io::stdout().is_terminal()
-                && !dumb_term(),
+            live: !json && status_line_fits(quiet),
             shown: false,
             started: Instant::now(),
             jobs: BTreeMap::new(),
@@ -131,9 +126,7 @@ impl Progress {
         if !self.live {
             return;
         }
-        let width = terminal_size::terminal_size_of(std::io::stderr())
-            .map_or(80, |(w, _)| usize::from(w.0));
-        err!("\r\x1b[2K{}", fit(&self.line(), width));
+        err!("\r\x1b[2K{}", fit(&self.line(), terminal_width()));
         self.shown = true;
     }
 
