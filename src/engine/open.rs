@@ -303,11 +303,7 @@ fn confine(
         .map(|a| a.kind)
         .collect();
     let mut hidden = vec![trust.path().to_path_buf()];
-    // Landlock cannot take a right back below a granted directory: hiding a state dir inside
-    // the workdir would leave the agent unable to create anything at the workdir's top. The
-    // workdir wins (the key stays hidden, so the seal still holds), and the user hears why.
-    let real = |p: &std::path::Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
-    if real(store.root()).starts_with(real(&session.workdir)) {
+    if super::sandbox::left_reachable(store.root(), &session.workdir) {
         warnings.push(format!(
             "the state dir {} lies inside the workdir {}: the agents can read and write it \
              (the sandbox hides only the key, the trust store and what lies outside the \

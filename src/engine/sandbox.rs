@@ -34,12 +34,10 @@ pub fn confinement(workdir: &Path, hidden: &[PathBuf], kinds: &[AgentKind]) -> C
     hidden.extend(crate::store::default_key_path(var));
     // A state directory named for every oneshot started from here (an ask's target, run
     // by `oneshot ask`, sees no `--state-dir`).
-    // Not when it lies inside the workdir: the workdir wins (the caller warned of it).
-    let real = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
     hidden.extend(
         var("ONESHOT_STATE_DIR")
             .map(PathBuf::from)
-            .filter(|d| !real(d).starts_with(real(workdir))),
+            .filter(|d| !left_reachable(d, workdir)),
     );
     // oneshot's own directories, whatever is in them now or later. Made when missing, so an
     // agent cannot make one first (a trust store of its own, say).
@@ -75,6 +73,15 @@ pub fn confinement(workdir: &Path, hidden: &[PathBuf], kinds: &[AgentKind]) -> C
         writable,
         workdir: Some(workdir.to_path_buf()),
     }
+}
+
+/// Whether the state dir `dir` is left reachable to agents working in `workdir`: when it lies
+/// inside the workdir. Landlock cannot take a right back below a granted directory, so hiding
+/// it would leave the agents unable to create anything at the workdir's top; the workdir wins
+/// (the key stays hidden, so the seal still holds), and the caller tells the user.
+pub fn left_reachable(dir: &Path, workdir: &Path) -> bool {
+    let real = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    real(dir).starts_with(real(workdir))
 }
 
 /// How agents are confined when the user wants it `on` and the machine offers `machine`
