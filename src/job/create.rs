@@ -3,7 +3,7 @@
 //! holding one — with the audit entry of its creation, in DRAFT or, activated, PENDING.
 
 use super::record::{Job, JobSpec};
-use super::store::{Decision, JobStore, JobStoreError};
+use super::store::{JobStore, JobStoreError};
 use super::verbs::{self, VerbContext};
 use super::{JobState, JobTrigger};
 
@@ -58,6 +58,16 @@ pub enum CreateError {
     Verb(#[from] verbs::VerbError),
 }
 
+impl From<verbs::GiveError> for CreateError {
+    fn from(e: verbs::GiveError) -> Self {
+        match e {
+            verbs::GiveError::Verb(e) => CreateError::Verb(e),
+            verbs::GiveError::Store(e) => CreateError::Store(e),
+            verbs::GiveError::Seal { source, .. } => CreateError::Seal(source),
+        }
+    }
+}
+
 /// A fresh job id: `job-` and 8 hex digits.
 pub fn new_id() -> String {
     format!("job-{}", &uuid::Uuid::new_v4().simple().to_string()[..8])
@@ -93,14 +103,7 @@ pub fn create(
     );
     store.create(&redactor.seal(&job)?, &redactor.seal(&audit)?)?;
     if how.activate {
-        let (moved, t, audit) = verbs::apply(&job, JobTrigger::Activate, &cx)?;
-        store.decide(&Decision {
-            job: &redactor.seal(&moved)?,
-            expected: JobState::Draft,
-            transition: &redactor.seal(&t)?,
-            audit: &redactor.seal(&audit)?,
-            revoke: false,
-        })?;
+        verbs::write(store, &job, JobTrigger::Activate, &cx)?;
     }
     Ok(Created {
         job: store.get(id)?,

@@ -225,7 +225,23 @@ pub fn give(
         diff_hash: latest.as_ref().map(|a| a.diff_hash.clone()),
         policy_hash: policy_hash(&job),
     };
-    let (moved, transition, audit) = apply(&job, verb, &cx)?;
+    write(store, &job, verb, &cx)?;
+    Ok(Given {
+        from: job.state,
+        job: store.get(&job.id)?,
+    })
+}
+
+/// Judges `verb` on `job` ([`apply`]) and writes it through the job's redactor, only if the
+/// job is still where it was judged — `cancel` taking a job from a runner mid-step (its lease
+/// is revoked; the runner's next heartbeat fails and it stops the session).
+pub(super) fn write(
+    store: &dyn super::store::JobStore,
+    job: &Job,
+    verb: JobTrigger,
+    cx: &VerbContext,
+) -> Result<(), GiveError> {
+    let (moved, transition, audit) = apply(job, verb, cx)?;
     let redactor = super::redactor(job.spec.policy.as_deref());
     let seal = |source| GiveError::Seal {
         id: job.id.clone(),
@@ -238,10 +254,7 @@ pub fn give(
         audit: &redactor.seal(&audit).map_err(seal)?,
         revoke: verb == JobTrigger::Cancel && !job.state.is_resting(),
     })?;
-    Ok(Given {
-        from: job.state,
-        job: store.get(&job.id)?,
-    })
+    Ok(())
 }
 
 /// The hash of the job's policy as it is now (the file, or the built-in), for the audit trail:
