@@ -15,6 +15,7 @@
 //! ```
 
 mod create;
+mod events;
 mod machine;
 mod migrate;
 pub mod record;
