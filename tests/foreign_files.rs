@@ -19,12 +19,22 @@ mod job_env;
 /// Runs `cmd` to its end, which must come within a few seconds (the commands here read a few
 /// files); past that it is killed and the test fails.
 fn within(mut cmd: Command) -> Output {
-    let child = cmd
-        .stdin(Stdio::null())
+    let child = spawn(&mut cmd);
+    ended(child, &format!("{cmd:?}"))
+}
+
+/// `cmd` started with its output captured.
+fn spawn(cmd: &mut Command) -> std::process::Child {
+    cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .unwrap();
+        .unwrap()
+}
+
+/// Waits for `child` (`what`) to end, which must come within 30 s; past that it is killed and
+/// the test fails.
+fn ended(child: std::process::Child, what: &str) -> Output {
     let pid = child.id();
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || tx.send(child.wait_with_output().unwrap()));
@@ -32,7 +42,7 @@ fn within(mut cmd: Command) -> Output {
         Ok(out) => out,
         Err(_) => {
             signal(pid, SIGKILL);
-            panic!("{cmd:?} still runs after 30 s: it blocks on something");
+            panic!("{what} still runs after 30 s: it blocks on something");
         }
     }
 }
@@ -380,27 +390,13 @@ fn a_fifo_for_the_workdir_snapshot_does_not_hang_the_inspection() {
             "the task",
         ],
     );
-    let child = cmd
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn(&mut cmd);
     w.wait_for(&started, Duration::from_secs(20));
     let snapshot = w.session_dir(&w.session_id()).join("snapshot.json");
     let _ = std::fs::remove_file(&snapshot);
     mkfifo(&snapshot);
     std::fs::write(&go, "").unwrap();
-    let pid = child.id();
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || tx.send(child.wait_with_output().unwrap()));
-    let out = match rx.recv_timeout(Duration::from_secs(30)) {
-        Ok(out) => out,
-        Err(_) => {
-            signal(pid, SIGKILL);
-            panic!("the session still runs 30 s after its worker failed: it blocks");
-        }
-    };
+    let out = ended(child, "the session after its worker failed");
     // Inspected and judged without the snapshot (what changed cannot be told from it), and
     // the run comes to its end.
     assert!(text(&out).contains("RECOVERY_PENDING ->"), "{}", text(&out));

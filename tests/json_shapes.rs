@@ -3,6 +3,8 @@
 
 mod common;
 use common::*;
+#[path = "common/job_env.rs"]
+mod job_env;
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -198,29 +200,7 @@ fn every_json_output_is_its_documented_shape() {
     );
 
     // A runner's stream: one job through to APPROVAL_REQUIRED.
-    let repo = w.tmp.path().join("repo");
-    std::fs::create_dir_all(&repo).unwrap();
-    for args in [
-        &["init", "-q", "-b", "main"][..],
-        &[
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "commit",
-            "-q",
-            "--allow-empty",
-            "-m",
-            "a",
-        ],
-    ] {
-        let ok = std::process::Command::new("git")
-            .args(args)
-            .current_dir(&repo)
-            .status()
-            .unwrap();
-        assert!(ok.success());
-    }
+    let repo = job_env::repo(w.tmp.path());
     let job = w
         .cmd()
         .current_dir(&repo)

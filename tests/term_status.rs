@@ -3,6 +3,8 @@
 //! retitle the window or clear the screen.
 
 mod common;
+#[path = "common/job_env.rs"]
+mod job_env;
 
 use common::World;
 use std::path::Path;
@@ -289,31 +291,7 @@ fn a_reload_problem_shows_on_the_status_line_until_a_fix_loads() {
 #[test]
 fn job_run_shows_its_steps_on_a_status_line_and_clears_it() {
     let w = World::new();
-    let repo = w.tmp.path().join("repo");
-    std::fs::create_dir_all(&repo).unwrap();
-    for args in [
-        &["init", "-q", "-b", "main"][..],
-        &[
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "commit",
-            "-q",
-            "--allow-empty",
-            "-m",
-            "a",
-        ],
-    ] {
-        assert!(
-            Command::new("git")
-                .args(args)
-                .current_dir(&repo)
-                .status()
-                .unwrap()
-                .success()
-        );
-    }
+    let repo = job_env::repo(w.tmp.path());
     let bin = env!("CARGO_BIN_EXE_oneshot");
     let body = format!(
         "export ONESHOT_STATE_DIR='{state}'\ncd '{repo}'\n\
