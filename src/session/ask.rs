@@ -165,7 +165,7 @@ impl Step<'_> {
     ) -> Result<T, HookError> {
         let policy = self.d.policy();
         let hook = input.hook();
-        if matches!(&answer.result, Err(e) if e.kind == "interrupted") {
+        if matches!(&answer.result, Err(e) if e.interrupted()) {
             // Cut short by the user: nothing was decided. The resume asks again and records
             // that answer; a record of this one would read as a decision in `policy replay`.
             return answer.result;

@@ -27,6 +27,14 @@ pub struct HookError {
     pub message: String,
 }
 
+impl HookError {
+    /// The user interrupted the hook while it ran ([`crate::policy::PolicyError::Interrupted`]):
+    /// nothing was decided, and the session pauses rather than fails.
+    pub fn interrupted(&self) -> bool {
+        self.kind == "interrupted"
+    }
+}
+
 /// Longest hook error message kept (longer ones are cut): an error is for a person to read, and
 /// a policy that raises a 10 MB string must not put 10 MB into the state file and the log.
 pub const MAX_HOOK_ERROR: usize = 4 * 1024;

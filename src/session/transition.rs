@@ -32,7 +32,7 @@ impl Step<'_> {
                     let why = self.d.redact(&why).into_owned();
                     return self.enter(Phase::failed(), Some(Reason::GuardVeto { from, to, why }));
                 }
-                Err(e) if e.kind == "interrupted" => return self.hook_interrupted(e.hook),
+                Err(e) if e.interrupted() => return self.hook_interrupted(e.hook),
                 Err(e) if self.d.fail_mode(&e.hook) == FailMode::Open => {
                     self.warn(&format!(
                         "{}; the guard fails open (on_error), so {from} -> {to} goes ahead",
@@ -53,7 +53,7 @@ impl Step<'_> {
         self.commit(phase, reason);
         let to = self.s.state();
         if let Err(e) = self.ask_on_transition(from, to) {
-            if e.kind == "interrupted" {
+            if e.interrupted() {
                 // The move happened; the pause comes after it, and a resume goes on from here.
                 return self.hook_interrupted(e.hook);
             }
@@ -73,7 +73,7 @@ impl Step<'_> {
     /// A hook broke its contract: FAILED with reason `policy_error`, remembering the phase the
     /// hook was asked in, so a resume under a corrected policy can ask again there.
     pub(super) fn policy_failed(&mut self, e: HookError) {
-        if e.kind == "interrupted" {
+        if e.interrupted() {
             return self.hook_interrupted(e.hook);
         }
         if self.s.state().is_terminal() {
