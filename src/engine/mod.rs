@@ -22,7 +22,7 @@
 mod carry;
 mod error;
 mod evidence;
-mod interrupt;
+pub(crate) mod interrupt;
 mod open;
 mod process;
 mod records;

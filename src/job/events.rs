@@ -1,8 +1,13 @@
-//! What the runner and the job core tell each other: the [`RunnerEvent`]s the runner's async
-//! loop turns what happened into, and the [`JobEffect`]s [`super::step::Step::step`] returns
-//! for it to carry out, with the facts they carry (a session's end, a harvest's findings).
+//! What the job core is told and what it asks for: the [`JobEvent`]s — what the runner's async
+//! loop found ([`RunnerEvent`]) or a human's verb — and the [`JobEffect`]s
+//! [`super::step::Step::step`] returns to be carried out, with the facts they carry (a
+//! session's end, a harvest's findings, a judgement).
 
-use super::record::{ArtifactVersion, PanelVerdict, Transition, Workspace};
+use super::decision::JobDecision;
+use super::record::{ArtifactVersion, AuditEntry, PanelVerdict, Transition, Workspace};
+use super::verbs::{VerbContext, VerbError};
+use super::{JobState, JobTrigger};
+use crate::machine::SessionState;
 use std::time::Duration;
 
 /// How a session inside EXECUTING ended, as the runner read it from the session.
@@ -10,13 +15,9 @@ use std::time::Duration;
 pub struct SessionEnd {
     /// The session.
     pub session: String,
-    /// How it ended: its final state, or that it never started.
+    /// How it ended: its final state, that the engine broke under it, or that it never
+    /// started.
     pub outcome: SessionOutcome,
-    /// The auditor said done.
-    pub completed: bool,
-    /// The run did not end on its own merits (the engine failed, the session was
-    /// interrupted): worth another try after a backoff.
-    pub transient: bool,
     /// Why it ended.
     pub reason: Option<String>,
     /// The last verdict's word (`done`, `retry`, `impossible`).
@@ -29,11 +30,33 @@ pub struct SessionEnd {
     pub final_message: String,
 }
 
+impl SessionEnd {
+    /// The session completed: its auditor said done and the policy agreed.
+    pub fn completed(&self) -> bool {
+        self.outcome == SessionOutcome::Ended(SessionState::Completed)
+    }
+
+    /// The run did not end on its own merits — the engine broke under it, it was interrupted
+    /// (paused), or it stopped short of a final state: worth another try after a backoff,
+    /// not a human's attention.
+    pub fn transient(&self) -> bool {
+        match self.outcome {
+            SessionOutcome::Broke(_) => true,
+            SessionOutcome::Ended(s) => s == SessionState::Interrupted || !s.is_terminal(),
+            SessionOutcome::NotStarted => false,
+        }
+    }
+}
+
 /// How a job's session ended, as the job sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum SessionOutcome {
     /// It ran and rests in this state (`COMPLETED`, `FAILED`, `REJECTED`, `INTERRUPTED`, …).
-    Ended(crate::machine::SessionState),
+    Ended(SessionState),
+    /// The engine failed under it (an I/O error, a journal it could not write) while it was
+    /// in this state.
+    Broke(SessionState),
     /// It could not be made or started (a bad player, a policy that does not load).
     NotStarted,
 }
@@ -41,10 +64,28 @@ pub enum SessionOutcome {
 impl std::fmt::Display for SessionOutcome {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            SessionOutcome::Ended(state) => f.write_str(state.as_str()),
+            SessionOutcome::Ended(state) | SessionOutcome::Broke(state) => {
+                f.write_str(state.as_str())
+            }
             SessionOutcome::NotStarted => f.write_str("NOT_STARTED"),
         }
     }
+}
+
+/// What recovery found of the session a failed execution left.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Found {
+    /// No session was recorded, or it never reached the disk: start afresh.
+    Nothing,
+    /// The session, as it rests now (its end, should it have ended before its runner could
+    /// say so).
+    Session(SessionEnd),
+    /// It is there but cannot be read.
+    Unreadable {
+        /// Why.
+        reason: String,
+    },
 }
 
 /// What the workspace harvest found.
@@ -80,19 +121,16 @@ pub enum RunnerEvent {
         /// Worth another try (an I/O hiccup, a lock held a moment), not a bad spec.
         transient: bool,
     },
+    /// The session of an [`JobEffect::Execute`] is made (or opened to resume) and ready to
+    /// run: recorded before it runs, so that a runner dying now leaves it to recover.
+    SessionMade {
+        /// Its id.
+        session: String,
+    },
     /// The session inside EXECUTING ended (or, reclaimed in HARVESTING, was read again).
     SessionEnded(SessionEnd),
-    /// Recovery checked what the failed execution left: continue with it (`resume`) or
-    /// start afresh.
-    Recovered {
-        /// A session to resume rather than start a new one.
-        resume: Option<String>,
-    },
-    /// Nothing can be recovered.
-    RecoveryFailed {
-        /// Why.
-        reason: String,
-    },
+    /// Recovery looked at what the failed execution left.
+    Inspected(Found),
     /// The workspace's changes are committed and measured.
     Harvested(HarvestFacts),
     /// The harvest itself failed (git refused).
@@ -114,9 +152,9 @@ impl RunnerEvent {
             RunnerEvent::Claimed { .. } => "claimed",
             RunnerEvent::Provisioned(_) => "provisioned",
             RunnerEvent::ProvisionFailed { .. } => "provision failed",
+            RunnerEvent::SessionMade { .. } => "session made",
             RunnerEvent::SessionEnded(_) => "session ended",
-            RunnerEvent::Recovered { .. } => "recovered",
-            RunnerEvent::RecoveryFailed { .. } => "recovery failed",
+            RunnerEvent::Inspected(_) => "inspected",
             RunnerEvent::Harvested(_) => "harvested",
             RunnerEvent::HarvestFailed { .. } => "harvest failed",
             RunnerEvent::Audited(_) => "audited",
@@ -124,8 +162,63 @@ impl RunnerEvent {
     }
 }
 
+/// What the job core is told: what a runner found, or a human's verb.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum JobEvent {
+    /// What the runner's loop found, mid-step.
+    Runner(RunnerEvent),
+    /// A human's verb (`approve`, `reject`, `cancel`…), with who gives it and the facts worth
+    /// keeping with it.
+    Verb {
+        /// The verb.
+        verb: JobTrigger,
+        /// Who, and what the verb needs (a reject's feedback).
+        cx: VerbContext,
+    },
+}
+
+impl From<RunnerEvent> for JobEvent {
+    fn from(e: RunnerEvent) -> JobEvent {
+        JobEvent::Runner(e)
+    }
+}
+
+impl JobEvent {
+    /// The event's name, for a report (`session ended`, `approve`, …).
+    pub fn name(&self) -> &'static str {
+        match self {
+            JobEvent::Runner(e) => e.name(),
+            JobEvent::Verb { verb, .. } => verb.name(),
+        }
+    }
+}
+
+/// Why the job core took no event: the job's state does not expect it, or a verb does not
+/// apply. Nothing changed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum StepError {
+    /// A runner's event the job's state does not expect (a bug of the runner, or a stale
+    /// event): said, never dropped quietly.
+    #[error("the job core did not expect \"{event}\" in {state}")]
+    Unexpected {
+        /// The event's name.
+        event: &'static str,
+        /// Where the job was.
+        state: JobState,
+    },
+    /// A human's verb that does not apply (the state does not allow it, a reject without
+    /// feedback).
+    #[error(transparent)]
+    Verb(#[from] VerbError),
+}
+
 /// What the runner is to do, in order.
 #[derive(Debug, Clone, PartialEq)]
+// A handful per step, each moved once: boxing would buy nothing measurable.
+#[allow(clippy::large_enum_variant)]
+#[non_exhaustive]
 pub enum JobEffect {
     /// Write the job (and this transition) under the lease; a resting state releases it.
     Save(Option<Transition>),
@@ -134,15 +227,18 @@ pub enum JobEffect {
         /// Backoff before trying.
         after: Duration,
     },
-    /// Run the session: a new one with this prompt, or `resume` an existing one.
+    /// Make the session — a new one with this prompt, or open `resume` — and answer
+    /// `SessionMade` (or `SessionEnded` when it cannot be made).
     Execute {
         /// The worker's first prompt.
         prompt: String,
         /// A session to continue instead.
         resume: Option<String>,
     },
-    /// Look at what a failed execution left (kill what its session left running, see whether
-    /// the session can go on), after waiting `after`; answer `Recovered` or `RecoveryFailed`.
+    /// Run the session `SessionMade` named to its end: answer `SessionEnded`.
+    RunSession,
+    /// Look at what a failed execution left (kill what its session left running, read how
+    /// the session rests), after waiting `after`; answer `Inspected`.
     Recover {
         /// The session that was running.
         session: Option<String>,
@@ -160,6 +256,21 @@ pub enum JobEffect {
     Audit(Vec<String>),
     /// Append this artifact version.
     AddArtifact(ArtifactVersion),
+    /// Record this judgement of the policy (before the move it leads to is saved).
+    Decided(JobDecision),
+    /// A human's verb: write the job, the transition and the audit entry at once — only if
+    /// the job is still in `expected` and no runner holds it, unless `revoke` (a cancel
+    /// mid-step takes the job from its runner: the lease is revoked).
+    Decide {
+        /// The state the verb was judged in.
+        expected: JobState,
+        /// The move.
+        transition: Transition,
+        /// The audit entry.
+        audit: AuditEntry,
+        /// Revoke a runner's lease.
+        revoke: bool,
+    },
     /// The step is over: the job rests.
     Done,
     /// Stop the step where it is, writing nothing: the job stays in its transient state

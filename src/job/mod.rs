@@ -14,7 +14,10 @@
 //! );
 //! ```
 
+#[cfg(test)]
+mod core_tests;
 mod create;
+pub mod decision;
 mod events;
 mod machine;
 mod migrate;

@@ -1,14 +1,21 @@
-//! The runner's decision core: one synchronous `step(event) -> effects` over a job in its
-//! step, like [`crate::session::Session::step`] for a session. The runner's async loop turns
-//! what happened (a claim, a provisioned workspace, a session's end, a harvest) into a
-//! [`RunnerEvent`], and carries out the [`JobEffect`]s returned, in order. Every move goes
+//! The job's decision core: one synchronous `step(event) -> effects` over a job, like
+//! [`crate::session::Session::step`] for a session. The runner's async loop turns what happened
+//! (a claim, a provisioned workspace, a session's end, a harvest) into a [`RunnerEvent`]; a
+//! human's verb (`approve`, `reject`, `cancel`…) comes as [`JobEvent::Verb`]; either way the
+//! core moves the job and returns the [`JobEffect`]s to carry out, in order. Every move goes
 //! through [`super::next`], so the matrix of seed 001 is the only way a job moves; the policy's
-//! `approve` hook chooses among what HARVESTING allows.
+//! `approve` hook chooses among what HARVESTING allows and `limits.retry` how often a transient
+//! failure is retried, each judgement recorded ([`JobEffect::Decided`]) before the move it
+//! leads to; the Rust bounds ([`super::decision::settle`]) hold whatever the judge answers.
 
-pub use super::events::{HarvestFacts, JobEffect, RunnerEvent, SessionEnd, SessionOutcome};
+pub use super::decision::auto_approvable;
+use super::decision::{JobDecision, Judgement, retry_after, settle};
+pub use super::events::{
+    Found, HarvestFacts, JobEffect, JobEvent, RunnerEvent, SessionEnd, SessionOutcome, StepError,
+};
 use super::record::{ArtifactVersion, Feedback, Job, PanelVerdict, Transition};
 use super::{Harvest, JobState, JobTrigger, next};
-use crate::policy::{Approval, ApprovalJob, ApprovalResult, ApproveDecision, RetryLimits};
+use crate::policy::{ApprovalJob, ApprovalResult, ApproveDecision, RetryLimits};
 use std::time::Duration;
 
 /// The judgement calls a step needs: the policy's, in the runner; scripted, in tests.
@@ -23,22 +30,44 @@ pub trait JobJudge {
 
     /// How transient failures are retried (the policy's `limits.retry`).
     fn retry(&self) -> RetryLimits;
+
+    /// The content hash of the policy judging, for the decision records (`None`: unknown,
+    /// or it does not load).
+    fn policy_hash(&self) -> Option<String> {
+        None
+    }
 }
 
-/// A job during one step: the job, and what this step has learned so far that the job itself
-/// does not keep (how its session ended, what the harvest found).
+/// A judge for what needs none (a human's verb): asked anything, it fails, so a verb that
+/// would need a judgement cannot be taken silently.
+pub struct NoJudge;
+
+impl JobJudge for NoJudge {
+    fn approve(&mut self, _: &ApprovalResult, _: &ApprovalJob) -> Result<ApproveDecision, String> {
+        Err("no policy was given to judge this".into())
+    }
+    fn retry(&self) -> RetryLimits {
+        RetryLimits {
+            attempts: 0,
+            ..RetryLimits::default()
+        }
+    }
+}
+
+/// A job in the core: the job, and what its current step has learned so far that the job
+/// itself does not keep (how its session ended, what the harvest found).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Step {
     /// The job as the store will have it.
     pub job: Job,
-    /// Who moves it (the runner's id), for the history.
+    /// Who moves it in a step (the runner's id), for the history; a verb names its actor.
     pub by: String,
     end: Option<SessionEnd>,
     harvest: Option<HarvestFacts>,
 }
 
 impl Step {
-    /// A step of `job` by runner `by`.
+    /// The core over `job`, moved by runner `by` (for a verb, its actor is named instead).
     pub fn new(job: Job, by: impl Into<String>) -> Step {
         Step {
             job,
@@ -49,14 +78,29 @@ impl Step {
     }
 
     /// Takes `event` at `now` (ms since the epoch), asking `judge` where the policy decides,
-    /// and returns what to do. An event the job's state does not expect changes nothing and
-    /// asks for nothing: the empty list, which the runner reports as a failure of the step.
+    /// and returns what to do, in order. An event the job's state does not expect, or a verb
+    /// that does not apply, changes nothing and says why.
     pub fn step(
         &mut self,
         now: u64,
-        event: RunnerEvent,
+        event: impl Into<JobEvent>,
         judge: &mut dyn JobJudge,
-    ) -> Vec<JobEffect> {
+    ) -> Result<Vec<JobEffect>, StepError> {
+        match event.into() {
+            JobEvent::Verb { verb, cx } => self.verb(now, verb, &cx),
+            JobEvent::Runner(e) => {
+                let (name, state) = (e.name(), self.job.state);
+                let fx = self.runner(now, e, judge);
+                if fx.is_empty() {
+                    return Err(StepError::Unexpected { event: name, state });
+                }
+                Ok(fx)
+            }
+        }
+    }
+
+    /// A runner's event; the empty list for one the state does not expect.
+    fn runner(&mut self, now: u64, event: RunnerEvent, judge: &mut dyn JobJudge) -> Vec<JobEffect> {
         use JobState as S;
         use RunnerEvent as E;
         match (self.job.state, event) {
@@ -99,51 +143,35 @@ impl Step {
                 fx
             }
             (S::Provisioning, E::ProvisionFailed { reason, transient }) => {
-                if transient && let Some(after) = self.retry_after(judge) {
-                    return vec![JobEffect::Save(None), JobEffect::Provision { after }];
+                if !transient {
+                    return self.rest(now, JobTrigger::ProvisionFailed, reason);
                 }
-                let reason = self.exhausted(reason, transient);
-                self.rest(now, JobTrigger::ProvisionFailed, reason)
-            }
-            (S::Executing, E::SessionEnded(end)) => {
-                self.job.session = Some(end.session.clone());
-                if end.transient {
-                    let reason = format!(
-                        "session {} ended {}{}",
-                        end.session,
-                        end.outcome,
-                        end.reason
-                            .as_deref()
-                            .map(|r| format!(": {r}"))
-                            .unwrap_or_default()
-                    );
-                    return self.recovering(now, reason, judge);
+                match self.retry(now, &reason, judge) {
+                    Some((after, mut fx)) => {
+                        fx.push(JobEffect::Save(None));
+                        fx.push(JobEffect::Provision { after });
+                        fx
+                    }
+                    None => {
+                        let reason = self.exhausted(reason, true);
+                        let mut fx = self.retry_spent(now, &reason, judge);
+                        fx.extend(self.rest(now, JobTrigger::ProvisionFailed, reason));
+                        fx
+                    }
                 }
-                let reason = format!("session {} ended {}", end.session, end.outcome);
-                self.end = Some(end);
-                let mut fx = self.go(now, JobTrigger::Completed, Some(reason));
-                fx.push(self.harvest_effect());
-                fx
             }
+            // Recorded before it runs, so that a runner that dies now leaves the session to
+            // recover.
+            (S::Executing, E::SessionMade { session }) => {
+                self.job.session = Some(session);
+                vec![JobEffect::Save(None), JobEffect::RunSession]
+            }
+            (S::Executing, E::SessionEnded(end)) => self.session_ended(now, end, judge),
             (S::Harvesting, E::SessionEnded(end)) => {
                 self.end = Some(end);
                 vec![self.harvest_effect()]
             }
-            (S::Recovering, E::Recovered { resume }) => {
-                let why = match &resume {
-                    Some(id) => format!("continuing session {id}"),
-                    None => "starting a new session".to_string(),
-                };
-                let mut fx = self.go(now, JobTrigger::Recovered, Some(why));
-                fx.push(JobEffect::Execute {
-                    prompt: prompt(&self.job),
-                    resume,
-                });
-                fx
-            }
-            (S::Recovering, E::RecoveryFailed { reason }) => {
-                self.rest(now, JobTrigger::RecoveryFailed, reason)
-            }
+            (S::Recovering, E::Inspected(found)) => self.inspected(now, found, judge),
             (S::Harvesting, E::Harvested(facts)) => self.harvested(now, facts, judge),
             // A full disk: the work and the session's end are intact, and a harvest is
             // idempotent; INTERVENTION_REQUIRED would make a human resubmit (and redo) work
@@ -169,31 +197,140 @@ impl Step {
         }
     }
 
-    /// EXECUTING → RECOVERING, to try again after a backoff, or straight on to
-    /// INTERVENTION_REQUIRED when the retries are spent.
-    fn recovering(&mut self, now: u64, reason: String, judge: &mut dyn JobJudge) -> Vec<JobEffect> {
-        let mut fx = self.go(now, JobTrigger::TimedOut, Some(reason.clone()));
-        match self.retry_after(judge) {
-            Some(after) => fx.push(JobEffect::Recover {
-                session: self.job.session.clone(),
-                after,
-            }),
-            None => {
-                let reason = self.exhausted(reason, true);
-                fx.extend(self.rest(now, JobTrigger::RecoveryFailed, reason));
-            }
+    /// The session inside EXECUTING ended: on to the harvest, or — when it did not end on its
+    /// own merits — to recovery.
+    fn session_ended(
+        &mut self,
+        now: u64,
+        end: SessionEnd,
+        judge: &mut dyn JobJudge,
+    ) -> Vec<JobEffect> {
+        self.job.session = Some(end.session.clone());
+        if end.transient() {
+            let reason = format!(
+                "session {} ended {}{}",
+                end.session,
+                end.outcome,
+                end.reason
+                    .as_deref()
+                    .map(|r| format!(": {r}"))
+                    .unwrap_or_default()
+            );
+            return self.recovering(now, reason, judge);
         }
+        let reason = format!("session {} ended {}", end.session, end.outcome);
+        self.end = Some(end);
+        let mut fx = self.go(now, JobTrigger::Completed, Some(reason));
+        fx.push(self.harvest_effect());
         fx
     }
 
-    /// Counts one more retry; the backoff before it, or `None` when the retries are spent.
-    fn retry_after(&mut self, judge: &dyn JobJudge) -> Option<Duration> {
-        let limits = judge.retry();
-        if self.job.retries >= limits.attempts {
-            return None;
+    /// What recovery found decides how the execution goes on: a session that rests in a final
+    /// state (it ended before its runner could say so) is harvested; one that can go on is
+    /// resumed; none, and a new one starts; one that cannot be read needs a human.
+    fn inspected(&mut self, now: u64, found: Found, judge: &mut dyn JobJudge) -> Vec<JobEffect> {
+        match found {
+            Found::Nothing => {
+                let mut fx = self.go(
+                    now,
+                    JobTrigger::Recovered,
+                    Some("starting a new session".into()),
+                );
+                fx.push(JobEffect::Execute {
+                    prompt: prompt(&self.job),
+                    resume: None,
+                });
+                fx
+            }
+            Found::Session(end) if !end.transient() => {
+                let why = format!("session {} had ended; its end is harvested", end.session);
+                let mut fx = self.go(now, JobTrigger::Recovered, Some(why));
+                fx.extend(self.session_ended(now, end, judge));
+                fx
+            }
+            Found::Session(end) => {
+                let why = format!("continuing session {}", end.session);
+                let mut fx = self.go(now, JobTrigger::Recovered, Some(why));
+                fx.push(JobEffect::Execute {
+                    prompt: prompt(&self.job),
+                    resume: Some(end.session),
+                });
+                fx
+            }
+            Found::Unreadable { reason } => self.rest(now, JobTrigger::RecoveryFailed, reason),
         }
+    }
+
+    /// EXECUTING → RECOVERING, to try again after a backoff, or straight on to
+    /// INTERVENTION_REQUIRED when the retries are spent.
+    fn recovering(&mut self, now: u64, reason: String, judge: &mut dyn JobJudge) -> Vec<JobEffect> {
+        match self.retry(now, &reason, judge) {
+            Some((after, mut fx)) => {
+                fx.extend(self.go(now, JobTrigger::TimedOut, Some(reason)));
+                fx.push(JobEffect::Recover {
+                    session: self.job.session.clone(),
+                    after,
+                });
+                fx
+            }
+            None => {
+                let spent = self.exhausted(reason.clone(), true);
+                let mut fx = self.retry_spent(now, &spent, judge);
+                fx.extend(self.go(now, JobTrigger::TimedOut, Some(reason)));
+                fx.extend(self.rest(now, JobTrigger::RecoveryFailed, spent));
+                fx
+            }
+        }
+    }
+
+    /// Asks `limits.retry` about a transient `failure`: the backoff before the next try and
+    /// the judgement's record, or `None` when the retries are spent (nothing recorded yet:
+    /// the caller records the giving up in its own words, [`Step::retry_spent`]).
+    fn retry(
+        &mut self,
+        now: u64,
+        failure: &str,
+        judge: &dyn JobJudge,
+    ) -> Option<(Duration, Vec<JobEffect>)> {
+        let limits = judge.retry();
+        let after = retry_after(&limits, self.job.retries)?;
+        let record = self.decision(
+            now,
+            judge,
+            Judgement::Retry {
+                failure: failure.to_string(),
+                retries: self.job.retries,
+                attempts: limits.attempts,
+                after_ms: Some(after.as_millis() as u64),
+            },
+        );
         self.job.retries += 1;
-        Some(limits.delay(self.job.retries))
+        Some((after, vec![record]))
+    }
+
+    /// The record of `limits.retry` saying the retries of a transient `failure` are spent.
+    fn retry_spent(&self, now: u64, failure: &str, judge: &dyn JobJudge) -> Vec<JobEffect> {
+        vec![self.decision(
+            now,
+            judge,
+            Judgement::Retry {
+                failure: failure.to_string(),
+                retries: self.job.retries,
+                attempts: judge.retry().attempts,
+                after_ms: None,
+            },
+        )]
+    }
+
+    fn decision(&self, now: u64, judge: &dyn JobJudge, judgement: Judgement) -> JobEffect {
+        JobEffect::Decided(JobDecision {
+            seq: 0,
+            job_id: self.job.id.clone(),
+            step: self.job.steps,
+            at_ms: now,
+            policy_hash: judge.policy_hash(),
+            judgement,
+        })
     }
 
     /// The reason for giving up, saying how many retries were spent.
@@ -260,7 +397,7 @@ impl Step {
             panel: Vec::new(),
         };
         self.harvest = Some(facts);
-        let completed = end.as_ref().is_some_and(|e| e.completed);
+        let completed = end.as_ref().is_some_and(SessionEnd::completed);
         let mut fx = vec![JobEffect::AddArtifact(artifact)];
         if completed && !self.job.spec.panel.is_empty() {
             fx.push(JobEffect::Save(None));
@@ -271,7 +408,8 @@ impl Step {
         fx
     }
 
-    /// HARVESTING's outcome: the panel aggregated, the loop bound, then the policy.
+    /// HARVESTING's outcome: the panel aggregated, then the policy's `approve` within Rust's
+    /// bounds ([`settle`]), recorded before the move.
     fn decide(
         &mut self,
         now: u64,
@@ -286,7 +424,7 @@ impl Step {
             files: Vec::new(),
             empty: true,
         });
-        let mut completed = end.as_ref().is_some_and(|e| e.completed);
+        let mut completed = end.as_ref().is_some_and(SessionEnd::completed);
         let mut reason = end.as_ref().and_then(|e| e.reason.clone());
         let mut fx = Vec::new();
         let mut panel_passed = None;
@@ -320,77 +458,64 @@ impl Step {
             panel_passed,
         };
         let job = approval_job(&self.job);
-        let (harvest, why) = match judge.approve(&result, &job) {
-            // Rust decides what is possible, whichever judge answers.
-            Ok(d) if d.approval == Approval::Approve && auto_approvable(&result).is_err() => {
-                let why = auto_approvable(&result).err().unwrap_or_default();
-                (
-                    Harvest::InterventionRequired,
-                    Some(format!("the policy approved, but {why}; a human must look")),
-                )
-            }
-            Ok(d) => {
-                let h = match d.approval {
-                    Approval::Approve => Harvest::Success,
-                    Approval::Human => Harvest::ApprovalRequired,
-                    Approval::Intervene => Harvest::InterventionRequired,
-                };
-                (h, d.reason)
-            }
-            Err(e) => (
-                Harvest::InterventionRequired,
-                Some(format!("policy error in approve: {e}")),
-            ),
+        let answer = judge.approve(&result, &job);
+        let (harvest, why) = settle(&result, &job, &answer);
+        let (answer, error) = match answer {
+            Ok(d) => (Some(d), None),
+            Err(e) => (None, Some(e)),
         };
-        // Rust bounds the loop whatever the policy says: past max_loops only an approval ends
-        // the step anywhere but with a human fixing things. The max_loops-th step itself ends
-        // as usual, so a human may still approve it (with max_loops = 1, the first attempt).
-        let (harvest, why) = if harvest != Harvest::Success
-            && self.job.loops > self.job.spec.limits.max_loops
-        {
-            (
-                Harvest::InterventionRequired,
-                Some(format!(
-                    "max loops passed: {} steps since creation or the last resubmit (limits.max_loops = {}){}",
-                    self.job.loops,
-                    self.job.spec.limits.max_loops,
-                    why.map(|w| format!("; {w}")).unwrap_or_default()
-                )),
-            )
-        } else {
-            (harvest, why)
-        };
+        fx.push(self.decision(
+            now,
+            judge,
+            Judgement::Approve {
+                result,
+                job,
+                answer,
+                error,
+                outcome: harvest,
+                reason: why.clone(),
+            },
+        ));
         // The feedback served its step.
         self.job.feedback = None;
-        let why = why.unwrap_or_else(|| match harvest {
-            Harvest::Success => "approved by the policy".into(),
-            Harvest::ApprovalRequired => "a human signs off".into(),
-            Harvest::InterventionRequired => "a human must intervene".into(),
-        });
         fx.extend(self.rest(now, JobTrigger::Harvested(harvest), why));
         fx
     }
 
-    /// Moves the job by `trigger` and asks to save it.
+    /// Moves the job by `trigger`, counting the state it enters, and asks to save it.
     fn go(&mut self, now: u64, trigger: JobTrigger, reason: Option<String>) -> Vec<JobEffect> {
-        let from = self.job.state;
-        let Ok(to) = next(from, trigger) else {
-            // The arms above only fire triggers their state allows; a refusal here is a bug,
-            // and the job is left where it is rather than moved illegally.
+        let by = self.by.clone();
+        let Some(t) = self.moved(now, trigger, reason, &by) else {
             return Vec::new();
         };
+        self.job.count(t.to.as_str());
+        vec![JobEffect::Save(Some(t))]
+    }
+
+    /// Moves the job by `trigger` (the one place a job's state changes) and returns the
+    /// transition; `None`, the job left where it is, when the matrix refuses it — the callers
+    /// only fire triggers their state allows, so a refusal here is a bug, never an illegal
+    /// move.
+    pub(super) fn moved(
+        &mut self,
+        now: u64,
+        trigger: JobTrigger,
+        reason: Option<String>,
+        by: &str,
+    ) -> Option<Transition> {
+        let from = self.job.state;
+        let to = next(from, trigger).ok()?;
         self.job.state = to;
         self.job.reason = reason.clone();
         self.job.updated_ms = now;
-        self.job.count(to.as_str());
-        vec![JobEffect::Save(Some(Transition {
+        Some(Transition {
             from,
             to,
             trigger,
             reason,
             at_ms: now,
-            by: self.by.clone(),
-        }))]
+            by: by.to_string(),
+        })
     }
 
     /// Moves the job to a resting state by `trigger`: save (which releases the lease), done.
@@ -495,21 +620,4 @@ pub fn prompt(job: &Job) -> String {
         ));
     }
     p
-}
-
-/// Whether work can be approved without a human — the job core's bound, whatever a policy or
-/// another judge says: only work that completed (its session completed and, with a panel, the
-/// panel passed). `Err` says why not, as the end of a sentence.
-pub fn auto_approvable(result: &crate::policy::ApprovalResult) -> Result<(), String> {
-    if result.completed {
-        return Ok(());
-    }
-    Err(if result.panel_passed == Some(false) {
-        "the panel did not pass the work, which cannot be auto-approved".to_string()
-    } else {
-        format!(
-            "a session that ended {} did not complete and cannot be auto-approved",
-            result.outcome
-        )
-    })
 }

@@ -1,11 +1,12 @@
 //! A human's verbs (`activate`, `approve`, `reject`, `resubmit`, `suspend`, `resume`,
-//! `cancel`): what each does to a job and the audit entry that records it (seed 003 §4.5).
-//! [`apply`] is pure, like the runner's [`super::step`]; [`give`] is the front door the CLI
-//! (and a dashboard) calls: it reads the job and what the verb needs, asks [`apply`], and hands
-//! the result to [`super::store::JobStore::decide`], which writes it only if the job has not
-//! moved.
+//! `cancel`): what each does to a job and the audit entry that records it (seed 003 §4.5),
+//! judged by the job core like a runner's events ([`Step::step`] with [`JobEvent::Verb`]).
+//! [`give`] is the front door the CLI (and a dashboard) calls: it reads the job and what the
+//! verb needs, asks the core, and hands its [`JobEffect::Decide`] to
+//! [`super::store::JobStore::decide`], which writes it only if the job has not moved.
 
 use super::record::{AuditAction, AuditEntry, Feedback, Job, Transition};
+use super::step::{JobEffect, JobEvent, NoJudge, Step, StepError};
 use super::{JobState, JobTrigger, Refused, next};
 use serde_json::{Map, Value};
 
@@ -55,68 +56,106 @@ pub enum VerbError {
     },
 }
 
-/// Applies `verb` to `job`: the job as it leaves it, the transition and the audit entry.
-/// `step` is not handled here: a step is claimed from the store by a runner.
+/// Applies `verb` to `job` through the job core ([`Step::step`] with [`JobEvent::Verb`]):
+/// the job as it leaves it, the transition and the audit entry. `step` is not a verb here: a
+/// step is claimed from the store by a runner.
 pub fn apply(
     job: &Job,
     verb: JobTrigger,
     cx: &VerbContext,
 ) -> Result<(Job, Transition, AuditEntry), VerbError> {
-    if !verb.is_verb() || verb == JobTrigger::Step {
-        return Err(VerbError::NotAVerb { verb });
-    }
-    let to = next(job.state, verb).map_err(|refused| VerbError::Refused {
-        id: job.id.clone(),
-        refused,
-    })?;
-    let mut j = job.clone();
-    let feedback = cx
-        .feedback
-        .as_deref()
-        .map(str::trim)
-        .filter(|f| !f.is_empty());
-    match verb {
-        JobTrigger::Reject => {
-            let Some(critique) = feedback else {
-                return Err(VerbError::NoFeedback { id: job.id.clone() });
-            };
-            j.feedback = Some(Feedback {
-                previous: cx
-                    .previous
-                    .clone()
-                    .unwrap_or_else(|| "(no artifact was recorded)".into()),
-                critique: critique.to_string(),
+    let mut core = Step::new(job.clone(), cx.actor.clone());
+    let fx = core
+        .step(
+            cx.now_ms,
+            JobEvent::Verb {
+                verb,
+                cx: cx.clone(),
+            },
+            &mut NoJudge,
+        )
+        .map_err(|e| match e {
+            StepError::Verb(v) => v,
+            // A verb is never a runner's event; said as the verb it was.
+            _ => VerbError::NotAVerb { verb },
+        })?;
+    fx.into_iter()
+        .find_map(|e| match e {
+            JobEffect::Decide {
+                transition, audit, ..
+            } => Some((core.job.clone(), transition, audit)),
+            _ => None,
+        })
+        .ok_or(VerbError::NotAVerb { verb })
+}
+
+impl Step {
+    /// A human's verb, judged in the core: the matrix's move, what the verb does to the job
+    /// (a reject's feedback kept for the next prompt, a resubmit's fresh loop bound), and one
+    /// [`JobEffect::Decide`] writing the move with its audit entry at once.
+    pub(super) fn verb(
+        &mut self,
+        now: u64,
+        verb: JobTrigger,
+        cx: &VerbContext,
+    ) -> Result<Vec<JobEffect>, StepError> {
+        if !verb.is_verb() || verb == JobTrigger::Step {
+            return Err(VerbError::NotAVerb { verb }.into());
+        }
+        let before = self.job.clone();
+        next(before.state, verb).map_err(|refused| VerbError::Refused {
+            id: before.id.clone(),
+            refused,
+        })?;
+        let feedback = cx
+            .feedback
+            .as_deref()
+            .map(str::trim)
+            .filter(|f| !f.is_empty());
+        match verb {
+            JobTrigger::Reject => {
+                let Some(critique) = feedback else {
+                    return Err(VerbError::NoFeedback { id: before.id }.into());
+                };
+                self.job.feedback = Some(Feedback {
+                    previous: cx
+                        .previous
+                        .clone()
+                        .unwrap_or_else(|| "(no artifact was recorded)".into()),
+                    critique: critique.to_string(),
+                });
+            }
+            JobTrigger::Resubmit => {
+                // A human fixed things: the loop bound and the no-progress signals start over.
+                self.job.loops = 0;
+                self.job.retries = 0;
+                self.job.progress = Default::default();
+            }
+            JobTrigger::Resume => self.job.retries = 0,
+            _ => {}
+        }
+        let reason = match (verb, feedback) {
+            (JobTrigger::Reject, Some(f)) => format!("rejected by {}: {f}", cx.actor),
+            _ => format!("{} by {}", verb.name(), cx.actor),
+        };
+        let Some(transition) = self.moved(now, verb, Some(reason), &cx.actor) else {
+            // `next` allowed it just above.
+            return Err(StepError::Unexpected {
+                event: verb.name(),
+                state: before.state,
             });
-        }
-        JobTrigger::Resubmit => {
-            // A human fixed things: the loop bound and the no-progress signals start over.
-            j.loops = 0;
-            j.retries = 0;
-            j.progress = Default::default();
-        }
-        JobTrigger::Resume => j.retries = 0,
-        _ => {}
+        };
+        self.job.count(verb.name());
+        // Only humans' verbs get here (checked above), each of which has its action.
+        let action = AuditAction::of_verb(verb).ok_or(VerbError::NotAVerb { verb })?;
+        let audit = audit_entry(&before, action, transition.to, cx);
+        Ok(vec![JobEffect::Decide {
+            expected: before.state,
+            revoke: verb == JobTrigger::Cancel && !before.state.is_resting(),
+            transition,
+            audit,
+        }])
     }
-    j.state = to;
-    j.updated_ms = cx.now_ms;
-    j.count(verb.name());
-    let reason = match (verb, feedback) {
-        (JobTrigger::Reject, Some(f)) => Some(format!("rejected by {}: {f}", cx.actor)),
-        _ => Some(format!("{} by {}", verb.name(), cx.actor)),
-    };
-    j.reason = reason.clone();
-    let transition = Transition {
-        from: job.state,
-        to,
-        trigger: verb,
-        reason,
-        at_ms: cx.now_ms,
-        by: cx.actor.clone(),
-    };
-    // `apply` takes only humans' verbs (checked above), each of which has its action.
-    let action = AuditAction::of_verb(verb).ok_or(VerbError::NotAVerb { verb })?;
-    let audit = audit_entry(job, action, to, cx);
-    Ok((j, transition, audit))
 }
 
 /// The audit entry of `action` on `job` (also used for `create`, which has no state to come
@@ -241,19 +280,42 @@ pub(super) fn write(
     verb: JobTrigger,
     cx: &VerbContext,
 ) -> Result<(), GiveError> {
-    let (moved, transition, audit) = apply(job, verb, cx)?;
+    let mut core = Step::new(job.clone(), cx.actor.clone());
+    let fx = core
+        .step(
+            cx.now_ms,
+            JobEvent::Verb {
+                verb,
+                cx: cx.clone(),
+            },
+            &mut NoJudge,
+        )
+        .map_err(|e| match e {
+            StepError::Verb(v) => v,
+            _ => VerbError::NotAVerb { verb },
+        })?;
     let redactor = super::redactor(job.spec.policy.as_deref());
     let seal = |source| GiveError::Seal {
         id: job.id.clone(),
         source,
     };
-    store.decide(&super::store::Decision {
-        job: &redactor.seal(&moved).map_err(seal)?,
-        expected: job.state,
-        transition: &redactor.seal(&transition).map_err(seal)?,
-        audit: &redactor.seal(&audit).map_err(seal)?,
-        revoke: verb == JobTrigger::Cancel && !job.state.is_resting(),
-    })?;
+    for effect in fx {
+        if let JobEffect::Decide {
+            expected,
+            transition,
+            audit,
+            revoke,
+        } = effect
+        {
+            store.decide(&super::store::Decision {
+                job: &redactor.seal(&core.job).map_err(seal)?,
+                expected,
+                transition: &redactor.seal(&transition).map_err(seal)?,
+                audit: &redactor.seal(&audit).map_err(seal)?,
+                revoke,
+            })?;
+        }
+    }
     Ok(())
 }
 

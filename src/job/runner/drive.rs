@@ -1,16 +1,23 @@
-//! Driving one claimed step: the core decides, this carries out, until the job rests.
+//! Driving one claimed step, shaped like the session engine: the core decides, and one
+//! `select!` loop carries out the effect in flight while it watches the lease's heartbeats
+//! (a refused renewal is a lost lease: the session is killed, nothing more is written) and the
+//! runner's shutdown (a running session is paused or killed, a backoff wait is cut short),
+//! until the job rests.
 
-use super::session::{self, JobPolicy};
-use super::{Note, RunnerOptions};
+use super::hands::{Hands, RealHands};
+use super::session::JobPolicy;
+use super::{Halt, Note, RunnerOptions};
+use crate::engine::Interrupt;
+use crate::job::JobState;
 use crate::job::record::Workspace;
-use crate::job::step::{HarvestFacts, JobEffect, RunnerEvent, Step};
+use crate::job::step::{JobEffect, JobJudge, RunnerEvent, Step};
 use crate::job::store::{Claim, JobStore, JobStoreError, Lease};
-use crate::job::{JobState, workspace};
 use crate::pipeline::now_ms;
-use std::cell::RefCell;
 use std::collections::VecDeque;
-use std::rc::Rc;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// How a step ended.
 #[derive(Debug, Clone, PartialEq)]
@@ -68,157 +75,194 @@ impl Stop {
     }
 }
 
-/// What the heartbeat shares with the step: whether the step must stop (its lease was lost),
-/// and the session to kill when it must.
-#[derive(Default)]
-pub(super) struct Hold {
-    pub(super) stop: Option<Stop>,
-    pub(super) interrupt: Option<crate::engine::Interrupt>,
+/// Drives `claim` until the job rests or the lease is lost, with the runner's real hands and
+/// the job's policy as judge.
+pub(super) async fn drive(store: Arc<dyn JobStore>, claim: Claim, opts: &RunnerOptions) -> StepEnd {
+    let policy = JobPolicy::new(&claim.job.spec);
+    let mut judge = policy.judge();
+    let mut hands = RealHands::new(opts);
+    step_loop(store, claim, opts, &mut hands, &mut judge).await
 }
 
-/// Drives `claim` until the job rests or the lease is lost.
-pub(super) async fn drive(store: Arc<dyn JobStore>, claim: Claim, opts: &RunnerOptions) -> StepEnd {
+/// What came of the effect in flight.
+enum Flight {
+    /// What happened, for the core.
+    Event(RunnerEvent),
+    /// A write went through, or a backoff was waited out.
+    Done,
+    /// The step ends here.
+    Stop(Stop),
+}
+
+/// The step's loop: pops the core's effects one at a time and carries each out while watching
+/// the heartbeat and the shutdown switch; feeds what happened back to the core.
+pub(crate) async fn step_loop<H: Hands>(
+    store: Arc<dyn JobStore>,
+    claim: Claim,
+    opts: &RunnerOptions,
+    hands: &mut H,
+    judge: &mut dyn JobJudge,
+) -> StepEnd {
     let lease = claim.lease.clone();
-    let hold = Rc::new(RefCell::new(Hold::default()));
-    let beat = tokio::task::spawn_local(heartbeat(
-        Arc::clone(&store),
-        lease.clone(),
-        opts.lease_ttl,
-        Rc::clone(&hold),
-    ));
-    let mut step = Step::new(claim.job, opts.runner.clone());
-    let policy = JobPolicy::new(&step.job.spec);
-    // Everything this step writes — the job, its transitions, artifacts, the commit — goes
-    // through the job's redactor.
-    let redactor = crate::job::redactor(step.job.spec.policy.as_deref());
-    let mut judge = policy.judge();
-    let mut queue = VecDeque::from(step.step(
-        now_ms(),
-        RunnerEvent::Claimed {
-            reclaimed: claim.reclaimed,
-        },
-        &mut judge,
-    ));
-    let halter = tokio::task::spawn_local(halter(opts.shutdown.clone(), Rc::clone(&hold)));
+    // Everything this step writes — the job, its transitions, artifacts, decisions, the commit
+    // — goes through the job's redactor.
+    let redactor = crate::job::redactor(claim.job.spec.policy.as_deref());
+    let mut core = Step::new(claim.job, opts.runner.clone());
+    let mut queue = VecDeque::new();
     let mut stop = None;
+    let claimed = RunnerEvent::Claimed {
+        reclaimed: claim.reclaimed,
+    };
+    match core.step(now_ms(), claimed, judge) {
+        Ok(fx) => queue.extend(fx),
+        Err(e) => stop = Some(unexpected(&e)),
+    }
+    let every = opts.lease_ttl / super::HEARTBEATS_PER_LEASE;
+    let mut beat = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+    beat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut renewal: Option<tokio::task::JoinHandle<Result<Lease, JobStoreError>>> = None;
+    let mut halted = opts.shutdown.watch();
+    let mut watching = true;
+    let mut interrupt: Option<Interrupt> = None;
     // The last state the store accepted from this runner: what the job was when it was lost,
     // should the store not say more.
-    let mut saved = step.job.state;
-    while let Some(effect) = queue.pop_front() {
-        if let Some(why) = hold.borrow().stop.clone() {
-            stop = Some(why);
+    let mut saved = core.job.state;
+    while stop.is_none() {
+        let Some(effect) = queue.pop_front() else {
+            break;
+        };
+        if effect == JobEffect::Done {
             break;
         }
         // Stopped: what was decided is still written; nothing new starts.
-        let writes = matches!(effect, JobEffect::Save(_) | JobEffect::AddArtifact(_));
-        if !writes && opts.shutdown.halt() != super::Halt::Run {
+        let writes = matches!(
+            effect,
+            JobEffect::Save(_) | JobEffect::AddArtifact(_) | JobEffect::Decided(_)
+        );
+        if !writes && opts.shutdown.halt() != Halt::Run {
             stop = Some(Stop::Halted);
             break;
         }
-        let event = match effect {
-            JobEffect::Save(t) => {
-                if let Err(e) = save(&store, &lease, &redactor, &step.job, t.as_ref()).await {
-                    stop = Some(e);
-                    break;
-                }
-                saved = step.job.state;
-                if let Some(t) = t {
-                    (opts.on_note)(&Note::Moved {
-                        job: step.job.id.clone(),
-                        transition: t,
-                    });
-                }
-                None
-            }
-            JobEffect::AddArtifact(a) => {
-                let added = match redactor.seal(&a) {
-                    Ok(a) => {
-                        let l = lease.clone();
-                        off_loop(&store, move |s| s.add_artifact(&l, &a))
-                            .await
-                            .map_err(|e| Stop::from_store(&e))
+        // A backoff is waited for on its own, the one wait a stop cuts short.
+        let (effect, wait) = split_backoff(effect);
+        if wait.is_some() {
+            queue.push_front(effect.clone());
+        }
+        let saving = match &effect {
+            JobEffect::Save(t) => Some(t.clone()),
+            _ => None,
+        };
+        let running = matches!(effect, JobEffect::RunSession);
+        let landed = {
+            let flight: Pin<Box<dyn Future<Output = Flight> + '_>> = match wait {
+                Some(after) => Box::pin(async move {
+                    tokio::time::sleep(after).await;
+                    Flight::Done
+                }),
+                None => carry(effect, &core, &mut *hands, &store, &lease, &redactor),
+            };
+            let mut flight = flight;
+            loop {
+                tokio::select! {
+                    out = &mut flight => break out,
+                    _ = beat.tick(), if renewal.is_none() => {
+                        let (l, ttl) = (lease.clone(), opts.lease_ttl.as_millis() as u64);
+                        let s = Arc::clone(&store);
+                        renewal = Some(tokio::task::spawn_blocking(move || s.heartbeat(&l, ttl)));
                     }
-                    Err(e) => Err(Stop::Failed(e.to_string())),
-                };
-                if let Err(e) = added {
-                    stop = Some(e);
-                    break;
+                    renewed = async { renewal.as_mut().expect("guarded").await }, if renewal.is_some() => {
+                        renewal = None;
+                        match renewed {
+                            Ok(Ok(_)) => {}
+                            Ok(Err(JobStoreError::Fenced { .. } | JobStoreError::NotFound { .. })) => {
+                                if let Some(i) = &interrupt {
+                                    i.kill();
+                                }
+                                let lost = Stop::Lost(format!(
+                                    "lost the lease on job {}: a human canceled it or another \
+                                     runner took it over; its session was stopped",
+                                    lease.job
+                                ));
+                                // A wait ends at once; anything else is let finish (a killed
+                                // session ends in moments) and nothing more is written.
+                                if wait.is_some() {
+                                    break Flight::Stop(lost);
+                                }
+                                stop = Some(lost);
+                            }
+                            // A busy or briefly unreadable store: try again at the next beat,
+                            // while the lease still has two thirds of its life.
+                            Ok(Err(e)) => tracing::warn!("heartbeat of job {}: {e}", lease.job),
+                            Err(e) => tracing::warn!("heartbeat of job {}: {e}", lease.job),
+                        }
+                    }
+                    changed = halted.changed(), if watching => {
+                        if changed.is_err() {
+                            watching = false;
+                            continue;
+                        }
+                        let now = *halted.borrow_and_update();
+                        pass_on(now, interrupt.as_ref());
+                        if now != Halt::Run && wait.is_some() {
+                            break Flight::Stop(Stop::Halted);
+                        }
+                    }
                 }
-                None
-            }
-            JobEffect::Done => break,
-            JobEffect::Abandon { reason } => {
-                stop = Some(Stop::Failed(reason));
-                break;
-            }
-            JobEffect::Provision { after } => {
-                if !rest(after, &opts.shutdown).await {
-                    stop = Some(Stop::Halted);
-                    break;
-                }
-                Some(provision(&step, opts).await)
-            }
-            JobEffect::Execute { prompt, resume } => {
-                let ws = workspace_of(&step);
-                let to = session::Writes {
-                    store: &store,
-                    lease: &lease,
-                    redactor: &redactor,
-                };
-                let ended = session::execute(&mut step, &ws, prompt, resume, opts, to, &hold).await;
-                if opts.shutdown.halt() != super::Halt::Run {
-                    // Paused by the stop, not ended: its end is not the job's to judge. The
-                    // next claim resumes it.
-                    stop = Some(Stop::Halted);
-                    break;
-                }
-                Some(ended)
-            }
-            JobEffect::Recover { session, after } => {
-                if !rest(after, &opts.shutdown).await {
-                    stop = Some(Stop::Halted);
-                    break;
-                }
-                Some(session::recover(session.as_deref(), opts))
-            }
-            JobEffect::ReadSession(id) => Some(session::read_end(&id, opts)),
-            JobEffect::Harvest { message } => {
-                let ws = workspace_of(&step);
-                Some(harvest(ws, redactor.text(&message)).await)
-            }
-            JobEffect::Audit(panel) => {
-                let ws = workspace_of(&step);
-                Some(RunnerEvent::Audited(
-                    super::panel::audit(&step.job, &ws, &panel, &opts.state_dir).await,
-                ))
             }
         };
-        if let Some(event) = event {
-            let (name, state) = (event.name(), step.job.state);
-            let next = step.step(now_ms(), event, &mut judge);
-            if next.is_empty() {
-                // The core did not expect it: a bug, said rather than ended on quietly. The
-                // job stays where it was saved, for the next runner once the lease lapses.
-                stop = Some(Stop::Failed(format!(
-                    "internal error: the job core did not expect \"{name}\" in {state}; the \
-                     step stopped there"
-                )));
+        if stop.is_some() {
+            break;
+        }
+        let event = match landed {
+            Flight::Stop(why) => {
+                stop = Some(why);
                 break;
             }
-            queue.extend(next);
+            Flight::Done => {
+                if let Some(t) = saving {
+                    saved = core.job.state;
+                    if let Some(t) = t {
+                        (opts.on_note)(&Note::Moved {
+                            job: core.job.id.clone(),
+                            transition: t,
+                        });
+                    }
+                }
+                continue;
+            }
+            Flight::Event(e) => e,
+        };
+        if running {
+            interrupt = None;
+            if opts.shutdown.halt() != Halt::Run {
+                // Paused by the stop, not ended: its end is not the job's to judge. The next
+                // claim resumes it.
+                stop = Some(Stop::Halted);
+                break;
+            }
+        }
+        let made = matches!(event, RunnerEvent::SessionMade { .. });
+        match core.step(now_ms(), event, judge) {
+            Ok(fx) => queue.extend(fx),
+            Err(e) => stop = Some(unexpected(&e)),
+        }
+        if made {
+            interrupt = hands.interrupter();
+            // A stop that came while the session was being made: passed on at once.
+            pass_on(opts.shutdown.halt(), interrupt.as_ref());
         }
     }
-    beat.abort();
-    halter.abort();
-    let stop = stop.or_else(|| hold.borrow().stop.clone());
+    if let Some(r) = renewal.take() {
+        r.abort();
+    }
     match stop {
-        Some(Stop::Lost(why)) => lost_end(store.as_ref(), &step.job.id, saved, why),
+        Some(Stop::Lost(why)) => lost_end(store.as_ref(), &core.job.id, saved, why),
         Some(Stop::Failed(why)) => failed_end(store.as_ref(), &lease, saved, why),
-        Some(Stop::Halted) => halted_end(store.as_ref(), &lease, &step, saved),
+        Some(Stop::Halted) => halted_end(store.as_ref(), &lease, &core, saved),
         None => StepEnd {
-            job: step.job.id.clone(),
-            state: step.job.state,
-            reason: step.job.reason.clone(),
+            job: core.job.id.clone(),
+            state: core.job.state,
+            reason: core.job.reason.clone(),
             lost: None,
             failed: None,
             lease_until_ms: None,
@@ -227,37 +271,115 @@ pub(super) async fn drive(store: Arc<dyn JobStore>, claim: Claim, opts: &RunnerO
     }
 }
 
-/// Waits `after` (a backoff) unless the runner is stopped first; whether it waited it out.
-async fn rest(after: std::time::Duration, shutdown: &super::Shutdown) -> bool {
-    if after.is_zero() {
-        return shutdown.halt() == super::Halt::Run;
-    }
-    let mut halted = shutdown.watch();
-    tokio::select! {
-        _ = tokio::time::sleep(after) => shutdown.halt() == super::Halt::Run,
-        _ = halted.wait_for(|h| *h != super::Halt::Run) => false,
+/// An event the core did not take: a bug, said rather than ended on quietly. The job stays
+/// where it was saved, for the next runner once the lease lapses.
+fn unexpected(e: &crate::job::step::StepError) -> Stop {
+    Stop::Failed(format!("internal error: {e}; the step stopped there"))
+}
+
+/// Passes the shutdown switch on to the running session: pause it, or kill its agent.
+fn pass_on(halt: Halt, interrupt: Option<&Interrupt>) {
+    match (halt, interrupt) {
+        (Halt::Stop, Some(i)) => i.stop(),
+        (Halt::Kill, Some(i)) => i.kill(),
+        _ => {}
     }
 }
 
-/// Passes a stop on to the step's running session: pause it, or kill its agent.
-async fn halter(shutdown: super::Shutdown, hold: Rc<RefCell<Hold>>) {
-    let mut halted = shutdown.watch();
-    let mut told = super::Halt::Run;
-    loop {
-        let now = *halted.borrow_and_update();
-        if now > told
-            && let Some(i) = &hold.borrow().interrupt
-        {
-            match now {
-                super::Halt::Stop => i.stop(),
-                super::Halt::Kill => i.kill(),
-                super::Halt::Run => {}
+/// An effect with a backoff, as the wait and the effect without it.
+fn split_backoff(effect: JobEffect) -> (JobEffect, Option<Duration>) {
+    match effect {
+        JobEffect::Provision { after } if !after.is_zero() => (
+            JobEffect::Provision {
+                after: Duration::ZERO,
+            },
+            Some(after),
+        ),
+        JobEffect::Recover { session, after } if !after.is_zero() => (
+            JobEffect::Recover {
+                session,
+                after: Duration::ZERO,
+            },
+            Some(after),
+        ),
+        e => (e, None),
+    }
+}
+
+/// Carries out one effect: a write to the store (off the loop's thread), or the world's part
+/// through `hands`. `Done` needs no future and never gets here.
+fn carry<'a, H: Hands>(
+    effect: JobEffect,
+    core: &'a Step,
+    hands: &'a mut H,
+    store: &'a Arc<dyn JobStore>,
+    lease: &'a Lease,
+    redactor: &'a crate::redact::Redactor,
+) -> Pin<Box<dyn Future<Output = Flight> + 'a>> {
+    let job = &core.job;
+    match effect {
+        JobEffect::Save(t) => Box::pin(async move {
+            match save(store, lease, redactor, job, t.as_ref()).await {
+                Ok(()) => Flight::Done,
+                Err(e) => Flight::Stop(e),
             }
-            told = now;
+        }),
+        JobEffect::AddArtifact(a) => Box::pin(async move {
+            let a = match redactor.seal(&a) {
+                Ok(sealed) => sealed,
+                Err(e) => return Flight::Stop(Stop::Failed(format!("job {}: {e}", job.id))),
+            };
+            let l = lease.clone();
+            match off_loop(store, move |s| s.add_artifact(&l, &a)).await {
+                Ok(_) => Flight::Done,
+                Err(e) => Flight::Stop(Stop::from_store(&e)),
+            }
+        }),
+        JobEffect::Decided(d) => Box::pin(async move {
+            let d = match redactor.seal(&d) {
+                Ok(sealed) => sealed,
+                Err(e) => return Flight::Stop(Stop::Failed(format!("job {}: {e}", job.id))),
+            };
+            let l = lease.clone();
+            match off_loop(store, move |s| s.add_decision(&l, &d)).await {
+                Ok(_) => Flight::Done,
+                Err(e) => Flight::Stop(Stop::from_store(&e)),
+            }
+        }),
+        JobEffect::Done => Box::pin(async { Flight::Done }),
+        JobEffect::Abandon { reason } => Box::pin(async { Flight::Stop(Stop::Failed(reason)) }),
+        JobEffect::Provision { .. } => {
+            Box::pin(async move { Flight::Event(hands.provision(job).await) })
         }
-        if halted.changed().await.is_err() {
-            return;
+        JobEffect::Execute { prompt, resume } => Box::pin(async move {
+            let ws = workspace_of(job);
+            Flight::Event(hands.make_session(job, &ws, prompt, resume).await)
+        }),
+        JobEffect::RunSession => {
+            Box::pin(async move { Flight::Event(hands.run_session(&job.id).await) })
         }
+        JobEffect::Recover { session, .. } => {
+            Box::pin(async move { Flight::Event(hands.inspect(session).await) })
+        }
+        JobEffect::ReadSession(id) => {
+            Box::pin(async move { Flight::Event(hands.read_session(id).await) })
+        }
+        JobEffect::Harvest { message } => Box::pin(async move {
+            Flight::Event(
+                hands
+                    .harvest(workspace_of(job), redactor.text(&message))
+                    .await,
+            )
+        }),
+        JobEffect::Audit(panel) => Box::pin(async move {
+            let ws = workspace_of(job);
+            Flight::Event(hands.audit(job, &ws, &panel).await)
+        }),
+        JobEffect::Decide { .. } => Box::pin(async {
+            Flight::Stop(Stop::Failed(
+                "internal error: a human's verb reached a runner's step".into(),
+            ))
+        }),
     }
 }
 
@@ -351,62 +473,12 @@ fn lost_end(store: &dyn JobStore, id: &str, saved: JobState, why: String) -> Ste
     }
 }
 
-/// Renews the lease every third of its life; on refusal says why and kills the session.
-async fn heartbeat(
-    store: Arc<dyn JobStore>,
-    mut lease: Lease,
-    ttl: std::time::Duration,
-    hold: Rc<RefCell<Hold>>,
-) {
-    let every = ttl / super::HEARTBEATS_PER_LEASE;
-    loop {
-        tokio::time::sleep(every).await;
-        let (l, ttl_ms) = (lease.clone(), ttl.as_millis() as u64);
-        match off_loop(&store, move |s| s.heartbeat(&l, ttl_ms)).await {
-            Ok(renewed) => lease = renewed,
-            Err(JobStoreError::Fenced { .. }) | Err(JobStoreError::NotFound { .. }) => {
-                let mut h = hold.borrow_mut();
-                h.stop = Some(Stop::Lost(format!(
-                    "lost the lease on job {}: a human canceled it or another runner took it \
-                     over; its session was stopped",
-                    lease.job
-                )));
-                if let Some(i) = &h.interrupt {
-                    i.kill();
-                }
-                return;
-            }
-            // A busy or briefly unreadable store: try again at the next beat, while the
-            // lease still has two thirds of its life.
-            Err(e) => tracing::warn!("heartbeat of job {}: {e}", lease.job),
-        }
-    }
-}
-
-fn workspace_of(step: &Step) -> Workspace {
-    step.job.workspace.clone().unwrap_or_else(|| Workspace {
-        path: step.job.spec.source.clone(),
+fn workspace_of(job: &crate::job::record::Job) -> Workspace {
+    job.workspace.clone().unwrap_or_else(|| Workspace {
+        path: job.spec.source.clone(),
         branch: None,
         base_commit: None,
     })
-}
-
-async fn provision(step: &Step, opts: &RunnerOptions) -> RunnerEvent {
-    let id = step.job.id.clone();
-    let spec = step.job.spec.clone();
-    let root = opts.state_dir.join("worktrees");
-    let made = tokio::task::spawn_blocking(move || workspace::provision(&id, &spec, &root)).await;
-    match made {
-        Ok(Ok(ws)) => RunnerEvent::Provisioned(ws),
-        Ok(Err(e)) => RunnerEvent::ProvisionFailed {
-            transient: e.is_contention(),
-            reason: e.to_string(),
-        },
-        Err(e) => RunnerEvent::ProvisionFailed {
-            reason: format!("provisioning panicked: {e}"),
-            transient: false,
-        },
-    }
 }
 
 /// Writes the job as the step moved it, redacted; when it could not, why the step stops.
@@ -442,37 +514,4 @@ pub(super) async fn off_loop<T: Send + 'static>(
         // A store call that panicked: the step's task panics as it would have.
         Err(e) => std::panic::resume_unwind(e.into_panic()),
     }
-}
-
-async fn harvest(ws: Workspace, message: crate::redact::Redacted<String>) -> RunnerEvent {
-    let done = tokio::task::spawn_blocking(move || workspace::harvest(&ws, &message)).await;
-    match done {
-        Ok(Ok(h)) => RunnerEvent::Harvested(HarvestFacts {
-            commit: h.commit,
-            diff_hash: h.diff_hash,
-            diff_stat: h.diff_stat,
-            files: h.files,
-            empty: h.empty,
-        }),
-        Ok(Err(e)) => RunnerEvent::HarvestFailed {
-            out_of_space: out_of_space(&e),
-            reason: e.to_string(),
-        },
-        Err(e) => RunnerEvent::HarvestFailed {
-            reason: format!("harvest panicked: {e}"),
-            out_of_space: false,
-        },
-    }
-}
-
-/// Whether `e` is the disk (or the user's quota) being full: an OS error, or git saying so
-/// (it runs with `LC_ALL=C`, so in these words).
-fn out_of_space(e: &workspace::WorkspaceError) -> bool {
-    use nix::errno::Errno;
-    if let workspace::WorkspaceError::Io { source, .. } = e {
-        let code = source.raw_os_error();
-        return code == Some(Errno::ENOSPC as i32) || code == Some(Errno::EDQUOT as i32);
-    }
-    let said = e.to_string();
-    said.contains("No space left on device") || said.contains("Disk quota exceeded")
 }

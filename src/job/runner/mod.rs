@@ -11,8 +11,11 @@
 //! current-thread runtime (the engine holds Lua states and is not `Send`), all sharing it.
 
 mod drive;
+mod hands;
 mod panel;
 mod session;
+#[cfg(test)]
+mod tests;
 
 pub use session::Player;
 

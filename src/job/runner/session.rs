@@ -3,22 +3,16 @@
 //! on.
 
 use super::RunnerOptions;
-use super::drive::Hold;
 use crate::agent::AgentSpec;
 use crate::engine::{Engine, Observer, Options, SessionBuilder, Update};
 use crate::job::record::{JobSpec, Workspace};
-use crate::job::step::{JobJudge, RunnerEvent, SessionEnd, SessionOutcome, Step};
-use crate::job::store::{JobStore, Lease};
-use crate::machine::SessionState;
+use crate::job::step::{Found, JobJudge, RunnerEvent, SessionEnd, SessionOutcome};
 use crate::policy::{
     ApprovalJob, ApprovalResult, ApproveDecision, PolicyHost, PolicyOptions, RetryLimits,
 };
 use crate::session::Session;
 use crate::store::Store;
-use std::cell::RefCell;
 use std::path::{Path, PathBuf};
-use std::rc::Rc;
-use std::sync::Arc;
 
 /// The worker's final message is kept up to this many bytes (its end) in the artifact.
 const FINAL_MESSAGE: usize = 4096;
@@ -108,78 +102,55 @@ impl JobJudge for PolicyJudge<'_> {
             Err(_) => RetryLimits::default(),
         }
     }
+
+    fn policy_hash(&self) -> Option<String> {
+        self.policy
+            .host()
+            .as_ref()
+            .ok()
+            .map(|h| h.hash().to_string())
+    }
 }
 
-/// Runs the step's session — a new one with `prompt`, or `resume` — to its end.
-#[allow(clippy::too_many_arguments)]
-/// Where a step's writes go: its store, under its lease, through its redactor.
-pub(super) struct Writes<'a> {
-    pub(super) store: &'a Arc<dyn JobStore>,
-    pub(super) lease: &'a Lease,
-    pub(super) redactor: &'a crate::redact::Redactor,
-}
-
-pub(super) async fn execute(
-    step: &mut Step,
+/// Makes the step's session — a new one with `prompt` in `ws`, or opens `resume` — and keeps
+/// its engine in `slot` to run: `SessionMade`, or `SessionEnded` (not started) when it cannot
+/// be made.
+pub(super) fn make(
+    spec: &JobSpec,
     ws: &Workspace,
     prompt: String,
     resume: Option<String>,
     opts: &RunnerOptions,
-    to: Writes<'_>,
-    hold: &Rc<RefCell<Hold>>,
+    slot: &mut Option<Engine>,
 ) -> RunnerEvent {
     let sessions = Store::new(&opts.state_dir);
     let made = match &resume {
-        Some(id) => match sessions.open(id).and_then(|d| d.read_state()) {
-            // It ended before its runner died: its end is what there is to harvest.
-            Ok(s) if s.state().is_terminal() => return RunnerEvent::SessionEnded(end_of(&s)),
-            _ => Engine::resume(&sessions, id, None, Options::default()),
-        },
-        None => create(&step.job.spec, ws, prompt, &sessions),
+        Some(id) => Engine::resume(&sessions, id, None, Options::default()),
+        None => create(spec, ws, prompt, &sessions),
     };
-    let mut engine = match made {
-        Ok(e) => e,
-        Err(e) => {
-            return RunnerEvent::SessionEnded(not_started(
-                resume.as_deref().unwrap_or("-"),
-                e.to_string(),
-            ));
+    match made {
+        Ok(engine) => {
+            let session = engine.id().to_string();
+            *slot = Some(engine);
+            RunnerEvent::SessionMade { session }
         }
-    };
-    // Recorded before it runs, so a runner that dies now leaves the session to recover.
-    step.job.session = Some(engine.id().to_string());
-    if let Err(e) = super::drive::save(to.store, to.lease, to.redactor, &step.job, None).await {
-        let why = match &e {
-            super::drive::Stop::Lost(why) | super::drive::Stop::Failed(why) => why.clone(),
-            super::drive::Stop::Halted => "the runner was stopped".to_string(),
-        };
-        hold.borrow_mut().stop = Some(e);
-        return RunnerEvent::SessionEnded(not_started(engine.id(), why));
+        Err(e) => {
+            RunnerEvent::SessionEnded(not_started(resume.as_deref().unwrap_or("-"), e.to_string()))
+        }
     }
-    let interrupt = engine.interrupter();
-    // A stop that came while the session was being made: passed on at once (the halter
-    // passes on the ones that come later).
-    match opts.shutdown.halt() {
-        super::Halt::Run => {}
-        super::Halt::Stop => interrupt.stop(),
-        super::Halt::Kill => interrupt.kill(),
-    }
-    hold.borrow_mut().interrupt = Some(interrupt);
-    let mut told = ToNotes {
-        job: &step.job.id,
-        opts,
-    };
+}
+
+/// Runs the session [`make`] kept to its end, telling the runner's caller its updates.
+pub(super) async fn run(job: &str, engine: &mut Engine, opts: &RunnerOptions) -> RunnerEvent {
+    let mut told = ToNotes { job, opts };
     let ran = engine.run(&mut told).await;
-    hold.borrow_mut().interrupt = None;
-    match ran {
-        Ok(_) => RunnerEvent::SessionEnded(end_of(engine.session())),
-        Err(e) => {
-            let mut end = end_of(engine.session());
-            end.transient = true;
-            end.reason = Some(e.to_string());
-            RunnerEvent::SessionEnded(end)
-        }
+    let mut end = end_of(engine.session());
+    if let Err(e) = ran {
+        // The engine broke under the session: its state is wherever it stopped.
+        end.outcome = SessionOutcome::Broke(engine.session().state());
+        end.reason = Some(e.to_string());
     }
+    RunnerEvent::SessionEnded(end)
 }
 
 /// Passes a session's updates on to the runner's caller as [`super::Note::Session`].
@@ -221,24 +192,21 @@ fn create(
     b.policy(policy).create(sessions)
 }
 
-/// What recovery makes of a failed execution's session.
-pub(super) fn recover(session: Option<&str>, opts: &RunnerOptions) -> RunnerEvent {
+/// What recovery finds of a failed execution's session: nothing (none was recorded, or it
+/// never reached the disk), the session as it rests, or that it cannot be read. The core
+/// decides what follows.
+pub(super) fn inspect(session: Option<&str>, opts: &RunnerOptions) -> RunnerEvent {
     let Some(id) = session else {
-        return RunnerEvent::Recovered { resume: None };
+        return RunnerEvent::Inspected(Found::Nothing);
     };
     let sessions = Store::new(&opts.state_dir);
-    match sessions.open(id).and_then(|d| d.read_state()) {
-        // Unfinished, it goes on; finished (before its runner could say so), its end is
-        // harvested: either way the session is the one to continue.
-        Ok(_) => RunnerEvent::Recovered {
-            resume: Some(id.to_string()),
-        },
-        // It never got to disk: start afresh.
-        Err(crate::store::StoreError::NotFound { .. }) => RunnerEvent::Recovered { resume: None },
-        Err(e) => RunnerEvent::RecoveryFailed {
+    RunnerEvent::Inspected(match sessions.open(id).and_then(|d| d.read_state()) {
+        Ok(s) => Found::Session(end_of(&s)),
+        Err(crate::store::StoreError::NotFound { .. }) => Found::Nothing,
+        Err(e) => Found::Unreadable {
             reason: format!("session {id} cannot be read: {e}"),
         },
-    }
+    })
 }
 
 /// How session `id` ended, read from its state file.
@@ -262,8 +230,6 @@ fn end_of(s: &Session) -> SessionEnd {
     SessionEnd {
         session: s.id.clone(),
         outcome: SessionOutcome::Ended(state),
-        completed: state == SessionState::Completed,
-        transient: state == SessionState::Interrupted || !state.is_terminal(),
         reason: s.last_reason().map(|r| r.to_string()),
         verdict: verdict.map(|v| verdict_word(v.verdict).to_string()),
         confidence: verdict.and_then(|v| v.confidence),
@@ -277,8 +243,6 @@ fn not_started(id: &str, reason: String) -> SessionEnd {
     SessionEnd {
         session: id.to_string(),
         outcome: SessionOutcome::NotStarted,
-        completed: false,
-        transient: false,
         reason: Some(reason),
         verdict: None,
         confidence: None,
@@ -294,4 +258,13 @@ pub(super) fn verdict_word(v: crate::machine::Verdict) -> &'static str {
         crate::machine::Verdict::Retry => "retry",
         crate::machine::Verdict::Impossible => "impossible",
     }
+}
+
+/// What running a session that was never made answers: a bug of the runner, said as a
+/// session that could not start (a human looks), never a silent success.
+pub(super) fn never_made() -> RunnerEvent {
+    RunnerEvent::SessionEnded(not_started(
+        "-",
+        "internal error: the runner was asked to run a session it had not made".into(),
+    ))
 }

@@ -20,6 +20,7 @@ pub use error::{JobStoreError, StoreCause};
 pub use sqlite::SqliteStore;
 
 use super::JobState;
+use super::decision::JobDecision;
 use super::record::{ArtifactVersion, AuditEntry, Job, Transition};
 use crate::redact::Redacted;
 
@@ -158,6 +159,17 @@ pub trait JobStore: Send + Sync {
         lease: &Lease,
         artifact: &Redacted<ArtifactVersion>,
     ) -> Result<u32, JobStoreError>;
+
+    /// Appends a judgement of the job's policy (its `seq`, 1, 2, … per job, is assigned here
+    /// and returned), if `lease` is still current.
+    fn add_decision(
+        &self,
+        lease: &Lease,
+        decision: &Redacted<JobDecision>,
+    ) -> Result<u64, JobStoreError>;
+
+    /// The job's decision records, oldest first.
+    fn decisions(&self, id: &str) -> Result<Vec<JobDecision>, JobStoreError>;
 
     /// Writes a human's verb if the job is still in `expected` and no runner holds a lease
     /// that is live by the store's clock (unless `revoke`): [`JobStoreError::Conflict`] or

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 /// The schema this build writes (`PRAGMA user_version`). A file with a higher one was written
 /// by a newer oneshot and is refused rather than misread.
-pub(super) const VERSION: i64 = 1;
+pub(super) const VERSION: i64 = 2;
 
 /// How long a write waits for another process's write to end before giving up: long enough
 /// for any single store operation, short enough that a stuck holder is reported.
@@ -67,6 +67,15 @@ fn tables() -> String {
     )
 }
 
+/// Version 2 adds the policy's judgements (`approve`, `retry`), append-only per job; a
+/// version-1 file is brought up to it when it is opened for writing.
+const DECISIONS: &str = "CREATE TABLE decisions (
+            job_id TEXT NOT NULL REFERENCES jobs (id),
+            seq    INTEGER NOT NULL,
+            data   TEXT NOT NULL,
+            PRIMARY KEY (job_id, seq)
+        );";
+
 /// Why a file cannot be used as a job store, besides SQLite's own errors.
 pub(super) enum Refusal {
     /// SQLite failed.
@@ -84,7 +93,7 @@ impl From<rusqlite::Error> for Refusal {
 /// The first bytes of every SQLite database file.
 const MAGIC: &[u8; 16] = b"SQLite format 3\0";
 
-/// The tables a store of [`VERSION`] has; a file that claims the version without them is not a
+/// The tables every store version has; a file that claims a version without them is not a
 /// oneshot store.
 const TABLES: [&str; 4] = ["jobs", "transitions", "artifacts", "audit"];
 
@@ -193,6 +202,11 @@ pub(super) fn open(path: &Path) -> Result<Connection, Refusal> {
             return Err(foreign());
         }
         tx.execute_batch(&tables())?;
+    }
+    if version < 2 {
+        tx.execute_batch(DECISIONS)?;
+    }
+    if version < VERSION {
         tx.execute_batch(&format!("PRAGMA user_version = {VERSION}"))?;
     }
     tx.commit()?;

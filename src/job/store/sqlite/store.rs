@@ -2,6 +2,7 @@
 
 use super::schema::CLAIMABLE;
 use super::{SqliteStore, fenced, int, rows, uint};
+use crate::job::decision::JobDecision;
 use crate::job::record::{ArtifactVersion, AuditEntry, Job, Transition};
 use crate::job::store::{Claim, Decision, JobStore, JobStoreError, JobSummary, Lease, ListFilter};
 use crate::job::{JobState, Migration};
@@ -305,6 +306,54 @@ impl JobStore for SqliteStore {
             .map_err(|e| self.db(e))?;
             Ok(version)
         })
+    }
+
+    fn add_decision(
+        &self,
+        lease: &Lease,
+        decision: &Redacted<JobDecision>,
+    ) -> Result<u64, JobStoreError> {
+        let decision = decision.get();
+        self.write(|tx| {
+            self.holds(tx, lease)?;
+            let last: i64 = tx
+                .query_row(
+                    "SELECT COALESCE(MAX(seq), 0) FROM decisions WHERE job_id = ?1",
+                    [&lease.job],
+                    |r| r.get(0),
+                )
+                .map_err(|e| self.db(e))?;
+            let seq = uint(last).saturating_add(1);
+            let stored = JobDecision {
+                seq,
+                ..decision.clone()
+            };
+            tx.execute(
+                "INSERT INTO decisions (job_id, seq, data) VALUES (?1, ?2, ?3)",
+                params![lease.job, int(seq), rows::to_json(&lease.job, &stored)?],
+            )
+            .map_err(|e| self.db(e))?;
+            Ok(seq)
+        })
+    }
+
+    fn decisions(&self, id: &str) -> Result<Vec<JobDecision>, JobStoreError> {
+        let conn = self.conn();
+        let id = self.resolve(&conn, id)?;
+        let mut stmt = conn
+            .prepare("SELECT seq, data FROM decisions WHERE job_id = ?1 ORDER BY seq")
+            .map_err(|e| self.db(e))?;
+        let data: Vec<(i64, String)> = stmt
+            .query_map([&id], |r| Ok((r.get(0)?, r.get(1)?)))
+            .and_then(|rows| rows.collect())
+            .map_err(|e| self.db(e))?;
+        data.iter()
+            .map(|(seq, d)| {
+                let mut r: JobDecision = rows::record(&self.path, &id, "decisions", d)?;
+                r.seq = uint(*seq);
+                Ok(r)
+            })
+            .collect()
     }
 
     fn decide(&self, d: &Decision<'_>) -> Result<(), JobStoreError> {

@@ -1,0 +1,151 @@
+//! What a step's loop asks of the world: make the workspace, make and run the session, look
+//! at what a failed execution left, harvest, ask the panel. [`RealHands`] does it with git,
+//! the engine and the agents; a test's hands answer from a script on paused time. Each call
+//! turns one [`crate::job::step::JobEffect`] into the [`RunnerEvent`] the core is told next.
+
+use super::RunnerOptions;
+use super::session;
+use crate::engine::{Engine, Interrupt};
+use crate::job::record::{Job, Workspace};
+use crate::job::step::{HarvestFacts, RunnerEvent};
+use crate::job::workspace;
+use crate::redact::Redacted;
+
+/// The effects of a step that touch the world, each answered with what happened.
+#[allow(async_fn_in_trait)] // Used on one thread, by the runner's own loop: never `Send`.
+pub(crate) trait Hands {
+    /// Makes (or finds again) the job's workspace: `Provisioned` or `ProvisionFailed`.
+    async fn provision(&mut self, job: &Job) -> RunnerEvent;
+
+    /// Makes the session — a new one with `prompt`, or opens `resume` — and keeps it to run:
+    /// `SessionMade`, or `SessionEnded` when it cannot be made.
+    async fn make_session(
+        &mut self,
+        job: &Job,
+        ws: &Workspace,
+        prompt: String,
+        resume: Option<String>,
+    ) -> RunnerEvent;
+
+    /// What pauses or kills the session made, while it runs.
+    fn interrupter(&self) -> Option<Interrupt>;
+
+    /// Runs the session made to its end: `SessionEnded`.
+    async fn run_session(&mut self, job: &str) -> RunnerEvent;
+
+    /// Looks at what a failed execution left of `session`: `Inspected`.
+    async fn inspect(&mut self, session: Option<String>) -> RunnerEvent;
+
+    /// Reads how session `id` rests: `SessionEnded`.
+    async fn read_session(&mut self, id: String) -> RunnerEvent;
+
+    /// Commits and measures the workspace's changes: `Harvested` or `HarvestFailed`.
+    async fn harvest(&mut self, ws: Workspace, message: Redacted<String>) -> RunnerEvent;
+
+    /// Asks the auditors of `panel` about the harvested work: `Audited`.
+    async fn audit(&mut self, job: &Job, ws: &Workspace, panel: &[String]) -> RunnerEvent;
+}
+
+/// The runner's hands: git on the blocking pool, sessions run by an [`Engine`] on the
+/// runner's thread, the panel through `ask`.
+pub(super) struct RealHands<'a> {
+    opts: &'a RunnerOptions,
+    engine: Option<Engine>,
+}
+
+impl<'a> RealHands<'a> {
+    pub(super) fn new(opts: &'a RunnerOptions) -> RealHands<'a> {
+        RealHands { opts, engine: None }
+    }
+}
+
+impl Hands for RealHands<'_> {
+    async fn provision(&mut self, job: &Job) -> RunnerEvent {
+        let id = job.id.clone();
+        let spec = job.spec.clone();
+        let root = self.opts.state_dir.join("worktrees");
+        let made =
+            tokio::task::spawn_blocking(move || workspace::provision(&id, &spec, &root)).await;
+        match made {
+            Ok(Ok(ws)) => RunnerEvent::Provisioned(ws),
+            Ok(Err(e)) => RunnerEvent::ProvisionFailed {
+                transient: e.is_contention(),
+                reason: e.to_string(),
+            },
+            Err(e) => RunnerEvent::ProvisionFailed {
+                reason: format!("provisioning panicked: {e}"),
+                transient: false,
+            },
+        }
+    }
+
+    async fn make_session(
+        &mut self,
+        job: &Job,
+        ws: &Workspace,
+        prompt: String,
+        resume: Option<String>,
+    ) -> RunnerEvent {
+        session::make(&job.spec, ws, prompt, resume, self.opts, &mut self.engine)
+    }
+
+    fn interrupter(&self) -> Option<Interrupt> {
+        self.engine.as_ref().map(Engine::interrupter)
+    }
+
+    async fn run_session(&mut self, job: &str) -> RunnerEvent {
+        match self.engine.as_mut() {
+            Some(engine) => {
+                let ended = session::run(job, engine, self.opts).await;
+                self.engine = None;
+                ended
+            }
+            None => session::never_made(),
+        }
+    }
+
+    async fn inspect(&mut self, session: Option<String>) -> RunnerEvent {
+        session::inspect(session.as_deref(), self.opts)
+    }
+
+    async fn read_session(&mut self, id: String) -> RunnerEvent {
+        session::read_end(&id, self.opts)
+    }
+
+    async fn harvest(&mut self, ws: Workspace, message: Redacted<String>) -> RunnerEvent {
+        let done = tokio::task::spawn_blocking(move || workspace::harvest(&ws, &message)).await;
+        match done {
+            Ok(Ok(h)) => RunnerEvent::Harvested(HarvestFacts {
+                commit: h.commit,
+                diff_hash: h.diff_hash,
+                diff_stat: h.diff_stat,
+                files: h.files,
+                empty: h.empty,
+            }),
+            Ok(Err(e)) => RunnerEvent::HarvestFailed {
+                out_of_space: out_of_space(&e),
+                reason: e.to_string(),
+            },
+            Err(e) => RunnerEvent::HarvestFailed {
+                reason: format!("harvest panicked: {e}"),
+                out_of_space: false,
+            },
+        }
+    }
+
+    async fn audit(&mut self, job: &Job, ws: &Workspace, panel: &[String]) -> RunnerEvent {
+        RunnerEvent::Audited(super::panel::audit(job, ws, panel, &self.opts.state_dir).await)
+    }
+}
+
+/// Whether `e` is the disk (or the user's quota) being full: an OS error, or git saying so
+/// (it runs with `LC_ALL=C`, so in these words).
+fn out_of_space(e: &workspace::WorkspaceError) -> bool {
+    use nix::errno::Errno;
+    if let workspace::WorkspaceError::Io { source, .. } = e {
+        let code = source.raw_os_error();
+        return code == Some(Errno::ENOSPC as i32) || code == Some(Errno::EDQUOT as i32);
+    }
+    let said = e.to_string();
+    said.contains("No space left on device") || said.contains("Disk quota exceeded")
+}
