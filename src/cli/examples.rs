@@ -219,6 +219,18 @@ Examples:
   oneshot job audit                  # every job's decisions
   oneshot job audit job-1a2b3c4d --json | jq -r '.actor + \" \" + .action'";
 
+/// `oneshot job replay --help`.
+pub const JOB_REPLAY: &str = "\
+Examples:
+  oneshot job replay job-1a2b3c4d --policy policies/auto-approve.lua
+  oneshot job replay job-1a2b3c4d                  # the job's own policy, as edited since
+  oneshot job replay job-1a2b3c4d --policy strict.lua --json | jq .verdict
+
+Each decision the job's policy made (approve at a harvest, retry after a transient failure)
+is asked again with the input it saw, through the job core's own rules (a failed session is
+never auto-approved, max_loops holds). The first one that goes elsewhere is where the paths
+part: what followed depended on that move and is not invented.";
+
 /// `oneshot job cleanup --help`.
 pub const JOB_CLEANUP: &str = "\
 Examples:

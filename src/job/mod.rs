@@ -23,6 +23,7 @@ mod machine;
 mod migrate;
 pub mod record;
 mod redaction;
+pub mod replay;
 pub mod runner;
 mod state;
 pub mod step;

@@ -621,3 +621,22 @@ pub fn prompt(job: &Job) -> String {
     }
     p
 }
+
+/// A loaded policy judges as the job's policy does: its `approve` hook and `limits.retry`.
+impl JobJudge for crate::policy::PolicyHost {
+    fn approve(
+        &mut self,
+        result: &ApprovalResult,
+        job: &ApprovalJob,
+    ) -> Result<ApproveDecision, String> {
+        crate::policy::PolicyHost::approve(self, result, job).map_err(|e| e.to_string())
+    }
+
+    fn retry(&self) -> RetryLimits {
+        self.limits().retry
+    }
+
+    fn policy_hash(&self) -> Option<String> {
+        Some(self.hash().to_string())
+    }
+}

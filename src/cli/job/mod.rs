@@ -5,6 +5,7 @@
 mod cleanup;
 mod create;
 mod progress;
+mod replay;
 mod run;
 mod settings;
 mod show;
@@ -28,6 +29,7 @@ Examples:
   oneshot job list --state approval_required
   oneshot job diff $id && oneshot job approve $id  # or: oneshot job reject $id --feedback TEXT
   oneshot job audit --json
+  oneshot job replay $id --policy strict.lua       # what another policy would have decided
 
 States (a job rests in the CAPITALISED ones between commands):
   DRAFT ─activate→ PENDING ─step→ provisioning → executing → harvesting → one of:
@@ -98,6 +100,10 @@ pub enum JobCommand {
     /// The audit trail of human decisions, of one job or of all.
     #[command(after_help = examples::JOB_AUDIT)]
     Audit(show::AuditArgs),
+    /// Ask a policy again what the job's policy decided (approve, retry): where it would have
+    /// sent the job.
+    #[command(after_help = examples::JOB_REPLAY)]
+    Replay(replay::ReplayArgs),
     /// Remove a SUCCESS or CANCELED job's workspace, if its work is merged or pushed (or
     /// --discard); a branch with commits found nowhere else is never deleted.
     #[command(after_help = examples::JOB_CLEANUP)]
@@ -148,6 +154,7 @@ pub fn run(
         JobCommand::Show(a) => show::show(&cx, a),
         JobCommand::Diff(a) => show::diff(&cx, &a.id),
         JobCommand::Audit(a) => show::audit(&cx, a),
+        JobCommand::Replay(a) => replay::run(&cx, a),
         JobCommand::Cleanup(a) => cleanup::run(&cx, a),
     }
 }
