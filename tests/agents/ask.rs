@@ -156,3 +156,67 @@ fn aider_json_is_found_in_its_chat_output() {
     assert_eq!(r.code(), Some(0), "{}", r.dump());
     assert_eq!(printed(&r), verdict("retry"));
 }
+
+/// `oneshot ask --policy FILE`: the policy's `permit` answers Claude's tool requests, as it does
+/// a session auditor's. The denied Bash call never runs, the model reads why, and oneshot says
+/// the refusal on stderr; the answer still comes through its structured output.
+#[test]
+fn ask_with_a_policy_asks_its_permit() {
+    let sb = Sandbox::new();
+    let policy = sb.tmp.path().join("guard.lua");
+    std::fs::write(
+        &policy,
+        r#"return {
+  permit = function(tool, input, ctx, role)
+    if tool == "Bash" then
+      return "deny", "no shell for " .. role .. " zq83 (" .. ctx.task .. ")"
+    end
+    return "allow"
+  end,
+}"#,
+    )
+    .unwrap();
+    let model = FakeModel::with([
+        Reply::Bash("echo ran > ran.txt".into()),
+        Reply::Json(verdict("done")),
+    ]);
+    let Some(claude) = super::claude::claude(&sb, &model) else {
+        return;
+    };
+    let mut c = oneshot(&sb, &[&claude]);
+    c.args(["ask", "--target", "claude", "--policy"])
+        .arg(&policy)
+        .args(["--schema", "verdict", "is it done?"]);
+    let r = run(c, LIMIT);
+    assert_eq!(r.code(), Some(0), "{}", r.dump());
+    assert_eq!(printed(&r), verdict("done"));
+    assert!(
+        !sb.work().join("ran.txt").exists(),
+        "the denied command never ran"
+    );
+    let reqs = model.model_requests();
+    assert!(reqs.len() >= 2, "{}", r.dump());
+    assert!(
+        reqs[1]
+            .body_text()
+            .contains("no shell for auditor zq83 (is it done?)"),
+        "the model sees the denial, with the hook's ctx and role"
+    );
+    assert!(
+        r.stderr
+            .contains("refused the target's Bash request: no shell for auditor zq83"),
+        "{}",
+        r.dump()
+    );
+
+    // A policy that does not load is a usage error, before anything runs.
+    std::fs::write(&policy, "return 42").unwrap();
+    let mut c = oneshot(&sb, &[&claude]);
+    c.args(["ask", "--target", "claude", "--policy"])
+        .arg(&policy)
+        .args(["--schema", "verdict", "is it done?"]);
+    let r = run(c, LIMIT);
+    assert_eq!(r.code(), Some(2), "{}", r.dump());
+    assert!(r.stderr.contains("--policy"), "{}", r.dump());
+    assert!(r.stderr.contains("guard.lua"), "{}", r.dump());
+}
