@@ -158,9 +158,7 @@ impl Run<'_> {
         }
         Ok(answer)
     }
-}
 
-impl Run<'_> {
     /// Feeds stdout to the agent's reader (its protocol's replies go back there) and answers
     /// its tool requests: the policy's `permit` when the ask has one, else the built-in
     /// auditor rule (an ask only reads). The agent waits for each answer, so the output read
