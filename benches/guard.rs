@@ -49,6 +49,7 @@ fn full_ctx(round: usize) -> HookCtx {
         changed_files: (0..20).map(|i| format!("src/file_{i}.rs")).collect(),
         workdir: "/tmp/work".into(),
         structured: None,
+        diff: None,
     }
 }
 

@@ -33,6 +33,7 @@
 ---@field structured { verdict: string, reason: string, confidence: number, open_criteria: string[] }? verdict hook only: the auditor's answer as the object it gave, when it fits the verdict schema.
 ---@field changed_files string[] Files changed in the workdir by the last worker run (workdir-relative).
 ---@field workdir string The session's working directory.
+---@field diff string? A job's panel auditors only: the changes they judge, as a git diff against the job's base (at most 256 KiB); nil in a session.
 
 ---What salvage(evidence, ctx) gets about a stopped worker.
 ---@class OneshotEvidence

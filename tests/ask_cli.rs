@@ -252,3 +252,58 @@ fn named_targets_come_from_oneshot_toml_with_their_secrets() {
         text(&out)
     );
 }
+
+#[test]
+fn a_policy_that_does_not_load_is_refused_before_anything_runs() {
+    let w = World::new();
+    let marker = w.tmp.path().join("ran");
+    std::fs::create_dir(&marker).unwrap();
+    let target = w.script(
+        "t.sh",
+        &format!("touch {}/yes; echo '{DONE}'", marker.display()),
+    );
+    let policy = w.tmp.path().join("broken.lua");
+    std::fs::write(&policy, "return { permit = 42 }").unwrap();
+    let p = policy.to_str().unwrap();
+    let out = ask(
+        &w,
+        &[
+            "--target-cmd",
+            &target,
+            "--policy",
+            p,
+            "--schema",
+            "verdict",
+            "q",
+        ],
+    );
+    assert_eq!(code(&out), 2, "{}", text(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--policy") && err.contains("broken.lua"),
+        "{err}"
+    );
+    assert!(err.contains("permit"), "says what is wrong: {err}");
+    assert!(!marker.join("yes").exists(), "the target never ran");
+    // A policy that loads leaves a command target's answer as it is (commands ask for no
+    // tools).
+    std::fs::write(
+        &policy,
+        "return { permit = function() return \"deny\", \"no\" end }",
+    )
+    .unwrap();
+    let out = ask(
+        &w,
+        &[
+            "--target-cmd",
+            &target,
+            "--policy",
+            p,
+            "--schema",
+            "verdict",
+            "q",
+        ],
+    );
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    assert!(marker.join("yes").exists());
+}

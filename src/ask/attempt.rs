@@ -1,9 +1,10 @@
 //! One run of the target: started read-only (an agent as an auditor is), its protocol spoken
-//! through the same driver the sessions use, tool requests answered by the built-in auditor
-//! rule (nothing that edits files), stopped at the timeout; its answer is what its protocol
-//! calls the final result (a command's: its stdout).
+//! through the same driver the sessions use, tool requests answered by the policy's `permit`
+//! when the ask has one, else by the built-in auditor rule (nothing that edits files), stopped
+//! at the timeout; its answer is what its protocol calls the final result (a command's: its
+//! stdout).
 
-use super::{AskError, Target};
+use super::{AskError, Denial, Permits, Target};
 use crate::agent::AnswerSchema;
 use crate::engine::tap::Tap;
 use crate::executor::{
@@ -29,11 +30,14 @@ pub(super) struct Run<'a> {
     pub env: &'a [(String, String)],
     /// Where the target may go (Landlock), when it is confined.
     pub confine: Option<&'a crate::executor::confine::Confinement>,
+    /// Who answers tool requests; `None`: the built-in auditor rule.
+    pub permit: Option<&'a Permits>,
 }
 
 impl Run<'_> {
-    /// Runs the target once and returns its answer's text.
-    pub async fn answer(&self) -> Result<String, AskError> {
+    /// Runs the target once and returns its answer's text; the tool requests it refused are
+    /// added to `denied`.
+    pub async fn answer(&self, denied: &mut Vec<Denial>) -> Result<String, AskError> {
         let id = format!("ask-{}", uuid::Uuid::new_v4());
         let (invocation, mut tap) = self.invocation(&id)?;
         let running = invocation
@@ -43,7 +47,7 @@ impl Run<'_> {
         if let Some(tap) = &mut tap {
             tap.open(self.prompt, &sup);
         }
-        let result = self.drive(&mut sup, tap.as_mut()).await;
+        let result = self.drive(&mut sup, tap.as_mut(), denied).await;
         // Anything the target started that left its group (it ran with the mark).
         crate::executor::sweep(&id);
         result
@@ -93,6 +97,7 @@ impl Run<'_> {
         &self,
         sup: &mut Supervised,
         mut tap: Option<&mut Tap>,
+        denied: &mut Vec<Denial>,
     ) -> Result<String, AskError> {
         let deadline = tokio::time::Instant::now() + self.timeout;
         let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
@@ -109,7 +114,7 @@ impl Run<'_> {
                             keep.extend_from_slice(&bytes);
                         }
                         if let (Some(tap), Stream::Stdout) = (tap.as_deref_mut(), stream) {
-                            heard(tap, sup, &bytes);
+                            self.heard(tap, sup, &bytes, denied).await;
                         }
                         sup.recycle(bytes);
                     }
@@ -153,13 +158,30 @@ impl Run<'_> {
         }
         Ok(answer)
     }
-}
 
-/// Feeds stdout to the agent's reader (its protocol's replies go back there) and answers its
-/// tool requests with the built-in auditor rule: an ask only reads.
-fn heard(tap: &mut Tap, sup: &mut Supervised, bytes: &[u8]) {
-    for (id, tool, input) in tap.hear(bytes, sup).permissions {
-        let d = crate::policy::default_permit(Role::Auditor, &tool);
-        tap.permit(&id, d.allow, d.reason.as_deref(), &input, sup);
+    /// Feeds stdout to the agent's reader (its protocol's replies go back there) and answers
+    /// its tool requests: the policy's `permit` when the ask has one, else the built-in
+    /// auditor rule (an ask only reads). The agent waits for each answer, so the output read
+    /// meanwhile stays in the pipe.
+    async fn heard(
+        &self,
+        tap: &mut Tap,
+        sup: &mut Supervised,
+        bytes: &[u8],
+        denied: &mut Vec<Denial>,
+    ) {
+        for (id, tool, input) in tap.hear(bytes, sup).permissions {
+            let d = match self.permit {
+                Some(p) => p.policy.permit(Role::Auditor, &tool, &input, &p.ctx).await,
+                None => crate::policy::default_permit(Role::Auditor, &tool),
+            };
+            if !d.allow {
+                denied.push(Denial {
+                    tool: tool.clone(),
+                    reason: d.reason.clone().unwrap_or_default(),
+                });
+            }
+            tap.permit(&id, d.allow, d.reason.as_deref(), &input, sup);
+        }
     }
 }

@@ -12,6 +12,11 @@
 //! decides: an answer that does not fit is asked again with what was wrong, up to
 //! [`Ask::attempts`] runs in all.
 //!
+//! An agent's tool requests are answered by the built-in auditor rule (nothing that edits
+//! files), or by a policy's `permit` hook when the question carries one ([`Ask::permit`]): the
+//! policy runs on a thread of its own ([`PolicyService`]), so an ask stays `Send`. Every deny is
+//! on the answer ([`Answer::denied`]).
+//!
 //! ```no_run
 //! # async fn demo() -> Result<(), oneshot::ask::AskError> {
 //! use oneshot::ask::{Ask, Target};
@@ -31,9 +36,11 @@ mod prompt;
 pub use error::AskError;
 
 use crate::agent::{AgentKind, AgentSpec};
+use crate::policy::{HookCtx, PolicyService};
 use crate::schema::Schema;
 use serde_json::Value;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// What answers.
@@ -79,6 +86,43 @@ pub struct Ask {
     /// More of oneshot's own paths the target must not reach (a job's state directory), besides
     /// the sealing key, the trust store and oneshot's user directories.
     pub hidden: Vec<PathBuf>,
+    /// Who answers the agent's tool requests: a policy's `permit` hook; `None`: the built-in
+    /// auditor rule ([`crate::policy::default_permit`]).
+    pub permit: Option<Permits>,
+}
+
+/// A policy answering an ask's tool requests: its `permit` hook, asked as the auditor's with
+/// `ctx` (a hook failure, or a policy thread that is gone, is a deny).
+#[derive(Debug, Clone)]
+pub struct Permits {
+    /// The policy.
+    pub policy: PolicyService,
+    /// What the hook sees as `ctx`.
+    pub ctx: Arc<HookCtx>,
+}
+
+impl Permits {
+    /// `policy`'s `permit` with a `ctx` that holds the question (`ctx.task`) and the directory
+    /// it is asked in (`ctx.workdir`): what `oneshot ask --policy` gives the hook.
+    pub fn for_ask(policy: PolicyService, ask: &Ask) -> Permits {
+        Permits {
+            policy,
+            ctx: Arc::new(HookCtx {
+                task: ask.prompt.clone(),
+                workdir: ask.dir.display().to_string(),
+                ..HookCtx::default()
+            }),
+        }
+    }
+}
+
+/// A tool request that was refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Denial {
+    /// The tool's name as the agent gave it.
+    pub tool: String,
+    /// Why (the hook's or the built-in rule's reason).
+    pub reason: String,
 }
 
 /// The default for [`Ask::timeout`].
@@ -100,6 +144,7 @@ impl Ask {
             env: Vec::new(),
             sandbox: true,
             hidden: Vec::new(),
+            permit: None,
         }
     }
 }
@@ -111,6 +156,8 @@ pub struct Answer {
     pub value: Value,
     /// Which run gave it (1: the first).
     pub attempts: u32,
+    /// The tool requests refused on the way, every run's, in order.
+    pub denied: Vec<Denial>,
 }
 
 /// Asks until an answer fits the schema, or the runs are spent.
@@ -123,6 +170,7 @@ pub async fn ask(req: &Ask) -> Result<Answer, AskError> {
     })?;
     let mut feedback: Option<String> = None;
     let mut last = String::new();
+    let mut denied = Vec::new();
     let confine = match crate::executor::confine::available() {
         crate::executor::confine::Sandbox::Landlock { .. } if req.sandbox => {
             let mut hidden = req.hidden.clone();
@@ -153,10 +201,17 @@ pub async fn ask(req: &Ask) -> Result<Answer, AskError> {
             timeout: req.timeout,
             env: &req.env,
             confine: confine.as_ref(),
+            permit: req.permit.as_ref(),
         };
-        let text = run.answer().await?;
+        let text = run.answer(&mut denied).await?;
         match validator.answer(&text) {
-            Ok(value) => return Ok(Answer { value, attempts: n }),
+            Ok(value) => {
+                return Ok(Answer {
+                    value,
+                    attempts: n,
+                    denied,
+                });
+            }
             Err(e) => {
                 feedback = Some(e.to_string());
                 last = text;
@@ -168,4 +223,24 @@ pub async fn ask(req: &Ask) -> Result<Answer, AskError> {
         problems: feedback.unwrap_or_default(),
         answer: last,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An ask must stay `Send` with a policy's `permit` on it: eval runs asks on a `JoinSet`.
+    #[test]
+    fn an_ask_with_a_policy_is_send() {
+        fn send<T: Send>(_: &T) {}
+        fn shared<T: Send + Sync>() {}
+        shared::<Ask>();
+        shared::<Permits>();
+        let schema = crate::schema::Registry::builtin()
+            .resolve("verdict")
+            .unwrap();
+        let ask = Ask::new(Target::Command("true".into()), schema, "q");
+        // Not awaited: only its type is checked.
+        send(&super::ask(&ask));
+    }
 }

@@ -6,8 +6,9 @@ use super::exit;
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use oneshot::agent::AgentSpec;
-use oneshot::ask::{Ask, AskError, Target};
+use oneshot::ask::{Ask, AskError, Permits, Target};
 use oneshot::config::Runs;
+use oneshot::policy::{PolicyOptions, PolicyService};
 use oneshot::schema::Registry;
 use std::io::Read;
 use std::path::PathBuf;
@@ -69,13 +70,15 @@ Examples:
   oneshot ask --target gemini --schema nudgenik --timeout 2m \"$(tmux capture-pane -p)\"
   oneshot ask --target-cmd \"sh classify.sh\" --schema branch-suggest \"add a --json flag\"
   oneshot ask --target fast --schema verdict \"...\"   # [targets.fast] in oneshot.toml (docs/config.md)
+  oneshot ask --target claude --policy ask.lua --schema verdict \"...\"   # its permit hook judges tools
 
 The answer is printed as one JSON object on stdout, and the exit code is 0 only when it fits
 the schema: oneshot checks it itself, whatever the target (Claude gets the schema inline,
 Codex as --output-schema — which Codex does not enforce —, the others in the prompt, their
 JSON found in their text). An answer that does not fit is asked again with what was wrong,
 up to --attempts runs; then exit 1 with the violations. Exit 2: a bad schema or target,
-nothing ran. The agent runs read-only (as an auditor: no file edits).";
+nothing ran. The agent runs read-only (as an auditor: no file edits), or as --policy FILE's
+`permit` hook decides; every refused tool request is said on stderr.";
 
 /// `oneshot ask …`
 #[derive(Debug, Args)]
@@ -90,6 +93,10 @@ pub struct AskArgs {
     /// The directory the target runs in [default: the current directory].
     #[arg(long, value_name = "DIR")]
     pub dir: Option<PathBuf>,
+    /// A policy file (Lua) whose `permit` hook answers the agent's tool requests, as it does a
+    /// session auditor's [default: the built-in rule: every tool but those that edit files].
+    #[arg(long, value_name = "FILE")]
+    pub policy: Option<PathBuf>,
     /// The question; `-` reads it from stdin.
     #[arg(value_name = "PROMPT|-")]
     pub prompt: String,
@@ -157,7 +164,7 @@ pub fn run(args: AskArgs, files: &Files) -> Result<i32> {
     } else {
         args.prompt.clone()
     };
-    let ask = Ask {
+    let mut ask = Ask {
         target,
         schema,
         prompt,
@@ -167,12 +174,42 @@ pub fn run(args: AskArgs, files: &Files) -> Result<i32> {
         env,
         sandbox: true,
         hidden: Vec::new(),
+        permit: None,
     };
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .context("start the runtime")?;
-    match rt.block_on(oneshot::ask::ask(&ask)) {
+    if let Some(path) = &args.policy {
+        // As `run --policy`: the file named on the command line is the user's own choice, so
+        // it is loaded as it is (trust guards only changes an agent could have made since).
+        let policy = rt
+            .block_on(PolicyService::start(
+                Some(path.clone()),
+                PolicyOptions::default(),
+            ))
+            .map_err(|e| {
+                oneshot::engine::EngineError::Usage(format!(
+                    "ask: --policy {}: {}; fix it (`oneshot policy check {}` says more) or leave \
+                     --policy out for the built-in rule",
+                    path.display(),
+                    oneshot::error::failure(&e),
+                    path.display()
+                ))
+            })?;
+        ask.permit = Some(Permits::for_ask(policy, &ask));
+    }
+    let result = rt.block_on(oneshot::ask::ask(&ask));
+    if let Ok(answer) = &result {
+        for d in &answer.denied {
+            errln!(
+                "oneshot: ask: refused the target's {} request: {}",
+                d.tool,
+                d.reason
+            );
+        }
+    }
+    match result {
         Ok(answer) => {
             outln!("{}", answer.value);
             if answer.attempts > 1 {

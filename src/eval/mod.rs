@@ -106,6 +106,7 @@ pub async fn run(manifest: &Manifest, opts: &Options) -> Result<Report, EvalErro
             env: opts.env.clone(),
             sandbox: true,
             hidden: Vec::new(),
+            permit: None,
         };
         let slots = Arc::clone(&slots);
         set.spawn(async move {

@@ -129,11 +129,18 @@ impl PolicyHost {
     /// The auditor's prompt: the `audit_prompt` hook, or [`default_audit_prompt`] when it is
     /// absent or returns nil.
     pub fn audit_prompt(&self, ctx: &HookCtx) -> Result<String, PolicyError> {
-        let from_hook = match self.hook(|p| p.audit_prompt.as_ref()) {
-            Some((policy, f)) => policy.prompt("audit_prompt", f, ctx)?,
-            None => None,
-        };
-        Ok(from_hook.unwrap_or_else(|| default_audit_prompt(ctx)))
+        Ok(self
+            .audit_prompt_hook(ctx)?
+            .unwrap_or_else(|| default_audit_prompt(ctx)))
+    }
+
+    /// The `audit_prompt` hook's own answer: `None` when the policy has no such hook or it
+    /// returned nil, so a caller with a built-in prompt of its own (a job's panel) uses that.
+    pub fn audit_prompt_hook(&self, ctx: &HookCtx) -> Result<Option<String>, PolicyError> {
+        match self.hook(|p| p.audit_prompt.as_ref()) {
+            Some((policy, f)) => policy.prompt("audit_prompt", f, ctx),
+            None => Ok(None),
+        }
     }
 
     /// Tells the `on_transition` observer about a transition that happened. Its return values

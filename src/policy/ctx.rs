@@ -48,6 +48,10 @@ pub struct HookCtx {
     pub structured: Option<serde_json::Value>,
     /// The session's working directory.
     pub workdir: String,
+    /// The changes being judged, as a git diff against the job's base: set for a job's panel
+    /// auditors (their `audit_prompt`, `verdict` and `permit`); `None` in a session.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diff: Option<String>,
 }
 
 fn is_zero(n: &u32) -> bool {

@@ -8,7 +8,7 @@
 //! * Small fields (`iteration`, `state`, `elapsed`, `exit_code`, …) are stored in the table,
 //!   and only the ones that changed are written again.
 //! * The large fields ([`LAZY_FIELDS`]: the outputs, prompt, task, critique, changed-file
-//!   list and the auditor's structured answer) are kept on the Rust side and built into Lua values only when a hook first reads
+//!   list, the auditor's structured answer and a panel's diff) are kept on the Rust side and built into Lua values only when a hook first reads
 //!   them: the table's metatable has an `__index` that builds the value (with the same
 //!   [`MAX_LUA_STRING`] cut as before) and caches it in the table, so later reads, in this call
 //!   or a later one, are plain table reads until the field changes. Most hooks never read the
@@ -61,7 +61,7 @@ pub(crate) fn head(s: &str) -> &str {
 }
 
 /// The `ctx` fields built only when a hook reads them.
-pub const LAZY_FIELDS: [&str; 7] = [
+pub const LAZY_FIELDS: [&str; 8] = [
     "task",
     "worker_prompt",
     "worker_output",
@@ -69,6 +69,7 @@ pub const LAZY_FIELDS: [&str; 7] = [
     "critique",
     "changed_files",
     "structured",
+    "diff",
 ];
 
 /// One of [`LAZY_FIELDS`].
@@ -81,10 +82,11 @@ enum Lazy {
     Critique,
     ChangedFiles,
     Structured,
+    Diff,
 }
 
 impl Lazy {
-    const ALL: [Lazy; 7] = [
+    const ALL: [Lazy; 8] = [
         Lazy::Task,
         Lazy::WorkerPrompt,
         Lazy::WorkerOutput,
@@ -92,6 +94,7 @@ impl Lazy {
         Lazy::Critique,
         Lazy::ChangedFiles,
         Lazy::Structured,
+        Lazy::Diff,
     ];
 
     fn name(self) -> &'static str {
@@ -121,6 +124,10 @@ impl Lazy {
                 Some(v) => super::permit::json_value(lua, v),
                 None => Ok(Value::Nil),
             },
+            Lazy::Diff => match &ctx.diff {
+                Some(d) => string(head(d)),
+                None => Ok(Value::Nil),
+            },
         }
     }
 }
@@ -139,7 +146,7 @@ struct Keys {
     open_criteria_streak: LuaString,
     workdir: LuaString,
     /// Indexed by `Lazy as usize`: cleared from the table when the field changes.
-    lazy: [LuaString; 7],
+    lazy: [LuaString; 8],
 }
 
 /// The reusable `ctx` table and what it currently holds.
@@ -160,7 +167,7 @@ struct Current {
     /// The eager fields as the table holds them, and the lazy fields `__index` builds from.
     ctx: HookCtx,
     /// Which lazy fields the table holds a built value for, by `Lazy as usize`.
-    cached: [bool; 7],
+    cached: [bool; 8],
 }
 
 /// Stores `value` under `key` in the read-only `table`.
@@ -210,6 +217,7 @@ impl CtxTable {
                 s(LAZY_FIELDS[4])?,
                 s(LAZY_FIELDS[5])?,
                 s(LAZY_FIELDS[6])?,
+                s(LAZY_FIELDS[7])?,
             ],
         };
         let states = SessionState::ALL
@@ -330,6 +338,7 @@ impl CtxTable {
         lazy!(critique, Lazy::Critique);
         lazy!(changed_files, Lazy::ChangedFiles);
         lazy!(structured, Lazy::Structured);
+        lazy!(diff, Lazy::Diff);
         Ok(())
     }
 }

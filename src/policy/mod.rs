@@ -16,7 +16,9 @@
 //! Around the host: `require` of sibling modules ([`PolicyHost::sources`] lists them for the
 //! reload watcher), the `oneshot` helper table, declared failure modes
 //! ([`PolicyHost::fail_mode`]), the policy's own tests ([`run_tests`],
-//! [`validate_for_reload`]), [`check`] and the editor stubs. `docs/policy.md` is the reference.
+//! [`validate_for_reload`]), [`check`], the editor stubs, and [`PolicyService`] (a policy on a
+//! thread of its own, for callers on other threads: an `ask`'s tool requests, a job's panel).
+//! `docs/policy.md` is the reference.
 
 mod approve;
 mod budget;
@@ -37,6 +39,7 @@ mod reload;
 mod retry;
 mod sandbox;
 mod schema;
+mod service;
 mod stubs;
 mod syntax;
 mod testing;
@@ -66,6 +69,7 @@ pub use retry::{RETRY_KEYS, RetryLimits};
 pub use sandbox::interrupt_hooks;
 pub use schema::TOP_LEVEL_KEYS;
 pub(crate) use schema::suggest as suggest_name;
+pub use service::{PolicyService, SERVICE_GONE};
 pub use stubs::{stubs_luals, stubs_luau};
 pub use syntax::check_syntax;
 pub use testing::{TestCase, TestReport, run_tests, test_file_for, validate_for_reload};

@@ -156,3 +156,153 @@ fn aider_json_is_found_in_its_chat_output() {
     assert_eq!(r.code(), Some(0), "{}", r.dump());
     assert_eq!(printed(&r), verdict("retry"));
 }
+
+/// `oneshot ask --policy FILE`: the policy's `permit` answers Claude's tool requests, as it does
+/// a session auditor's. The denied Bash call never runs, the model reads why, and oneshot says
+/// the refusal on stderr; the answer still comes through its structured output.
+#[test]
+fn ask_with_a_policy_asks_its_permit() {
+    let sb = Sandbox::new();
+    let policy = sb.tmp.path().join("guard.lua");
+    std::fs::write(
+        &policy,
+        r#"return {
+  permit = function(tool, input, ctx, role)
+    if tool == "Bash" then
+      return "deny", "no shell for " .. role .. " zq83 (" .. ctx.task .. ")"
+    end
+    return "allow"
+  end,
+}"#,
+    )
+    .unwrap();
+    let model = FakeModel::with([
+        Reply::Bash("echo ran > ran.txt".into()),
+        Reply::Json(verdict("done")),
+    ]);
+    let Some(claude) = super::claude::claude(&sb, &model) else {
+        return;
+    };
+    let mut c = oneshot(&sb, &[&claude]);
+    c.args(["ask", "--target", "claude", "--policy"])
+        .arg(&policy)
+        .args(["--schema", "verdict", "is it done?"]);
+    let r = run(c, LIMIT);
+    assert_eq!(r.code(), Some(0), "{}", r.dump());
+    assert_eq!(printed(&r), verdict("done"));
+    assert!(
+        !sb.work().join("ran.txt").exists(),
+        "the denied command never ran"
+    );
+    let reqs = model.model_requests();
+    assert!(reqs.len() >= 2, "{}", r.dump());
+    assert!(
+        reqs[1]
+            .body_text()
+            .contains("no shell for auditor zq83 (is it done?)"),
+        "the model sees the denial, with the hook's ctx and role"
+    );
+    assert!(
+        r.stderr
+            .contains("refused the target's Bash request: no shell for auditor zq83"),
+        "{}",
+        r.dump()
+    );
+
+    // A policy that does not load is a usage error, before anything runs.
+    std::fs::write(&policy, "return 42").unwrap();
+    let mut c = oneshot(&sb, &[&claude]);
+    c.args(["ask", "--target", "claude", "--policy"])
+        .arg(&policy)
+        .args(["--schema", "verdict", "is it done?"]);
+    let r = run(c, LIMIT);
+    assert_eq!(r.code(), Some(2), "{}", r.dump());
+    assert!(r.stderr.contains("--policy"), "{}", r.dump());
+    assert!(r.stderr.contains("guard.lua"), "{}", r.dump());
+}
+
+/// A job's panel auditor that is an agent asks the job's policy for its tools: Claude's Bash is
+/// denied by the `permit` hook (the model reads why), and the refusal travels with that
+/// auditor's dissent into the job's reason.
+#[test]
+fn a_claude_panel_auditor_asks_the_jobs_permit() {
+    let sb = Sandbox::new();
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+            .args(["-c", "commit.gpgsign=false"])
+            .args(args)
+            .current_dir(sb.work())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+    };
+    git(&["init", "-q", "-b", "main"]);
+    std::fs::write(sb.work().join("a.txt"), "a\n").unwrap();
+    git(&["add", "-A"]);
+    git(&["commit", "-qm", "a"]);
+    let policy = sb.tmp.path().join("panel.lua");
+    std::fs::write(
+        &policy,
+        r#"return {
+  permit = function(tool, input, ctx, role)
+    if tool == "Bash" and ctx.diff then
+      return "deny", "no shell for the panel zq84 (" .. table.concat(ctx.changed_files, ",") .. ")"
+    end
+    return "allow"
+  end,
+}"#,
+    )
+    .unwrap();
+    let model = FakeModel::with([
+        Reply::Bash("echo ran > ran.txt".into()),
+        Reply::Json(verdict("retry")),
+    ]);
+    let Some(claude) = super::claude::claude(&sb, &model) else {
+        return;
+    };
+    let oneshot_job = |args: &[&str]| {
+        let mut c = oneshot(&sb, &[&claude]);
+        c.env("ONESHOT_ACTOR", "tester").arg("job").args(args);
+        let r = run(c, LIMIT);
+        assert_eq!(r.code(), Some(0), "{args:?}: {}", r.dump());
+        r.stdout
+    };
+    let id = oneshot_job(&[
+        "create",
+        "--worker-cmd",
+        "sh -c 'echo hi > f.txt'",
+        "--auditor-cmd",
+        "echo VERDICT: DONE",
+        "--panel",
+        "claude",
+        "--policy",
+        policy.to_str().unwrap(),
+        "--activate",
+        "write hi to f.txt",
+    ]);
+    let id = id.trim();
+    oneshot_job(&["step", id]);
+    let show: Value = serde_json::from_str(&oneshot_job(&["show", id, "--json"])).unwrap();
+    assert_eq!(show["job"]["state"], "INTERVENTION_REQUIRED", "{show:#}");
+    let reason = show["job"]["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("claude said retry: checked zq71"),
+        "the dissent: {reason}"
+    );
+    assert!(
+        reason.contains("tool requests refused: Bash: no shell for the panel zq84 (f.txt)"),
+        "the refusal, with the panel's ctx: {reason}"
+    );
+    let reqs = model.model_requests();
+    assert!(reqs.len() >= 2, "{reqs:?}");
+    assert!(
+        reqs[1].body_text().contains("no shell for the panel zq84"),
+        "the model sees the denial"
+    );
+    let ws = show["job"]["workspace"]["path"].as_str().unwrap();
+    assert!(
+        !std::path::Path::new(ws).join("ran.txt").exists(),
+        "the denied command never ran"
+    );
+}

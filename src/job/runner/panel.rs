@@ -1,10 +1,19 @@
 //! A panel of auditors judging one step's harvested work at once (seed 003 §1.3): each asked
 //! for a verdict that fits the `verdict` schema, all awaited before the machine moves.
+//!
+//! The panel goes through the job's policy like a session's auditor does: its prompt is the
+//! policy's `audit_prompt` (else the built-in panel prompt), each answer's verdict is read by
+//! the policy's `verdict` hook (else the built-in parser), and the auditors' tool requests are
+//! answered by its `permit` (else the built-in auditor rule). The policy is loaded once for the
+//! panel, on a thread of its own ([`PolicyService`]): the asks may run anywhere.
 
 use super::session::Player;
-use crate::ask::{Ask, Target};
+use crate::ask::{Answer, Ask, Permits, Target};
 use crate::job::record::{Job, PanelVerdict, PanelWord, Workspace};
+use crate::machine::Verdict;
+use crate::policy::{HookCtx, NO_VERDICT_REASON, PolicyOptions, PolicyService};
 use crate::schema::Registry;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// The diff shown to a panel auditor is cut to this many bytes.
@@ -20,14 +29,10 @@ pub(super) async fn audit(
     panel: &[String],
     state_dir: &std::path::Path,
 ) -> Vec<PanelVerdict> {
+    let all_failed = |why: String| panel.iter().map(|a| failed(a, why.clone())).collect();
     let schema = match Registry::builtin().resolve("verdict") {
         Ok(s) => s,
-        Err(e) => {
-            return panel
-                .iter()
-                .map(|a| failed(a, format!("the verdict schema: {e}")))
-                .collect();
-        }
+        Err(e) => return all_failed(format!("the verdict schema: {e}")),
     };
     let diff = {
         let ws = ws.clone();
@@ -37,28 +42,31 @@ pub(super) async fn audit(
             .and_then(Result::ok)
             .unwrap_or_default()
     };
-    let mut cut = diff.len().min(DIFF_SHOWN);
-    while !diff.is_char_boundary(cut) {
-        cut -= 1;
-    }
-    let prompt = format!(
-        "You are one of several auditors judging another agent's work on this task. Check the \
-         working directory and the changes below, and decide whether the task is complete and \
-         correct.\n\nTASK:\n{}\n\nCHANGES (git diff against the job's base):\n{}{}\n",
-        job.spec.task.trim_end(),
-        &diff[..cut],
-        if cut < diff.len() {
-            "\n[… diff cut …]"
-        } else {
-            ""
+    let policy = match PolicyService::start(job.spec.policy.clone(), PolicyOptions::default()).await
+    {
+        Ok(p) => p,
+        Err(e) => {
+            return all_failed(format!("the job's policy: {}", crate::error::failure(&e)));
         }
-    );
+    };
+    let ctx = Arc::new(panel_ctx(job, ws, &diff));
+    let prompt = match policy.audit_prompt_hook(&ctx).await {
+        Ok(Some(prompt)) => prompt,
+        Ok(None) => builtin_prompt(job, &diff),
+        Err(e) => {
+            return all_failed(format!("the job's policy: {}", crate::error::failure(&e)));
+        }
+    };
     let asks = panel.iter().map(|auditor| {
         let schema = schema.clone();
         let prompt = prompt.clone();
         let dir = ws.path.clone();
         let auditor = auditor.clone();
         let state_dir = state_dir.to_path_buf();
+        let permit = Permits {
+            policy: policy.clone(),
+            ctx: Arc::clone(&ctx),
+        };
         async move {
             let auditor = &auditor;
             let target = match Player::parse(auditor) {
@@ -70,21 +78,116 @@ pub(super) async fn audit(
             ask.dir = dir;
             ask.hidden = vec![state_dir];
             ask.timeout = Duration::from_secs(600);
+            ask.permit = Some(permit.clone());
             match crate::ask::ask(&ask).await {
-                Ok(answer) => {
-                    let v = &answer.value;
-                    PanelVerdict {
-                        auditor: auditor.clone(),
-                        verdict: PanelWord::read(v["verdict"].as_str().unwrap_or("")),
-                        reason: v["reason"].as_str().unwrap_or("").to_string(),
-                        confidence: v["confidence"].as_f64(),
-                    }
-                }
+                Ok(answer) => judge(&permit, auditor, &answer).await,
                 Err(e) => failed(auditor, e.to_string()),
             }
         }
     });
     futures_join_all(asks).await
+}
+
+/// What a panel auditor's hooks see as `ctx` (docs/policy.md, "A job's panel"): the job's task,
+/// its step and loop bound, the session that did the work, the workspace, the changed files
+/// and the diff; no worker prompt or output, and no state (a panel is not a session).
+fn panel_ctx(job: &Job, ws: &Workspace, diff: &str) -> HookCtx {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64);
+    HookCtx {
+        session_id: job.session.clone().unwrap_or_default(),
+        iteration: job.steps,
+        max_iterations: job.spec.limits.max_loops,
+        task: job.spec.task.clone(),
+        elapsed: now.saturating_sub(job.created_ms) as f64 / 1000.0,
+        changed_files: changed_files(diff),
+        workdir: ws.path.display().to_string(),
+        diff: Some(diff.to_string()),
+        ..HookCtx::default()
+    }
+}
+
+/// `diff` cut to [`DIFF_SHOWN`] bytes, at a character boundary.
+fn shown(diff: &str) -> &str {
+    let mut cut = diff.len().min(DIFF_SHOWN);
+    while !diff.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    &diff[..cut]
+}
+
+/// The files a git diff touches, by their new names (`diff --git a/X b/X` headers).
+fn changed_files(diff: &str) -> Vec<String> {
+    diff.lines()
+        .filter_map(|l| l.strip_prefix("diff --git "))
+        .filter_map(|l| l.rsplit_once(" b/").map(|(_, b)| b.to_string()))
+        .collect()
+}
+
+/// The prompt when the policy has no `audit_prompt`: the task and the diff.
+fn builtin_prompt(job: &Job, diff: &str) -> String {
+    let cut = shown(diff);
+    format!(
+        "You are one of several auditors judging another agent's work on this task. Check the \
+         working directory and the changes below, and decide whether the task is complete and \
+         correct.\n\nTASK:\n{}\n\nCHANGES (git diff against the job's base):\n{}{}\n",
+        job.spec.task.trim_end(),
+        cut,
+        if cut.len() < diff.len() {
+            "\n[… diff cut …]"
+        } else {
+            ""
+        }
+    )
+}
+
+/// An auditor's answer judged by the policy's `verdict` hook (the built-in parser when it has
+/// none), which sees the answer as `ctx.structured` as a session's auditor answer is; the tool
+/// requests the policy refused are said after the reason.
+async fn judge(permit: &Permits, auditor: &str, answer: &Answer) -> PanelVerdict {
+    let text = answer.value.to_string();
+    let mut ctx = (*permit.ctx).clone();
+    ctx.auditor_output = text.clone();
+    ctx.structured = Some(answer.value.clone());
+    let mut verdict = match permit.policy.verdict(&text, &Arc::new(ctx)).await {
+        Ok(d) => match d.verdict {
+            Some(v) => PanelVerdict {
+                auditor: auditor.to_string(),
+                verdict: match v {
+                    Verdict::Done => PanelWord::Done,
+                    Verdict::Retry => PanelWord::Retry,
+                    Verdict::Impossible => PanelWord::Impossible,
+                },
+                reason: d.reason.unwrap_or_default(),
+                confidence: d.confidence,
+            },
+            None => failed(
+                auditor,
+                format!(
+                    "the policy's verdict found none: {}",
+                    d.reason.as_deref().unwrap_or(NO_VERDICT_REASON)
+                ),
+            ),
+        },
+        Err(e) => failed(
+            auditor,
+            format!("the job's policy: {}", crate::error::failure(&e)),
+        ),
+    };
+    if !answer.denied.is_empty() {
+        let said: Vec<String> = answer
+            .denied
+            .iter()
+            .map(|d| format!("{}: {}", d.tool, d.reason))
+            .collect();
+        verdict.reason = format!(
+            "{} (tool requests refused: {})",
+            verdict.reason,
+            said.join("; ")
+        );
+    }
+    verdict
 }
 
 fn failed(auditor: &str, reason: String) -> PanelVerdict {

@@ -105,6 +105,12 @@ pub(super) const CTX: &[Field] = &[
         "string",
         "The session's working directory.",
     ),
+    (
+        "diff",
+        "string?",
+        "string?",
+        "A job's panel auditors only: the changes they judge, as a git diff against the job's base (at most 256 KiB); nil in a session.",
+    ),
 ];
 
 /// The `evidence` table `salvage` receives.

@@ -155,6 +155,7 @@ mod tests {
         let full = HookCtx {
             structured: Some(serde_json::json!({})),
             open_criteria_streak: 1,
+            diff: Some(String::new()),
             ..HookCtx::default()
         };
         let mut real = serde_names(&full);

@@ -122,7 +122,11 @@ pub(super) fn run(host: &PolicyHost, case: &Table) -> Result<(), Failure> {
         base.state = Some(transition()?.0);
     }
     // Fields the engine leaves out when empty; `structured` is the verdict hook's alone.
-    let mut optional = vec![("open_criteria_streak", serde_json::json!(0))];
+    // `diff` is a panel auditor's.
+    let mut optional = vec![
+        ("open_criteria_streak", serde_json::json!(0)),
+        ("diff", serde_json::Value::Null),
+    ];
     if hook == "verdict" {
         optional.push(("structured", serde_json::Value::Null));
     }

@@ -53,5 +53,6 @@ fn full_ctx() -> HookCtx {
         changed_files: (0..20).map(|i| format!("src/file_{i}.rs")).collect(),
         workdir: "/tmp/work".into(),
         structured: None,
+        diff: None,
     }
 }

@@ -29,6 +29,7 @@ fn ctx() -> Arc<HookCtx> {
         changed_files: vec!["src/parser.rs".into()],
         workdir: "/work/app".into(),
         structured: None,
+        diff: None,
     })
 }
 

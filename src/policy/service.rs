@@ -1,0 +1,346 @@
+//! A loaded policy on a thread of its own, asked from any thread.
+//!
+//! A [`PolicyHost`] holds a Luau state and cannot leave the thread that made it, but an `ask`
+//! (a job's panel auditor, `oneshot ask --policy`) may run on any thread of a multi-threaded
+//! runtime, and its future must stay `Send`. A [`PolicyService`] loads the policy on a thread it
+//! owns and answers questions sent over a channel; its handle is cheap to clone, `Send` and
+//! `Sync`. The thread ends when the last handle is dropped.
+//!
+//! The questions are the host's own calls ([`PolicyHost::permit`],
+//! [`PolicyHost::audit_prompt_hook`], [`PolicyHost::verdict`]), so the rules are the ones a
+//! session follows, not a second copy. A `permit` fails closed as a session's does: a hook that
+//! fails, or a service whose thread is gone, answers a deny that says why.
+
+use super::{HookCtx, PermitDecision, PolicyError, PolicyHost, PolicyOptions, VerdictDecision};
+use crate::executor::Role;
+use std::fmt;
+use std::path::PathBuf;
+use std::sync::{Arc, mpsc};
+
+/// A question for the policy's thread.
+type Call = Box<dyn FnOnce(&PolicyHost) + Send>;
+
+/// What a question asked of a service whose thread is gone (it panicked) fails with.
+pub const SERVICE_GONE: &str = "the policy's thread is gone: it stopped answering";
+
+/// A cloneable, `Send + Sync` handle to a policy loaded on a thread of its own.
+#[derive(Clone)]
+pub struct PolicyService {
+    calls: mpsc::Sender<Call>,
+    hash: Arc<str>,
+    path: Option<Arc<std::path::Path>>,
+}
+
+impl fmt::Debug for PolicyService {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PolicyService")
+            .field("path", &self.path)
+            .field("hash", &self.hash)
+            .finish()
+    }
+}
+
+impl PolicyService {
+    /// Loads the policy file at `path` (`None`: the built-in policy) on a new thread; resolves
+    /// once it has loaded, or with the load's error.
+    pub async fn start(
+        path: Option<PathBuf>,
+        opts: PolicyOptions,
+    ) -> Result<PolicyService, PolicyError> {
+        let name = path.as_ref().map(|p| p.display().to_string());
+        PolicyService::spawn(name, move || match path {
+            Some(p) => PolicyHost::load(&p, opts),
+            None => Ok(PolicyHost::builtin()),
+        })
+        .await
+    }
+
+    /// Serves the host `load` makes, made on the service's thread (a host cannot move between
+    /// threads). `name` names the policy in the error when no thread can be started.
+    pub async fn spawn(
+        name: Option<String>,
+        load: impl FnOnce() -> Result<PolicyHost, PolicyError> + Send + 'static,
+    ) -> Result<PolicyService, PolicyError> {
+        let (calls, inbox) = mpsc::channel::<Call>();
+        let (tell, loaded) = tokio::sync::oneshot::channel();
+        std::thread::Builder::new()
+            .name("oneshot-policy".into())
+            .spawn(move || {
+                let host = match load() {
+                    Ok(host) => host,
+                    Err(e) => {
+                        let _ = tell.send(Err(e));
+                        return;
+                    }
+                };
+                let made = (
+                    Arc::<str>::from(host.hash()),
+                    host.path().map(Arc::<std::path::Path>::from),
+                );
+                if tell.send(Ok(made)).is_err() {
+                    return;
+                }
+                while let Ok(call) = inbox.recv() {
+                    call(&host);
+                    // `oneshot.log` lines went to the trace as they were written; nothing
+                    // else reads them here, so they must not pile up.
+                    host.take_logs();
+                }
+            })
+            .map_err(|e| PolicyError::Load {
+                file: name.clone().unwrap_or_else(|| "the built-in policy".into()),
+                line: None,
+                message: format!("cannot start a thread for the policy: {e}"),
+            })?;
+        let (hash, path) = loaded.await.map_err(|_| PolicyError::Load {
+            file: name.unwrap_or_else(|| "the built-in policy".into()),
+            line: None,
+            message: "the policy's thread ended while it loaded".into(),
+        })??;
+        Ok(PolicyService { calls, hash, path })
+    }
+
+    /// The policy's content hash, as a session records it (`builtin` for the built-in one).
+    pub fn hash(&self) -> &str {
+        &self.hash
+    }
+
+    /// The policy file, absolute; `None` for the built-in policy.
+    pub fn path(&self) -> Option<&std::path::Path> {
+        self.path.as_deref()
+    }
+
+    /// Runs `f` on the policy's thread. `hook` names the question in the error when the thread
+    /// is gone.
+    async fn call<T: Send + 'static>(
+        &self,
+        hook: &str,
+        f: impl FnOnce(&PolicyHost) -> Result<T, PolicyError> + Send + 'static,
+    ) -> Result<T, PolicyError> {
+        let gone = || PolicyError::Runtime {
+            hook: hook.to_string(),
+            message: SERVICE_GONE.to_string(),
+        };
+        let (tell, answer) = tokio::sync::oneshot::channel();
+        self.calls
+            .send(Box::new(move |host: &PolicyHost| {
+                let _ = tell.send(f(host));
+            }))
+            .map_err(|_| gone())?;
+        answer.await.map_err(|_| gone())?
+    }
+
+    /// Whether `role`'s agent may use `tool` with `input`: the `permit` hook, or the built-in
+    /// rule when the policy has none ([`PolicyHost::permit`]). Never fails: a hook that fails,
+    /// or a thread that is gone, is a deny whose reason says so (permit fails closed).
+    pub async fn permit(
+        &self,
+        role: Role,
+        tool: &str,
+        input: &serde_json::Value,
+        ctx: &Arc<HookCtx>,
+    ) -> PermitDecision {
+        let (tool, input, ctx) = (tool.to_string(), input.clone(), Arc::clone(ctx));
+        match self
+            .call("permit", move |h| h.permit(role, &tool, &input, &ctx))
+            .await
+        {
+            Ok(d) => d,
+            Err(e) => PermitDecision::deny(format!(
+                "denied because the permit policy failed: {} (permit fails closed)",
+                crate::error::failure(&e)
+            )),
+        }
+    }
+
+    /// The `audit_prompt` hook's answer; `None` when the policy has none or it returned nil
+    /// ([`PolicyHost::audit_prompt_hook`]).
+    pub async fn audit_prompt_hook(
+        &self,
+        ctx: &Arc<HookCtx>,
+    ) -> Result<Option<String>, PolicyError> {
+        let ctx = Arc::clone(ctx);
+        self.call("audit_prompt", move |h| h.audit_prompt_hook(&ctx))
+            .await
+    }
+
+    /// The verdict in an auditor's `output`: the `verdict` hook, or the built-in parser
+    /// ([`PolicyHost::verdict`]).
+    pub async fn verdict(
+        &self,
+        output: &str,
+        ctx: &Arc<HookCtx>,
+    ) -> Result<VerdictDecision, PolicyError> {
+        let (output, ctx) = (output.to_string(), Arc::clone(ctx));
+        self.call("verdict", move |h| h.verdict(&output, &ctx))
+            .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::AUDITOR_EDIT_REASON;
+
+    fn rt() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+    }
+
+    async fn serve(source: &'static str) -> PolicyService {
+        PolicyService::spawn(None, move || {
+            PolicyHost::from_source("svc.lua", source, PolicyOptions::default())
+        })
+        .await
+        .unwrap()
+    }
+
+    fn ctx() -> Arc<HookCtx> {
+        Arc::new(HookCtx {
+            task: "judge it".into(),
+            diff: Some("+hello".into()),
+            ..HookCtx::default()
+        })
+    }
+
+    #[test]
+    fn the_handle_is_send_and_sync() {
+        fn both<T: Send + Sync + Clone>() {}
+        both::<PolicyService>();
+    }
+
+    #[test]
+    fn permit_is_answered_by_the_hook_from_other_threads() {
+        let svc = rt().block_on(serve(
+            r#"return { permit = function(tool, input, ctx, role)
+                if tool == "Bash" and input.command == "rm -rf /" then
+                    return "deny", "not that (" .. role .. ", " .. ctx.diff .. ")"
+                end
+                return "allow"
+            end }"#,
+        ));
+        let ctx = ctx();
+        // From spawned tasks (which must be `Send`), some at once.
+        let rt = rt();
+        let answers = rt.block_on(async {
+            let mut set = tokio::task::JoinSet::new();
+            for cmd in ["ls", "rm -rf /", "cat a"] {
+                let (svc, ctx) = (svc.clone(), Arc::clone(&ctx));
+                set.spawn(async move {
+                    let input = serde_json::json!({ "command": cmd });
+                    (cmd, svc.permit(Role::Auditor, "Bash", &input, &ctx).await)
+                });
+            }
+            let mut out = Vec::new();
+            while let Some(r) = set.join_next().await {
+                out.push(r.unwrap());
+            }
+            out.sort_by_key(|(c, _)| *c);
+            out
+        });
+        assert_eq!(answers[0].1, PermitDecision::allow(), "cat a");
+        assert_eq!(answers[1].1, PermitDecision::allow(), "ls");
+        assert_eq!(
+            answers[2].1,
+            PermitDecision::deny("not that (auditor, +hello)"),
+            "rm -rf /"
+        );
+        // And from a plain thread, through its own runtime.
+        let from_thread = std::thread::spawn(move || {
+            let input = serde_json::json!({ "command": "rm -rf /" });
+            tokio::runtime::Builder::new_current_thread()
+                .build()
+                .unwrap()
+                .block_on(svc.permit(Role::Auditor, "Bash", &input, &ctx))
+        })
+        .join()
+        .unwrap();
+        assert!(!from_thread.allow);
+    }
+
+    #[test]
+    fn a_failing_permit_hook_is_a_deny_that_names_the_error() {
+        let rt = rt();
+        let svc = rt.block_on(serve(
+            r#"return { permit = function(tool, input, ctx, role)
+                error("no permits today")
+            end }"#,
+        ));
+        let d = rt.block_on(svc.permit(Role::Auditor, "Read", &serde_json::json!({}), &ctx()));
+        assert!(!d.allow);
+        let why = d.reason.unwrap();
+        assert!(why.contains("no permits today"), "{why}");
+        assert!(why.contains("svc.lua:"), "the line is named: {why}");
+    }
+
+    #[test]
+    fn without_a_permit_hook_the_built_in_rule_answers() {
+        let rt = rt();
+        let svc = rt.block_on(PolicyService::start(None, PolicyOptions::default()));
+        let svc = svc.unwrap();
+        assert_eq!(svc.hash(), "builtin");
+        let edit = rt.block_on(svc.permit(Role::Auditor, "Write", &serde_json::json!({}), &ctx()));
+        assert_eq!(edit, PermitDecision::deny(AUDITOR_EDIT_REASON));
+        let read = rt.block_on(svc.permit(Role::Auditor, "Read", &serde_json::json!({}), &ctx()));
+        assert_eq!(read, PermitDecision::allow());
+    }
+
+    #[test]
+    fn a_service_whose_thread_is_gone_denies() {
+        let rt = rt();
+        let svc = rt.block_on(serve(
+            r#"return { permit = function() return "allow" end }"#,
+        ));
+        // A question that kills the thread (a panic stands for any bug on it).
+        let died = rt.block_on(svc.call("test", |_| -> Result<(), PolicyError> {
+            panic!("the policy's thread dies")
+        }));
+        assert!(died.unwrap_err().to_string().contains(SERVICE_GONE));
+        let d = rt.block_on(svc.permit(Role::Auditor, "Read", &serde_json::json!({}), &ctx()));
+        assert!(!d.allow);
+        assert!(d.reason.unwrap().contains(SERVICE_GONE));
+    }
+
+    #[test]
+    fn prompt_and_verdict_come_from_the_hooks() {
+        let rt = rt();
+        let svc = rt.block_on(serve(
+            r#"return {
+                audit_prompt = function(ctx) return "judge " .. ctx.task .. " by " .. ctx.diff end,
+                verdict = function(output, ctx)
+                    local s = ctx.structured
+                    if s.verdict == "done" and (s.confidence or 0) < 0.9 then
+                        return "retry", "not sure enough"
+                    end
+                    return s.verdict, s.reason, s.confidence
+                end,
+            }"#,
+        ));
+        let prompt = rt.block_on(svc.audit_prompt_hook(&ctx())).unwrap();
+        assert_eq!(prompt.as_deref(), Some("judge judge it by +hello"));
+        let answer = serde_json::json!({"verdict": "done", "reason": "fine", "confidence": 0.5});
+        let mut c = (*ctx()).clone();
+        c.structured = Some(answer.clone());
+        let v = rt
+            .block_on(svc.verdict(&answer.to_string(), &Arc::new(c)))
+            .unwrap();
+        assert_eq!(v.verdict, Some(crate::machine::Verdict::Retry));
+        assert_eq!(v.reason.as_deref(), Some("not sure enough"));
+        let none = rt.block_on(serve("return {}"));
+        assert_eq!(rt.block_on(none.audit_prompt_hook(&ctx())).unwrap(), None);
+    }
+
+    #[test]
+    fn a_policy_that_does_not_load_is_the_start_error() {
+        let rt = rt();
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("bad.lua");
+        std::fs::write(&p, "return 42").unwrap();
+        let e = rt
+            .block_on(PolicyService::start(Some(p), PolicyOptions::default()))
+            .unwrap_err();
+        assert!(e.to_string().contains("bad.lua"), "{e}");
+    }
+}
