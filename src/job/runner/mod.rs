@@ -162,6 +162,10 @@ pub enum Note {
     },
 }
 
+/// How often a runner with room for more steps looks for work other processes added (its own
+/// process's writes wake it at once).
+pub const WORK_POLL: Duration = Duration::from_millis(500);
+
 /// Heartbeats a lease lasts: the runner renews it every `lease / HEARTBEATS_PER_LEASE`, so a
 /// lease outlives two late or failed renewals.
 pub const HEARTBEATS_PER_LEASE: u32 = 3;
@@ -246,9 +250,14 @@ pub async fn run(
     let mut claimed = 0usize;
     let parallel = opts.parallel.max(1);
     let mut halted = opts.shutdown.watch();
+    // At most one thread waits for the store's work signal at a time, kept across turns.
+    let mut waiter: Option<tokio::task::JoinHandle<bool>> = None;
+    let mut since = store.work_seen();
     loop {
         let room = opts.max_steps.is_none_or(|m| claimed < m) && opts.shutdown.halt() == Halt::Run;
         if room && running.len() < parallel {
+            // Taken before looking, so that work added while we look wakes the wait below.
+            since = store.work_seen();
             let ttl = opts.lease_ttl.as_millis() as u64;
             let (runner, only) = (opts.runner.clone(), opts.only.clone());
             let claimed_now =
@@ -268,9 +277,15 @@ pub async fn run(
         if running.is_empty() {
             break;
         }
-        // Wait for a step to end; with room to spare, look for new work now and then too
-        // (another process may have added or released some).
-        let wait = tokio::time::sleep(Duration::from_millis(500));
+        // With room to spare, wait for new work too: this process's writes wake it at once,
+        // other processes' are found by the slow poll.
+        let looking = room && running.len() < parallel;
+        if looking && waiter.is_none() {
+            let s = Arc::clone(&store);
+            waiter = Some(tokio::task::spawn_blocking(move || {
+                s.wait_for_work(since, WORK_POLL)
+            }));
+        }
         tokio::select! {
             done = running.join_next() => {
                 if let Some(Ok(end)) = done {
@@ -279,12 +294,19 @@ pub async fn run(
                 }
                 // A panicked step: its lease expires and another claim recovers the job.
             }
-            _ = wait, if room && running.len() < parallel => {}
+            _ = async { waiter.as_mut().expect("guarded").await }, if looking && waiter.is_some() => {
+                waiter = None;
+            }
             // A shutdown: claim nothing more (each step sees it too, and pauses).
             _ = halted.changed() => {
                 halted.borrow_and_update();
             }
         }
+    }
+    if waiter.is_some() {
+        // Let the waiting thread go now rather than at its poll's end: the runtime waits for
+        // it before the process can exit.
+        super::store::work::raise();
     }
     Ok(ends)
 }

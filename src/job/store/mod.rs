@@ -14,6 +14,7 @@ mod error;
 mod sqlite;
 #[cfg(test)]
 mod tests;
+pub(crate) mod work;
 
 pub use clock::{ManualClock, StoreClock, SystemClock};
 pub use error::{JobStoreError, StoreCause};
@@ -193,4 +194,19 @@ pub trait JobStore: Send + Sync {
 
     /// The live or expired lease on a job, if any.
     fn lease(&self, id: &str) -> Result<Option<Lease>, JobStoreError>;
+
+    /// Blocks until there may be new work — a job created, a verb given, a lease handed back,
+    /// by this process (SQLite) or by any (a store that can be told, as PostgreSQL's `LISTEN`)
+    /// — or until `timeout` passes, which is the slow poll that finds other processes' work;
+    /// whether it was woken. A hint only: the caller claims to find out. `since` is
+    /// [`JobStore::work_seen`] taken before the caller last looked, so a wake-up in between is
+    /// not missed.
+    fn wait_for_work(&self, since: u64, timeout: std::time::Duration) -> bool {
+        work::wait(since, timeout)
+    }
+
+    /// Where the work signal stands now, for [`JobStore::wait_for_work`].
+    fn work_seen(&self) -> u64 {
+        work::seen()
+    }
 }

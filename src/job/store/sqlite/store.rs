@@ -95,6 +95,7 @@ impl JobStore for SqliteStore {
             };
             self.push_audit(tx, audit)
         })
+        .inspect(|()| crate::job::store::work::raise())
     }
 
     fn get(&self, id: &str) -> Result<Job, JobStoreError> {
@@ -247,6 +248,7 @@ impl JobStore for SqliteStore {
             }
             Ok(())
         })
+        .inspect(|()| crate::job::store::work::raise())
     }
 
     fn advance(
@@ -389,6 +391,7 @@ impl JobStore for SqliteStore {
             self.push_transition(tx, id, transition)?;
             self.push_audit(tx, audit)
         })
+        .inspect(|()| crate::job::store::work::raise())
     }
 
     fn record(&self, audit: &Redacted<AuditEntry>) -> Result<(), JobStoreError> {

@@ -1,0 +1,67 @@
+//! Waking runners when there may be new work: a process-wide signal every store write that can
+//! make a job claimable raises (a new job, a human's verb, a lease handed back), which a
+//! runner waits on with a timeout — the slow poll that finds what other processes wrote. A
+//! PostgreSQL store would raise it from `LISTEN` too; either way it is a hint: a missed one
+//! delays work by one poll, never loses it.
+
+use std::sync::{Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+/// Writes seen so far, and the condition a waiter sleeps on.
+static SIGNAL: (Mutex<u64>, Condvar) = (Mutex::new(0), Condvar::new());
+
+/// Says that there may be new work (called after the write commits).
+pub(crate) fn raise() {
+    let (count, woken) = &SIGNAL;
+    if let Ok(mut n) = count.lock() {
+        *n = n.wrapping_add(1);
+    }
+    woken.notify_all();
+}
+
+/// The signal's count now: what [`wait`] compares against, so that a raise between a look at
+/// the store and the wait is not missed.
+pub(crate) fn seen() -> u64 {
+    SIGNAL.0.lock().map_or(0, |n| *n)
+}
+
+/// Blocks until the signal moves past `since` or `timeout` passes; whether it moved.
+pub(crate) fn wait(since: u64, timeout: Duration) -> bool {
+    let (count, woken) = &SIGNAL;
+    let deadline = Instant::now() + timeout;
+    let Ok(mut n) = count.lock() else {
+        return false;
+    };
+    while *n == since {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return false;
+        }
+        n = match woken.wait_timeout(n, left) {
+            Ok((n, _)) => n,
+            Err(_) => return false,
+        };
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_raise_wakes_a_waiter_and_a_quiet_store_times_out() {
+        let since = seen();
+        let waiter = std::thread::spawn(move || wait(since, Duration::from_secs(30)));
+        std::thread::sleep(Duration::from_millis(50));
+        raise();
+        assert!(waiter.join().unwrap(), "woken by the raise");
+        // A raise before the wait is not missed: the count already moved.
+        let since = seen();
+        raise();
+        assert!(wait(since, Duration::from_secs(30)));
+        let start = Instant::now();
+        assert!(!wait(seen(), Duration::from_millis(30)));
+        assert!(start.elapsed() >= Duration::from_millis(30));
+    }
+}
