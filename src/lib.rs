@@ -41,6 +41,7 @@ pub mod iterations;
 pub mod job;
 pub mod machine;
 pub mod policy;
+pub mod process;
 pub mod redact;
 pub mod replay;
 pub mod schema;

@@ -4,7 +4,7 @@
 //! [`super::Narrative`] — what the auditor and the policy read — is their text.
 
 use super::{AgentEvent, AgentSpec, LineParser, Protocol};
-use crate::executor::Role;
+use crate::process::Role;
 use serde_json::Value;
 use std::collections::HashSet;
 

@@ -107,7 +107,7 @@ impl Protocol {
             Protocol::Cline => Box::new(ClineParser::default()),
             Protocol::CodexAppServer | Protocol::Acp => {
                 let setup = DriverSetup {
-                    role: crate::executor::Role::Worker,
+                    role: crate::process::Role::Worker,
                     cwd: std::path::PathBuf::from("."),
                     model: None,
                     resume: None,

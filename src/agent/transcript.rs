@@ -7,7 +7,7 @@
 //! its project's name (`~/.gemini/tmp/<project>/chats/session-<time>-<first 8 of the id>.jsonl`).
 //! The paths are journaled in the state file as soon as they are known.
 
-use crate::executor::TranscriptFacts;
+use crate::process::TranscriptFacts;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 

@@ -4,7 +4,8 @@
 //! caches under the home directory.
 
 use crate::agent::AgentKind;
-use crate::executor::confine::{Confinement, Sandbox};
+use crate::executor::confine::Confinement;
+use crate::process::Sandbox;
 use std::path::{Path, PathBuf};
 
 /// Directories under the home directory the agent CLIs (and the tools they run) keep their

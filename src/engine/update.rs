@@ -1,8 +1,8 @@
 //! What a running session tells the program that drives it: the event stream.
 
-use crate::executor::Role;
 use crate::machine::SessionState;
 use crate::pipeline::Line;
+use crate::process::Role;
 use crate::session::Reason;
 use std::time::Duration;
 

@@ -11,9 +11,9 @@
 //! are filed under the iteration they name.
 
 use crate::agent::{AccountReader, Entry};
-use crate::executor::Role;
 use crate::pipeline::Stream;
 use crate::policy::VerdictDecision;
+use crate::process::Role;
 use crate::session::{Reason, Spent};
 use crate::store::{DecisionResult, Hook, Log, ProcessEvent, Record};
 use serde::Serialize;

@@ -5,9 +5,9 @@
 use super::phase::{Phase, Run};
 use super::step::Step;
 use super::{AgentFailure, OwnSession, Reason, Spent};
-use crate::executor::{Role, StopReason};
 use crate::machine::Trigger;
 use crate::policy::{Budget, BudgetLevel, BudgetResource};
+use crate::process::{Role, StopReason};
 use crate::store::ProcessEvent;
 
 impl Step<'_> {
@@ -254,7 +254,7 @@ impl Step<'_> {
     }
 
     /// The role whose process runs now (started, not yet exited).
-    fn running_role(&self) -> Option<crate::executor::Role> {
+    fn running_role(&self) -> Option<crate::process::Role> {
         let run = self.s.phase.run()?;
         (run.process.is_some() && run.exited.is_none())
             .then(|| self.s.phase.role())

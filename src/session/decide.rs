@@ -5,13 +5,13 @@
 //! tests ask whatever they load. The core neither knows nor cares which.
 
 use super::PolicyRef;
-use crate::executor::Evidence;
 use crate::machine::SessionState;
 use crate::pipeline::Redactor;
 use crate::policy::{
     FailMode, GuardOutcome, HookCtx, Limits, PermitDecision, PolicyError, PolicyHost,
     SalvageDecision, VerdictDecision,
 };
+use crate::process::Evidence;
 use std::borrow::Cow;
 use std::time::Instant;
 
@@ -127,7 +127,7 @@ pub trait Decide {
     /// core denies (permit fails closed).
     fn permit(
         &mut self,
-        role: crate::executor::Role,
+        role: crate::process::Role,
         tool: &str,
         input: &serde_json::Value,
         ctx: &HookCtx,
@@ -250,7 +250,7 @@ impl Decide for PolicyJudge<'_> {
 
     fn permit(
         &mut self,
-        role: crate::executor::Role,
+        role: crate::process::Role,
         tool: &str,
         input: &serde_json::Value,
         ctx: &HookCtx,

@@ -8,8 +8,8 @@
 //! point leaves a file that `resume` knows how to continue.
 
 use super::{ExitStatus, Outcome, Reason};
-use crate::executor::{ProcessIdentity, Role, StopReason};
 use crate::machine::SessionState;
+use crate::process::{ProcessIdentity, Role, StopReason};
 use crate::store::Record;
 use std::time::Duration;
 

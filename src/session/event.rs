@@ -5,7 +5,7 @@
 //! replay and the tests make them up from a recorded log or a script.
 
 use super::ExitStatus;
-use crate::executor::{Evidence, ProcessIdentity, StopReason};
+use crate::process::{Evidence, ProcessIdentity, StopReason};
 
 /// One input to the decision core.
 #[derive(Debug, Clone, PartialEq)]

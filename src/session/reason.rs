@@ -1,8 +1,8 @@
 //! Why a transition happened, as data. Rendered to text only at the edge: [`Reason::code`] is
 //! the stable word a policy reads as `ctx.reason`, [`fmt::Display`] the sentence a person reads.
 
-use crate::executor::{Role, StopReason};
 use crate::machine::{Salvage, SessionState, Verdict};
+use crate::process::{Role, StopReason};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 

@@ -3,7 +3,7 @@
 
 use super::Effect;
 use super::step::Step;
-use crate::executor::{Role, StopReason};
+use crate::process::{Role, StopReason};
 use crate::store::{InterruptRecord, ProcessEvent, Record};
 
 impl Step<'_> {

@@ -5,8 +5,8 @@
 use super::Reason;
 use super::phase::{ExitStatus, Pause, Phase};
 use super::step::{Awaiting, Step};
-use crate::executor::{Role, StopReason};
 use crate::machine::{SessionState, Trigger};
+use crate::process::{Role, StopReason};
 use crate::store::ProcessEvent;
 
 impl Step<'_> {

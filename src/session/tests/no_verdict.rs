@@ -3,9 +3,9 @@
 //! thrown away on an auditor's formatting).
 
 use super::script::{Driver, Run, policy};
-use crate::executor::Role;
 use crate::machine::SessionState as S;
 use crate::policy::PolicyHost;
+use crate::process::Role;
 use crate::session::{Effect, Reason, Report};
 use crate::store::{ProcessEvent, Record};
 

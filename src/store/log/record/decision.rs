@@ -1,8 +1,8 @@
 //! `decision` records: one policy hook call, what it was given and what it answered.
 
-use crate::executor::Evidence;
 use crate::machine::{Salvage, SessionState, Verdict};
 use crate::policy::{GuardOutcome, HookCtx, SalvageDecision, VerdictDecision};
+use crate::process::Evidence;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::fmt;
@@ -108,7 +108,7 @@ pub enum DecisionInput {
     /// `permit`: the tool request.
     Permit {
         /// The role whose agent asks.
-        role: crate::executor::Role,
+        role: crate::process::Role,
         /// The tool.
         tool: String,
         /// The tool's input.

@@ -1,7 +1,7 @@
 //! The facts the decision core was given, recorded so replay can give them again: a session
 //! created or resumed, and what happened to each process.
 
-use crate::executor::{ProcessIdentity, Role, StopReason};
+use crate::process::{ProcessIdentity, Role, StopReason};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 

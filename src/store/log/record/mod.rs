@@ -16,9 +16,9 @@ mod facts;
 pub use decision::{DecisionInput, DecisionRecord, DecisionResult, Hook};
 pub use facts::{ProcessEvent, ProcessRecord, SessionEvent, SessionRecord};
 
-use crate::executor::{Evidence, Role};
 use crate::machine::SessionState;
 use crate::pipeline::Stream;
+use crate::process::{Evidence, Role};
 use crate::session::Reason;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;

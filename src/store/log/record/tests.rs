@@ -2,9 +2,9 @@
 //! records read back as [`Record::Activity`]; `docs/log-format.md` is checked against the type.
 
 use super::*;
-use crate::executor::{Evidence, ProcessIdentity, StopReason};
 use crate::machine::{Salvage, SessionState, Verdict};
 use crate::policy::{GuardOutcome, HookCtx, SalvageDecision, VerdictDecision};
+use crate::process::{Evidence, ProcessIdentity, StopReason};
 use crate::session::Reason;
 use serde_json::json;
 use std::sync::Arc;
@@ -55,7 +55,7 @@ pub(crate) fn samples() -> Vec<Record> {
     let process = |event| {
         Record::Process(ProcessRecord {
             ts,
-            role: crate::executor::Role::Worker,
+            role: crate::process::Role::Worker,
             iteration: 1,
             event,
         })
@@ -228,7 +228,7 @@ pub(crate) fn samples() -> Vec<Record> {
         }),
         Record::Activity(Activity {
             ts,
-            role: crate::executor::Role::Worker,
+            role: crate::process::Role::Worker,
             iteration: 1,
             executor: "command".into(),
             stream: crate::pipeline::Stream::Stdout,
@@ -267,7 +267,7 @@ fn blobbed_records_come_back_whole() {
     let long = "x".repeat(2000);
     let record = Record::Process(ProcessRecord {
         ts: 1,
-        role: crate::executor::Role::Auditor,
+        role: crate::process::Role::Auditor,
         iteration: 2,
         event: ProcessEvent::Exited {
             exit_code: Some(0),
@@ -335,7 +335,7 @@ fn the_pipelines_activity_records_read_as_the_activity_type() {
     let activity = |data| {
         Record::Activity(Activity {
             ts: 1_700_000_000_123,
-            role: crate::executor::Role::Worker,
+            role: crate::process::Role::Worker,
             iteration: 3,
             executor: "command".into(),
             stream: Stream::Stderr,
