@@ -8,7 +8,7 @@ use super::{AgentFailure, OwnSession, Reason, Spent};
 use crate::machine::Trigger;
 use crate::policy::{Budget, BudgetLevel, BudgetResource};
 use crate::process::{Role, StopReason};
-use crate::store::ProcessEvent;
+use crate::session::record::ProcessEvent;
 
 impl Step<'_> {
     /// The running agent named its session: journaled before anything could need it (a crash

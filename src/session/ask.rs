@@ -6,7 +6,9 @@ use super::{Answer, Decide, HookError};
 use crate::machine::SessionState;
 use crate::policy::{GuardOutcome, HookCtx, SalvageDecision, VerdictDecision};
 use crate::process::Evidence;
-use crate::store::{DecisionInput, DecisionRecord, DecisionResult, Hook, PolicyLog, Record};
+use crate::session::record::{
+    DecisionInput, DecisionRecord, DecisionResult, Hook, PolicyLog, Record,
+};
 use std::sync::Arc;
 
 impl Step<'_> {

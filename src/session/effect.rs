@@ -10,7 +10,7 @@
 use super::{ExitStatus, Outcome, Reason};
 use crate::machine::SessionState;
 use crate::process::{ProcessIdentity, Role, StopReason};
-use crate::store::Record;
+use crate::session::record::Record;
 use std::time::Duration;
 
 /// One thing to do.

@@ -27,6 +27,7 @@ mod outcome;
 mod overrides;
 mod phase;
 mod reason;
+pub mod record;
 mod retake;
 mod settings;
 mod step;

@@ -6,7 +6,7 @@ use super::phase::{ExitStatus, Next, Pause, Phase, Run};
 use super::{Decide, Effect, Event, Outcome, Reason, Report, Session};
 use crate::machine::{SessionState, Trigger};
 use crate::process::{Evidence, ProcessIdentity, Role, StopReason};
-use crate::store::{
+use crate::session::record::{
     EvidenceRecord, Message, ProcessEvent, ProcessRecord, Record, SessionEvent, SessionRecord,
 };
 

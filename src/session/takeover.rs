@@ -7,7 +7,7 @@ use super::phase::{ExitStatus, Pause, Phase};
 use super::step::{Awaiting, Step};
 use crate::machine::{SessionState, Trigger};
 use crate::process::{Role, StopReason};
-use crate::store::ProcessEvent;
+use crate::session::record::ProcessEvent;
 
 impl Step<'_> {
     pub(super) fn fenced(&mut self, outcome: String) {

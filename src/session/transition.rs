@@ -6,7 +6,7 @@ use super::step::Step;
 use super::{Effect, HookError, Phase, Reason, Report};
 use crate::machine::{SessionState, Trigger, next};
 use crate::policy::{FailMode, GuardOutcome};
-use crate::store::{Record, StateChange};
+use crate::session::record::{Record, StateChange};
 
 impl Step<'_> {
     /// Moves the session by `trigger` into `phase`. A guard veto, a failing guard or observer

@@ -197,7 +197,7 @@ fn a_spent_budget_fails_the_session_after_warnings() {
         .records
         .iter()
         .filter_map(|r| match r {
-            crate::store::Record::Warning(w) => Some(w.message.clone()),
+            crate::session::record::Record::Warning(w) => Some(w.message.clone()),
             _ => None,
         })
         .collect();

@@ -5,8 +5,8 @@ use super::script::{Driver, Run, policy};
 use crate::machine::{Salvage, SessionState as S, Verdict};
 use crate::policy::PolicyHost;
 use crate::process::{Role, StopReason};
+use crate::session::record::{ProcessEvent, Record};
 use crate::session::{Effect, Event, Pause, Phase, Reason};
-use crate::store::{ProcessEvent, Record};
 
 const DONE: &str = "VERDICT: DONE\nREASON: all good";
 const RETRY: &str = "VERDICT: RETRY\nREASON: the tests fail";

@@ -5,10 +5,10 @@
 use crate::machine::{SessionState, Verdict, edges};
 use crate::policy::{FailMode, GuardOutcome, HookCtx, Limits, SalvageDecision, VerdictDecision};
 use crate::process::{Evidence, ProcessIdentity, StopReason};
+use crate::session::record::Record;
 use crate::session::{
     Answer, Decide, Effect, Event, ExitStatus, HookError, Phase, PolicyRef, Reason, Session,
 };
-use crate::store::Record;
 use proptest::prelude::*;
 use std::borrow::Cow;
 use std::collections::VecDeque;

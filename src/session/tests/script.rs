@@ -5,10 +5,10 @@
 use crate::pipeline::Redactor;
 use crate::policy::PolicyHost;
 use crate::process::{Evidence, ProcessIdentity, StopReason};
+use crate::session::record::Record;
 use crate::session::{
     Decide, Effect, Event, ExitStatus, NewSession, Outcome, PolicyJudge, PolicyRef, Session,
 };
-use crate::store::Record;
 use std::collections::VecDeque;
 
 /// How one scripted process run goes.

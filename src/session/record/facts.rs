@@ -64,25 +64,25 @@ pub enum ProcessEvent {
     AgentSession {
         /// The agent's session id and transcript.
         #[serde(flatten)]
-        session: crate::session::OwnSession,
+        session: super::super::OwnSession,
     },
     /// What the agent reported using in this run.
     AgentUsage {
         /// Turns, tokens, dollars.
         #[serde(flatten)]
-        spent: crate::session::Spent,
+        spent: super::super::Spent,
     },
     /// What the agent had used so far in this run, while it ran.
     AgentProgress {
         /// Turns, tokens, dollars.
         #[serde(flatten)]
-        spent: crate::session::Spent,
+        spent: super::super::Spent,
     },
     /// The agent reported that its run failed.
     AgentFailed {
         /// The failure.
         #[serde(flatten)]
-        failure: crate::session::AgentFailure,
+        failure: super::super::AgentFailure,
     },
     /// A process group left by a oneshot that died was stopped on resume.
     Fenced {
@@ -125,13 +125,13 @@ pub enum SessionEvent {
         /// Limits that replace the policy's (`--max-iterations` …), so a replay decides with
         /// them too; absent when there are none. (Boxed: most sessions have none.)
         #[serde(default, skip_serializing_if = "no_overrides")]
-        limits: Box<crate::session::LimitOverrides>,
+        limits: Box<super::super::LimitOverrides>,
     },
     /// An existing session is continued.
     Resumed,
 }
 
 /// Whether a `created` record has no limits to write.
-fn no_overrides(limits: &crate::session::LimitOverrides) -> bool {
+fn no_overrides(limits: &super::super::LimitOverrides) -> bool {
     limits.is_empty()
 }
