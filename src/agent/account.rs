@@ -15,6 +15,7 @@ pub const SHOWN: usize = 400;
 /// One line of a run's account.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(tag = "entry", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Entry {
     /// A line of what the agent said.
     Said {

@@ -78,6 +78,7 @@ pub trait LineParser {
 
 /// The agent protocols with a JSON stream (Aider has none: it writes plain text).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Protocol {
     /// Claude Code `--output-format stream-json --verbose`.
     Claude,

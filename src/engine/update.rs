@@ -9,6 +9,7 @@ use std::time::Duration;
 /// One thing that happened, in order. The CLI draws these on a terminal; an embedding program
 /// receives them through its [`Observer`] (or the channel of [`channel_observer`]).
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum Update {
     /// The session moved from one state to another.
     Transition {

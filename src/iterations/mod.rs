@@ -103,6 +103,7 @@ fn is_zero(n: &usize) -> bool {
 /// One line of what a run did.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum RunLine {
     /// An entry of an agent's account.
     Entry {

@@ -5,6 +5,7 @@
 /// How the agents of a session are confined, as `status` and `show` report it.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Sandbox {
     /// Landlock, at this ABI version.
     Landlock {

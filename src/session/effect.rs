@@ -15,6 +15,7 @@ use std::time::Duration;
 
 /// One thing to do.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum Effect {
     /// Write `oneshot.json` from the session as it stands after the step (atomically).
     Journal,
@@ -87,6 +88,7 @@ pub struct Spawn {
 
 /// Something for the user, as it happens.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum Report {
     /// The session moved.
     Transition {

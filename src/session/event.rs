@@ -9,6 +9,7 @@ use crate::process::{Evidence, ProcessIdentity, StopReason};
 
 /// One input to the decision core.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum Event {
     /// Begin driving the session: a new one runs its first worker; a resumed one continues
     /// where it stopped (seed 000 §3).

@@ -9,6 +9,7 @@ use std::fmt;
 /// The cause recorded with a transition (history entry, `state_change` record, outcome).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Reason {
     /// The process exited non-zero, or a signal nobody here sent ended it.
     Exited {

@@ -173,6 +173,7 @@ pub fn verify(dir: &Path, key: &Key, bytes: &[u8]) -> Result<(), SealError> {
 
 /// Why a state file's seal does not hold.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum SealError {
     /// No sidecar.
     #[error("it has no seal ({SEAL_FILE} is missing)")]

@@ -11,6 +11,7 @@ use std::sync::Arc;
 /// The policy hook a decision record names (`"hook"` in the log).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Hook {
     /// `verdict(output, ctx)`: the auditor's judgement.
     Verdict,
@@ -62,6 +63,7 @@ impl fmt::Display for Hook {
 
 /// What a hook was given. The ctx is shared so equal recorded contexts are held once.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum DecisionInput {
     /// `verdict`: the auditor's output tail as the hook saw it.
     Verdict {
@@ -222,6 +224,7 @@ impl DecisionInput {
 
 /// What a hook answered (or the built-in default standing in for it).
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum DecisionResult {
     /// `verdict`.
     Verdict(VerdictDecision),

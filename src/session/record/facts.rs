@@ -22,6 +22,7 @@ pub struct ProcessRecord {
 /// What happened to a process.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum ProcessEvent {
     /// It started with this prompt.
     Started {
@@ -109,6 +110,7 @@ pub struct SessionRecord {
 /// How a oneshot process came to drive the session.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum SessionEvent {
     /// The session is new; these are its facts.
     Created {

@@ -28,6 +28,7 @@ use serde_json::Value;
 /// One line of `oneshot-log.json`. Every record has `ts` (unix milliseconds) and `type`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Record {
     /// One line of agent output (redacted before it was written).
     Activity(Activity),
