@@ -21,7 +21,7 @@ use serde_json::Value;
 use std::collections::VecDeque;
 
 /// How many lines of one run are kept (its last ones; the count of the others is kept).
-pub const MAX_LINES: usize = 400;
+pub(crate) const MAX_LINES: usize = 400;
 
 /// One iteration.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]

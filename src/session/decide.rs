@@ -37,11 +37,11 @@ impl HookError {
 
 /// Longest hook error message kept (longer ones are cut): an error is for a person to read, and
 /// a policy that raises a 10 MB string must not put 10 MB into the state file and the log.
-pub const MAX_HOOK_ERROR: usize = 4 * 1024;
+pub(crate) const MAX_HOOK_ERROR: usize = 4 * 1024;
 /// Longest reason, veto or `oneshot.log` line kept from a hook.
-pub const MAX_HOOK_TEXT: usize = 64 * 1024;
+pub(crate) const MAX_HOOK_TEXT: usize = 64 * 1024;
 /// Longest prompt kept from `next_prompt` or `audit_prompt`.
-pub const MAX_PROMPT: usize = 1024 * 1024;
+pub(crate) const MAX_PROMPT: usize = 1024 * 1024;
 
 impl HookError {
     /// From a policy error raised by `hook`.
