@@ -13,6 +13,20 @@
 //! exclusive lock, so a session survives Ctrl-C, kill -9 and a crash and can be resumed.
 //!
 //! Rust decides what is possible; Lua decides what is wise.
+//!
+//! # Enums that may grow
+//!
+//! Public enums a later version may extend — errors, events, updates, log records, reasons,
+//! agent kinds and protocols — are `#[non_exhaustive]`: match them with a `_` arm. These are
+//! exhaustive on purpose, because their set is fixed: [`SessionState`],
+//! [`machine::Trigger`], [`machine::Salvage`], [`machine::Verdict`], [`session::Phase`] and
+//! [`session::Next`] (the states and moves of seed 000 §2), [`process::Role`] (worker and
+//! auditor), [`engine::Stream`] (stdout and stderr), and answers whose every value a contract
+//! names: [`policy::GuardOutcome`] (allow or veto), [`policy::FailMode`],
+//! [`policy::ReloadMode`], [`policy::BudgetLevel`], [`schema::Severity`], [`schema::Origin`],
+//! [`eval::Status`], [`eval::ManifestTarget`], [`config::Runs`], [`replay::ReplayVerdict`],
+//! [`store::Liveness`]; and [`config::Key`], because every key has its flag and its default
+//! in the command line, and a key added without them should not compile.
 
 /// Declares modules that are internal to the crate, except for oneshot's own integration tests
 /// and benches, which enable the `internals` feature (through a dev-dependency on the crate
@@ -41,6 +55,7 @@ pub mod iterations;
 pub mod job;
 pub mod machine;
 pub mod policy;
+pub mod process;
 pub mod redact;
 pub mod replay;
 pub mod schema;

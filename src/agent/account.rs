@@ -4,7 +4,7 @@
 //! [`super::Narrative`] — what the auditor and the policy read — is their text.
 
 use super::{AgentEvent, AgentSpec, LineParser, Protocol};
-use crate::executor::Role;
+use crate::process::Role;
 use serde_json::Value;
 use std::collections::HashSet;
 
@@ -15,6 +15,7 @@ pub const SHOWN: usize = 400;
 /// One line of a run's account.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(tag = "entry", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Entry {
     /// A line of what the agent said.
     Said {

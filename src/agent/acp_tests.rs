@@ -1,7 +1,7 @@
 //! The ACP conversation, fed lines captured from Gemini CLI 0.61 `--acp` (trimmed).
 
 use super::*;
-use crate::executor::Role;
+use crate::process::Role;
 use serde_json::json;
 
 fn feed(d: &mut AcpDriver, line: &str) -> (Vec<AgentEvent>, Vec<Value>) {

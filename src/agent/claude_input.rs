@@ -56,7 +56,7 @@ pub fn initialize(request_id: &str) -> Vec<u8> {
 }
 
 /// A user turn carrying `prompt`.
-pub fn user_turn(prompt: &str) -> Vec<u8> {
+pub(crate) fn user_turn(prompt: &str) -> Vec<u8> {
     line(json!({
         "type": "user",
         "message": {"role": "user", "content": [{"type": "text", "text": prompt}]},

@@ -15,7 +15,7 @@
 
 use super::driver::{Driver, DriverSetup, Reply, line, rpc_object};
 use super::{AgentEvent, ErrorKind, json_answer, status_in, unknown, value_text};
-use crate::executor::Role;
+use crate::process::Role;
 use serde_json::{Value, json};
 use std::collections::HashMap;
 

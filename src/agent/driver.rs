@@ -6,7 +6,7 @@
 //! (`codex exec --json`, `gemini -p`, Aider) get a driver that never answers.
 
 use super::{AgentEvent, LineParser, Protocol};
-use crate::executor::Role;
+use crate::process::Role;
 use serde_json::Value;
 use std::path::PathBuf;
 

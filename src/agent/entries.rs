@@ -10,6 +10,7 @@ use super::ErrorKind;
 /// What a content block holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum BlockKind {
     /// Text addressed to the user: the answer.
     Text,

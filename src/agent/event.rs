@@ -11,6 +11,7 @@ use serde_json::Value;
 /// and reconciled by id whatever order they arrive in.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum AgentEvent {
     /// The agent's session began (or was resumed); its id is what `--resume` takes.
     SessionStarted {
@@ -234,6 +235,7 @@ impl AgentEvent {
 /// executor retries transient kinds and fails fast on [`ErrorKind::Auth`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum ErrorKind {
     /// Bad or missing credentials (401, 403): retrying cannot help.
     Auth,

@@ -6,7 +6,8 @@
 //! `docs/agents-offline.md`).
 
 use super::{AgentKind, AgentSpec, Protocol};
-use crate::executor::{PROMPT_FILE_PLACEHOLDER, PROMPT_PLACEHOLDER, Role, StdinMode};
+use crate::executor::{PROMPT_FILE_PLACEHOLDER, PROMPT_PLACEHOLDER, StdinMode};
+use crate::process::Role;
 
 /// What to start for one run of an agent.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -78,6 +78,7 @@ pub trait LineParser {
 
 /// The agent protocols with a JSON stream (Aider has none: it writes plain text).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Protocol {
     /// Claude Code `--output-format stream-json --verbose`.
     Claude,
@@ -107,7 +108,7 @@ impl Protocol {
             Protocol::Cline => Box::new(ClineParser::default()),
             Protocol::CodexAppServer | Protocol::Acp => {
                 let setup = DriverSetup {
-                    role: crate::executor::Role::Worker,
+                    role: crate::process::Role::Worker,
                     cwd: std::path::PathBuf::from("."),
                     model: None,
                     resume: None,

@@ -5,6 +5,7 @@ use serde::Serialize;
 /// Where a run stands, derived from its events (seed 004 §2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum RunState {
     /// Nothing heard yet.
     Queued,

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 /// The agent CLIs oneshot drives over their own protocols.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum AgentKind {
     /// Claude Code (`claude`), over stream-json in both directions with its control protocol.
     Claude,
@@ -105,6 +106,7 @@ pub struct AgentSpec {
 
 /// A `--worker`/`--auditor` value that names no agent.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum SpecError {
     /// Not one of the agents.
     #[error(

@@ -7,7 +7,7 @@
 //! its project's name (`~/.gemini/tmp/<project>/chats/session-<time>-<first 8 of the id>.jsonl`).
 //! The paths are journaled in the state file as soon as they are known.
 
-use crate::executor::TranscriptFacts;
+use crate::process::TranscriptFacts;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -16,7 +16,7 @@ const WRITING_TOOLS: [&str; 4] = ["Write", "Edit", "MultiEdit", "NotebookEdit"];
 
 /// Where Claude Code keeps the transcript of session `session` run in `cwd`, with `env`
 /// giving the environment (`CLAUDE_CONFIG_DIR`, `HOME`).
-pub fn claude_transcript(
+pub(crate) fn claude_transcript(
     cwd: &Path,
     session: &str,
     env: impl Fn(&str) -> Option<std::ffi::OsString>,
@@ -40,7 +40,7 @@ pub fn claude_transcript(
 
 /// The facts in a Claude transcript; `None` when it cannot be read. Lines that do not parse
 /// are skipped (a transcript cut by a crash ends mid-line).
-pub fn read_claude(path: &Path) -> Option<TranscriptFacts> {
+pub(crate) fn read_claude(path: &Path) -> Option<TranscriptFacts> {
     let (text, mut facts) = opened(path)?;
     for line in text.lines() {
         let Ok(v) = serde_json::from_str::<Value>(line) else {
@@ -86,7 +86,7 @@ fn opened(path: &Path) -> Option<(String, TranscriptFacts)> {
 /// Where Gemini CLI keeps the transcript of session `session`, with `env` giving `HOME`:
 /// the one chat file, in any project, whose name ends with the id's first 8 characters and
 /// whose first line names the whole id. `None` until Gemini has written it.
-pub fn gemini_transcript(
+pub(crate) fn gemini_transcript(
     session: &str,
     env: impl Fn(&str) -> Option<std::ffi::OsString>,
 ) -> Option<PathBuf> {
@@ -121,7 +121,7 @@ fn first_line_names(path: &Path, session: &str) -> bool {
 
 /// The facts in a Gemini CLI chat file; `None` when it cannot be read. Its `gemini` lines are
 /// the model's answers, with their tool calls and results; `$set` lines update its header.
-pub fn read_gemini(path: &Path) -> Option<TranscriptFacts> {
+pub(crate) fn read_gemini(path: &Path) -> Option<TranscriptFacts> {
     let (text, mut facts) = opened(path)?;
     for line in text.lines() {
         let Ok(v) = serde_json::from_str::<Value>(line) else {
@@ -152,7 +152,7 @@ pub fn read_gemini(path: &Path) -> Option<TranscriptFacts> {
 /// The facts in a Codex rollout file; `None` when it cannot be read. The assistant's messages
 /// and tool outputs are its `response_item`s; the files it changed, its `FileChange` items and
 /// `apply_patch` calls (a shell command's writes cannot be told from its text).
-pub fn read_codex(path: &Path) -> Option<TranscriptFacts> {
+pub(crate) fn read_codex(path: &Path) -> Option<TranscriptFacts> {
     let (text, mut facts) = opened(path)?;
     let add = |facts: &mut TranscriptFacts, f: &str| {
         if !f.is_empty() && !facts.files.iter().any(|x| x == f) {

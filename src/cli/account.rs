@@ -42,6 +42,8 @@ pub fn line(role: Role, label: &str, entry: &Entry, colour: bool, width: usize) 
         Entry::Outcome { ok: true, text } => ("  → ok", "32", one(text)),
         Entry::Outcome { ok: false, text } => ("  → failed", "31", one(text)),
         Entry::Error { message } => ("!", "31", one(message)),
+        // A kind of entry newer than this renderer: its kind, so the line is not lost.
+        other => ("?", "", format!("{other:?}")),
     };
     let sep = match (mark, rest.is_empty()) {
         ("", _) | (_, true) => "",

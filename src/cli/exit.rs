@@ -174,6 +174,7 @@ fn classify(e: &(dyn Error + 'static)) -> Option<i32> {
             // Where the store lives, or the file the command line named, is the user's to fix.
             TrustError::NoLocation | TrustError::File { .. } => USAGE,
             TrustError::Store { .. } | TrustError::Corrupt { .. } => FAILED,
+            _ => FAILED,
         });
     }
     if let Some(e) = e.downcast_ref::<LockError>() {
@@ -197,6 +198,8 @@ fn engine(e: &EngineError) -> i32 {
         | EngineError::Log { .. }
         | EngineError::Runtime(_)
         | EngineError::Internal { .. } => FAILED,
+        // An error this CLI was not built to know: a failure, never a success.
+        _ => FAILED,
     }
 }
 
@@ -206,6 +209,7 @@ fn lock(e: &LockError) -> i32 {
     match e {
         LockError::Held { .. } => REFUSED,
         LockError::Io { .. } => FAILED,
+        _ => FAILED,
     }
 }
 
@@ -220,6 +224,7 @@ fn store(e: &StoreError) -> i32 {
         | StoreError::NewerSchema { .. }
         | StoreError::OlderSchema { .. }
         | StoreError::Io { .. } => FAILED,
+        _ => FAILED,
     }
 }
 

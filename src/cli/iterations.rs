@@ -193,6 +193,8 @@ impl Page {
                     let prefix = raw_prefix(role, role.as_str(), self.colour);
                     format!("{prefix}{}", super::sanitize::clean(text))
                 }
+                // A kind of line newer than this listing: nothing to show for it.
+                _ => continue,
             };
             outln!("    {text}");
         }

@@ -137,6 +137,8 @@ impl Observer for JsonReporter {
             | Update::Protocol { .. }
             | Update::Account { .. }
             | Update::Status(_) => {}
+            // An update newer than this reporter: not part of its stream.
+            _ => {}
         }
     }
 

@@ -283,6 +283,11 @@ fn render(r: &Record) -> Option<String> {
                         failure.message
                     )
                 }
+                // An event newer than this renderer: its name as recorded.
+                other => serde_json::to_value(other)
+                    .ok()
+                    .and_then(|v| v["event"].as_str().map(str::to_owned))
+                    .unwrap_or_default(),
             };
             format!("{ts} .. {}#{} {what}", p.role, p.iteration)
         }
@@ -304,6 +309,7 @@ fn render(r: &Record) -> Option<String> {
             match &s.event {
                 oneshot::store::SessionEvent::Created { .. } => "created",
                 oneshot::store::SessionEvent::Resumed => "resumed",
+                _ => "event",
             }
         ),
         Record::Warning(m) => format!("{ts} warning: {}", m.message),
@@ -318,6 +324,8 @@ fn render(r: &Record) -> Option<String> {
         ),
         Record::PolicyUntrusted(p) => format!("{ts} policy change waits for trust: {}", p.message),
         Record::PolicyLog(l) => format!("{ts} policy {} [{}]: {}", l.level, l.hook, l.message),
+        // A kind newer than this renderer: skipped, like one it reads as unknown.
+        _ => return None,
     })
 }
 
@@ -361,6 +369,8 @@ fn decision(d: &DecisionRecord) -> String {
             format!("{word}{}", reason(&p.reason))
         }
         DecisionResult::Error { message, kind } => format!("error ({kind}): {message}"),
+        // An answer newer than this renderer: as recorded.
+        other => format!("{other:?}"),
     };
     let tool = match &d.input {
         oneshot::store::DecisionInput::Permit { tool, .. } => format!(" {tool}"),

@@ -133,16 +133,15 @@ impl Observer for TerminalReporter {
             }
             Update::Output { role, line } => self.line(role, &line),
             Update::Protocol { role, line } if self.raw => self.line(role, &line),
-            Update::Protocol { role, line } => {
-                // Its protocol is read into its account; its stderr (warnings, a crash) is
-                // shown, a few lines a burst.
-                if line.stream == oneshot::engine::Stream::Stderr {
-                    self.burst_role = role;
-                    if self.burst.show() {
-                        self.stderr_line(role, &line);
-                    }
+            // Its protocol is read into its account; its stderr (warnings, a crash) is shown, a
+            // few lines a burst.
+            Update::Protocol { role, line } if line.stream == oneshot::engine::Stream::Stderr => {
+                self.burst_role = role;
+                if self.burst.show() {
+                    self.stderr_line(role, &line);
                 }
             }
+            Update::Protocol { .. } => {}
             Update::Account { .. } if self.raw => {}
             Update::Account { role, entry } => self.entry(role, &entry),
             Update::Status(status) => {
@@ -167,6 +166,8 @@ impl Observer for TerminalReporter {
                 errln!("oneshot: {}", clean(&message));
                 self.draw_status();
             }
+            // An update newer than this reporter: nothing it knows to show.
+            _ => {}
         }
     }
 

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 /// A config file that cannot be used. Each message reads after "failed to …" and names the
 /// file (and line, when there is one).
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ConfigError {
     /// The file exists but cannot be read.
     #[error("read config {}", path.display())]

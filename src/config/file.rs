@@ -11,6 +11,7 @@ use toml::de::{DeTable, DeValue};
 
 /// A checked value. Paths are absolute (relative ones are taken from the file's directory).
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Value {
     /// `worker-cmd`, `auditor-cmd`.
     Text(String),

@@ -12,6 +12,7 @@ use crate::store::StoreError;
 
 /// Why the engine could not start or go on.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum EngineError {
     /// The session's files could not be read or written.
     #[error(transparent)]

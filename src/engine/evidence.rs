@@ -2,9 +2,8 @@
 //! crash can still compare against it.
 
 use super::{Engine, EngineError, Observer, Update};
-use crate::executor::{
-    DEFAULT_IGNORE_GLOBS, Evidence, Snapshot, StopReason, Stopped, recover_with,
-};
+use crate::executor::{DEFAULT_IGNORE_GLOBS, Snapshot, Stopped, recover_with};
+use crate::process::{Evidence, StopReason};
 use crate::session::ExitStatus;
 use globset::{Glob, GlobSet, GlobSetBuilder};
 use std::path::Path;
@@ -91,7 +90,7 @@ impl Engine {
     /// transcript oneshot reads (Claude Code, Codex, Gemini) and its path is known: journaled,
     /// or found from its session id (Gemini files it a moment after the session starts; state
     /// files from before paths were journaled).
-    fn worker_transcript(&self) -> Option<crate::executor::TranscriptFacts> {
+    fn worker_transcript(&self) -> Option<crate::process::TranscriptFacts> {
         use crate::agent::{AgentKind, transcript};
         let agents = &self.session.agents;
         let kind = agents.worker.as_ref()?.kind;

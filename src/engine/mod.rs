@@ -40,10 +40,10 @@ pub use sandbox::confinement;
 pub use spec::{Options, SessionBuilder};
 pub use update::{Observer, ProcessClock, Silent, Status, Update, channel_observer};
 
-// The pipeline's line type an observer receives, re-exported because the pipeline is internal.
 /// Finding and killing what a session's agents left behind (by the environment mark every
 /// agent process inherits): for a guard that outlives an embedding program, as the CLI's does.
 pub use crate::executor::{
     mark as session_mark, sweep as sweep_session, sweep_started_before, ticks_now,
 };
+// The pipeline's line type an observer receives, re-exported because the pipeline is internal.
 pub use crate::pipeline::{Line, Stream};

@@ -4,10 +4,11 @@ use super::interrupt::{Ask, Interrupt};
 use super::process::Proc;
 use super::slot::{reloading, trust_store, vet_changed_policy};
 use super::{EngineError, Options, SessionBuilder};
-use crate::executor::{CommandTemplate, Role};
+use crate::executor::CommandTemplate;
 use crate::machine::SessionState;
 use crate::pipeline::{Redactor, now_ms};
 use crate::policy::{PolicyHost, ReloadingPolicy};
+use crate::process::Role;
 use crate::session::{NewSession, PolicyRef, Session};
 use crate::store::record::blob::Blobber;
 use crate::store::{LogWriter, SessionDir, SessionLock, Store};
@@ -284,7 +285,7 @@ fn confine(
     store: &Store,
     options: &Options,
 ) -> (
-    crate::executor::confine::Sandbox,
+    crate::process::Sandbox,
     Option<crate::executor::confine::Confinement>,
     Vec<String>,
 ) {
@@ -293,7 +294,7 @@ fn confine(
         crate::executor::confine::available(),
     );
     let mut warnings: Vec<String> = warning.into_iter().collect();
-    if !matches!(sandbox, crate::executor::confine::Sandbox::Landlock { .. }) {
+    if !matches!(sandbox, crate::process::Sandbox::Landlock { .. }) {
         return (sandbox, None, warnings);
     }
     let trust = trust_store(options, store);

@@ -4,8 +4,9 @@
 use super::tap::{Seen, Tap};
 use super::{Engine, EngineError, Observer, Update};
 use crate::agent::{AnswerSchema, SchemaFile, VERDICT_SCHEMA, VERDICT_SCHEMA_FILE};
-use crate::executor::{CommandTemplate, Invocation, ProcessEvent, Role, StdinMode, Supervised};
+use crate::executor::{CommandTemplate, Invocation, ProcessEvent, StdinMode, Supervised};
 use crate::pipeline::{Line, Pipeline, RunMeta, Stream, now_ms};
+use crate::process::Role;
 use crate::session::{Event, ExitStatus, Spawn};
 use std::collections::VecDeque;
 use std::time::Duration;

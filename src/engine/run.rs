@@ -2,8 +2,8 @@
 
 use super::interrupt::Ask;
 use super::{Engine, EngineError, Observer, ProcessClock, Status, Update};
-use crate::executor::StopReason;
 use crate::pipeline::now_ms;
+use crate::process::StopReason;
 use crate::session::{Effect, Event, Outcome, PolicyJudge};
 use std::collections::VecDeque;
 use std::time::Duration;

@@ -4,7 +4,8 @@
 //! caches under the home directory.
 
 use crate::agent::AgentKind;
-use crate::executor::confine::{Confinement, Sandbox};
+use crate::executor::confine::Confinement;
+use crate::process::Sandbox;
 use std::path::{Path, PathBuf};
 
 /// Directories under the home directory the agent CLIs (and the tools they run) keep their
@@ -79,7 +80,7 @@ pub fn confinement(workdir: &Path, hidden: &[PathBuf], kinds: &[AgentKind]) -> C
 /// inside the workdir. Landlock cannot take a right back below a granted directory, so hiding
 /// it would leave the agents unable to create anything at the workdir's top; the workdir wins
 /// (the key stays hidden, so the seal still holds), and the caller tells the user.
-pub fn left_reachable(dir: &Path, workdir: &Path) -> bool {
+pub(crate) fn left_reachable(dir: &Path, workdir: &Path) -> bool {
     let real = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
     real(dir).starts_with(real(workdir))
 }

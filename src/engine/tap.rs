@@ -73,7 +73,7 @@ impl Tap {
     pub fn for_agent(
         spec: &AgentSpec,
         launch: &Launch,
-        role: crate::executor::Role,
+        role: crate::process::Role,
         cwd: &std::path::Path,
         resume: Option<String>,
     ) -> Tap {
@@ -314,7 +314,7 @@ mod tests {
 
     fn setup() -> DriverSetup {
         DriverSetup {
-            role: crate::executor::Role::Worker,
+            role: crate::process::Role::Worker,
             cwd: ".".into(),
             model: None,
             resume: None,

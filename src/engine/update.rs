@@ -1,14 +1,15 @@
 //! What a running session tells the program that drives it: the event stream.
 
-use crate::executor::Role;
 use crate::machine::SessionState;
 use crate::pipeline::Line;
+use crate::process::Role;
 use crate::session::Reason;
 use std::time::Duration;
 
 /// One thing that happened, in order. The CLI draws these on a terminal; an embedding program
 /// receives them through its [`Observer`] (or the channel of [`channel_observer`]).
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum Update {
     /// The session moved from one state to another.
     Transition {

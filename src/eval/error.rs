@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 /// Why [`super::load`] or [`super::run`] refused.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum EvalError {
     /// The manifest could not be read.
     #[error("could not read the manifest {}: {source}", .path.display())]

@@ -11,6 +11,7 @@ const SHOWN: usize = 40;
 
 /// What a case's answer must say.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum Expect {
     /// `want:` — the answer has each of these fields with this value; other fields are free.
     Fields(Map<String, Value>),

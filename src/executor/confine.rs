@@ -16,6 +16,8 @@
 
 use std::path::{Path, PathBuf};
 
+pub use crate::process::Sandbox;
+
 /// Where an agent may go.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Confinement {
@@ -26,40 +28,6 @@ pub struct Confinement {
     /// The agent's working directory: writable (but for what is hidden beneath it) even when it
     /// lies inside a hidden path, as a job's worktree lies in the hidden state directory.
     pub workdir: Option<PathBuf>,
-}
-
-/// How the agents of a session are confined, as `status` and `show` report it.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum Sandbox {
-    /// Landlock, at this ABI version.
-    Landlock {
-        /// The kernel's Landlock ABI.
-        abi: u32,
-    },
-    /// The user turned it off (`--sandbox off`, `sandbox = false`).
-    Off,
-    /// The kernel offers no Landlock: the agents run unconfined.
-    Unavailable {
-        /// Why, as the kernel said.
-        why: String,
-    },
-}
-
-impl std::fmt::Display for Sandbox {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Sandbox::Landlock { abi } => write!(
-                f,
-                "landlock (ABI {abi}): the agents cannot reach oneshot's key, trust store or state"
-            ),
-            Sandbox::Off => f.write_str("off (--sandbox off): the agents run unconfined"),
-            Sandbox::Unavailable { why } => write!(
-                f,
-                "unavailable ({why}): the agents run unconfined, and could read oneshot's key"
-            ),
-        }
-    }
 }
 
 /// The sandbox this machine gives when it is on: Landlock's ABI, or why there is none.

@@ -1,28 +1,15 @@
-//! Who a process is, recorded so that a later oneshot can recognise it after a crash.
+//! Reading who a process is from the system: its start time (so a recycled pid is never
+//! mistaken for ours) and whether it waits to be reaped. The identity itself is one of the
+//! decision core's nouns ([`crate::process::ProcessIdentity`]).
 
-use serde::{Deserialize, Serialize};
+use crate::process::ProcessIdentity;
 
-/// The identity of a spawned process group, persisted in the session state while it runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct ProcessIdentity {
-    /// The direct child's pid.
-    pub pid: i32,
-    /// Its process group (equal to `pid`: every agent leads its own group).
-    pub pgid: i32,
-    /// On Linux, field 22 of `/proc/PID/stat` (clock ticks after boot). A pid that was recycled
-    /// for another process has a different start time, so it is never mistaken for ours.
-    /// `None` where the platform offers no cheap equivalent (macOS).
-    pub start_time: Option<u64>,
-}
-
-impl ProcessIdentity {
-    /// Reads the identity of a live (or not yet reaped) process that leads group `pgid`.
-    pub fn of(pid: i32, pgid: i32) -> Self {
-        Self {
-            pid,
-            pgid,
-            start_time: start_time(pid),
-        }
+/// Reads the identity of a live (or not yet reaped) process that leads group `pgid`.
+pub fn identity_of(pid: i32, pgid: i32) -> ProcessIdentity {
+    ProcessIdentity {
+        pid,
+        pgid,
+        start_time: start_time(pid),
     }
 }
 

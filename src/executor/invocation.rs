@@ -8,8 +8,9 @@ use tokio::io::AsyncWriteExt;
 use tokio::process::ChildStdin;
 
 use super::prompt_file::PromptFile;
+use super::identity::identity_of;
 use super::{
-    CommandTemplate, ExecError, PROMPT_FILE_PLACEHOLDER, PROMPT_INLINE_MAX, ProcessIdentity, Role,
+    CommandTemplate, ExecError, PROMPT_FILE_PLACEHOLDER, PROMPT_INLINE_MAX, Role,
     Running,
 };
 
@@ -172,7 +173,7 @@ impl Invocation {
             .id()
             .and_then(|id| i32::try_from(id).ok())
             .expect("a just-spawned child has a pid");
-        let identity = ProcessIdentity::of(pid, pid);
+        let identity = identity_of(pid, pid);
         // Take stdin before anything calls `wait`: tokio's `Child::wait` closes stdin first.
         let stdin = child.stdin().take();
         let stdout = child.stdout().take();

@@ -20,7 +20,6 @@
 
 pub mod confine;
 mod error;
-mod evidence;
 mod fence;
 mod group;
 mod identity;
@@ -29,7 +28,6 @@ mod invocation;
 mod pipe;
 mod prompt_file;
 mod recover;
-mod role;
 mod running;
 #[cfg(target_os = "linux")]
 mod shim;
@@ -38,17 +36,17 @@ mod supervise;
 mod template;
 
 pub use error::ExecError;
-pub use evidence::{Evidence, StopReason, TranscriptFacts};
 pub use fence::{FenceOutcome, fence};
 pub use group::{group_alive, kill_group};
-pub use identity::{ProcessIdentity, is_zombie, start_time};
+pub use identity::{identity_of, is_zombie, start_time};
 pub use invocation::{Invocation, StdinMode};
 pub use recover::{Stopped, recover, recover_with};
-pub use role::Role;
 pub use running::Running;
 pub use stray::{mark, sweep, sweep_started_before, ticks_now};
 pub use snapshot::{DEFAULT_IGNORE_GLOBS, Snapshot, default_ignore};
 pub use supervise::{Control, ProcessEvent, Supervised};
+// The decision core's nouns, which the executor fills in; re-exported for its own tests.
+pub use crate::process::{Evidence, ProcessIdentity, Role, StopReason, TranscriptFacts};
 pub use template::{
     CommandTemplate, PROMPT_FILE_PLACEHOLDER, PROMPT_INLINE_MAX, PROMPT_PLACEHOLDER,
 };

@@ -11,9 +11,9 @@
 //! are filed under the iteration they name.
 
 use crate::agent::{AccountReader, Entry};
-use crate::executor::Role;
 use crate::pipeline::Stream;
 use crate::policy::VerdictDecision;
+use crate::process::Role;
 use crate::session::{Reason, Spent};
 use crate::store::{DecisionResult, Hook, Log, ProcessEvent, Record};
 use serde::Serialize;
@@ -21,7 +21,7 @@ use serde_json::Value;
 use std::collections::VecDeque;
 
 /// How many lines of one run are kept (its last ones; the count of the others is kept).
-pub const MAX_LINES: usize = 400;
+pub(crate) const MAX_LINES: usize = 400;
 
 /// One iteration.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -103,6 +103,7 @@ fn is_zero(n: &usize) -> bool {
 /// One line of what a run did.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum RunLine {
     /// An entry of an agent's account.
     Entry {

@@ -23,6 +23,7 @@ const SECRET_NAME_PARTS: &[&str] = &["KEY", "TOKEN", "SECRET", "PASSWORD", "PASS
 
 /// A policy `redact` pattern that does not compile.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum RedactError {
     /// The pattern is not a valid regex (Rust `regex` syntax).
     #[error("compile redact pattern {pattern:?}")]

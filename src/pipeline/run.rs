@@ -9,8 +9,7 @@ use super::record::Encoder;
 use super::redact::{REDACTED, Redactor};
 use super::split::{DEFAULT_MAX_LINE, Splitter};
 use super::tail::{DEFAULT_TAIL, Tail};
-use super::{Stream, index};
-use crate::store::LogWriter;
+use super::{RecordSink, Stream, index};
 
 /// A raw private-key block longer than this many lines is assumed to have lost its END marker;
 /// redaction of whole lines stops there so one truncated key cannot blank out a whole run.
@@ -110,7 +109,7 @@ impl Pipeline {
         stream: Stream,
         bytes: &[u8],
         now_ms: u64,
-        log: &mut LogWriter,
+        log: &mut impl RecordSink,
         mut out: Option<&mut Vec<Line>>,
     ) -> io::Result<()> {
         let stages = &mut self.stages;
@@ -124,7 +123,7 @@ impl Pipeline {
     pub fn finish(
         &mut self,
         now_ms: u64,
-        log: &mut LogWriter,
+        log: &mut impl RecordSink,
         mut out: Option<&mut Vec<Line>>,
     ) -> io::Result<()> {
         for stream in [Stream::Stdout, Stream::Stderr] {
@@ -162,7 +161,7 @@ impl Stages {
         raw: &[u8],
         partial: bool,
         ts: u64,
-        log: &mut LogWriter,
+        log: &mut impl RecordSink,
         out: Option<&mut Vec<Line>>,
     ) -> io::Result<()> {
         // `from_utf8` has an ASCII fast path; the lossy decoder walks byte by byte.

@@ -34,6 +34,7 @@ pub struct BudgetUse {
 
 /// One budgeted resource.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum BudgetResource {
     /// [`Budget::turns`].
     Turns,

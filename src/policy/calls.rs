@@ -9,8 +9,8 @@ use super::host::LuaPolicy;
 use super::lua_ctx::{describe, head, string_list, tail};
 use super::prompts::{default_audit_prompt, default_worker_retry_prompt};
 use super::verdict::{parse_verdict, verdict_from_name};
-use crate::executor::Evidence;
 use crate::machine::{Salvage, SessionState};
+use crate::process::Evidence;
 use mlua::{Function, Table, Value};
 
 /// Reasons and prompts longer than this are cut: they go into history entries and prompts.

@@ -1,7 +1,7 @@
 //! The typed answers hooks give, and the built-in salvage rule.
 
-use crate::executor::{Evidence, Role};
 use crate::machine::{Salvage, Verdict};
+use crate::process::{Evidence, Role};
 
 /// What the `verdict` hook (or the built-in parser) concluded from the auditor's output.
 #[derive(Debug, Clone, PartialEq)]

@@ -15,6 +15,7 @@ pub const LOAD_HOOK: &str = "load";
 /// Messages read after "failed to …" ([`crate::error`]): `read policy /x/p.lua`, `load policy
 /// p.lua:3: …`, `run hook verdict: p.lua:7: …`.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum PolicyError {
     /// The policy file could not be read from disk.
     #[error("read policy {}", path.display())]

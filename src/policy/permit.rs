@@ -11,7 +11,7 @@ use super::error::PolicyError;
 use super::host::LuaPolicy;
 use super::lua_ctx::head;
 use super::{HookCtx, PolicyHost};
-use crate::executor::Role;
+use crate::process::Role;
 use mlua::{Lua, Table, Value};
 
 /// The hook's name in errors, `on_error` and decision records.

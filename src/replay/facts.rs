@@ -3,8 +3,8 @@
 //! compare against).
 
 use super::ReplayError;
-use crate::executor::{Evidence, ProcessIdentity, Role, StopReason};
 use crate::machine::SessionState;
+use crate::process::{Evidence, ProcessIdentity, Role, StopReason};
 use crate::session::{Event, ExitStatus};
 use crate::store::{
     DecisionInput, DecisionResult, Hook, Log, ProcessEvent, Record, SessionEvent, StateChange,

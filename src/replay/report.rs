@@ -82,6 +82,7 @@ impl std::fmt::Display for Ending {
 /// What about a decision differs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum DifferenceKind {
     /// The answer itself: another verdict, salvage, guard word or prompt.
     Answer,

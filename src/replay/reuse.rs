@@ -10,9 +10,9 @@
 
 use super::diff::Diff;
 use super::facts::Recording;
-use crate::executor::Evidence;
 use crate::machine::SessionState;
 use crate::policy::{FailMode, GuardOutcome, HookCtx, Limits, SalvageDecision, VerdictDecision};
+use crate::process::Evidence;
 use crate::session::{Answer, Decide, HookError, PolicyJudge, PolicyRef};
 use crate::store::{DecisionInput, DecisionResult, Hook};
 use std::borrow::Cow;
@@ -235,7 +235,7 @@ impl Decide for Reusing<'_> {
 
     fn permit(
         &mut self,
-        role: crate::executor::Role,
+        role: crate::process::Role,
         tool: &str,
         input: &serde_json::Value,
         ctx: &HookCtx,

@@ -12,9 +12,9 @@ use super::describe::{describe, prompt_lines};
 use super::facts::{Created, Recording};
 use super::reuse::{Asked, Reusing};
 use super::{Ending, ReplayOptions};
-use crate::executor::Role;
 use crate::machine::SessionState;
 use crate::policy::PolicyHost;
+use crate::process::Role;
 use crate::session::{
     Effect, Event, NewSession, Phase, PolicyRef, Reason, Report, Session, Spawn, StepBuffers,
 };

@@ -5,7 +5,7 @@
 //! them is still the core's: the replay answers where the session would have ended.
 
 use super::simulate::Sim;
-use crate::executor::Role;
+use crate::process::Role;
 use crate::session::{Effect, Event};
 use std::collections::HashMap;
 

@@ -8,6 +8,7 @@ use serde_json::Value;
 /// prompt of the retry, after the question — so, unlike the crate's other errors, it does not
 /// read after "failed to …": a message for people wraps it (`ask` after N attempts: …).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
 pub enum AnswerError {
     /// The text holds no JSON object at all.
     #[error("your answer holds no JSON object; answer with one JSON object that fits the schema")]

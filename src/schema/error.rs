@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 /// A schema that cannot be found, read or used.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum SchemaError {
     /// No built-in or registry schema has this label.
     #[error(

@@ -23,6 +23,7 @@ pub struct Extracted {
 
 /// How [`extract_json`] found the object.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Found {
     /// The whole text (trimmed) is the object.
     Whole,

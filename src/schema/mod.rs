@@ -130,6 +130,6 @@ impl Schema {
 }
 
 /// A JSON pointer for people: the root (`""`) shown as `/`.
-pub fn pointer_display(pointer: &str) -> &str {
+pub(crate) fn pointer_display(pointer: &str) -> &str {
     if pointer.is_empty() { "/" } else { pointer }
 }

@@ -5,10 +5,10 @@
 use super::phase::{Phase, Run};
 use super::step::Step;
 use super::{AgentFailure, OwnSession, Reason, Spent};
-use crate::executor::{Role, StopReason};
 use crate::machine::Trigger;
 use crate::policy::{Budget, BudgetLevel, BudgetResource};
-use crate::store::ProcessEvent;
+use crate::process::{Role, StopReason};
+use crate::session::record::ProcessEvent;
 
 impl Step<'_> {
     /// The running agent named its session: journaled before anything could need it (a crash
@@ -254,7 +254,7 @@ impl Step<'_> {
     }
 
     /// The role whose process runs now (started, not yet exited).
-    fn running_role(&self) -> Option<crate::executor::Role> {
+    fn running_role(&self) -> Option<crate::process::Role> {
         let run = self.s.phase.run()?;
         (run.process.is_some() && run.exited.is_none())
             .then(|| self.s.phase.role())

@@ -2,7 +2,7 @@
 //! runs the same CLIs and the next iteration continues the worker's conversation.
 
 use crate::agent::AgentSpec;
-use crate::executor::Role;
+use crate::process::Role;
 use serde::{Deserialize, Serialize};
 
 /// Which roles are played by agent CLIs (the others run their command line), and the agents'

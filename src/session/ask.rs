@@ -3,10 +3,12 @@
 
 use super::step::Step;
 use super::{Answer, Decide, HookError};
-use crate::executor::Evidence;
 use crate::machine::SessionState;
 use crate::policy::{GuardOutcome, HookCtx, SalvageDecision, VerdictDecision};
-use crate::store::{DecisionInput, DecisionRecord, DecisionResult, Hook, PolicyLog, Record};
+use crate::process::Evidence;
+use crate::session::record::{
+    DecisionInput, DecisionRecord, DecisionResult, Hook, PolicyLog, Record,
+};
 use std::sync::Arc;
 
 impl Step<'_> {
@@ -87,7 +89,7 @@ impl Step<'_> {
     /// (permit fails closed), with the failure said.
     pub(super) fn ask_permit(
         &mut self,
-        role: crate::executor::Role,
+        role: crate::process::Role,
         tool: &str,
         input: &serde_json::Value,
     ) -> crate::policy::PermitDecision {

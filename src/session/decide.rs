@@ -5,13 +5,13 @@
 //! tests ask whatever they load. The core neither knows nor cares which.
 
 use super::PolicyRef;
-use crate::executor::Evidence;
 use crate::machine::SessionState;
 use crate::pipeline::Redactor;
 use crate::policy::{
     FailMode, GuardOutcome, HookCtx, Limits, PermitDecision, PolicyError, PolicyHost,
     SalvageDecision, VerdictDecision,
 };
+use crate::process::Evidence;
 use std::borrow::Cow;
 use std::time::Instant;
 
@@ -37,11 +37,11 @@ impl HookError {
 
 /// Longest hook error message kept (longer ones are cut): an error is for a person to read, and
 /// a policy that raises a 10 MB string must not put 10 MB into the state file and the log.
-pub const MAX_HOOK_ERROR: usize = 4 * 1024;
+pub(crate) const MAX_HOOK_ERROR: usize = 4 * 1024;
 /// Longest reason, veto or `oneshot.log` line kept from a hook.
-pub const MAX_HOOK_TEXT: usize = 64 * 1024;
+pub(crate) const MAX_HOOK_TEXT: usize = 64 * 1024;
 /// Longest prompt kept from `next_prompt` or `audit_prompt`.
-pub const MAX_PROMPT: usize = 1024 * 1024;
+pub(crate) const MAX_PROMPT: usize = 1024 * 1024;
 
 impl HookError {
     /// From a policy error raised by `hook`.
@@ -127,7 +127,7 @@ pub trait Decide {
     /// core denies (permit fails closed).
     fn permit(
         &mut self,
-        role: crate::executor::Role,
+        role: crate::process::Role,
         tool: &str,
         input: &serde_json::Value,
         ctx: &HookCtx,
@@ -250,7 +250,7 @@ impl Decide for PolicyJudge<'_> {
 
     fn permit(
         &mut self,
-        role: crate::executor::Role,
+        role: crate::process::Role,
         tool: &str,
         input: &serde_json::Value,
         ctx: &HookCtx,

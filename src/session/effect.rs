@@ -8,13 +8,14 @@
 //! point leaves a file that `resume` knows how to continue.
 
 use super::{ExitStatus, Outcome, Reason};
-use crate::executor::{ProcessIdentity, Role, StopReason};
 use crate::machine::SessionState;
-use crate::store::Record;
+use crate::process::{ProcessIdentity, Role, StopReason};
+use crate::session::record::Record;
 use std::time::Duration;
 
 /// One thing to do.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum Effect {
     /// Write `oneshot.json` from the session as it stands after the step (atomically).
     Journal,
@@ -87,6 +88,7 @@ pub struct Spawn {
 
 /// Something for the user, as it happens.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum Report {
     /// The session moved.
     Transition {

@@ -5,10 +5,11 @@
 //! replay and the tests make them up from a recorded log or a script.
 
 use super::ExitStatus;
-use crate::executor::{Evidence, ProcessIdentity, StopReason};
+use crate::process::{Evidence, ProcessIdentity, StopReason};
 
 /// One input to the decision core.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum Event {
     /// Begin driving the session: a new one runs its first worker; a resumed one continues
     /// where it stopped (seed 000 §3).

@@ -27,6 +27,7 @@ mod outcome;
 mod overrides;
 mod phase;
 mod reason;
+pub mod record;
 mod retake;
 mod settings;
 mod step;
@@ -52,7 +53,6 @@ pub use settings::SessionSettings;
 pub(crate) use unrecorded::StepBuffers;
 pub use value::{NewSession, SCHEMA_VERSION, Session};
 
-// The executor's data types the session is made of, re-exported because the executor itself is
-// internal.
-pub use crate::executor::confine::Sandbox;
-pub use crate::executor::{Evidence, ProcessIdentity, Role, StopReason};
+// The process nouns a session is made of (defined below the decision core, in
+// `crate::process`), re-exported so a program reading a session finds them here too.
+pub use crate::process::{Evidence, ProcessIdentity, Role, Sandbox, StopReason};

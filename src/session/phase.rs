@@ -2,8 +2,8 @@
 //! and any stop under way; an audit has its prompt; a recovery has its evidence; a pause knows
 //! what it interrupted and why. Nothing here is an `Option` that "should be set by now".
 
-use crate::executor::{Evidence, ProcessIdentity, Role, StopReason};
 use crate::machine::SessionState;
+use crate::process::{Evidence, ProcessIdentity, Role, StopReason};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 

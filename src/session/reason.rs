@@ -1,14 +1,15 @@
 //! Why a transition happened, as data. Rendered to text only at the edge: [`Reason::code`] is
 //! the stable word a policy reads as `ctx.reason`, [`fmt::Display`] the sentence a person reads.
 
-use crate::executor::{Role, StopReason};
 use crate::machine::{Salvage, SessionState, Verdict};
+use crate::process::{Role, StopReason};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// The cause recorded with a transition (history entry, `state_change` record, outcome).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Reason {
     /// The process exited non-zero, or a signal nobody here sent ended it.
     Exited {

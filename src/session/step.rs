@@ -4,9 +4,9 @@
 
 use super::phase::{ExitStatus, Next, Pause, Phase, Run};
 use super::{Decide, Effect, Event, Outcome, Reason, Report, Session};
-use crate::executor::{Evidence, ProcessIdentity, Role, StopReason};
 use crate::machine::{SessionState, Trigger};
-use crate::store::{
+use crate::process::{Evidence, ProcessIdentity, Role, StopReason};
+use crate::session::record::{
     EvidenceRecord, Message, ProcessEvent, ProcessRecord, Record, SessionEvent, SessionRecord,
 };
 

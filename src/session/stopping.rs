@@ -3,8 +3,8 @@
 
 use super::Effect;
 use super::step::Step;
-use crate::executor::{Role, StopReason};
-use crate::store::{InterruptRecord, ProcessEvent, Record};
+use crate::process::{Role, StopReason};
+use crate::session::record::{InterruptRecord, ProcessEvent, Record};
 
 impl Step<'_> {
     /// A clock ran out while the process ran.

@@ -5,9 +5,9 @@
 use super::Reason;
 use super::phase::{ExitStatus, Pause, Phase};
 use super::step::{Awaiting, Step};
-use crate::executor::{Role, StopReason};
 use crate::machine::{SessionState, Trigger};
-use crate::store::ProcessEvent;
+use crate::process::{Role, StopReason};
+use crate::session::record::ProcessEvent;
 
 impl Step<'_> {
     pub(super) fn fenced(&mut self, outcome: String) {

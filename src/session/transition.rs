@@ -6,7 +6,7 @@ use super::step::Step;
 use super::{Effect, HookError, Phase, Reason, Report};
 use crate::machine::{SessionState, Trigger, next};
 use crate::policy::{FailMode, GuardOutcome};
-use crate::store::{Record, StateChange};
+use crate::session::record::{Record, StateChange};
 
 impl Step<'_> {
     /// Moves the session by `trigger` into `phase`. A guard veto, a failing guard or observer
@@ -102,12 +102,12 @@ impl Step<'_> {
         }
         let here = self.s.phase.clone();
         let during = match &here {
-            Phase::AuditPending | Phase::AuditorExecuting(_) => crate::executor::Role::Auditor,
-            _ => crate::executor::Role::Worker,
+            Phase::AuditPending | Phase::AuditorExecuting(_) => crate::process::Role::Auditor,
+            _ => crate::process::Role::Worker,
         };
         let pause = super::Pause {
             during,
-            cause: crate::executor::StopReason::Interrupted,
+            cause: crate::process::StopReason::Interrupted,
             retake: Some(Box::new(here)),
         };
         self.enter(

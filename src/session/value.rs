@@ -152,7 +152,7 @@ fn title(task: &str) -> String {
 }
 
 /// The state file's layout. The fields a listing needs come first, so a reader can stop after
-/// a few hundred bytes ([`crate::store::Summary`]); the seed's names (`oneshot_id`, `state`,
+/// a few hundred bytes (the store's `Summary`); the seed's names (`oneshot_id`, `state`,
 /// `iteration_count`, `max_iterations`, `created_at`, `updated_at`, `history`) are kept.
 #[derive(Serialize, Deserialize)]
 struct Wire<'a> {

@@ -9,6 +9,7 @@ use std::path::Path;
 /// like every oneshot error it reads after "failed to …" and leaves its cause to the chain
 /// ([`crate::error`]).
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum StoreError {
     /// No session has this id or prefix.
     #[error("find session `{id}` under {dir}; run `oneshot list` to see the sessions there")]

@@ -26,6 +26,7 @@ impl Drop for SessionLock {
 
 /// Why the lock could not be taken (the source of [`StoreError::Locked`](super::StoreError)).
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum LockError {
     /// Another live process holds it.
     #[error(

@@ -6,9 +6,14 @@
 
 mod handoff;
 mod reader;
-pub mod record;
+#[cfg(test)]
+mod tests;
 mod typed;
 mod writer;
+
+// The records are the session's words, defined beside the decision core that emits them
+// (`crate::session::record`); the log writes and reads them, and names them here too.
+pub use crate::session::record;
 
 pub use reader::{LogChunk, LogError, LogRead, read_from, read_log};
 pub use record::{

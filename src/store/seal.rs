@@ -131,7 +131,7 @@ impl Keys {
 }
 
 /// Where the key lives by default (see the module documentation); `None` without a home.
-pub fn default_key_path(var: impl Fn(&str) -> Option<OsString>) -> Option<PathBuf> {
+pub(crate) fn default_key_path(var: impl Fn(&str) -> Option<OsString>) -> Option<PathBuf> {
     if let Some(p) = var(KEY_FILE_ENV).filter(|v| !v.is_empty()) {
         return Some(PathBuf::from(p));
     }
@@ -141,7 +141,7 @@ pub fn default_key_path(var: impl Fn(&str) -> Option<OsString>) -> Option<PathBu
 
 /// Seals `bytes`, about to replace the state file in `dir`: writes the sidecar with the new
 /// seal first and the current state file's seal after it.
-pub fn write_seal(dir: &Path, key: &Key, bytes: &[u8]) -> io::Result<()> {
+pub(crate) fn write_seal(dir: &Path, key: &Key, bytes: &[u8]) -> io::Result<()> {
     let path = dir.join(SEAL_FILE);
     let previous = super::regular::read_to_string(&path)
         .ok()
@@ -173,6 +173,7 @@ pub fn verify(dir: &Path, key: &Key, bytes: &[u8]) -> Result<(), SealError> {
 
 /// Why a state file's seal does not hold.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum SealError {
     /// No sidecar.
     #[error("it has no seal ({SEAL_FILE} is missing)")]

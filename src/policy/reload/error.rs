@@ -8,6 +8,7 @@ use std::path::PathBuf;
 /// Hot reload could not be set up or kept up (the session itself survives all of these: it
 /// keeps its current policy).
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ReloadError {
     /// The OS file watcher could not be created (inotify instance limit, …).
     #[error("start the policy file watcher")]
@@ -35,6 +36,7 @@ pub enum ReloadError {
 
 /// The trust store could not be read or written.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum TrustError {
     /// Neither `$ONESHOT_TRUST_FILE`, `$XDG_DATA_HOME` nor `$HOME` is set.
     #[error(

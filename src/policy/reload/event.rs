@@ -72,6 +72,7 @@ pub struct UntrustedChange {
 
 /// The outcome of a reload check, one per thing the engine should record and show.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ReloadEvent {
     /// A new generation is current.
     Reloaded {

@@ -130,10 +130,10 @@ pub fn stubs_luau() -> &'static str {
 mod tests {
     use super::fields::{BUDGET, CTX, EVIDENCE, LIMITS, ON_ERROR, POLICY, RETRY};
     use super::{stubs_luals, stubs_luau};
-    use crate::executor::Evidence;
     use crate::policy::{
         BUDGET_KEYS, FAIL_MODE_HOOKS, HookCtx, LIMIT_KEYS, RETRY_KEYS, TOP_LEVEL_KEYS,
     };
+    use crate::process::Evidence;
     use std::path::Path;
 
     fn names(fields: &[super::Field]) -> Vec<&str> {

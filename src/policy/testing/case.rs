@@ -4,8 +4,8 @@
 use super::super::schema::suggest;
 use super::super::{ApprovalJob, ApprovalResult, GuardOutcome, HookCtx, PolicyHost};
 use super::input::{overlay, overlay_with, to_json};
-use crate::executor::{Evidence, Role};
 use crate::machine::{Salvage, SessionState};
+use crate::process::{Evidence, Role};
 use mlua::{Table, Value};
 
 /// The keys a case table may have.

@@ -5,8 +5,8 @@ use super::super::{
     default_worker_retry_prompt, parse_verdict,
 };
 use super::full_ctx;
-use crate::executor::{Evidence, StopReason};
 use crate::machine::{Salvage, Verdict};
+use crate::process::{Evidence, StopReason};
 
 #[test]
 fn json_whole_output() {

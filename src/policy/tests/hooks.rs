@@ -2,8 +2,8 @@
 
 use super::super::{GuardOutcome, PolicyError};
 use super::{full_ctx, host};
-use crate::executor::{Evidence, StopReason};
 use crate::machine::{Salvage, SessionState as S, Verdict};
+use crate::process::{Evidence, StopReason};
 
 fn bad_return(e: PolicyError) -> String {
     assert!(matches!(e, PolicyError::BadReturn { .. }), "{e:?}");

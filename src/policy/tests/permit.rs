@@ -6,7 +6,7 @@ use super::super::{
     default_permit,
 };
 use super::{full_ctx, host, load_err};
-use crate::executor::Role;
+use crate::process::Role;
 use serde_json::json;
 use std::time::Duration;
 

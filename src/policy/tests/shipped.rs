@@ -5,8 +5,8 @@ use super::super::{
     parse_verdict,
 };
 use super::full_ctx;
-use crate::executor::{Evidence, Role, StopReason};
 use crate::machine::{Salvage, SessionState as S, Verdict};
+use crate::process::{Evidence, Role, StopReason};
 use std::path::Path;
 
 fn shipped(name: &str) -> PolicyHost {

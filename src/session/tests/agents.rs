@@ -3,9 +3,9 @@
 
 use super::script::{Driver, Run, policy};
 use crate::agent::ErrorKind;
-use crate::executor::Role;
 use crate::machine::SessionState as S;
 use crate::policy::PolicyHost;
+use crate::process::Role;
 use crate::session::{Effect, Event, Reason};
 use std::time::Duration;
 
@@ -151,7 +151,7 @@ fn tool_requests_are_answered_by_permit_and_fail_closed() {
     );
     let mut d = Driver::new(deny_rm, "fix it", []);
     d.step(Event::Start);
-    d.step(Event::Spawned(crate::executor::ProcessIdentity {
+    d.step(Event::Spawned(crate::process::ProcessIdentity {
         pid: 9,
         pgid: 9,
         start_time: None,
@@ -197,7 +197,7 @@ fn a_spent_budget_fails_the_session_after_warnings() {
         .records
         .iter()
         .filter_map(|r| match r {
-            crate::store::Record::Warning(w) => Some(w.message.clone()),
+            crate::session::record::Record::Warning(w) => Some(w.message.clone()),
             _ => None,
         })
         .collect();

@@ -97,7 +97,7 @@ fn every_hook_error_names_a_file_and_line() {
     let redactor = crate::pipeline::Redactor::new(&[], Vec::new()).unwrap();
     let mut judge = PolicyJudge::new(&host, 1, &redactor);
     let ctx = host_ctx();
-    let evidence = crate::executor::Evidence::default();
+    let evidence = crate::process::Evidence::default();
     let errors = [
         judge.verdict("out", &ctx).result.unwrap_err(),
         judge.next_prompt(&ctx).result.unwrap_err(),

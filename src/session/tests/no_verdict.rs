@@ -3,11 +3,11 @@
 //! thrown away on an auditor's formatting).
 
 use super::script::{Driver, Run, policy};
-use crate::executor::Role;
 use crate::machine::SessionState as S;
 use crate::policy::PolicyHost;
+use crate::process::Role;
+use crate::session::record::{ProcessEvent, Record};
 use crate::session::{Effect, Reason, Report};
-use crate::store::{ProcessEvent, Record};
 
 /// The prompts the auditor was started with, in order.
 fn audit_prompts(d: &Driver) -> Vec<String> {

@@ -2,11 +2,11 @@
 //! clocks, plus the policy's ways of changing them (guards, failure modes, limits).
 
 use super::script::{Driver, Run, policy};
-use crate::executor::{Role, StopReason};
 use crate::machine::{Salvage, SessionState as S, Verdict};
 use crate::policy::PolicyHost;
+use crate::process::{Role, StopReason};
+use crate::session::record::{ProcessEvent, Record};
 use crate::session::{Effect, Event, Pause, Phase, Reason};
-use crate::store::{ProcessEvent, Record};
 
 const DONE: &str = "VERDICT: DONE\nREASON: all good";
 const RETRY: &str = "VERDICT: RETRY\nREASON: the tests fail";
@@ -178,7 +178,7 @@ fn worker_inactivity_stops_it_journaled_first_then_recovers() {
     let mut d = builtin([Run::Silent("half done")]);
     d.changes.push_back(vec!["a.txt"]);
     d.step(Event::Start);
-    let pid = crate::executor::ProcessIdentity {
+    let pid = crate::process::ProcessIdentity {
         pid: 9,
         pgid: 9,
         start_time: None,
@@ -215,7 +215,7 @@ fn worker_inactivity_stops_it_journaled_first_then_recovers() {
             ..
         }
     )));
-    let ev = crate::executor::Evidence {
+    let ev = crate::process::Evidence {
         reason: Some(StopReason::InactivityTimeout),
         changed_files: vec!["a.txt".into()],
         ..Default::default()
@@ -272,7 +272,7 @@ fn max_iterations_fails_at_reiteration_pending() {
 fn ctrl_c_stops_the_worker_gracefully_and_a_second_one_kills() {
     let mut d = builtin([]);
     d.step(Event::Start);
-    d.step(Event::Spawned(crate::executor::ProcessIdentity {
+    d.step(Event::Spawned(crate::process::ProcessIdentity {
         pid: 5,
         pgid: 5,
         start_time: None,
@@ -386,7 +386,7 @@ fn oneshot_dying_mid_run_is_fenced_and_resumed_as_a_pause() {
 fn a_stop_journaled_before_a_crash_resumes_as_that_stop() {
     let mut d = builtin([Run::Exit(0, "ok"), Run::Exit(0, DONE)]);
     d.step(Event::Start);
-    d.step(Event::Spawned(crate::executor::ProcessIdentity {
+    d.step(Event::Spawned(crate::process::ProcessIdentity {
         pid: 5,
         pgid: 5,
         start_time: None,
@@ -408,7 +408,7 @@ fn a_stop_journaled_before_a_crash_resumes_as_that_stop() {
 fn an_interrupt_between_processes_pauses_at_the_checkpoint() {
     let mut d = builtin([Run::Exit(0, "w")]);
     d.step(Event::Start);
-    d.step(Event::Spawned(crate::executor::ProcessIdentity {
+    d.step(Event::Spawned(crate::process::ProcessIdentity {
         pid: 5,
         pgid: 5,
         start_time: None,

@@ -2,13 +2,13 @@
 //! in between — the core stays inside the seed's table, never acts before it journals, and
 //! never reaches a state nobody designed.
 
-use crate::executor::{Evidence, ProcessIdentity, StopReason};
 use crate::machine::{SessionState, Verdict, edges};
 use crate::policy::{FailMode, GuardOutcome, HookCtx, Limits, SalvageDecision, VerdictDecision};
+use crate::process::{Evidence, ProcessIdentity, StopReason};
+use crate::session::record::Record;
 use crate::session::{
     Answer, Decide, Effect, Event, ExitStatus, HookError, Phase, PolicyRef, Reason, Session,
 };
-use crate::store::Record;
 use proptest::prelude::*;
 use std::borrow::Cow;
 use std::collections::VecDeque;
@@ -126,7 +126,7 @@ impl Decide for Chaos {
     }
     fn permit(
         &mut self,
-        _: crate::executor::Role,
+        _: crate::process::Role,
         _: &str,
         _: &serde_json::Value,
         _: &HookCtx,

@@ -3,8 +3,8 @@
 //! (never run again for it).
 
 use super::script::{Driver, Run, policy};
-use crate::executor::Role;
 use crate::machine::SessionState as S;
+use crate::process::Role;
 use crate::session::{Effect, Event, Phase, Reason};
 
 const BROKEN_VERDICT: &str = "return { verdict = function(o) error('boom') end }";

@@ -2,13 +2,13 @@
 //! no clock. Used by the core's own tests and by replay's tests to produce the logs a real
 //! session would leave.
 
-use crate::executor::{Evidence, ProcessIdentity, StopReason};
 use crate::pipeline::Redactor;
 use crate::policy::PolicyHost;
+use crate::process::{Evidence, ProcessIdentity, StopReason};
+use crate::session::record::Record;
 use crate::session::{
     Decide, Effect, Event, ExitStatus, NewSession, Outcome, PolicyJudge, PolicyRef, Session,
 };
-use crate::store::Record;
 use std::collections::VecDeque;
 
 /// How one scripted process run goes.

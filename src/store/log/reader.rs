@@ -7,6 +7,7 @@ use serde_json::Value;
 
 /// The log could not be read at all (a bad line is a warning, not an error).
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum LogError {
     /// Opening or reading the file failed.
     #[error("read {}", path.display())]

@@ -1,8 +1,8 @@
 //! Raw log lines → [`Record`]s, with blob references resolved.
 
-use super::record::blob::Blobs;
-use super::record::{Blob, Record};
 use super::{LogError, read_log};
+use crate::session::record::blob::Blobs;
+use crate::session::record::{Blob, Record};
 use serde::Deserialize;
 use serde_json::Value;
 use std::path::Path;

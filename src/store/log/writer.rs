@@ -8,6 +8,7 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use super::handoff::Handoff;
+use crate::pipeline::RecordSink;
 
 /// Buffer size: large enough that the pipeline's stream of small records costs few syscalls.
 const BUFFER: usize = 256 * 1024;
@@ -77,18 +78,6 @@ impl LogWriter {
         self.append_encoded(|buf| buf.extend_from_slice(json))
     }
 
-    /// The pipeline's fast path: `encode` writes one JSON document without a newline straight
-    /// into the buffer (no intermediate copy, no `serde_json::Value`).
-    pub(crate) fn append_encoded(&mut self, encode: impl FnOnce(&mut Vec<u8>)) -> io::Result<()> {
-        let start = self.buf.len();
-        encode(&mut self.buf);
-        debug_assert!(
-            memchr::memchr(b'\n', &self.buf[start..]).is_none(),
-            "a record is one line"
-        );
-        self.end_record()
-    }
-
     /// Hands buffered records to the OS (dropping the writer does this too), so
     /// `oneshot log --follow` sees them.
     pub fn flush(&mut self) -> io::Result<()> {
@@ -136,6 +125,19 @@ impl LogWriter {
             }
         }
         Ok(())
+    }
+}
+
+/// The pipeline's log stage writes activity records straight into the buffer.
+impl RecordSink for LogWriter {
+    fn append_encoded(&mut self, encode: impl FnOnce(&mut Vec<u8>)) -> io::Result<()> {
+        let start = self.buf.len();
+        encode(&mut self.buf);
+        debug_assert!(
+            memchr::memchr(b'\n', &self.buf[start..]).is_none(),
+            "a record is one line"
+        );
+        self.end_record()
     }
 }
 

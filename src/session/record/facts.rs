@@ -1,7 +1,7 @@
 //! The facts the decision core was given, recorded so replay can give them again: a session
 //! created or resumed, and what happened to each process.
 
-use crate::executor::{ProcessIdentity, Role, StopReason};
+use crate::process::{ProcessIdentity, Role, StopReason};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
@@ -22,6 +22,7 @@ pub struct ProcessRecord {
 /// What happened to a process.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum ProcessEvent {
     /// It started with this prompt.
     Started {
@@ -64,25 +65,25 @@ pub enum ProcessEvent {
     AgentSession {
         /// The agent's session id and transcript.
         #[serde(flatten)]
-        session: crate::session::OwnSession,
+        session: super::super::OwnSession,
     },
     /// What the agent reported using in this run.
     AgentUsage {
         /// Turns, tokens, dollars.
         #[serde(flatten)]
-        spent: crate::session::Spent,
+        spent: super::super::Spent,
     },
     /// What the agent had used so far in this run, while it ran.
     AgentProgress {
         /// Turns, tokens, dollars.
         #[serde(flatten)]
-        spent: crate::session::Spent,
+        spent: super::super::Spent,
     },
     /// The agent reported that its run failed.
     AgentFailed {
         /// The failure.
         #[serde(flatten)]
-        failure: crate::session::AgentFailure,
+        failure: super::super::AgentFailure,
     },
     /// A process group left by a oneshot that died was stopped on resume.
     Fenced {
@@ -109,6 +110,7 @@ pub struct SessionRecord {
 /// How a oneshot process came to drive the session.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum SessionEvent {
     /// The session is new; these are its facts.
     Created {
@@ -125,13 +127,13 @@ pub enum SessionEvent {
         /// Limits that replace the policy's (`--max-iterations` …), so a replay decides with
         /// them too; absent when there are none. (Boxed: most sessions have none.)
         #[serde(default, skip_serializing_if = "no_overrides")]
-        limits: Box<crate::session::LimitOverrides>,
+        limits: Box<super::super::LimitOverrides>,
     },
     /// An existing session is continued.
     Resumed,
 }
 
 /// Whether a `created` record has no limits to write.
-fn no_overrides(limits: &crate::session::LimitOverrides) -> bool {
+fn no_overrides(limits: &super::super::LimitOverrides) -> bool {
     limits.is_empty()
 }

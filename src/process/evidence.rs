@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 /// Why a process stopped. Recorded as the `reason` of the RECOVERY_PENDING history entry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum StopReason {
     /// It exited on its own with a non-zero code (or was killed by a signal nobody sent).
     ExitCode,

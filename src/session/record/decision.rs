@@ -1,8 +1,8 @@
 //! `decision` records: one policy hook call, what it was given and what it answered.
 
-use crate::executor::Evidence;
 use crate::machine::{Salvage, SessionState, Verdict};
 use crate::policy::{GuardOutcome, HookCtx, SalvageDecision, VerdictDecision};
+use crate::process::Evidence;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::fmt;
@@ -11,6 +11,7 @@ use std::sync::Arc;
 /// The policy hook a decision record names (`"hook"` in the log).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Hook {
     /// `verdict(output, ctx)`: the auditor's judgement.
     Verdict,
@@ -62,6 +63,7 @@ impl fmt::Display for Hook {
 
 /// What a hook was given. The ctx is shared so equal recorded contexts are held once.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum DecisionInput {
     /// `verdict`: the auditor's output tail as the hook saw it.
     Verdict {
@@ -108,7 +110,7 @@ pub enum DecisionInput {
     /// `permit`: the tool request.
     Permit {
         /// The role whose agent asks.
-        role: crate::executor::Role,
+        role: crate::process::Role,
         /// The tool.
         tool: String,
         /// The tool's input.
@@ -222,6 +224,7 @@ impl DecisionInput {
 
 /// What a hook answered (or the built-in default standing in for it).
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum DecisionResult {
     /// `verdict`.
     Verdict(VerdictDecision),

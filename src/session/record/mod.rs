@@ -1,6 +1,8 @@
 //! Every kind of record in `oneshot-log.json`, as one type.
 //!
-//! The engine writes these, `oneshot log` renders them, replay reads the facts and decisions
+//! They are defined here, beside the decision core whose steps emit most of them, so that the
+//! core depends on nothing that stores them: the store's log writes and reads them (and
+//! re-exports them as `store::Record`…), never the other way round. The engine writes these, `oneshot log` renders them, replay reads the facts and decisions
 //! back out of them, and the tests round-trip them — all through [`Record`]. The one exception
 //! is the hot path: the pipeline encodes `activity` records straight into bytes, and a test
 //! checks that what it writes reads back as [`Record::Activity`].
@@ -16,16 +18,17 @@ mod facts;
 pub use decision::{DecisionInput, DecisionRecord, DecisionResult, Hook};
 pub use facts::{ProcessEvent, ProcessRecord, SessionEvent, SessionRecord};
 
-use crate::executor::{Evidence, Role};
+use super::Reason;
 use crate::machine::SessionState;
 use crate::pipeline::Stream;
-use crate::session::Reason;
+use crate::process::{Evidence, Role};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// One line of `oneshot-log.json`. Every record has `ts` (unix milliseconds) and `type`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Record {
     /// One line of agent output (redacted before it was written).
     Activity(Activity),

@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 use std::collections::{HashMap, HashSet};
 
 /// Strings longer than this (in bytes) become blobs.
-pub const BLOB_MIN: usize = 256;
+pub(crate) const BLOB_MIN: usize = 256;
 
 /// The writer's side: which blobs this process already wrote.
 #[derive(Debug, Default)]
