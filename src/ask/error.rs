@@ -5,6 +5,7 @@ use std::time::Duration;
 
 /// Why [`super::ask`] gave no answer.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum AskError {
     /// The schema does not compile.
     #[error(transparent)]

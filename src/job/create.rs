@@ -31,6 +31,7 @@ pub struct Created {
 
 /// Why no job was made. Nothing was written.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum CreateError {
     /// A player's command line holds a secret: stored without it, a runner could not run it.
     #[error(

@@ -105,6 +105,7 @@ pub struct HarvestFacts {
 
 /// What happened, as the runner tells the core.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum RunnerEvent {
     /// The runner claimed a step. `reclaimed`: the job was mid-step under a lease that
     /// expired — its runner died.

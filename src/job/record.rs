@@ -389,6 +389,7 @@ impl std::fmt::Display for PanelWord {
 /// oneshot's own migration of a stored job (stored and shown as the lowercase word).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum AuditAction {
     /// `job create`.
     Create,

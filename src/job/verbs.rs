@@ -30,6 +30,7 @@ pub struct VerbContext {
 
 /// Why a verb was not applied.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum VerbError {
     /// The state does not allow it.
     #[error("job {id}: {refused}")]
@@ -216,6 +217,7 @@ pub struct Given {
 
 /// Why [`give`] wrote nothing.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum GiveError {
     /// The verb does not apply (the state does not allow it, a reject without feedback).
     #[error(transparent)]

@@ -116,7 +116,7 @@ fn claimable(store: &SqliteStore, job: &oneshot::job::record::Job) -> Result<()>
             job.id,
             crate::cli::show::rfc3339(until_ms)
         ))),
-        Err(e @ NotClaimable::Refused(_)) => Err(super::refused(format!("step: {}: {e}", job.id))),
+        Err(e) => Err(super::refused(format!("step: {}: {e}", job.id))),
     }
 }
 

@@ -40,7 +40,7 @@ pub fn run(cx: &Cx, id: &str, verb: JobTrigger, feedback: Option<String>) -> Res
         )),
         GiveError::Verb(e) => usage(format!("{verb} {id}: {e}")),
         GiveError::Store(e) => store_error(&format!("{verb} {id}"), e),
-        e @ GiveError::Seal { .. } => anyhow::anyhow!("{verb} {id}: {e}"),
+        e => anyhow::anyhow!("{verb} {id}: {e}"),
     })?;
     let job = &given.job;
     if !cx.quiet {

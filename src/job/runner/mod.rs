@@ -2,13 +2,16 @@
 //!
 //! # How it works
 //!
-//! Each claimed step is driven by [`drive`]: the decision core ([`super::step::Step`]) says
-//! what to do, this module does it — provision the workspace (git, on the blocking pool), run
-//! the session (an [`crate::Engine`] on this thread), harvest, ask a panel of auditors in
-//! parallel — and feeds back what happened. A heartbeat task renews the step's lease; when the
-//! store refuses it (another runner reclaimed the job, or a human canceled it) the session is
-//! killed and nothing more is written. `run` keeps up to `parallel` steps going on one
-//! current-thread runtime (the engine holds Lua states and is not `Send`), all sharing it.
+//! Each claimed step is driven by `drive`, shaped like the session engine: the decision core
+//! ([`super::step::Step`]) says what to do, and one `select!` loop carries out the effect in
+//! flight — provision the workspace (git, on the blocking pool), make and run the session (an
+//! [`crate::Engine`] on this thread), harvest, ask a panel of auditors in parallel — while it
+//! renews the step's lease every third of its life and watches the shutdown switch. When the
+//! store refuses a renewal (another runner reclaimed the job, or a human canceled it) the
+//! session is killed and nothing more is written; a stop pauses the session, cuts a backoff
+//! short and hands the lease back. `run` keeps up to `parallel` steps going on one
+//! current-thread runtime (the engine holds Lua states and is not `Send`), all sharing it, and
+//! waits for new work on the store's signal ([`JobStore::wait_for_work`]).
 
 mod drive;
 mod hands;
@@ -142,6 +145,7 @@ impl Shutdown {
 
 /// What the runner tells its caller as it goes.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum Note {
     /// A job moved.
     Moved {
@@ -178,6 +182,7 @@ pub const MIN_LEASE: Duration = Duration::from_secs(1);
 
 /// Why a run stopped short.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum RunnerError {
     /// The store failed.
     #[error(transparent)]
@@ -327,6 +332,7 @@ pub fn run_blocking(
 
 /// Why a job cannot be stepped now.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum NotClaimable {
     /// Its resting state does not take a step (the machine's refusal names what it allows).
     #[error(transparent)]

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 /// A job store operation that did not happen. Whatever the variant, nothing was written.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum JobStoreError {
     /// No job has this id or id prefix.
     #[error("no job {id:?} in the job store; `oneshot job list` shows the jobs there are")]

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 /// Why a workspace operation failed.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum WorkspaceError {
     /// The job's source directory is not there.
     #[error(
