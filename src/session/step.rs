@@ -85,6 +85,9 @@ impl Step<'_> {
     /// A oneshot process begins driving the session: run a new one, or continue a resumed
     /// one where it stopped.
     fn start(&mut self) {
+        // What an earlier driver asked for is not this one's to hear about: a resume waits for
+        // nothing (a late answer to it is ignored as unexpected, never taken as this run's).
+        self.s.awaiting = None;
         let created = matches!(self.s.phase, Phase::Created);
         let event = if created {
             SessionEvent::Created {
