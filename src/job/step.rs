@@ -640,3 +640,26 @@ impl JobJudge for crate::policy::PolicyHost {
         Some(self.hash().to_string())
     }
 }
+
+/// A policy served on a thread of its own judges as the job's policy does; each question waits
+/// on the caller's thread for the answer (the core is synchronous).
+impl JobJudge for crate::policy::PolicyService {
+    fn approve(
+        &mut self,
+        result: &ApprovalResult,
+        job: &ApprovalJob,
+    ) -> Result<ApproveDecision, String> {
+        let (result, job) = (result.clone(), job.clone());
+        self.call_blocking("approve", move |h| h.approve(&result, &job))
+            .map_err(|e| e.to_string())
+    }
+
+    fn retry(&self) -> RetryLimits {
+        self.call_blocking("limits", |h| Ok(h.limits().retry))
+            .unwrap_or_default()
+    }
+
+    fn policy_hash(&self) -> Option<String> {
+        Some(self.hash().to_string())
+    }
+}

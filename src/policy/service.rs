@@ -61,43 +61,52 @@ impl PolicyService {
         name: Option<String>,
         load: impl FnOnce() -> Result<PolicyHost, PolicyError> + Send + 'static,
     ) -> Result<PolicyService, PolicyError> {
-        let (calls, inbox) = mpsc::channel::<Call>();
         let (tell, loaded) = tokio::sync::oneshot::channel();
-        std::thread::Builder::new()
-            .name("oneshot-policy".into())
-            .spawn(move || {
-                let host = match load() {
-                    Ok(host) => host,
-                    Err(e) => {
-                        let _ = tell.send(Err(e));
-                        return;
-                    }
-                };
-                let made = (
-                    Arc::<str>::from(host.hash()),
-                    host.path().map(Arc::<std::path::Path>::from),
-                );
-                if tell.send(Ok(made)).is_err() {
-                    return;
-                }
-                while let Ok(call) = inbox.recv() {
-                    call(&host);
-                    // `oneshot.log` lines went to the trace as they were written; nothing
-                    // else reads them here, so they must not pile up.
-                    host.take_logs();
-                }
-            })
-            .map_err(|e| PolicyError::Load {
-                file: name.clone().unwrap_or_else(|| "the built-in policy".into()),
-                line: None,
-                message: format!("cannot start a thread for the policy: {e}"),
-            })?;
-        let (hash, path) = loaded.await.map_err(|_| PolicyError::Load {
-            file: name.unwrap_or_else(|| "the built-in policy".into()),
-            line: None,
-            message: "the policy's thread ended while it loaded".into(),
-        })??;
+        let calls = launch(name.clone(), load, move |made| {
+            let _ = tell.send(made);
+        })?;
+        let (hash, path) = loaded.await.map_err(|_| ended_while_loading(name))??;
         Ok(PolicyService { calls, hash, path })
+    }
+
+    /// [`PolicyService::start`] for a caller that cannot await — the job core's judge, asked
+    /// in the middle of a synchronous step: waits on this thread while the policy loads on
+    /// its own.
+    pub fn start_blocking(
+        path: Option<PathBuf>,
+        opts: PolicyOptions,
+    ) -> Result<PolicyService, PolicyError> {
+        let name = path.as_ref().map(|p| p.display().to_string());
+        let (tell, loaded) = mpsc::channel();
+        let load = move || match path {
+            Some(p) => PolicyHost::load(&p, opts),
+            None => Ok(PolicyHost::builtin()),
+        };
+        let calls = launch(name.clone(), load, move |made| {
+            let _ = tell.send(made);
+        })?;
+        let (hash, path) = loaded.recv().map_err(|_| ended_while_loading(name))??;
+        Ok(PolicyService { calls, hash, path })
+    }
+
+    /// Runs `f` on the policy's thread and waits for it on this one ([`PolicyService::call`]
+    /// for a caller that cannot await).
+    pub(crate) fn call_blocking<T: Send + 'static>(
+        &self,
+        hook: &str,
+        f: impl FnOnce(&PolicyHost) -> Result<T, PolicyError> + Send + 'static,
+    ) -> Result<T, PolicyError> {
+        let gone = || PolicyError::Runtime {
+            hook: hook.to_string(),
+            message: SERVICE_GONE.to_string(),
+        };
+        let (tell, answer) = mpsc::channel();
+        self.calls
+            .send(Box::new(move |host: &PolicyHost| {
+                let _ = tell.send(f(host));
+            }))
+            .map_err(|_| gone())?;
+        answer.recv().map_err(|_| gone())?
     }
 
     /// The policy's content hash, as a session records it (`builtin` for the built-in one).
@@ -174,6 +183,51 @@ impl PolicyService {
         let (output, ctx) = (output.to_string(), Arc::clone(ctx));
         self.call("verdict", move |h| h.verdict(&output, &ctx))
             .await
+    }
+}
+
+/// What a loaded service reports: its hash and file.
+type Made = Result<(Arc<str>, Option<Arc<std::path::Path>>), PolicyError>;
+
+/// Starts the service's thread: it loads the host with `load`, reports the outcome through
+/// `tell`, then answers calls until the last handle is dropped.
+fn launch(
+    name: Option<String>,
+    load: impl FnOnce() -> Result<PolicyHost, PolicyError> + Send + 'static,
+    tell: impl FnOnce(Made) + Send + 'static,
+) -> Result<mpsc::Sender<Call>, PolicyError> {
+    let (calls, inbox) = mpsc::channel::<Call>();
+    std::thread::Builder::new()
+        .name("oneshot-policy".into())
+        .spawn(move || {
+            let host = match load() {
+                Ok(host) => host,
+                Err(e) => return tell(Err(e)),
+            };
+            tell(Ok((
+                Arc::<str>::from(host.hash()),
+                host.path().map(Arc::<std::path::Path>::from),
+            )));
+            while let Ok(call) = inbox.recv() {
+                call(&host);
+                // `oneshot.log` lines went to the trace as they were written; nothing else
+                // reads them here, so they must not pile up.
+                host.take_logs();
+            }
+        })
+        .map_err(|e| PolicyError::Load {
+            file: name.unwrap_or_else(|| "the built-in policy".into()),
+            line: None,
+            message: format!("cannot start a thread for the policy: {e}"),
+        })?;
+    Ok(calls)
+}
+
+fn ended_while_loading(name: Option<String>) -> PolicyError {
+    PolicyError::Load {
+        file: name.unwrap_or_else(|| "the built-in policy".into()),
+        line: None,
+        message: "the policy's thread ended while it loaded".into(),
     }
 }
 

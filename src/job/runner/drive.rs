@@ -80,7 +80,7 @@ impl Stop {
 pub(super) async fn drive(store: Arc<dyn JobStore>, claim: Claim, opts: &RunnerOptions) -> StepEnd {
     let policy = JobPolicy::new(&claim.job.spec);
     let mut judge = policy.judge();
-    let mut hands = RealHands::new(opts);
+    let mut hands = RealHands::new(opts, &policy);
     step_loop(store, claim, opts, &mut hands, &mut judge).await
 }
 

@@ -50,12 +50,18 @@ pub(crate) trait Hands {
 /// runner's thread, the panel through `ask`.
 pub(super) struct RealHands<'a> {
     opts: &'a RunnerOptions,
+    /// The step's policy, shared with its judge: the panel's hooks ask the same copy.
+    policy: &'a session::JobPolicy,
     engine: Option<Engine>,
 }
 
 impl<'a> RealHands<'a> {
-    pub(super) fn new(opts: &'a RunnerOptions) -> RealHands<'a> {
-        RealHands { opts, engine: None }
+    pub(super) fn new(opts: &'a RunnerOptions, policy: &'a session::JobPolicy) -> RealHands<'a> {
+        RealHands {
+            opts,
+            policy,
+            engine: None,
+        }
     }
 }
 
@@ -134,7 +140,10 @@ impl Hands for RealHands<'_> {
     }
 
     async fn audit(&mut self, job: &Job, ws: &Workspace, panel: &[String]) -> RunnerEvent {
-        RunnerEvent::Audited(super::panel::audit(job, ws, panel, &self.opts.state_dir).await)
+        let policy = self.policy.service().cloned().map_err(str::to_string);
+        RunnerEvent::Audited(
+            super::panel::audit(job, ws, panel, &self.opts.state_dir, policy).await,
+        )
     }
 }
 

@@ -4,14 +4,15 @@
 //! The panel goes through the job's policy like a session's auditor does: its prompt is the
 //! policy's `audit_prompt` (else the built-in panel prompt), each answer's verdict is read by
 //! the policy's `verdict` hook (else the built-in parser), and the auditors' tool requests are
-//! answered by its `permit` (else the built-in auditor rule). The policy is loaded once for the
-//! panel, on a thread of its own ([`PolicyService`]): the asks may run anywhere.
+//! answered by its `permit` (else the built-in auditor rule). The policy is the step's own copy,
+//! shared with its judge, on a thread of its own ([`PolicyService`]): the asks may run
+//! anywhere.
 
 use super::session::Player;
 use crate::ask::{Answer, Ask, Permits, Target};
 use crate::job::record::{Job, PanelVerdict, PanelWord, Workspace};
 use crate::machine::Verdict;
-use crate::policy::{HookCtx, NO_VERDICT_REASON, PolicyOptions, PolicyService};
+use crate::policy::{HookCtx, NO_VERDICT_REASON, PolicyService};
 use crate::schema::Registry;
 use std::sync::Arc;
 use std::time::Duration;
@@ -28,6 +29,7 @@ pub(super) async fn audit(
     ws: &Workspace,
     panel: &[String],
     state_dir: &std::path::Path,
+    policy: Result<PolicyService, String>,
 ) -> Vec<PanelVerdict> {
     let all_failed = |why: String| panel.iter().map(|a| failed(a, why.clone())).collect();
     let schema = match Registry::builtin().resolve("verdict") {
@@ -42,12 +44,9 @@ pub(super) async fn audit(
             .and_then(Result::ok)
             .unwrap_or_default()
     };
-    let policy = match PolicyService::start(job.spec.policy.clone(), PolicyOptions::default()).await
-    {
+    let policy = match policy {
         Ok(p) => p,
-        Err(e) => {
-            return all_failed(format!("the job's policy: {}", crate::error::failure(&e)));
-        }
+        Err(e) => return all_failed(format!("the job's policy: {e}")),
     };
     let ctx = Arc::new(panel_ctx(job, ws, &diff));
     let prompt = match policy.audit_prompt_hook(&ctx).await {

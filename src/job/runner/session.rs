@@ -8,7 +8,8 @@ use crate::engine::{Engine, Observer, Options, SessionBuilder, Update};
 use crate::job::record::{JobSpec, Workspace};
 use crate::job::step::{Found, JobJudge, RunnerEvent, SessionEnd, SessionOutcome};
 use crate::policy::{
-    ApprovalJob, ApprovalResult, ApproveDecision, PolicyHost, PolicyOptions, RetryLimits,
+    ApprovalJob, ApprovalResult, ApproveDecision, PolicyHost, PolicyOptions, PolicyService,
+    RetryLimits,
 };
 use crate::session::Session;
 use crate::store::Store;
@@ -41,9 +42,11 @@ impl Player {
     }
 }
 
-/// The job's policy for the judge, loaded when the step first asks it something (a retry
-/// after a failure, `approve` at harvest) and kept for the rest of the step; a session gets a
-/// fresh copy of its own.
+/// The job's policy for a step's own judgements — `limits.retry` after a failure, the panel's
+/// hooks, `approve` at harvest — loaded once, when the step first asks it something, on a
+/// thread of its own ([`PolicyService`]: the panel's asks may run anywhere), and shared by
+/// them for the rest of the step; its hash goes into every decision record. The session holds
+/// a copy of its own: it reloads the policy as the file changes, in the middle of its run.
 ///
 /// Not loaded up front: a Lua state costs about 270 KiB, and a runner holding a thousand
 /// sessions would hold a thousand idle judges beside them. Loaded late, the judge also sees
@@ -51,14 +54,14 @@ impl Player {
 pub(super) struct JobPolicy {
     /// The job's policy file; `None` for the built-in policy.
     path: Option<PathBuf>,
-    host: std::cell::OnceCell<Result<PolicyHost, String>>,
+    served: std::cell::OnceCell<Result<PolicyService, String>>,
 }
 
 impl JobPolicy {
     pub(super) fn new(spec: &JobSpec) -> JobPolicy {
         JobPolicy {
             path: spec.policy.clone(),
-            host: std::cell::OnceCell::new(),
+            served: std::cell::OnceCell::new(),
         }
     }
 
@@ -66,12 +69,19 @@ impl JobPolicy {
         PolicyJudge { policy: self }
     }
 
-    fn host(&self) -> &Result<PolicyHost, String> {
-        self.host.get_or_init(|| fresh(self.path.as_deref()))
+    /// The policy, loaded at the first ask; why not, when it does not load.
+    pub(super) fn service(&self) -> Result<&PolicyService, &str> {
+        self.served
+            .get_or_init(|| {
+                PolicyService::start_blocking(self.path.clone(), PolicyOptions::default())
+                    .map_err(|e| crate::error::failure(&e))
+            })
+            .as_ref()
+            .map_err(String::as_str)
     }
 }
 
-/// The job's policy, loaded anew (a `PolicyHost` holds its own Lua state).
+/// The job's policy, loaded anew for a session (a `PolicyHost` holds its own Lua state).
 fn fresh(policy: Option<&Path>) -> Result<PolicyHost, String> {
     match policy {
         Some(path) => PolicyHost::load(path, PolicyOptions::default()).map_err(|e| e.to_string()),
@@ -90,25 +100,21 @@ impl JobJudge for PolicyJudge<'_> {
         result: &ApprovalResult,
         job: &ApprovalJob,
     ) -> Result<ApproveDecision, String> {
-        match self.policy.host() {
-            Ok(host) => host.approve(result, job).map_err(|e| e.to_string()),
+        match self.policy.service() {
+            Ok(served) => JobJudge::approve(&mut served.clone(), result, job),
             Err(e) => Err(format!("the job's policy does not load: {e}")),
         }
     }
 
     fn retry(&self) -> RetryLimits {
-        match self.policy.host() {
-            Ok(host) => host.limits().retry,
+        match self.policy.service() {
+            Ok(served) => JobJudge::retry(served),
             Err(_) => RetryLimits::default(),
         }
     }
 
     fn policy_hash(&self) -> Option<String> {
-        self.policy
-            .host()
-            .as_ref()
-            .ok()
-            .map(|h| h.hash().to_string())
+        self.policy.service().ok().map(|s| s.hash().to_string())
     }
 }
 
