@@ -55,14 +55,14 @@ fn fill(path: &Path, n: usize) -> SqliteStore {
 
 fn advance(store: &SqliteStore, lease: &oneshot::job::Lease, job: &mut Job, to: JobState) {
     let t = Transition {
-        from: job.state,
+        from: job.state(),
         to,
         trigger: JobTrigger::Step,
         reason: None,
         at_ms: 2_000,
         by: lease.runner.clone(),
     };
-    job.state = to;
+    job.phase = oneshot::job::JobPhase::of(to, None, None);
     job.updated_ms = 2_000;
     // Sealed as a runner seals what it writes: part of a step's cost.
     let r = oneshot::job::redactor(None);

@@ -27,7 +27,7 @@ fn main() -> anyhow::Result<()> {
             now_ms: now_ms(),
         };
         let made = create(&*store, &new_id(), spec, &how)?;
-        println!("{} made, {}", made.job.id, made.job.state);
+        println!("{} made, {}", made.job.id, made.job.state());
     }
 
     let mut opts = runner::RunnerOptions::new(&state);

@@ -111,7 +111,7 @@ fn twenty_jobs_four_at_a_time_each_in_its_own_worktree() {
     for id in &ids {
         let job = store.get(id).unwrap();
         assert_eq!(
-            job.state,
+            job.state(),
             JobState::ApprovalRequired,
             "{id}: {:?}",
             job.reason
@@ -182,7 +182,7 @@ fn two_runners_on_one_store_never_run_the_same_step() {
         assert_eq!(steps, 1, "{id}: {history:?}");
         let by: BTreeSet<&str> = history.iter().map(|t| t.by.as_str()).collect();
         assert_eq!(by.len(), 1, "one runner moved {id}: {by:?}");
-        assert_eq!(store.get(id).unwrap().state, JobState::ApprovalRequired);
+        assert_eq!(store.get(id).unwrap().state(), JobState::ApprovalRequired);
     }
 }
 
@@ -210,7 +210,7 @@ fn a_cancel_mid_session_takes_the_job_from_its_runner_and_stops_the_agent() {
                 std::thread::sleep(Duration::from_millis(25));
             }
             let job = store.get(&id).unwrap();
-            assert_eq!(job.state, JobState::Executing);
+            assert_eq!(job.state(), JobState::Executing);
             let cx = VerbContext {
                 actor: "ana".into(),
                 now_ms: oneshot_now(),
@@ -244,7 +244,7 @@ fn a_cancel_mid_session_takes_the_job_from_its_runner_and_stops_the_agent() {
     );
     assert_eq!(ends[0].state, JobState::Canceled, "{:?}", ends[0]);
     let store = SqliteStore::open(&db).unwrap();
-    assert_eq!(store.get(&id).unwrap().state, JobState::Canceled);
+    assert_eq!(store.get(&id).unwrap().state(), JobState::Canceled);
     let pid: i32 = std::fs::read_to_string(&pidfile)
         .unwrap()
         .trim()
@@ -332,14 +332,14 @@ fn a_panel_of_auditors_judges_in_parallel_and_is_aggregated() {
     let store = SqliteStore::open(state.join("jobs.db")).unwrap();
     let majority = store.get(&ids[0]).unwrap();
     assert_eq!(
-        majority.state,
+        majority.state(),
         JobState::ApprovalRequired,
         "{:?} {:?}",
         majority.reason,
         store.artifacts(&ids[0]).unwrap()
     );
     let all = store.get(&ids[1]).unwrap();
-    assert_eq!(all.state, JobState::InterventionRequired);
+    assert_eq!(all.state(), JobState::InterventionRequired);
     assert!(
         all.reason.as_deref().unwrap().contains("I say retry"),
         "{:?}",

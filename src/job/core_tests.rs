@@ -18,7 +18,7 @@ use std::time::Duration;
 fn job(state: JobState) -> Job {
     let spec = JobSpec::new("fix the test", "/src", "cmd:sh w.sh", "cmd:sh a.sh");
     let mut j = Job::new("job-0000abcd", spec, state, 1);
-    j.session = Some("s1".into());
+    j.set_session("s1".into());
     j
 }
 
@@ -63,7 +63,7 @@ fn every_verb_from_every_state_moves_as_the_matrix_says_or_changes_nothing() {
                         (state, state, to)
                     );
                     assert_eq!(transition.by, "ana", "a verb names its actor, not a runner");
-                    assert_eq!(core.job.state, to);
+                    assert_eq!(core.job.state(), to);
                     assert_eq!(core.job.counter(v.name()), 1);
                     assert_eq!(audit.action.as_str(), v.name());
                     assert_eq!(audit.metadata["from"], state.as_str());
@@ -236,7 +236,7 @@ fn judgements_are_recorded_before_the_moves_they_lead_to() {
         &fx[decided],
         JobEffect::Decided(d) if matches!(d.judgement, Judgement::Retry { retries: 1, after_ms: None, .. })
     ));
-    assert_eq!(core.job.state, JobState::InterventionRequired);
+    assert_eq!(core.job.state(), JobState::InterventionRequired);
 }
 
 #[test]
@@ -254,7 +254,7 @@ fn recovery_harvests_a_session_that_had_ended_and_resumes_one_that_had_not() {
             &mut judge,
         )
         .unwrap();
-    assert_eq!(core.job.state, JobState::Harvesting);
+    assert_eq!(core.job.state(), JobState::Harvesting);
     assert!(
         matches!(fx.last(), Some(JobEffect::Harvest { .. })),
         "{fx:?}"
@@ -288,7 +288,7 @@ fn recovery_harvests_a_session_that_had_ended_and_resumes_one_that_had_not() {
         &mut judge,
     )
     .unwrap();
-    assert_eq!(core.job.state, JobState::InterventionRequired);
+    assert_eq!(core.job.state(), JobState::InterventionRequired);
 }
 
 /// The state an acting effect belongs to: the store must hold the job there before the
@@ -398,7 +398,7 @@ proptest! {
                             }
                         }
                     }
-                    prop_assert_eq!(core.job.state, journaled);
+                    prop_assert_eq!(core.job.state(), journaled);
                 }
             }
         }

@@ -2,7 +2,7 @@
 //! workspace, feedback) and the records written about it (transitions, artifact versions,
 //! audit entries). One type per thing written, written and read through that type.
 
-use super::{JobState, JobTrigger};
+use super::{JobPhase, JobState, JobTrigger};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
@@ -169,16 +169,19 @@ pub struct Progress {
 }
 
 /// A job: its spec and where it stands. Leases are the store's business, not the job's.
+///
+/// Stored (and printed by `job show --json`) flat, as the fields `state`, `session` and
+/// `feedback` beside the others: [`JobPhase`] is how the code holds them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(from = "StoredJob", into = "StoredJob")]
 pub struct Job {
     /// The job id (`job-` and 8 hex digits).
     pub id: String,
     /// What it is to do.
     pub spec: JobSpec,
-    /// Where it is.
-    pub state: JobState,
+    /// Where it is, with what exists there.
+    pub phase: JobPhase,
     /// Why it is there (the last transition's reason), for a human reading `show`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     /// When it was created (ms since the epoch).
     pub created_ms: u64,
@@ -187,27 +190,95 @@ pub struct Job {
     /// Steps started (PENDING → PROVISIONING) over the job's life.
     pub steps: u32,
     /// Steps started since creation or the last `resubmit`: what `limits.max_loops` bounds.
-    #[serde(default)]
     pub loops: u32,
     /// Entries into each phase over the job's life, by state name (`EXECUTING`, `RECOVERING`…)
     /// and human verb (`reject`, `resubmit`): the per-phase counters of seed 003 §1.4.
-    #[serde(default)]
     pub counters: BTreeMap<String, u32>,
     /// Transient failures retried in the current step.
-    #[serde(default)]
     pub retries: u32,
-    /// The provisioned workspace.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The provisioned workspace: from the first PROVISIONING on, until cleanup.
     pub workspace: Option<Workspace>,
-    /// The session running (or last run) inside EXECUTING.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub session: Option<String>,
-    /// A reject's feedback, for the next step's prompt.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub feedback: Option<Feedback>,
+    /// The latest session that ran, once its step moved on (the running one is the phase's).
+    pub last_session: Option<String>,
     /// No-progress signals.
-    #[serde(default)]
     pub progress: Progress,
+}
+
+/// A job as the store keeps it and `job show --json` prints it: the phase's data as the flat
+/// fields `state`, `session` and `feedback`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct StoredJob {
+    id: String,
+    spec: JobSpec,
+    state: JobState,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    reason: Option<String>,
+    created_ms: u64,
+    updated_ms: u64,
+    steps: u32,
+    #[serde(default)]
+    loops: u32,
+    #[serde(default)]
+    counters: BTreeMap<String, u32>,
+    #[serde(default)]
+    retries: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    workspace: Option<Workspace>,
+    /// The running session, else the latest.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    session: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    feedback: Option<Feedback>,
+    #[serde(default)]
+    progress: Progress,
+}
+
+impl From<StoredJob> for Job {
+    fn from(s: StoredJob) -> Job {
+        let phase = JobPhase::of(s.state, s.feedback, s.session.clone());
+        // The session a step under way holds is the phase's; at rest it is the latest.
+        let last_session = if phase.session().is_some() {
+            None
+        } else {
+            s.session
+        };
+        Job {
+            id: s.id,
+            spec: s.spec,
+            phase,
+            reason: s.reason,
+            created_ms: s.created_ms,
+            updated_ms: s.updated_ms,
+            steps: s.steps,
+            loops: s.loops,
+            counters: s.counters,
+            retries: s.retries,
+            workspace: s.workspace,
+            last_session,
+            progress: s.progress,
+        }
+    }
+}
+
+impl From<Job> for StoredJob {
+    fn from(j: Job) -> StoredJob {
+        StoredJob {
+            state: j.state(),
+            session: j.session().map(str::to_string),
+            feedback: j.phase.feedback().cloned(),
+            id: j.id,
+            spec: j.spec,
+            reason: j.reason,
+            created_ms: j.created_ms,
+            updated_ms: j.updated_ms,
+            steps: j.steps,
+            loops: j.loops,
+            counters: j.counters,
+            retries: j.retries,
+            workspace: j.workspace,
+            progress: j.progress,
+        }
+    }
 }
 
 impl JobSpec {
@@ -240,7 +311,7 @@ impl Job {
         Job {
             id: id.into(),
             spec,
-            state,
+            phase: JobPhase::of(state, None, None),
             reason: None,
             created_ms: now_ms,
             updated_ms: now_ms,
@@ -249,10 +320,45 @@ impl Job {
             counters: BTreeMap::new(),
             retries: 0,
             workspace: None,
-            session: None,
-            feedback: None,
+            last_session: None,
             progress: Progress::default(),
         }
+    }
+
+    /// Where the job is.
+    pub fn state(&self) -> JobState {
+        self.phase.state()
+    }
+
+    /// The session of the step under way, else the latest that ran.
+    pub fn session(&self) -> Option<&str> {
+        self.phase.session().or(self.last_session.as_deref())
+    }
+
+    /// A reject's feedback waiting for the next attempt's prompt.
+    pub fn feedback(&self) -> Option<&Feedback> {
+        self.phase.feedback()
+    }
+
+    /// Records the session a step under way runs (EXECUTING, RECOVERING, HARVESTING); a phase
+    /// without one is left as it is.
+    pub(crate) fn set_session(&mut self, id: String) {
+        if let JobPhase::Executing { session, .. }
+        | JobPhase::Recovering { session, .. }
+        | JobPhase::Harvesting { session } = &mut self.phase
+        {
+            *session = Some(id);
+        }
+    }
+
+    /// Moves the job into `to`, carrying over what exists in both phases; the session of a
+    /// step that moves on becomes the latest.
+    pub(crate) fn enter(&mut self, to: JobState) {
+        if let Some(s) = self.phase.session() {
+            self.last_session = Some(s.to_string());
+        }
+        let from = std::mem::replace(&mut self.phase, JobPhase::Draft);
+        self.phase = from.into_state(to);
     }
 
     /// One more entry into `phase`.

@@ -89,7 +89,7 @@ impl Step {
         match event.into() {
             JobEvent::Verb { verb, cx } => self.verb(now, verb, &cx),
             JobEvent::Runner(e) => {
-                let (name, state) = (e.name(), self.job.state);
+                let (name, state) = (e.name(), self.job.state());
                 let fx = self.runner(now, e, judge);
                 if fx.is_empty() {
                     return Err(StepError::Unexpected { event: name, state });
@@ -103,7 +103,7 @@ impl Step {
     fn runner(&mut self, now: u64, event: RunnerEvent, judge: &mut dyn JobJudge) -> Vec<JobEffect> {
         use JobState as S;
         use RunnerEvent as E;
-        match (self.job.state, event) {
+        match (self.job.state(), event) {
             (S::Pending, E::Claimed { .. }) => {
                 self.job.steps += 1;
                 self.job.loops += 1;
@@ -122,11 +122,11 @@ impl Step {
                 self.recovering(now, reason, judge)
             }
             (S::Recovering, E::Claimed { .. }) => vec![JobEffect::Recover {
-                session: self.job.session.clone(),
+                session: self.job.session().map(str::to_string),
                 after: Duration::ZERO,
             }],
-            (S::Harvesting, E::Claimed { .. }) => match &self.job.session {
-                Some(id) => vec![JobEffect::ReadSession(id.clone())],
+            (S::Harvesting, E::Claimed { .. }) => match &self.job.session() {
+                Some(id) => vec![JobEffect::ReadSession(id.to_string())],
                 None => self.rest(
                     now,
                     JobTrigger::Harvested(Harvest::InterventionRequired),
@@ -163,7 +163,7 @@ impl Step {
             // Recorded before it runs, so that a runner that dies now leaves the session to
             // recover.
             (S::Executing, E::SessionMade { session }) => {
-                self.job.session = Some(session);
+                self.job.set_session(session);
                 vec![JobEffect::Save(None), JobEffect::RunSession]
             }
             (S::Executing, E::SessionEnded(end)) => self.session_ended(now, end, judge),
@@ -205,7 +205,7 @@ impl Step {
         end: SessionEnd,
         judge: &mut dyn JobJudge,
     ) -> Vec<JobEffect> {
-        self.job.session = Some(end.session.clone());
+        self.job.set_session(end.session.clone());
         if end.transient() {
             let reason = format!(
                 "session {} ended {}{}",
@@ -268,7 +268,7 @@ impl Step {
             Some((after, mut fx)) => {
                 fx.extend(self.go(now, JobTrigger::TimedOut, Some(reason)));
                 fx.push(JobEffect::Recover {
-                    session: self.job.session.clone(),
+                    session: self.job.session().map(str::to_string),
                     after,
                 });
                 fx
@@ -350,7 +350,7 @@ impl Step {
                 "oneshot {} step {}: {title}\n\nsession: {}",
                 self.job.id,
                 self.job.steps,
-                self.job.session.as_deref().unwrap_or("-")
+                self.job.session().as_deref().unwrap_or("-")
             ),
         }
     }
@@ -380,7 +380,7 @@ impl Step {
             version: 0,
             step: self.job.steps,
             at_ms: now,
-            session: self.job.session.clone(),
+            session: self.job.session().map(str::to_string),
             outcome: end
                 .as_ref()
                 .map_or("UNKNOWN".into(), |e| e.outcome.to_string()),
@@ -476,8 +476,6 @@ impl Step {
                 reason: why.clone(),
             },
         ));
-        // The feedback served its step.
-        self.job.feedback = None;
         fx.extend(self.rest(now, JobTrigger::Harvested(harvest), why));
         fx
     }
@@ -503,9 +501,9 @@ impl Step {
         reason: Option<String>,
         by: &str,
     ) -> Option<Transition> {
-        let from = self.job.state;
+        let from = self.job.state();
         let to = next(from, trigger).ok()?;
-        self.job.state = to;
+        self.job.enter(to);
         self.job.reason = reason.clone();
         self.job.updated_ms = now;
         Some(Transition {
@@ -583,7 +581,7 @@ fn panel_artifact(
         version: 0,
         step: job.steps,
         at_ms: now,
-        session: job.session.clone(),
+        session: job.session().map(str::to_string),
         outcome: end.map_or("UNKNOWN".into(), |e| e.outcome.to_string()),
         commit: None,
         diff_hash: facts.diff_hash.clone(),
@@ -613,7 +611,7 @@ pub fn prompt(job: &Job) -> String {
             p.push_str(&format!("\n- {k}: {v}"));
         }
     }
-    if let Some(Feedback { previous, critique }) = &job.feedback {
+    if let Some(Feedback { previous, critique }) = job.feedback() {
         p.push_str(&format!(
             "\n\nPREVIOUS ATTEMPT: {previous}\nCRITIQUE: {critique}\nINSTRUCTION: Improve the \
              previous attempt based on the critique."

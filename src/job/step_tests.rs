@@ -183,7 +183,7 @@ fn the_policy_chooses_among_what_harvesting_allows() {
         let mut step = Step::new(job(JobState::Pending), "r1");
         let mut judge = Judge::says(answer.clone());
         full_step(&mut step, &mut judge, end(true, false), facts(false));
-        assert_eq!(step.job.state, to, "{answer:?}");
+        assert_eq!(step.job.state(), to, "{answer:?}");
         if answer.is_err() {
             assert!(
                 step.job
@@ -205,7 +205,7 @@ fn a_failed_session_needs_a_human_to_intervene() {
         end(false, false),
         facts(false),
     );
-    assert_eq!(step.job.state, JobState::InterventionRequired);
+    assert_eq!(step.job.state(), JobState::InterventionRequired);
     assert!(
         step.job.reason.as_deref().unwrap().contains("FAILED"),
         "{:?}",
@@ -220,14 +220,14 @@ fn no_judge_can_auto_approve_a_failed_session() {
     let mut step = Step::new(job(JobState::Pending), "r1");
     let mut judge = Judge::says(Ok(Approval::Approve));
     full_step(&mut step, &mut judge, end(false, false), facts(false));
-    assert_eq!(step.job.state, JobState::InterventionRequired);
+    assert_eq!(step.job.state(), JobState::InterventionRequired);
     let why = step.job.reason.clone().unwrap_or_default();
     assert!(why.contains("the policy approved, but"), "{why}");
     assert!(why.contains("cannot be auto-approved"), "{why}");
     // Completed work it may approve.
     let mut step = Step::new(job(JobState::Pending), "r1");
     full_step(&mut step, &mut judge, end(true, false), facts(false));
-    assert_eq!(step.job.state, JobState::Success);
+    assert_eq!(step.job.state(), JobState::Success);
 }
 
 #[test]
@@ -314,14 +314,14 @@ fn a_reclaimed_step_resumes_where_its_runner_died() {
         }]
     );
     let mut j = job(JobState::Executing);
-    j.session = Some("s9".into());
+    j.set_session("s9".into());
     let mut s = Step::new(j, "r2");
     let fx = s.go(1, RunnerEvent::Claimed { reclaimed: true }, &mut judge);
     assert_eq!(states(&fx), [JobState::Recovering]);
     assert!(s.job.reason.as_deref().unwrap().contains("lease expired"));
     assert!(matches!(fx.last(), Some(JobEffect::Recover { session: Some(id), .. }) if id == "s9"));
     let mut j = job(JobState::Harvesting);
-    j.session = Some("s9".into());
+    j.set_session("s9".into());
     let mut s = Step::new(j, "r2");
     assert_eq!(
         s.go(1, RunnerEvent::Claimed { reclaimed: true }, &mut judge),
@@ -341,7 +341,7 @@ fn no_progress_and_max_loops_stop_the_loop() {
     assert_eq!(s.job.progress.empty_diffs, 1);
     assert_eq!(s.job.progress.same_findings, 1);
     // Back to PENDING as a reject would put it, same findings and an empty diff again.
-    s.job.state = JobState::Pending;
+    s.job.phase = crate::job::JobPhase::of(JobState::Pending, None, None);
     full_step(&mut s, &mut judge, end(false, false), facts(true));
     assert_eq!(
         (s.job.progress.empty_diffs, s.job.progress.same_findings),
@@ -359,16 +359,16 @@ fn no_progress_and_max_loops_stop_the_loop() {
         end(true, false),
         facts(false),
     );
-    assert_eq!(s.job.state, JobState::ApprovalRequired);
+    assert_eq!(s.job.state(), JobState::ApprovalRequired);
     // …a step past it (after a reject) that the policy would give a human is overruled…
-    s.job.state = JobState::Pending;
+    s.job.phase = crate::job::JobPhase::of(JobState::Pending, None, None);
     full_step(
         &mut s,
         &mut Judge::says(Ok(Approval::Human)),
         end(true, false),
         facts(false),
     );
-    assert_eq!(s.job.state, JobState::InterventionRequired);
+    assert_eq!(s.job.state(), JobState::InterventionRequired);
     assert_eq!(
         s.job.reason.as_deref(),
         Some(
@@ -377,14 +377,14 @@ fn no_progress_and_max_loops_stop_the_loop() {
         )
     );
     // …but not one it approves.
-    s.job.state = JobState::Pending;
+    s.job.phase = crate::job::JobPhase::of(JobState::Pending, None, None);
     full_step(
         &mut s,
         &mut Judge::says(Ok(Approval::Approve)),
         end(true, false),
         facts(false),
     );
-    assert_eq!(s.job.state, JobState::Success);
+    assert_eq!(s.job.state(), JobState::Success);
 }
 
 #[test]
@@ -410,7 +410,7 @@ fn a_panel_is_asked_and_aggregated_before_the_machine_moves() {
             "{fx:?}"
         );
         assert_eq!(
-            s.job.state,
+            s.job.state(),
             JobState::Harvesting,
             "nothing moves before the panel answers"
         );
@@ -423,7 +423,7 @@ fn a_panel_is_asked_and_aggregated_before_the_machine_moves() {
             ]),
             &mut judge,
         );
-        assert_eq!(s.job.state, want, "{how}");
+        assert_eq!(s.job.state(), want, "{how}");
         let panel_art = fx.iter().find_map(|e| match e {
             JobEffect::AddArtifact(a) => Some(a.panel.len()),
             _ => None,
@@ -498,7 +498,7 @@ fn a_reject_feeds_the_next_prompt() {
         verbs::apply(&j, super::JobTrigger::Reject, &cx2),
         Err(verbs::VerbError::NoFeedback { .. })
     ));
-    j.state = JobState::Pending;
+    j.phase = crate::job::JobPhase::of(JobState::Pending, None, None);
     let e = verbs::apply(&j, super::JobTrigger::Approve, &cx).unwrap_err();
     assert_eq!(
         e.to_string(),
@@ -513,7 +513,7 @@ fn a_harvest_out_of_space_leaves_the_job_in_harvesting_for_the_next_runner() {
     s.go(10, RunnerEvent::Claimed { reclaimed: false }, &mut judge);
     s.go(11, RunnerEvent::Provisioned(ws()), &mut judge);
     s.go(12, RunnerEvent::SessionEnded(end(true, false)), &mut judge);
-    assert_eq!(s.job.state, JobState::Harvesting);
+    assert_eq!(s.job.state(), JobState::Harvesting);
     let before = s.job.clone();
     let full = "`git add -A` failed: No space left on device";
     let fx = s.go(
@@ -544,7 +544,7 @@ fn a_harvest_out_of_space_leaves_the_job_in_harvesting_for_the_next_runner() {
 
     // Any other harvest failure is the job's: a human looks.
     let mut j = job(JobState::Harvesting);
-    j.session = Some("s1".into());
+    j.set_session("s1".into());
     let mut s = Step::new(j, "r1");
     let fx = s.go(
         5,

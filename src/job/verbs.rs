@@ -104,7 +104,7 @@ impl Step {
             return Err(VerbError::NotAVerb { verb }.into());
         }
         let before = self.job.clone();
-        next(before.state, verb).map_err(|refused| VerbError::Refused {
+        next(before.state(), verb).map_err(|refused| VerbError::Refused {
             id: before.id.clone(),
             refused,
         })?;
@@ -113,12 +113,14 @@ impl Step {
             .as_deref()
             .map(str::trim)
             .filter(|f| !f.is_empty());
+        // A reject's critique waits in PENDING for the next attempt's prompt.
+        let mut kept = None;
         match verb {
             JobTrigger::Reject => {
                 let Some(critique) = feedback else {
                     return Err(VerbError::NoFeedback { id: before.id }.into());
                 };
-                self.job.feedback = Some(Feedback {
+                kept = Some(Feedback {
                     previous: cx
                         .previous
                         .clone()
@@ -143,16 +145,19 @@ impl Step {
             // `next` allowed it just above.
             return Err(StepError::Unexpected {
                 event: verb.name(),
-                state: before.state,
+                state: before.state(),
             });
         };
+        if let Some(f) = kept {
+            self.job.phase = super::JobPhase::Pending { feedback: Some(f) };
+        }
         self.job.count(verb.name());
         // Only humans' verbs get here (checked above), each of which has its action.
         let action = AuditAction::of_verb(verb).ok_or(VerbError::NotAVerb { verb })?;
         let audit = audit_entry(&before, action, transition.to, cx);
         Ok(vec![JobEffect::Decide {
-            expected: before.state,
-            revoke: verb == JobTrigger::Cancel && !before.state.is_resting(),
+            expected: before.state(),
+            revoke: verb == JobTrigger::Cancel && !before.state().is_resting(),
             transition,
             audit,
         }])
@@ -164,7 +169,7 @@ impl Step {
 pub fn audit_entry(job: &Job, action: AuditAction, to: JobState, cx: &VerbContext) -> AuditEntry {
     let mut m = Map::new();
     if action != AuditAction::Create {
-        m.insert("from".into(), Value::from(job.state.as_str()));
+        m.insert("from".into(), Value::from(job.state().as_str()));
     }
     m.insert("to".into(), Value::from(to.as_str()));
     let mut put = |k: &str, v: &Option<String>| {
@@ -175,7 +180,7 @@ pub fn audit_entry(job: &Job, action: AuditAction, to: JobState, cx: &VerbContex
     put("feedback", &cx.feedback);
     put("diff_hash", &cx.diff_hash);
     put("policy_hash", &cx.policy_hash);
-    put("session", &job.session);
+    put("session", &job.session().map(str::to_string));
     AuditEntry::job(&job.id, action, &cx.actor, cx.now_ms, m)
 }
 
@@ -268,7 +273,7 @@ pub fn give(
     };
     write(store, &job, verb, &cx)?;
     Ok(Given {
-        from: job.state,
+        from: job.state(),
         job: store.get(&job.id)?,
     })
 }

@@ -506,7 +506,9 @@ fn a_zombie_success_is_salvaged_from_the_transcript() {
     let Some(r) = claude_worker(&sb, &model, |c| {
         c.arg("--policy")
             .arg(&policy)
-            .args(["--inactivity-timeout", "2s", "write z.txt"]);
+            // Long enough for the CLI to start and write on a loaded machine; the hang after
+            // the write waits it out once.
+            .args(["--inactivity-timeout", "6s", "write z.txt"]);
     }) else {
         return;
     };

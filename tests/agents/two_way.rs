@@ -405,7 +405,9 @@ fn a_zombie_success_is_salvaged_from_codex_and_gemini_transcripts() {
             .args(extra)
             .args(["--auditor-cmd", "echo VERDICT: done", "--policy"])
             .arg(&policy)
-            .args(["--inactivity-timeout", "3s", "write z.txt"]);
+            // Long enough for a CLI to start and write on a loaded machine; the hang after
+            // the write waits it out once.
+            .args(["--inactivity-timeout", "8s", "write z.txt"]);
         let r = run(c, LIMIT);
         assert_eq!(
             r.code(),

@@ -29,11 +29,12 @@ pub fn run(cx: &Cx, a: CleanupArgs) -> Result<i32> {
     let job = store
         .get(&a.id)
         .map_err(|e| store_error(&format!("clean up {}", a.id), e))?;
-    if !matches!(job.state, JobState::Success | JobState::Canceled) {
+    if !matches!(job.state(), JobState::Success | JobState::Canceled) {
         return Err(refused(format!(
             "clean up {}: it is {}; only a SUCCESS or CANCELED job's workspace is \
              removed (a job that may still step needs it)",
-            job.id, job.state
+            job.id,
+            job.state()
         )));
     }
     let Some(ws) = &job.workspace else {
@@ -72,7 +73,7 @@ pub fn run(cx: &Cx, a: CleanupArgs) -> Result<i32> {
 /// discard (work not merged anywhere may be gone with it).
 fn audit_entry(job: &Job, ws: &Workspace, discard: bool, note: Option<&str>) -> AuditEntry {
     let mut m = serde_json::Map::new();
-    m.insert("state".into(), job.state.as_str().into());
+    m.insert("state".into(), job.state().as_str().into());
     m.insert("path".into(), ws.path.display().to_string().into());
     if let Some(branch) = &ws.branch {
         m.insert("branch".into(), branch.clone().into());

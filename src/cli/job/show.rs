@@ -160,7 +160,7 @@ pub fn show(cx: &Cx, a: ShowArgs) -> Result<i32> {
     // Reasons are shown whole, wrapped: a panel's dissent or a policy's why ends where it
     // ends, not at a column.
     let width = wrap::width();
-    outln!("{}  {}", job.id, paint(job.state));
+    outln!("{}  {}", job.id, paint(job.state()));
     if let Some(r) = &job.reason {
         outln!("{}", wrap::wrap("  reason:   ", r, 12, width));
     }
@@ -214,7 +214,7 @@ pub fn show(cx: &Cx, a: ShowArgs) -> Result<i32> {
                 .unwrap_or_default()
         );
     }
-    if let Some(sid) = &job.session {
+    if let Some(sid) = &job.session() {
         outln!("  session:  {sid}   (`oneshot log {sid}`)");
     }
     outln!("\nHistory:");
@@ -301,7 +301,8 @@ pub fn diff(cx: &Cx, id: &str) -> Result<i32> {
     let Some(ws) = &job.workspace else {
         return Err(exit::usage(format!(
             "diff {}: it has no workspace yet ({}: no step has provisioned one)",
-            job.id, job.state
+            job.id,
+            job.state()
         )));
     };
     let patch = workspace::diff(ws).with_context(|| format!("diff {}", job.id))?;

@@ -44,11 +44,11 @@ pub fn run(cx: &Cx, id: &str, verb: JobTrigger, feedback: Option<String>) -> Res
     })?;
     let job = &given.job;
     if !cx.quiet {
-        outln!("{}: {} → {}", job.id, paint(given.from), paint(job.state));
+        outln!("{}: {} → {}", job.id, paint(given.from), paint(job.state()));
     } else {
-        outln!("{}", job.state);
+        outln!("{}", job.state());
     }
-    if job.state == JobState::Pending && !cx.quiet {
+    if job.state() == JobState::Pending && !cx.quiet {
         errln!("  `oneshot job step {}` runs its next step", job.id);
     }
     Ok(exit::OK)

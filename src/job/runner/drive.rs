@@ -126,7 +126,7 @@ pub(crate) async fn step_loop<H: Hands>(
     let mut interrupt: Option<Interrupt> = None;
     // The last state the store accepted from this runner: what the job was when it was lost,
     // should the store not say more.
-    let mut saved = core.job.state;
+    let mut saved = core.job.state();
     while stop.is_none() {
         let Some(effect) = queue.pop_front() else {
             break;
@@ -220,7 +220,7 @@ pub(crate) async fn step_loop<H: Hands>(
             }
             Flight::Done => {
                 if let Some(t) = saving {
-                    saved = core.job.state;
+                    saved = core.job.state();
                     if let Some(t) = t {
                         (opts.on_note)(&Note::Moved {
                             job: core.job.id.clone(),
@@ -261,7 +261,7 @@ pub(crate) async fn step_loop<H: Hands>(
         Some(Stop::Halted) => halted_end(store.as_ref(), &lease, &core, saved),
         None => StepEnd {
             job: core.job.id.clone(),
-            state: core.job.state,
+            state: core.job.state(),
             reason: core.job.reason.clone(),
             lost: None,
             failed: None,
@@ -390,7 +390,7 @@ fn halted_end(store: &dyn JobStore, lease: &Lease, step: &Step, saved: JobState)
         Ok(()) => "its lease was handed back: the next `oneshot job run` continues it".to_string(),
         Err(e) => format!("its lease could not be handed back ({e}): it expires on its own"),
     };
-    let session = match &step.job.session {
+    let session = match &step.job.session() {
         Some(id) if saved == JobState::Executing => format!("session {id} paused; "),
         _ => String::new(),
     };
@@ -417,7 +417,7 @@ fn failed_end(store: &dyn JobStore, lease: &Lease, saved: JobState, why: String)
         .map(|l| l.until_ms);
     StepEnd {
         job: lease.job.clone(),
-        state: job.as_ref().map_or(saved, |j| j.state),
+        state: job.as_ref().map_or(saved, |j| j.state()),
         reason: job.and_then(|j| j.reason),
         lost: None,
         failed: Some(why),
@@ -434,14 +434,14 @@ fn lost_end(store: &dyn JobStore, id: &str, saved: JobState, why: String) -> Ste
     let last = store.history(id).ok().and_then(|h| h.into_iter().last());
     match (job, last) {
         // Mid-step, `cancel` is the one verb a human may give (it revokes the lease).
-        (Some(job), Some(t)) if t.to == job.state && t.trigger.is_verb() => {
+        (Some(job), Some(t)) if t.to == job.state() && t.trigger.is_verb() => {
             let verb = match t.trigger {
                 crate::job::JobTrigger::Cancel => "canceled".to_string(),
                 other => other.name().to_string(),
             };
             StepEnd {
                 job: id.to_string(),
-                state: job.state,
+                state: job.state(),
                 reason: job.reason,
                 lost: Some(format!(
                     "{verb} by {} while it was {}; this runner stopped its work on it",
@@ -454,7 +454,7 @@ fn lost_end(store: &dyn JobStore, id: &str, saved: JobState, why: String) -> Ste
         }
         (Some(job), _) => StepEnd {
             job: id.to_string(),
-            state: job.state,
+            state: job.state(),
             reason: job.reason,
             lost: Some(why),
             failed: None,

@@ -359,15 +359,15 @@ pub enum NotClaimable {
 /// before it with the reason: a resting state that takes a step (PENDING), or a step whose
 /// runner's lease has expired by the store's clock.
 pub fn claimable(store: &dyn JobStore, job: &super::record::Job) -> Result<(), NotClaimable> {
-    if job.state.is_resting() {
-        return super::next(job.state, super::JobTrigger::Step)
+    if job.state().is_resting() {
+        return super::next(job.state(), super::JobTrigger::Step)
             .map(|_| ())
             .map_err(NotClaimable::from);
     }
     // A transient state: a runner is in the middle of a step, or died in it.
     match store.lease(&job.id)? {
         Some(l) if l.until_ms > store.now_ms()? => Err(NotClaimable::Held {
-            state: job.state,
+            state: job.state(),
             runner: l.runner,
             until_ms: l.until_ms,
         }),

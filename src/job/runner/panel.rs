@@ -95,7 +95,7 @@ fn panel_ctx(job: &Job, ws: &Workspace, diff: &str) -> HookCtx {
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64);
     HookCtx {
-        session_id: job.session.clone().unwrap_or_default(),
+        session_id: job.session().unwrap_or_default().to_string(),
         iteration: job.steps,
         max_iterations: job.spec.limits.max_loops,
         task: job.spec.task.clone(),

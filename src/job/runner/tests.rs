@@ -306,7 +306,7 @@ fn a_stop_pauses_the_running_session_and_a_clean_run_reaches_a_human() {
         "{d:?}"
     );
     assert_eq!(
-        store.get("job-00000001").unwrap().session.as_deref(),
+        store.get("job-00000001").unwrap().session().as_deref(),
         Some("s1")
     );
 }

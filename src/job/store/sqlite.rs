@@ -162,7 +162,7 @@ impl SqliteStore {
                  updated_ms = ?7 WHERE id = ?1",
             params![
                 job.id,
-                job.state.as_str(),
+                job.state().as_str(),
                 rows::to_json(&job.id, job)?,
                 rows::title(&job.spec.task),
                 job.spec.risk.as_str(),

@@ -99,8 +99,8 @@ pub(super) fn add(store: &SqliteStore, id: &str, state: JobState, at: u64) -> Jo
 
 /// Moves a claimed job on as a runner does, returning the job as written.
 fn step(store: &SqliteStore, lease: &Lease, mut j: Job, to: JobState, at: u64) -> Job {
-    let t = moved(j.state, to, JobTrigger::Step, at);
-    j.state = to;
+    let t = moved(j.state(), to, JobTrigger::Step, at);
+    j.phase = crate::job::JobPhase::of(to, None, None);
     j.updated_ms = at;
     store
         .advance(lease, &sealed(&j), Some(&sealed(&t)))
@@ -158,7 +158,7 @@ fn claim_takes_the_job_waiting_longest_and_leaves_its_state() {
         .unwrap()
         .expect("a claim");
     assert_eq!(c.job.id, "job-old");
-    assert_eq!(c.job.state, JobState::Pending);
+    assert_eq!(c.job.state(), JobState::Pending);
     assert!(!c.reclaimed);
     assert_eq!(
         c.lease,
@@ -170,7 +170,7 @@ fn claim_takes_the_job_waiting_longest_and_leaves_its_state() {
         }
     );
     assert_eq!(s.lease("job-old").unwrap(), Some(c.lease.clone()));
-    assert_eq!(s.get("job-old").unwrap().state, JobState::Pending);
+    assert_eq!(s.get("job-old").unwrap().state(), JobState::Pending);
 
     // The old one is leased now (live): the next claim takes the young one, then nothing.
     let c2 = at(&s, 1_001)
@@ -216,7 +216,7 @@ fn an_expired_transient_job_is_reclaimed_and_the_old_lease_writes_nothing() {
 
     // r1 wakes up: every write it tries is refused, and none lands.
     let mut late = j.clone();
-    late.state = JobState::Harvesting;
+    late.phase = crate::job::JobPhase::of(JobState::Harvesting, None, None);
     let t = moved(
         JobState::Executing,
         JobState::Harvesting,
@@ -303,7 +303,7 @@ fn a_resting_state_releases_the_lease_and_history_keeps_every_move() {
     let j = step(&s, &lease, j, JobState::Executing, 1_002);
     // No transition: the job's data changes, the history does not.
     let mut quiet = j.clone();
-    quiet.session = Some("sess-1".into());
+    quiet.set_session("sess-1".into());
     s.advance(&lease, &sealed(&quiet), None).unwrap();
     let j = step(&s, &lease, quiet, JobState::ApprovalRequired, 1_003);
 
@@ -376,7 +376,7 @@ fn verb(
     at: u64,
 ) -> Result<Job, JobStoreError> {
     let mut j = s.get("job-1")?;
-    j.state = to;
+    j.phase = crate::job::JobPhase::of(to, None, None);
     j.updated_ms = at;
     let t = moved(expected, to, JobTrigger::Cancel, at);
     let a = entry("job-1", "cancel", at);
@@ -461,7 +461,7 @@ fn decide_may_take_a_job_whose_lease_expired_without_revoking() {
         1_000 + TTL + 1,
     )
     .unwrap();
-    assert_eq!(s.get("job-1").unwrap().state, JobState::Suspended);
+    assert_eq!(s.get("job-1").unwrap().state(), JobState::Suspended);
     // The fence rose: the runner's lease is dead even before any reclaim.
     assert!(matches!(
         s.add_artifact(&lease, &sealed(&artifact(1))),
@@ -560,7 +560,7 @@ fn record_appends_to_the_trail_and_moves_nothing() {
     );
     assert!(trail[1].seq > trail[0].seq);
     let now = s.get("job-1").unwrap();
-    assert_eq!((now.state, now.updated_ms), (j.state, j.updated_ms));
+    assert_eq!((now.state(), now.updated_ms), (j.state(), j.updated_ms));
     assert_eq!(s.history("job-1").unwrap(), history);
     let err = s
         .record(&sealed(&entry("job-nope", "cleanup", 30)))
@@ -583,7 +583,7 @@ fn leases_are_judged_by_the_stores_clock_not_the_callers() {
     // A human whose own clock runs a day ahead: the store says the lease is live.
     let day = 86_400_000;
     let mut late = s.get("job-1").unwrap();
-    late.state = JobState::Canceled;
+    late.phase = crate::job::JobPhase::of(JobState::Canceled, None, None);
     let busy = at(&s, 1_200)
         .decide(&Decision {
             job: &sealed(&late),

@@ -78,7 +78,7 @@ impl JobStore for SqliteStore {
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
                 params![
                     job.id,
-                    job.state.as_str(),
+                    job.state().as_str(),
                     rows::to_json(&job.id, job)?,
                     rows::title(&job.spec.task),
                     job.spec.risk.as_str(),
@@ -265,7 +265,7 @@ impl JobStore for SqliteStore {
         self.write(|tx| {
             self.holds(tx, lease)?;
             self.update_job(tx, job)?;
-            if job.state.is_resting() {
+            if job.state().is_resting() {
                 // Resting: nobody holds the job. The fence stays; the next claim raises it.
                 tx.execute(
                     "UPDATE jobs SET lease_owner = NULL, lease_until = NULL WHERE id = ?1",
@@ -363,11 +363,11 @@ impl JobStore for SqliteStore {
         let id = &job.id;
         self.write(|tx| {
             let (now, _) = self.read(tx, id)?;
-            if now.state != d.expected {
+            if now.state() != d.expected {
                 return Err(JobStoreError::Conflict {
                     id: id.clone(),
                     expected: d.expected,
-                    now: now.state,
+                    now: now.state(),
                 });
             }
             // Live by the store's clock, not the caller's.

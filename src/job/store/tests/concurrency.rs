@@ -15,7 +15,7 @@ fn run(store: &SqliteStore, runner: &str) -> Vec<(String, u64)> {
     while let Some(c) = store.claim(runner, None, 60_000).expect("claim") {
         assert!(!c.reclaimed, "{runner} reclaimed {}", c.lease.job);
         assert_eq!(
-            c.job.state,
+            c.job.state(),
             JobState::Pending,
             "{runner} got {}",
             c.lease.job

@@ -42,7 +42,7 @@ fn a_legacy_row_is_migrated_on_read_written_back_and_audited() {
     );
 
     let stuck = s.get("job-stuck").unwrap();
-    assert_eq!(stuck.state, JobState::InterventionRequired);
+    assert_eq!(stuck.state(), JobState::InterventionRequired);
     assert!(
         stuck
             .reason
@@ -52,8 +52,8 @@ fn a_legacy_row_is_migrated_on_read_written_back_and_audited() {
         "{:?}",
         stuck.reason
     );
-    assert_eq!(s.get("job-live").unwrap().state, JobState::Executing);
-    assert_eq!(s.get("job-paused").unwrap().state, JobState::Suspended);
+    assert_eq!(s.get("job-live").unwrap().state(), JobState::Executing);
+    assert_eq!(s.get("job-paused").unwrap().state(), JobState::Suspended);
 
     let column: String = raw(&s)
         .query_row("SELECT state FROM jobs WHERE id = 'job-stuck'", [], |r| {

@@ -32,8 +32,8 @@ fn a_reject_tells_the_next_attempt_what_the_latest_artifact_was() {
     )
     .unwrap();
     assert_eq!(given.from, JobState::ApprovalRequired);
-    assert_eq!(given.job.state, JobState::Pending);
-    let feedback = given.job.feedback.expect("feedback");
+    assert_eq!(given.job.state(), JobState::Pending);
+    let feedback = given.job.feedback().expect("feedback");
     assert_eq!(feedback.critique, "no tests");
     assert_eq!(feedback.previous, "added the flag\n(diff: 1 file changed)");
     let trail = s.audit(Some("job-1")).unwrap();
@@ -81,7 +81,7 @@ fn cancel_takes_a_job_from_its_runner_and_the_runner_can_write_no_more() {
         Err(GiveError::Verb(_) | GiveError::Store(JobStoreError::Busy { .. }))
     ));
     let given = give(&s, "job-1", JobTrigger::Cancel, &giving(None, 1_200)).unwrap();
-    assert_eq!(given.job.state, JobState::Canceled);
+    assert_eq!(given.job.state(), JobState::Canceled);
     assert!(matches!(
         at(&s, 1_300).heartbeat(&lease, TTL),
         Err(JobStoreError::Fenced { .. })
@@ -102,7 +102,7 @@ fn create_stores_the_spec_without_its_secrets_and_refuses_a_command_line_holding
     spec.inputs
         .insert("db".into(), format!("postgres://app:{key}@db/main"));
     let made = create(&s, "job-1", spec, &how).unwrap();
-    assert_eq!(made.job.state, JobState::Pending);
+    assert_eq!(made.job.state(), JobState::Pending);
     assert_eq!(made.redacted, ["the task", "input db"]);
     let stored = s.get("job-1").unwrap();
     assert!(!stored.spec.task.contains(key), "{}", stored.spec.task);
