@@ -350,7 +350,7 @@ impl Step {
                 "oneshot {} step {}: {title}\n\nsession: {}",
                 self.job.id,
                 self.job.steps,
-                self.job.session().as_deref().unwrap_or("-")
+                self.job.session().unwrap_or("-")
             ),
         }
     }

@@ -305,8 +305,5 @@ fn a_stop_pauses_the_running_session_and_a_clean_run_reaches_a_human() {
         matches!(&d[..], [d] if d.judgement.hook() == "approve"),
         "{d:?}"
     );
-    assert_eq!(
-        store.get("job-00000001").unwrap().session().as_deref(),
-        Some("s1")
-    );
+    assert_eq!(store.get("job-00000001").unwrap().session(), Some("s1"));
 }
