@@ -237,6 +237,13 @@ fn every_json_output_is_its_documented_shape() {
             &entry,
         );
     }
+    let replay = one_object(&w, &["job", "replay", &job_id, "--json"]);
+    conforms(
+        "job replay --json",
+        &shape(&doc, "oneshot job replay ID --json", 0),
+        &replay,
+    );
+    assert_eq!(replay["verdict"], "same", "{replay}");
     let section = "oneshot job run --json";
     for e in &events {
         let n = match e["type"].as_str() {

@@ -88,7 +88,9 @@ pub fn create(
     let (spec, redacted) = without_secrets(spec)?;
     let redactor = super::redactor(spec.policy.as_deref());
     let mut job = Job::new(id, spec, JobState::Draft, how.now_ms);
-    job.reason = Some(format!("created by {}", how.actor));
+    job.reason = Some(super::JobReason::Created {
+        actor: how.actor.clone(),
+    });
     let cx = VerbContext {
         actor: how.actor.clone(),
         now_ms: how.now_ms,

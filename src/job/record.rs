@@ -2,7 +2,7 @@
 //! workspace, feedback) and the records written about it (transitions, artifact versions,
 //! audit entries). One type per thing written, written and read through that type.
 
-use super::{JobPhase, JobState, JobTrigger};
+use super::{JobPhase, JobReason, JobState, JobTrigger};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
@@ -181,8 +181,8 @@ pub struct Job {
     pub spec: JobSpec,
     /// Where it is, with what exists there.
     pub phase: JobPhase,
-    /// Why it is there (the last transition's reason), for a human reading `show`.
-    pub reason: Option<String>,
+    /// Why it is there (the last transition's reason).
+    pub reason: Option<JobReason>,
     /// When it was created (ms since the epoch).
     pub created_ms: u64,
     /// When it last changed.
@@ -211,8 +211,12 @@ struct StoredJob {
     id: String,
     spec: JobSpec,
     state: JobState,
+    /// Why, in words.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     reason: Option<String>,
+    /// Why, typed (absent in records older than typed reasons, and for words only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    cause: Option<JobReason>,
     created_ms: u64,
     updated_ms: u64,
     steps: u32,
@@ -246,7 +250,7 @@ impl From<StoredJob> for Job {
             id: s.id,
             spec: s.spec,
             phase,
-            reason: s.reason,
+            reason: JobReason::read(s.reason, s.cause),
             created_ms: s.created_ms,
             updated_ms: s.updated_ms,
             steps: s.steps,
@@ -262,13 +266,15 @@ impl From<StoredJob> for Job {
 
 impl From<Job> for StoredJob {
     fn from(j: Job) -> StoredJob {
+        let (reason, cause) = JobReason::stored(j.reason.as_ref());
         StoredJob {
+            reason,
+            cause,
             state: j.state(),
             session: j.session().map(str::to_string),
             feedback: j.phase.feedback().cloned(),
             id: j.id,
             spec: j.spec,
-            reason: j.reason,
             created_ms: j.created_ms,
             updated_ms: j.updated_ms,
             steps: j.steps,
@@ -375,22 +381,64 @@ impl Job {
 }
 
 /// One move of a job, as the history keeps it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(from = "StoredTransition", into = "StoredTransition")]
 pub struct Transition {
     /// From.
     pub from: JobState,
     /// To.
     pub to: JobState,
     /// What moved it.
-    #[serde(flatten)]
     pub trigger: JobTrigger,
-    /// Why, in words.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
+    /// Why.
+    pub reason: Option<JobReason>,
     /// When (ms since the epoch).
     pub at_ms: u64,
     /// Who: a runner id, or the human actor for a verb.
     pub by: String,
+}
+
+/// A transition as the store keeps it: its reason in words and typed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct StoredTransition {
+    from: JobState,
+    to: JobState,
+    #[serde(flatten)]
+    trigger: JobTrigger,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    reason: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    cause: Option<JobReason>,
+    at_ms: u64,
+    by: String,
+}
+
+impl From<StoredTransition> for Transition {
+    fn from(t: StoredTransition) -> Transition {
+        Transition {
+            from: t.from,
+            to: t.to,
+            trigger: t.trigger,
+            reason: JobReason::read(t.reason, t.cause),
+            at_ms: t.at_ms,
+            by: t.by,
+        }
+    }
+}
+
+impl From<Transition> for StoredTransition {
+    fn from(t: Transition) -> StoredTransition {
+        let (reason, cause) = JobReason::stored(t.reason.as_ref());
+        StoredTransition {
+            from: t.from,
+            to: t.to,
+            trigger: t.trigger,
+            reason,
+            cause,
+            at_ms: t.at_ms,
+            by: t.by,
+        }
+    }
 }
 
 /// One append-only version of a job's artifacts: what one execution produced (seed 003 §4.2).

@@ -14,7 +14,7 @@ pub use super::events::{
     Found, HarvestFacts, JobEffect, JobEvent, RunnerEvent, SessionEnd, SessionOutcome, StepError,
 };
 use super::record::{ArtifactVersion, Feedback, Job, PanelVerdict, Transition};
-use super::{Harvest, JobState, JobTrigger, next};
+use super::{Harvest, JobReason, JobState, JobTrigger, next};
 use crate::policy::{ApprovalJob, ApprovalResult, ApproveDecision, RetryLimits};
 use std::time::Duration;
 
@@ -118,8 +118,7 @@ impl Step {
                 after: Duration::ZERO,
             }],
             (S::Executing, E::Claimed { .. }) => {
-                let reason = "its runner died mid-step (the lease expired)".to_string();
-                self.recovering(now, reason, judge)
+                self.recovering(now, JobReason::LeaseExpired, judge)
             }
             (S::Recovering, E::Claimed { .. }) => vec![JobEffect::Recover {
                 session: self.job.session().map(str::to_string),
@@ -130,7 +129,7 @@ impl Step {
                 None => self.rest(
                     now,
                     JobTrigger::Harvested(Harvest::InterventionRequired),
-                    "reclaimed in HARVESTING without a session to harvest".into(),
+                    JobReason::failed("reclaimed in HARVESTING without a session to harvest"),
                 ),
             },
             (S::Provisioning, E::Provisioned(ws)) => {
@@ -143,6 +142,7 @@ impl Step {
                 fx
             }
             (S::Provisioning, E::ProvisionFailed { reason, transient }) => {
+                let reason = JobReason::failed(reason);
                 if !transient {
                     return self.rest(now, JobTrigger::ProvisionFailed, reason);
                 }
@@ -153,8 +153,8 @@ impl Step {
                         fx
                     }
                     None => {
-                        let reason = self.exhausted(reason, true);
                         let mut fx = self.retry_spent(now, &reason, judge);
+                        let reason = self.exhausted(reason);
                         fx.extend(self.rest(now, JobTrigger::ProvisionFailed, reason));
                         fx
                     }
@@ -190,7 +190,7 @@ impl Step {
             (S::Harvesting, E::HarvestFailed { reason, .. }) => self.rest(
                 now,
                 JobTrigger::Harvested(Harvest::InterventionRequired),
-                format!("harvest failed: {reason}"),
+                JobReason::failed(format!("harvest failed: {reason}")),
             ),
             (S::Harvesting, E::Audited(panel)) => self.decide(now, panel, judge),
             _ => Vec::new(),
@@ -207,18 +207,18 @@ impl Step {
     ) -> Vec<JobEffect> {
         self.job.set_session(end.session.clone());
         if end.transient() {
-            let reason = format!(
-                "session {} ended {}{}",
-                end.session,
-                end.outcome,
-                end.reason
-                    .as_deref()
-                    .map(|r| format!(": {r}"))
-                    .unwrap_or_default()
-            );
+            let reason = JobReason::SessionEnded {
+                session: end.session.clone(),
+                outcome: end.outcome.to_string(),
+                why: end.reason.clone(),
+            };
             return self.recovering(now, reason, judge);
         }
-        let reason = format!("session {} ended {}", end.session, end.outcome);
+        let reason = JobReason::SessionEnded {
+            session: end.session.clone(),
+            outcome: end.outcome.to_string(),
+            why: None,
+        };
         self.end = Some(end);
         let mut fx = self.go(now, JobTrigger::Completed, Some(reason));
         fx.push(self.harvest_effect());
@@ -231,11 +231,7 @@ impl Step {
     fn inspected(&mut self, now: u64, found: Found, judge: &mut dyn JobJudge) -> Vec<JobEffect> {
         match found {
             Found::Nothing => {
-                let mut fx = self.go(
-                    now,
-                    JobTrigger::Recovered,
-                    Some("starting a new session".into()),
-                );
+                let mut fx = self.go(now, JobTrigger::Recovered, Some(JobReason::NewSession));
                 fx.push(JobEffect::Execute {
                     prompt: prompt(&self.job),
                     resume: None,
@@ -243,13 +239,17 @@ impl Step {
                 fx
             }
             Found::Session(end) if !end.transient() => {
-                let why = format!("session {} had ended; its end is harvested", end.session);
+                let why = JobReason::HadEnded {
+                    session: end.session.clone(),
+                };
                 let mut fx = self.go(now, JobTrigger::Recovered, Some(why));
                 fx.extend(self.session_ended(now, end, judge));
                 fx
             }
             Found::Session(end) => {
-                let why = format!("continuing session {}", end.session);
+                let why = JobReason::Continuing {
+                    session: end.session.clone(),
+                };
                 let mut fx = self.go(now, JobTrigger::Recovered, Some(why));
                 fx.push(JobEffect::Execute {
                     prompt: prompt(&self.job),
@@ -257,13 +257,20 @@ impl Step {
                 });
                 fx
             }
-            Found::Unreadable { reason } => self.rest(now, JobTrigger::RecoveryFailed, reason),
+            Found::Unreadable { reason } => {
+                self.rest(now, JobTrigger::RecoveryFailed, JobReason::failed(reason))
+            }
         }
     }
 
     /// EXECUTING → RECOVERING, to try again after a backoff, or straight on to
     /// INTERVENTION_REQUIRED when the retries are spent.
-    fn recovering(&mut self, now: u64, reason: String, judge: &mut dyn JobJudge) -> Vec<JobEffect> {
+    fn recovering(
+        &mut self,
+        now: u64,
+        reason: JobReason,
+        judge: &mut dyn JobJudge,
+    ) -> Vec<JobEffect> {
         match self.retry(now, &reason, judge) {
             Some((after, mut fx)) => {
                 fx.extend(self.go(now, JobTrigger::TimedOut, Some(reason)));
@@ -274,8 +281,8 @@ impl Step {
                 fx
             }
             None => {
-                let spent = self.exhausted(reason.clone(), true);
-                let mut fx = self.retry_spent(now, &spent, judge);
+                let mut fx = self.retry_spent(now, &reason, judge);
+                let spent = self.exhausted(reason.clone());
                 fx.extend(self.go(now, JobTrigger::TimedOut, Some(reason)));
                 fx.extend(self.rest(now, JobTrigger::RecoveryFailed, spent));
                 fx
@@ -289,7 +296,7 @@ impl Step {
     fn retry(
         &mut self,
         now: u64,
-        failure: &str,
+        failure: &JobReason,
         judge: &dyn JobJudge,
     ) -> Option<(Duration, Vec<JobEffect>)> {
         let limits = judge.retry();
@@ -309,7 +316,7 @@ impl Step {
     }
 
     /// The record of `limits.retry` saying the retries of a transient `failure` are spent.
-    fn retry_spent(&self, now: u64, failure: &str, judge: &dyn JobJudge) -> Vec<JobEffect> {
+    fn retry_spent(&self, now: u64, failure: &JobReason, judge: &dyn JobJudge) -> Vec<JobEffect> {
         vec![self.decision(
             now,
             judge,
@@ -333,12 +340,15 @@ impl Step {
         })
     }
 
-    /// The reason for giving up, saying how many retries were spent.
-    fn exhausted(&self, reason: String, transient: bool) -> String {
-        if transient && self.job.retries > 0 {
-            format!("{reason} (gave up after {} retries)", self.job.retries)
+    /// The reason for giving up on a transient failure, saying how many retries were spent.
+    fn exhausted(&self, failure: JobReason) -> JobReason {
+        if self.job.retries > 0 {
+            JobReason::GaveUp {
+                failure: Box::new(failure),
+                retries: self.job.retries,
+            }
         } else {
-            reason
+            failure
         }
     }
 
@@ -476,12 +486,16 @@ impl Step {
                 reason: why.clone(),
             },
         ));
-        fx.extend(self.rest(now, JobTrigger::Harvested(harvest), why));
+        fx.extend(self.rest(
+            now,
+            JobTrigger::Harvested(harvest),
+            JobReason::Judged { why },
+        ));
         fx
     }
 
     /// Moves the job by `trigger`, counting the state it enters, and asks to save it.
-    fn go(&mut self, now: u64, trigger: JobTrigger, reason: Option<String>) -> Vec<JobEffect> {
+    fn go(&mut self, now: u64, trigger: JobTrigger, reason: Option<JobReason>) -> Vec<JobEffect> {
         let by = self.by.clone();
         let Some(t) = self.moved(now, trigger, reason, &by) else {
             return Vec::new();
@@ -498,7 +512,7 @@ impl Step {
         &mut self,
         now: u64,
         trigger: JobTrigger,
-        reason: Option<String>,
+        reason: Option<JobReason>,
         by: &str,
     ) -> Option<Transition> {
         let from = self.job.state();
@@ -517,7 +531,7 @@ impl Step {
     }
 
     /// Moves the job to a resting state by `trigger`: save (which releases the lease), done.
-    fn rest(&mut self, now: u64, trigger: JobTrigger, reason: String) -> Vec<JobEffect> {
+    fn rest(&mut self, now: u64, trigger: JobTrigger, reason: JobReason) -> Vec<JobEffect> {
         let mut fx = self.go(now, trigger, Some(reason));
         fx.push(JobEffect::Done);
         fx

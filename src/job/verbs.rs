@@ -137,9 +137,12 @@ impl Step {
             JobTrigger::Resume => self.job.retries = 0,
             _ => {}
         }
-        let reason = match (verb, feedback) {
-            (JobTrigger::Reject, Some(f)) => format!("rejected by {}: {f}", cx.actor),
-            _ => format!("{} by {}", verb.name(), cx.actor),
+        let reason = super::JobReason::Verb {
+            verb: verb.name().to_string(),
+            actor: cx.actor.clone(),
+            feedback: feedback
+                .filter(|_| verb == JobTrigger::Reject)
+                .map(str::to_string),
         };
         let Some(transition) = self.moved(now, verb, Some(reason), &cx.actor) else {
             // `next` allowed it just above.

@@ -41,20 +41,24 @@ impl Progress {
         match note {
             Note::Moved { job, transition: t } => {
                 self.jobs.insert(job.clone(), t.to);
+                let reason = t.reason.as_ref().map(ToString::to_string);
                 if self.json {
                     event(&Event::JobTransition {
                         job_id: job,
                         from: t.from,
                         to: t.to,
                         trigger: t.trigger.name(),
-                        reason: t.reason.as_deref(),
+                        reason: reason.as_deref(),
+                        cause: t
+                            .reason
+                            .as_ref()
+                            .filter(|r| !matches!(r, oneshot::job::JobReason::Said { .. })),
                         by: &t.by,
                         at: rfc3339(t.at_ms),
                     });
                 } else if !self.quiet {
                     self.clear();
-                    let why = t
-                        .reason
+                    let why = reason
                         .as_deref()
                         .map(|r| format!("  ({})", one_line(r, 100)))
                         .unwrap_or_default();
@@ -176,6 +180,9 @@ pub(super) enum Event<'a> {
         /// The trigger's name (`step`, `provisioned`, `harvested: approval required`, …).
         trigger: &'static str,
         reason: Option<&'a str>,
+        /// Why, typed (`kind` and its fields; docs/json.md).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cause: Option<&'a oneshot::job::JobReason>,
         /// The runner (or the human) that moved it.
         by: &'a str,
         at: String,

@@ -6,10 +6,10 @@ use crate::cli::exit;
 use crate::cli::show::{one_line, rfc3339};
 use anyhow::{Context, Result};
 use clap::Args;
-use oneshot::job::JobState;
 use oneshot::job::record::AuditEntry;
 use oneshot::job::store::{JobStore, ListFilter};
 use oneshot::job::workspace;
+use oneshot::job::{JobReason, JobState};
 use serde_json::{Value, json};
 
 /// Options of `job list`.
@@ -140,7 +140,9 @@ pub fn show(cx: &Cx, a: ShowArgs) -> Result<i32> {
             .iter()
             .map(|t| {
                 json!({"from": t.from, "to": t.to, "trigger": t.trigger.name(),
-                    "reason": t.reason, "by": t.by,
+                    "reason": t.reason.as_ref().map(ToString::to_string),
+                    "cause": t.reason.as_ref().filter(|r| !matches!(r, JobReason::Said { .. })),
+                    "by": t.by,
                     "at": crate::cli::show::rfc3339(t.at_ms)})
             })
             .collect();
@@ -162,7 +164,7 @@ pub fn show(cx: &Cx, a: ShowArgs) -> Result<i32> {
     let width = wrap::width();
     outln!("{}  {}", job.id, paint(job.state()));
     if let Some(r) = &job.reason {
-        outln!("{}", wrap::wrap("  reason:   ", r, 12, width));
+        outln!("{}", wrap::wrap("  reason:   ", &r.to_string(), 12, width));
     }
     outln!("  task:     {}", one_line(&s.task, 200));
     outln!(
@@ -227,7 +229,7 @@ pub fn show(cx: &Cx, a: ShowArgs) -> Result<i32> {
             t.trigger,
             t.by
         );
-        match t.reason.as_deref() {
+        match t.reason.as_ref().map(ToString::to_string).as_deref() {
             Some(r) => outln!(
                 "{}",
                 wrap::wrap(&format!("{head}  "), &format!("({r})"), 6, width)

@@ -262,7 +262,7 @@ pub(crate) async fn step_loop<H: Hands>(
         None => StepEnd {
             job: core.job.id.clone(),
             state: core.job.state(),
-            reason: core.job.reason.clone(),
+            reason: core.job.reason.as_ref().map(ToString::to_string),
             lost: None,
             failed: None,
             lease_until_ms: None,
@@ -397,7 +397,7 @@ fn halted_end(store: &dyn JobStore, lease: &Lease, step: &Step, saved: JobState)
     StepEnd {
         job: step.job.id.clone(),
         state: saved,
-        reason: step.job.reason.clone(),
+        reason: step.job.reason.as_ref().map(ToString::to_string),
         lost: None,
         failed: None,
         lease_until_ms: None,
@@ -418,7 +418,7 @@ fn failed_end(store: &dyn JobStore, lease: &Lease, saved: JobState, why: String)
     StepEnd {
         job: lease.job.clone(),
         state: job.as_ref().map_or(saved, |j| j.state()),
-        reason: job.and_then(|j| j.reason),
+        reason: job.and_then(|j| j.reason).map(|r| r.to_string()),
         lost: None,
         failed: Some(why),
         lease_until_ms: until,
@@ -442,7 +442,7 @@ fn lost_end(store: &dyn JobStore, id: &str, saved: JobState, why: String) -> Ste
             StepEnd {
                 job: id.to_string(),
                 state: job.state(),
-                reason: job.reason,
+                reason: job.reason.map(|r| r.to_string()),
                 lost: Some(format!(
                     "{verb} by {} while it was {}; this runner stopped its work on it",
                     t.by, t.from
@@ -455,7 +455,7 @@ fn lost_end(store: &dyn JobStore, id: &str, saved: JobState, why: String) -> Ste
         (Some(job), _) => StepEnd {
             job: id.to_string(),
             state: job.state(),
-            reason: job.reason,
+            reason: job.reason.map(|r| r.to_string()),
             lost: Some(why),
             failed: None,
             lease_until_ms: None,

@@ -19,10 +19,10 @@ impl SqliteStore {
         job: &mut Job,
         migration: &Migration,
     ) -> Result<(), JobStoreError> {
-        job.reason = Some(format!(
-            "migrated from {} (seed 001 migration table): {}",
-            migration.from, migration.why
-        ));
+        job.reason = Some(crate::job::JobReason::Migrated {
+            from: migration.from.to_string(),
+            why: migration.why.to_string(),
+        });
         self.update_job(tx, job)?;
         let mut metadata = serde_json::Map::new();
         metadata.insert("from".into(), migration.from.clone().into());

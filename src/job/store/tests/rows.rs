@@ -46,6 +46,8 @@ fn a_legacy_row_is_migrated_on_read_written_back_and_audited() {
     assert!(
         stuck
             .reason
+            .as_ref()
+            .map(ToString::to_string)
             .as_deref()
             .unwrap()
             .contains("migrated from RUNNING"),
