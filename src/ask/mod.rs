@@ -87,7 +87,7 @@ pub struct Ask {
     /// the sealing key, the trust store and oneshot's user directories.
     pub hidden: Vec<PathBuf>,
     /// Who answers the agent's tool requests: a policy's `permit` hook; `None`: the built-in
-    /// auditor rule ([`crate::policy::default_permit`]).
+    /// auditor rule (an auditor may read but not edit files, as `policies/default.lua` says).
     pub permit: Option<Permits>,
 }
 

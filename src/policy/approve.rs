@@ -118,7 +118,7 @@ impl Approval {
     }
 }
 
-/// What the `approve` hook (or [`default_approve`]) concluded.
+/// What the `approve` hook (or the built-in rule) concluded.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ApproveDecision {
     /// Approve, human or intervene.
@@ -180,7 +180,7 @@ fn no_progress(job: &ApprovalJob) -> Option<String> {
 }
 
 impl PolicyHost {
-    /// Decides where HARVESTING sends a job: the `approve` hook, or [`default_approve`] when
+    /// Decides where HARVESTING sends a job: the `approve` hook, or the built-in rule when
     /// the policy has none or it returns nil. The hook may not approve a session that did not
     /// complete; that answer is a [`PolicyError`], never a SUCCESS.
     pub fn approve(
