@@ -67,6 +67,9 @@ pub mod store;
 mod confinement;
 mod tap;
 
+// What the job core and the policy host both speak about a job's approval, below both.
+mod approval;
+
 /// Agent CLIs as worker or auditor: `SessionBuilder::worker_agent(AgentSpec::parse("claude")?)`.
 pub use agent::{AgentKind, AgentSpec};
 pub use engine::{

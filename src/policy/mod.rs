@@ -48,7 +48,8 @@ mod watchdog;
 #[cfg(test)]
 mod tests;
 
-pub use approve::{Approval, ApprovalJob, ApprovalResult, ApproveDecision};
+// The hook's data, defined below the policy and the job core (both speak it).
+pub use crate::approval::{Approval, ApprovalJob, ApprovalResult, ApproveDecision};
 pub use budget::{Budget, BudgetLevel, BudgetResource, BudgetUse};
 pub use check::{CheckReport, EffectiveBudget, EffectiveLimits, EffectiveRetry, check};
 pub use ctx::HookCtx;
@@ -76,7 +77,7 @@ pub(crate) use verdict::NO_VERDICT_REASON;
 // lists the stubs and the error messages are checked against.
 #[cfg(test)]
 pub(crate) use {
-    approve::default_approve,
+    crate::approval::default_approve,
     budget::BUDGET_KEYS,
     decision::{AUDITOR_EDIT_REASON, FILE_EDIT_TOOLS, default_salvage},
     error::LOAD_HOOK,
