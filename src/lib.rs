@@ -62,6 +62,14 @@ pub mod schema;
 pub mod session;
 pub mod store;
 
+// What the engine and `ask` share to run an agent, below both: the reader of an agent's stdout
+// protocol, and what an agent is confined to.
+mod confinement;
+mod tap;
+
+// What the job core and the policy host both speak about a job's approval, below both.
+mod approval;
+
 /// Agent CLIs as worker or auditor: `SessionBuilder::worker_agent(AgentSpec::parse("claude")?)`.
 pub use agent::{AgentKind, AgentSpec};
 pub use engine::{

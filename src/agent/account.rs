@@ -45,7 +45,7 @@ pub enum Entry {
 
 impl Entry {
     /// The entry as the narrative writes it: `$ Bash cargo test`, `  → failed: …`, `! …`, or
-    /// the agent's words; tool inputs and results cut at [`SHOWN`] bytes, on one line.
+    /// the agent's words; tool inputs and results cut at 400 bytes, on one line.
     pub fn text(&self) -> String {
         match self {
             Entry::Said { text } => text.clone(),

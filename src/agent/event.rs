@@ -195,7 +195,7 @@ pub enum AgentEvent {
     },
     /// A line that is not JSON at all.
     Malformed {
-        /// The line (lossily decoded, cut at [`MALFORMED_KEEP`] bytes).
+        /// The line (lossily decoded, cut at 4 KiB).
         line: String,
         /// Why it did not parse.
         error: String,

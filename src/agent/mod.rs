@@ -52,15 +52,21 @@ pub use cline::ClineParser;
 pub use codex::CodexParser;
 pub use driver::{Driver, DriverSetup, Reply};
 pub use entries::{Block, BlockKind, ErrorSeen, FinalResult, Message, ToolEntry, UsageTotals};
-pub use event::{AgentEvent, ErrorKind, MALFORMED_KEEP};
+pub use event::{AgentEvent, ErrorKind};
 pub use gemini::GeminiParser;
 pub use launch::{AnswerSchema, Launch};
 pub use narrative::Narrative;
 pub use run_state::RunState;
 pub use schema_file::SchemaFile;
-pub use spec::{AGENT_KINDS, AgentKind, AgentSpec, SpecError};
+pub use spec::{AgentKind, AgentSpec, SpecError};
 pub use timeline::Timeline;
-pub use verdict_schema::{VERDICT_SCHEMA, VERDICT_SCHEMA_FILE};
+pub use verdict_schema::VERDICT_SCHEMA;
+
+pub(crate) use verdict_schema::VERDICT_SCHEMA_FILE;
+
+// What only the crate's tests reach through this module.
+#[cfg(test)]
+pub(crate) use spec::AGENT_KINDS;
 
 use serde::Deserialize;
 

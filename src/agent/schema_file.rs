@@ -1,7 +1,7 @@
 //! The file an answer schema is handed to an agent in (Codex's `--output-schema FILE`).
 //!
 //! It lives in the temp directory, not in the session's directory: a confined agent cannot see
-//! oneshot's state at all (see `engine::confinement`). Its name is random and it is created
+//! oneshot's state at all (see `crate::confinement`). Its name is random and it is created
 //! new, so nothing another user put in a shared temp directory is read or written through;
 //! it is removed when dropped.
 

@@ -37,6 +37,7 @@ pub use error::AskError;
 
 use crate::agent::{AgentKind, AgentSpec};
 use crate::policy::{HookCtx, PolicyService};
+use crate::process::Sandbox;
 use crate::schema::Schema;
 use serde_json::Value;
 use std::path::PathBuf;
@@ -87,7 +88,7 @@ pub struct Ask {
     /// the sealing key, the trust store and oneshot's user directories.
     pub hidden: Vec<PathBuf>,
     /// Who answers the agent's tool requests: a policy's `permit` hook; `None`: the built-in
-    /// auditor rule ([`crate::policy::default_permit`]).
+    /// auditor rule (an auditor may read but not edit files, as `policies/default.lua` says).
     pub permit: Option<Permits>,
 }
 
@@ -172,7 +173,7 @@ pub async fn ask(req: &Ask) -> Result<Answer, AskError> {
     let mut last = String::new();
     let mut denied = Vec::new();
     let confine = match crate::executor::confine::available() {
-        crate::executor::confine::Sandbox::Landlock { .. } if req.sandbox => {
+        Sandbox::Landlock { .. } if req.sandbox => {
             let mut hidden = req.hidden.clone();
             if let Ok(trust) = crate::policy::TrustStore::from_env() {
                 hidden.push(trust.path().to_path_buf());
@@ -181,7 +182,7 @@ pub async fn ask(req: &Ask) -> Result<Answer, AskError> {
                 Target::Agent(a) => vec![a.kind],
                 Target::Command(_) => Vec::new(),
             };
-            Some(crate::engine::confinement(&req.dir, &hidden, &kinds))
+            Some(crate::confinement::for_agents(&req.dir, &hidden, &kinds))
         }
         _ => None,
     };

@@ -27,16 +27,13 @@ mod open;
 mod process;
 mod records;
 mod run;
-mod sandbox;
 mod slot;
 mod spec;
-pub(crate) mod tap;
 mod update;
 
 pub use error::EngineError;
 pub use interrupt::Interrupt;
 pub use open::Engine;
-pub use sandbox::confinement;
 pub use spec::{Options, SessionBuilder};
 pub use update::{Observer, ProcessClock, Silent, Status, Update, channel_observer};
 

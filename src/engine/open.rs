@@ -289,7 +289,7 @@ fn confine(
     Option<crate::executor::confine::Confinement>,
     Vec<String>,
 ) {
-    let (sandbox, warning) = super::sandbox::decide(
+    let (sandbox, warning) = crate::confinement::decide(
         session.settings.sandbox,
         crate::executor::confine::available(),
     );
@@ -304,7 +304,7 @@ fn confine(
         .map(|a| a.kind)
         .collect();
     let mut hidden = vec![trust.path().to_path_buf()];
-    if super::sandbox::left_reachable(store.root(), &session.workdir) {
+    if crate::confinement::left_reachable(store.root(), &session.workdir) {
         warnings.push(format!(
             "the state dir {} lies inside the workdir {}: the agents can read and write it \
              (the sandbox hides only the key, the trust store and what lies outside the \
@@ -315,7 +315,7 @@ fn confine(
     } else {
         hidden.push(store.root().to_path_buf());
     }
-    let c = super::sandbox::confinement(&session.workdir, &hidden, &kinds);
+    let c = crate::confinement::for_agents(&session.workdir, &hidden, &kinds);
     (sandbox, Some(c), warnings)
 }
 

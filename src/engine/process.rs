@@ -1,13 +1,13 @@
 //! The process running now, as the loop sees it: its supervising task, the pipeline its output
 //! goes through, and the clocks the core's timeouts are measured on.
 
-use super::tap::{Seen, Tap};
 use super::{Engine, EngineError, Observer, Update};
 use crate::agent::{AnswerSchema, SchemaFile, VERDICT_SCHEMA, VERDICT_SCHEMA_FILE};
 use crate::executor::{CommandTemplate, Invocation, ProcessEvent, StdinMode, Supervised};
 use crate::pipeline::{Line, Pipeline, RunMeta, Stream, now_ms};
 use crate::process::Role;
 use crate::session::{Event, ExitStatus, Spawn};
+use crate::tap::{Seen, Tap};
 use std::collections::VecDeque;
 use std::time::Duration;
 use tokio::time::Instant;

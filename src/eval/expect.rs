@@ -26,8 +26,8 @@ pub enum Expect {
 
 impl Expect {
     /// A `want:` value: a mapping of fields, or one value for the schema's classification field
-    /// (`want: Completed` is `want: {state: Completed}` for `nudgenik`; see
-    /// [`classification_field`]). Each field must be one the schema declares.
+    /// (`want: Completed` is `want: {state: Completed}` for `nudgenik`: the first `required`
+    /// property whose schema is an `enum`). Each field must be one the schema declares.
     pub fn from_want(want: Value, schema: &Schema) -> Result<Expect, String> {
         let fields = match want {
             Value::Object(m) if !m.is_empty() => m,

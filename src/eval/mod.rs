@@ -23,8 +23,10 @@ mod manifest;
 mod report;
 
 pub use error::EvalError;
-pub use expect::{Expect, classification_field, same};
-pub use manifest::{Case, DEFAULT_K, INPUT_PLACEHOLDER, Manifest, ManifestTarget, load};
+pub use expect::Expect;
+pub use manifest::{Case, Manifest, ManifestTarget, load};
+
+pub(crate) use manifest::DEFAULT_K;
 pub use report::{CaseReport, Count, Report, RunReport, Status};
 
 use crate::agent::AgentSpec;
@@ -41,7 +43,7 @@ pub struct Options {
     /// Where [`Options::target`] runs (a manifest's own target runs in the manifest's
     /// directory, so that `target_cmd: sh classify.sh` finds the script beside it).
     pub dir: PathBuf,
-    /// Runs per case; `None`: the manifest's `k`, else [`DEFAULT_K`].
+    /// Runs per case; `None`: the manifest's `k`, else 3.
     pub k: Option<u32>,
     /// Cases run at once (at least 1); a case's own k runs are one after another.
     pub parallel: usize,

@@ -86,8 +86,7 @@ pub struct Run {
     /// The signal that ended it, when one did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub signal: Option<i32>,
-    /// What it did, in order: an agent's account, a command's output (the last
-    /// [`MAX_LINES`]).
+    /// What it did, in order: an agent's account, a command's output (its last 400 lines).
     pub lines: Vec<RunLine>,
     /// How many earlier lines were left out.
     #[serde(skip_serializing_if = "is_zero")]

@@ -5,52 +5,12 @@
 use super::{JobPhase, JobReason, JobState, JobTrigger};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::fmt;
 use std::path::PathBuf;
 use std::str::FromStr;
 
-/// How much a mistake in this job would cost: auto-approval (seed 003 §5.5) is only ever
-/// considered for LOW.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum Risk {
-    /// Drafts, experiments: a confident result may be approved by the policy.
-    Low,
-    /// Ordinary work.
-    Medium,
-    /// Final implementations: a human always signs off (the default).
-    #[default]
-    High,
-}
-
-impl Risk {
-    /// The name used on the command line and in policies (`"low"`).
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Risk::Low => "low",
-            Risk::Medium => "medium",
-            Risk::High => "high",
-        }
-    }
-}
-
-impl fmt::Display for Risk {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for Risk {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Risk, String> {
-        match s.to_ascii_lowercase().as_str() {
-            "low" => Ok(Risk::Low),
-            "medium" => Ok(Risk::Medium),
-            "high" => Ok(Risk::High),
-            _ => Err(format!("unknown risk level {s:?}: use low, medium or high")),
-        }
-    }
-}
+// Defined below the job core, since the policy's `approve` hook is shown them too; part of a
+// job's record here.
+pub use crate::approval::{JobLimits, PanelVerdict, PanelWord, Risk};
 
 /// How the verdicts of several auditors in one step make one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
@@ -70,27 +30,6 @@ impl FromStr for Aggregate {
             "all" => Ok(Aggregate::All),
             "majority" => Ok(Aggregate::Majority),
             _ => Err(format!("unknown aggregation {s:?}: use all or majority")),
-        }
-    }
-}
-
-/// Bounds on how often a job may go round (seed 003 §1.4). Retries of transient failures
-/// follow the policy's `limits.retry` (attempts and backoff), as a session's do.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct JobLimits {
-    /// Steps a job may take since it was created or last resubmitted (each reject leads to
-    /// one more); a step that ends past it without approval goes to INTERVENTION_REQUIRED.
-    pub max_loops: u32,
-    /// Harvests in a row with an empty diff, or verdicts in a row with the same findings, that
-    /// count as no progress (0: never).
-    pub no_progress: u32,
-}
-
-impl Default for JobLimits {
-    fn default() -> Self {
-        JobLimits {
-            max_loops: 5,
-            no_progress: 2,
         }
     }
 }
@@ -477,66 +416,6 @@ pub struct ArtifactVersion {
     /// Each panel auditor's verdict.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub panel: Vec<PanelVerdict>,
-}
-
-/// One auditor of a panel and what it said.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PanelVerdict {
-    /// The auditor (as the spec names it).
-    pub auditor: String,
-    /// What it said.
-    pub verdict: PanelWord,
-    /// Its reason.
-    #[serde(default)]
-    pub reason: String,
-    /// Its confidence.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub confidence: Option<f64>,
-}
-
-/// A panel auditor's answer: a verdict, or `error` when it gave no valid one (stored and shown
-/// as the lowercase word).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum PanelWord {
-    /// The work is done.
-    Done,
-    /// It needs another attempt.
-    Retry,
-    /// It cannot be done.
-    Impossible,
-    /// The auditor gave no valid verdict (it failed, or answered something else). A stored
-    /// word this version does not know reads as this.
-    #[serde(other)]
-    Error,
-}
-
-impl PanelWord {
-    /// The word as stored (`done`, `retry`, `impossible`, `error`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            PanelWord::Done => "done",
-            PanelWord::Retry => "retry",
-            PanelWord::Impossible => "impossible",
-            PanelWord::Error => "error",
-        }
-    }
-
-    /// The word an auditor answered (any case); anything else is [`PanelWord::Error`].
-    pub fn read(word: &str) -> PanelWord {
-        match word.trim().to_ascii_lowercase().as_str() {
-            "done" => PanelWord::Done,
-            "retry" => PanelWord::Retry,
-            "impossible" => PanelWord::Impossible,
-            _ => PanelWord::Error,
-        }
-    }
-}
-
-impl std::fmt::Display for PanelWord {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
 }
 
 /// What an audit entry records: a human's verb, the making of a job, a workspace cleanup, or

@@ -11,6 +11,9 @@ mod state;
 mod tests;
 mod trigger;
 
-pub use session::{Illegal, edges, next};
+// `next` stays public: it is the table itself, the twin of `oneshot::job::next`.
+pub use session::{Illegal, next};
 pub use state::{SessionState, UnknownState};
 pub use trigger::{Salvage, Trigger, Verdict};
+
+pub(crate) use session::edges;

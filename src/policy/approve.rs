@@ -1,186 +1,27 @@
 //! The `approve(result, job)` hook: in HARVESTING, whether a job's result is accepted without
 //! a human (SUCCESS), waits for one (APPROVAL_REQUIRED) or needs one to fix something
 //! (INTERVENTION_REQUIRED). Seed 003 §5.5: auto-approval is the policy's call, but only ever
-//! for a session that completed — Rust refuses "approve" for anything else.
+//! for a session that completed — Rust refuses "approve" for anything else. What the hook is
+//! shown, what it answers and the built-in rule are `crate::approval`'s; here is the Lua side.
 
 use super::PolicyHost;
 use super::calls::{bad, policy_setup, reason_of};
 use super::error::PolicyError;
 use super::host::LuaPolicy;
 use super::lua_ctx::{head, string_list, tail};
-use crate::job::Harvest;
-use crate::job::record::{PanelVerdict, Risk};
+use crate::approval::{
+    Approval, ApprovalJob, ApprovalResult, ApproveDecision, PanelVerdict, auto_approvable,
+    default_approve,
+};
 use mlua::{Lua, Table, Value};
-use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 const HOOK: &str = "approve";
 const EXPECTED: &str = "\"approve\", \"human\" or \"intervene\" (optionally and a reason), a table \
                         { approval = …, reason = … }, or nil for the built-in rule";
 
-/// What a job's session produced, as the `approve` hook sees it (`result`).
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct ApprovalResult {
-    /// The session's final state, e.g. `"COMPLETED"` or `"FAILED"`.
-    pub outcome: String,
-    /// Whether the work counts as done: the session completed (its auditor said done) and,
-    /// when the job has a panel, the panel passed.
-    pub completed: bool,
-    /// The final verdict (`done`, `retry`, `impossible`), when there was one.
-    pub verdict: Option<String>,
-    /// Why the session ended as it did (the verdict's or the failure's reason).
-    pub reason: Option<String>,
-    /// The auditors' confidence in `[0, 1]`, when they gave one.
-    pub confidence: Option<f64>,
-    /// `git diff --stat` of the work, as text.
-    pub diff_stat: String,
-    /// The files the work changed, workspace-relative.
-    pub files: Vec<String>,
-    /// Whether the work changed nothing.
-    pub empty_diff: bool,
-    /// What each auditor of a panel said.
-    pub panel: Vec<PanelVerdict>,
-    /// Whether the panel passed as the job aggregates it (all, majority); `None` without a
-    /// panel. A panel that did not pass leaves `completed` false while `outcome` stays the
-    /// session's own (`"COMPLETED"`), and `reason` carries the dissent.
-    pub panel_passed: Option<bool>,
-}
-
-/// The job the result belongs to, as the `approve` hook sees it (`job`).
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct ApprovalJob {
-    /// The job id.
-    pub id: String,
-    /// The job's task.
-    pub task: String,
-    /// How much a mistake would cost; policies see `"low"`, `"medium"` or `"high"`.
-    #[serde(with = "risk_name")]
-    pub risk: Risk,
-    /// The step this result came from (1 for the first).
-    pub step: u32,
-    /// How many steps the job may take in all.
-    pub max_loops: u32,
-    /// The job's counters by name.
-    pub counters: BTreeMap<String, u32>,
-    /// Retries spent so far.
-    pub retries: u32,
-    /// Empty diffs in a row.
-    pub empty_diffs: u32,
-    /// Identical audit findings in a row.
-    pub same_findings: u32,
-    /// After this many empty diffs or identical findings in a row the job has stopped making
-    /// progress (0 = never).
-    pub no_progress_limit: u32,
-    /// The job's named inputs.
-    pub inputs: BTreeMap<String, String>,
-}
-
-/// Where HARVESTING sends a job.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Approval {
-    /// Accepted without a human: SUCCESS.
-    Approve,
-    /// A human signs off: APPROVAL_REQUIRED.
-    Human,
-    /// Something failed or stalled; a human must act: INTERVENTION_REQUIRED.
-    Intervene,
-}
-
-impl Approval {
-    /// The word a policy uses (`"approve"`).
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Approval::Approve => "approve",
-            Approval::Human => "human",
-            Approval::Intervene => "intervene",
-        }
-    }
-
-    /// The job machine's name for this outcome of HARVESTING.
-    pub const fn harvest(self) -> Harvest {
-        match self {
-            Approval::Approve => Harvest::Success,
-            Approval::Human => Harvest::ApprovalRequired,
-            Approval::Intervene => Harvest::InterventionRequired,
-        }
-    }
-
-    fn from_name(name: &str) -> Option<Approval> {
-        match name.trim().to_ascii_lowercase().as_str() {
-            "approve" => Some(Approval::Approve),
-            "human" => Some(Approval::Human),
-            "intervene" => Some(Approval::Intervene),
-            _ => None,
-        }
-    }
-}
-
-/// What the `approve` hook (or [`default_approve`]) concluded.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ApproveDecision {
-    /// Approve, human or intervene.
-    pub approval: Approval,
-    /// Why, for the job's transition record.
-    pub reason: Option<String>,
-}
-
-/// The built-in rule: a session that did not complete needs intervention, so does a job that
-/// stopped making progress; anything else waits for a human. It never auto-approves: that is
-/// a risk a policy must choose to take.
-pub fn default_approve(result: &ApprovalResult, job: &ApprovalJob) -> ApproveDecision {
-    let decide = |approval, reason: String| ApproveDecision {
-        approval,
-        reason: Some(reason),
-    };
-    if result.panel_passed == Some(false) {
-        let reason = result
-            .reason
-            .clone()
-            .unwrap_or_else(|| "the panel did not pass".into());
-        return decide(Approval::Intervene, reason);
-    }
-    if !result.completed {
-        let reason = match &result.reason {
-            Some(why) => format!("the session ended {}: {why}", result.outcome),
-            None => format!("the session ended {}", result.outcome),
-        };
-        return decide(Approval::Intervene, reason);
-    }
-    if let Some(signal) = no_progress(job) {
-        return decide(Approval::Intervene, signal);
-    }
-    decide(
-        Approval::Human,
-        "a human signs off by default; a policy's approve hook may auto-approve".into(),
-    )
-}
-
-/// The no-progress signal that fired, in words, or `None`.
-fn no_progress(job: &ApprovalJob) -> Option<String> {
-    let limit = job.no_progress_limit;
-    if limit == 0 {
-        return None;
-    }
-    if job.empty_diffs >= limit {
-        return Some(format!(
-            "no progress: {} empty diffs in a row (limit {limit})",
-            job.empty_diffs
-        ));
-    }
-    if job.same_findings >= limit {
-        return Some(format!(
-            "no progress: the same findings {} times in a row (limit {limit})",
-            job.same_findings
-        ));
-    }
-    None
-}
-
 impl PolicyHost {
-    /// Decides where HARVESTING sends a job: the `approve` hook, or [`default_approve`] when
+    /// Decides where HARVESTING sends a job: the `approve` hook, or the built-in rule when
     /// the policy has none or it returns nil. The hook may not approve a session that did not
     /// complete; that answer is a [`PolicyError`], never a SUCCESS.
     pub fn approve(
@@ -212,7 +53,7 @@ impl PolicyHost {
         }
         .ok_or_else(|| bad(HOOK, &word, EXPECTED))?;
         if approval == Approval::Approve
-            && let Err(why) = crate::job::step::auto_approvable(result)
+            && let Err(why) = auto_approvable(result)
         {
             // The job core's bound, said here too so that `policy test` shows the error a job
             // would get.
@@ -289,19 +130,4 @@ fn panel_table(lua: &Lua, panel: &[PanelVerdict]) -> mlua::Result<Table> {
 fn map_table(lua: &Lua, map: &BTreeMap<String, u32>) -> mlua::Result<Table> {
     let t = lua.create_table_from(map.iter().map(|(k, v)| (k.as_str(), *v)))?;
     Ok(readonly(t))
-}
-
-/// `risk` as policies spell it (`"low"`), so a test case's `job` reads like the hook's.
-mod risk_name {
-    use crate::job::record::Risk;
-    use serde::{Deserialize, Deserializer, Serializer};
-
-    pub(super) fn serialize<S: Serializer>(risk: &Risk, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(risk.as_str())
-    }
-
-    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Risk, D::Error> {
-        let name = String::deserialize(d)?;
-        name.parse().map_err(serde::de::Error::custom)
-    }
 }

@@ -21,7 +21,8 @@ const VERDICT_EXPECTED: &str =
 const SALVAGE_EXPECTED: &str = "\"success\", \"partial\" or \"nothing\"";
 
 impl PolicyHost {
-    /// Judges the auditor's `output`: the `verdict` hook, or [`parse_verdict`].
+    /// Judges the auditor's `output`: the `verdict` hook, or the built-in reader
+    /// (`oneshot.parse_verdict` in Lua).
     pub fn verdict(&self, output: &str, ctx: &HookCtx) -> Result<VerdictDecision, PolicyError> {
         let Some((policy, f)) = self.hook(|p| p.verdict.as_ref()) else {
             // The answer that fits the verdict schema, when there is one (an agent's JSON in
@@ -59,7 +60,7 @@ impl PolicyHost {
         })
     }
 
-    /// Judges a stopped worker: the `salvage` hook, or [`default_salvage`].
+    /// Judges a stopped worker: the `salvage` hook, or the built-in rule.
     pub fn salvage(
         &self,
         evidence: &Evidence,
@@ -117,7 +118,7 @@ impl PolicyHost {
     }
 
     /// The worker's prompt for the next iteration: the `next_prompt` hook, or
-    /// [`default_worker_retry_prompt`] when it is absent or returns nil.
+    /// the built-in retry prompt when it is absent or returns nil.
     pub fn next_prompt(&self, ctx: &HookCtx) -> Result<String, PolicyError> {
         let from_hook = match self.hook(|p| p.next_prompt.as_ref()) {
             Some((policy, f)) => policy.prompt("next_prompt", f, ctx)?,
@@ -126,7 +127,7 @@ impl PolicyHost {
         Ok(from_hook.unwrap_or_else(|| default_worker_retry_prompt(ctx)))
     }
 
-    /// The auditor's prompt: the `audit_prompt` hook, or [`default_audit_prompt`] when it is
+    /// The auditor's prompt: the `audit_prompt` hook, or the built-in audit prompt when it is
     /// absent or returns nil.
     pub fn audit_prompt(&self, ctx: &HookCtx) -> Result<String, PolicyError> {
         Ok(self

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 /// Everything a hook may read about the session at the moment it is asked. Converted to a
 /// read-only Lua table whose keys are these field names (`ctx.iteration`, `ctx.worker_output`,
-/// …); the large fields ([`super::LAZY_FIELDS`]) are built into Lua only when a hook reads them.
+/// …); the large fields (the task, prompts, outputs and diffs) are built into Lua only when a hook reads them.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct HookCtx {
     /// The session id (a UUID).

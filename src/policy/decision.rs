@@ -56,7 +56,8 @@ pub fn default_salvage(evidence: &Evidence) -> SalvageDecision {
 }
 
 /// The answer to a tool-permission request (Claude Code's `can_use_tool`, a Codex approval
-/// request, an ACP permission request): the `permit` hook's, or [`default_permit`]'s.
+/// request, an ACP permission request): the `permit` hook's, or the built-in
+/// rule's.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PermitDecision {
     /// Whether the agent may use the tool.

@@ -41,7 +41,7 @@ pub enum PolicyError {
     /// …) or tried to modify a read-only library table.
     #[error("run {}: it broke the sandbox: {message}", who(hook))]
     Sandbox {
-        /// The hook (or [`LOAD_HOOK`]).
+        /// The hook (or `"load"`: the file's top-level code).
         hook: String,
         /// Lua's message, starting with `file:line:`.
         message: String,
@@ -49,7 +49,7 @@ pub enum PolicyError {
     /// The hook raised a Lua error.
     #[error("run {}: {message}", who(hook))]
     Runtime {
-        /// The hook (or [`LOAD_HOOK`]).
+        /// The hook (or `"load"`: the file's top-level code).
         hook: String,
         /// Lua's message, starting with `file:line:` when Lua knew the line.
         message: String,
@@ -61,7 +61,7 @@ pub enum PolicyError {
         humantime::format_duration(*budget)
     )]
     Budget {
-        /// The hook (or [`LOAD_HOOK`]).
+        /// The hook (or `"load"`: the file's top-level code).
         hook: String,
         /// The budget it had.
         budget: Duration,
@@ -70,13 +70,13 @@ pub enum PolicyError {
     /// asks it again ([`super::interrupt_hooks`]).
     #[error("finish {}: it was interrupted (Ctrl-C) while it ran", who(hook))]
     Interrupted {
-        /// The hook (or [`LOAD_HOOK`]).
+        /// The hook (or `"load"`: the file's top-level code).
         hook: String,
     },
     /// The Lua state hit its memory cap during the hook.
     #[error("run {} within the memory limit ({} MiB)", who(hook), limit / (1024 * 1024))]
     Memory {
-        /// The hook (or [`LOAD_HOOK`]).
+        /// The hook (or `"load"`: the file's top-level code).
         hook: String,
         /// The cap in bytes.
         limit: usize,
@@ -94,7 +94,7 @@ pub enum PolicyError {
         /// What the contract allows.
         expected: String,
     },
-    /// The policy loaded but its own tests failed ([`super::validate_for_reload`]), so it must
+    /// The policy loaded but its own tests failed (run before a reload activates it), so it must
     /// not be activated.
     #[error(
         "validate policy {file}: {} of {total} policy test(s) failed: {}",
@@ -129,7 +129,7 @@ impl PolicyError {
         }
     }
 
-    /// The hook the error came from (`"verdict"`, `"guards[A -> B]"`, [`LOAD_HOOK`]), or `None`
+    /// The hook the error came from (`"verdict"`, `"guards[A -> B]"`, `"load"`), or `None`
     /// for errors about the file as a whole.
     pub fn hook(&self) -> Option<&str> {
         match self {

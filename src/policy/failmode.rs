@@ -156,14 +156,15 @@ impl FailModes {
 }
 
 impl PolicyHost {
-    /// How the engine must treat a failure of `hook` ([`FAIL_MODE_HOOKS`], or a guard's name
+    /// How the engine must treat a failure of `hook` (a hook's name, or a guard's name
     /// such as `guards[A -> B]`, i.e. what [`super::PolicyError::hook`] returns). The engine
     /// applies the mode; the host only reports it. Unknown names are [`FailMode::Closed`].
     pub fn fail_mode(&self, hook: &str) -> FailMode {
         self.fail_modes.get(hook)
     }
 
-    /// Every hook's failure mode, in [`FAIL_MODE_HOOKS`] order.
+    /// Every hook's failure mode, in documentation order: `verdict`, `salvage`, `next_prompt`,
+    /// `audit_prompt`, `approve`, `permit`, `guard`, `on_transition`.
     pub fn fail_modes(&self) -> Vec<(String, FailMode)> {
         self.fail_modes.all()
     }

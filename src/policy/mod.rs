@@ -9,14 +9,13 @@
 //! `file:line`. The engine then asks typed questions ([`PolicyHost::verdict`],
 //! [`PolicyHost::guard`], [`PolicyHost::permit`], [`PolicyHost::approve`], …); each call runs under a wall-clock budget enforced by Luau's
 //! interrupt (backed by a watchdog thread for native code that never polls it), and its
-//! answer is validated. A missing hook means the built-in behaviour, which is
-//! also exposed as plain functions ([`parse_verdict`], [`default_salvage`], the prompt
-//! templates) and written out in `policies/default.lua`.
+//! answer is validated. A missing hook means the built-in behaviour, which is written out in
+//! `policies/default.lua`.
 //!
 //! Around the host: `require` of sibling modules ([`PolicyHost::sources`] lists them for the
 //! reload watcher), the `oneshot` helper table, declared failure modes
-//! ([`PolicyHost::fail_mode`]), the policy's own tests ([`run_tests`],
-//! [`validate_for_reload`]), [`check`], the editor stubs, and [`PolicyService`] (a policy on a
+//! ([`PolicyHost::fail_mode`]), the policy's own tests ([`run_tests`], also run before a
+//! reload activates a policy), [`check`], the editor stubs, and [`PolicyService`] (a policy on a
 //! thread of its own, for callers on other threads: an `ask`'s tool requests, a job's panel).
 //! `docs/policy.md` is the reference.
 
@@ -49,29 +48,45 @@ mod watchdog;
 #[cfg(test)]
 mod tests;
 
-pub use approve::{Approval, ApprovalJob, ApprovalResult, ApproveDecision, default_approve};
-pub use budget::{BUDGET_KEYS, Budget, BudgetLevel, BudgetResource, BudgetUse};
+// The hook's data, defined below the policy and the job core (both speak it).
+pub use crate::approval::{Approval, ApprovalJob, ApprovalResult, ApproveDecision};
+pub use budget::{Budget, BudgetLevel, BudgetResource, BudgetUse};
 pub use check::{CheckReport, EffectiveBudget, EffectiveLimits, EffectiveRetry, check};
 pub use ctx::HookCtx;
-pub use decision::{
-    AUDITOR_EDIT_REASON, FILE_EDIT_TOOLS, GuardOutcome, PermitDecision, SalvageDecision,
-    VerdictDecision, default_permit, default_salvage,
-};
-pub use error::{LOAD_HOOK, PolicyError};
-pub use failmode::{FAIL_MODE_HOOKS, FailMode};
+pub use decision::{GuardOutcome, PermitDecision, SalvageDecision, VerdictDecision};
+pub use error::PolicyError;
+pub use failmode::FailMode;
 pub use host::{PolicyHost, PolicyOptions};
-pub use limits::{LIMIT_KEYS, Limits};
-pub use lua_ctx::{LAZY_FIELDS, MAX_LUA_STRING};
-pub use permit::MAX_INPUT_DEPTH;
-pub use prompts::{default_audit_prompt, default_worker_retry_prompt};
+pub use limits::Limits;
 pub use reload::*;
-pub use retry::{RETRY_KEYS, RetryLimits};
+pub use retry::RetryLimits;
 pub use sandbox::interrupt_hooks;
-pub use schema::TOP_LEVEL_KEYS;
-pub(crate) use schema::suggest as suggest_name;
-pub use service::{PolicyService, SERVICE_GONE};
+pub use service::PolicyService;
 pub use stubs::{stubs_luals, stubs_luau};
 pub use syntax::check_syntax;
-pub use testing::{TestCase, TestReport, run_tests, test_file_for, validate_for_reload};
-pub use verdict::{NO_VERDICT_REASON, parse_verdict, read_verdict, verdict_word};
+pub use testing::{TestCase, TestReport, run_tests, test_file_for};
+pub use verdict::verdict_word;
 pub use watchdog::{OnStuck, WatchdogOptions};
+
+pub(crate) use decision::default_permit;
+pub(crate) use schema::suggest as suggest_name;
+pub(crate) use testing::validate_for_reload;
+pub(crate) use verdict::NO_VERDICT_REASON;
+
+// What only the crate's tests reach through this module: the built-in answers and the key
+// lists the stubs and the error messages are checked against.
+#[cfg(test)]
+pub(crate) use {
+    crate::approval::default_approve,
+    budget::BUDGET_KEYS,
+    decision::{AUDITOR_EDIT_REASON, FILE_EDIT_TOOLS, default_salvage},
+    error::LOAD_HOOK,
+    failmode::FAIL_MODE_HOOKS,
+    limits::LIMIT_KEYS,
+    lua_ctx::{LAZY_FIELDS, MAX_LUA_STRING},
+    permit::MAX_INPUT_DEPTH,
+    prompts::{default_audit_prompt, default_worker_retry_prompt},
+    retry::RETRY_KEYS,
+    schema::TOP_LEVEL_KEYS,
+    verdict::parse_verdict,
+};

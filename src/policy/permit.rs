@@ -25,7 +25,7 @@ const PERMIT_EXPECTED: &str = "\"allow\" or \"deny\" (or true/false), optionally
 
 impl PolicyHost {
     /// Answers a tool-permission request from the agent running as `role`: the `permit` hook,
-    /// or [`default_permit`] when the policy has none. `tool` is the tool's name (`"Bash"`,
+    /// or the built-in rule when the policy has none. `tool` is the tool's name (`"Bash"`,
     /// `"Write"`, `"command_execution"`), `input` its input as the agent sent it.
     ///
     /// Fails closed: when the hook fails (error, budget, memory, bad return value) the answer

@@ -4,7 +4,7 @@
 //!
 //! # How it works
 //!
-//! A schema is asked for as `LABEL|FILE`. Labels name the built-ins ([`BUILTINS`]: `verdict`,
+//! A schema is asked for as `LABEL|FILE`. Labels name the built-ins (`verdict`,
 //! `branch-suggest`, `nudgenik`, `conflict-resolve`, compiled in from `src/schema/builtin/`)
 //! or a `NAME.json` in the user's registry directory ([`Registry::locate`]: `--registry`,
 //! `$ONESHOT_SCHEMAS`, else `.oneshot/schemas/` in the project); anything with a `/` or
@@ -44,16 +44,21 @@ mod validate;
 mod tests;
 
 pub use answer::AnswerError;
-pub use builtin::{
-    BRANCH_SUGGEST, BUILTINS, Builtin, CONFLICT_RESOLVE, NUDGENIK, VERDICT, builtin,
-};
+pub use builtin::Builtin;
 pub use check::{Problem, Severity, check};
 pub use error::SchemaError;
 pub use extract::{Extracted, Found, extract_json};
 pub use pretty::pretty;
-pub use registry::{ENV, Origin, PROJECT_DIR, Refused, Registry, UserFile, is_path};
+pub use registry::{ENV, Origin, Refused, Registry, UserFile};
 pub use report::Checked;
 pub use validate::{Validator, Violation, Violations};
+
+pub(crate) use builtin::{VERDICT, builtin};
+pub(crate) use registry::is_path;
+
+// What only the crate's tests reach through this module.
+#[cfg(test)]
+pub(crate) use {builtin::BUILTINS, registry::PROJECT_DIR};
 
 use serde_json::Value;
 use std::path::Path;

@@ -50,8 +50,10 @@ pub use overrides::{LimitOverrides, Override};
 pub use phase::{AuditRun, ExitStatus, Failed, Next, Pause, Phase, Run};
 pub use reason::Reason;
 pub use settings::SessionSettings;
+pub use value::{NewSession, Session};
+
 pub(crate) use unrecorded::StepBuffers;
-pub use value::{NewSession, SCHEMA_VERSION, Session};
+pub(crate) use value::SCHEMA_VERSION;
 
 // The process nouns a session is made of (defined below the decision core, in
 // `crate::process`), re-exported so a program reading a session finds them here too.

@@ -13,12 +13,6 @@ use std::fs::{self, File};
 use std::io::{self, Write};
 use std::path::Path;
 
-/// Replaces `path` with `bytes` and makes it durable: [`replace`] then [`sync`].
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    replace(path, bytes)?;
-    sync(path)
-}
-
 /// Makes a replaced file durable: fsync the file, then its directory (where the rename lives).
 pub fn sync(path: &Path) -> io::Result<()> {
     File::open(path)?.sync_all()?;
@@ -69,8 +63,10 @@ mod tests {
     fn replaces_content_and_leaves_no_temp_file() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("oneshot.json");
-        write_atomic(&p, b"one").unwrap();
-        write_atomic(&p, b"two").unwrap();
+        for bytes in [&b"one"[..], b"two"] {
+            replace(&p, bytes).unwrap();
+            sync(&p).unwrap();
+        }
         assert_eq!(fs::read_to_string(&p).unwrap(), "two");
         let names: Vec<_> = fs::read_dir(dir.path()).unwrap().collect();
         assert_eq!(names.len(), 1);

@@ -16,18 +16,18 @@ pub(crate) mod regular;
 mod seal;
 mod summary;
 
-pub use crate::config::project_root;
-pub use atomic::{replace, sync, write_atomic};
 pub use dir::{Listed, SessionDir, Store};
 pub use error::StoreError;
 pub use holder_signal::signal_holder;
 pub use liveness::Liveness;
 pub use location::default_state_dir;
-pub(crate) use location::user_dir;
 pub use lock::{LockError, SessionLock, holder_alive, live_holder};
 pub use log::*;
-pub use private_dir::create_private_dir;
 pub use prune::{Kept, PruneOptions, Pruned};
-pub(crate) use seal::default_key_path;
-pub use seal::{KEY_FILE_ENV, SEAL_FILE, SealError};
+pub use seal::SealError;
 pub use summary::{Summary, SummaryReader};
+
+pub(crate) use atomic::{replace, sync};
+pub(crate) use location::user_dir;
+pub(crate) use private_dir::create_private_dir;
+pub(crate) use seal::default_key_path;

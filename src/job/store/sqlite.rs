@@ -20,7 +20,7 @@ use std::sync::{Mutex, MutexGuard};
 /// How many ids an ambiguous prefix error names.
 const AMBIGUOUS_SHOWN: usize = 5;
 
-/// A [`JobStore`] in one SQLite file. Each process (or runner thread) opens its own; they
+/// A [`JobStore`](super::JobStore) in one SQLite file. Each process (or runner thread) opens its own; they
 /// coordinate through the file's locks.
 #[derive(Debug)]
 pub struct SqliteStore {

@@ -23,5 +23,7 @@ pub use error::{ReloadError, TrustError};
 pub use event::{ReloadEvent, ReloadOptions, Sources, UntrustedChange, Validate};
 pub use mode::{ParseReloadModeError, ReloadMode};
 pub use slot::ReloadingPolicy;
-pub use trust::{TRUST_FILE_ENV, TrustStore, inside_workdir, sha256_hex};
+pub use trust::{TrustStore, sha256_hex};
 pub use watcher::{ChangeSignal, DEBOUNCE, PolicyWatcher};
+
+pub(crate) use trust::inside_workdir;

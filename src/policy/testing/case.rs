@@ -253,7 +253,7 @@ fn approve_input(
         verdict: Some("done".into()),
         ..ApprovalResult::default()
     };
-    let limits = crate::job::record::JobLimits::default();
+    let limits = crate::approval::JobLimits::default();
     let base_job = ApprovalJob {
         id: "job-test".into(),
         task: "the task".into(),

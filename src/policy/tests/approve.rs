@@ -6,8 +6,7 @@ use super::super::{
     default_approve,
 };
 use super::host;
-use crate::job::Harvest;
-use crate::job::record::{PanelVerdict, Risk};
+use crate::approval::{Harvest, PanelVerdict, PanelWord, Risk};
 use std::path::Path;
 
 fn completed(confidence: Option<f64>) -> ApprovalResult {
@@ -22,7 +21,7 @@ fn completed(confidence: Option<f64>) -> ApprovalResult {
         empty_diff: false,
         panel: vec![PanelVerdict {
             auditor: "claude".into(),
-            verdict: crate::job::record::PanelWord::Done,
+            verdict: PanelWord::Done,
             reason: "fine".into(),
             confidence,
         }],

@@ -1,7 +1,7 @@
 //! Long strings as blobs: written once as a `blob` record, referenced as `{"$blob": HASH}`.
 //!
 //! A 64 KiB output tail that eight hook calls see costs one copy in the log, not eight. The
-//! writer ([`Blobber`]) replaces every string longer than [`BLOB_MIN`] in a blobbed record;
+//! writer ([`Blobber`]) replaces every string longer than 256 bytes in a blobbed record;
 //! readers ([`Blobs`]) put the text back before decoding, so the record types always hold text.
 
 use super::{Blob, Record};

@@ -29,7 +29,7 @@ const HOME_WRITABLE: &[&str] = &[
 /// store, the trust store: what the caller knows of) besides the sealing key and oneshot's own
 /// user directories. The config directories of the CLIs in `kinds` are made when missing, so
 /// that a first run can write there.
-pub fn confinement(workdir: &Path, hidden: &[PathBuf], kinds: &[AgentKind]) -> Confinement {
+pub fn for_agents(workdir: &Path, hidden: &[PathBuf], kinds: &[AgentKind]) -> Confinement {
     let var = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
     let mut hidden = hidden.to_vec();
     hidden.extend(crate::store::default_key_path(var));
