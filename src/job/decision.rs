@@ -126,22 +126,9 @@ pub fn settle(
     (harvest, why)
 }
 
-/// Whether work can be approved without a human — the job core's bound, whatever a policy or
-/// another judge says: only work that completed (its session completed and, with a panel, the
-/// panel passed). `Err` says why not, as the end of a sentence.
-pub fn auto_approvable(result: &ApprovalResult) -> Result<(), String> {
-    if result.completed {
-        return Ok(());
-    }
-    Err(if result.panel_passed == Some(false) {
-        "the panel did not pass the work, which cannot be auto-approved".to_string()
-    } else {
-        format!(
-            "a session that ended {} did not complete and cannot be auto-approved",
-            result.outcome
-        )
-    })
-}
+/// Whether work can be approved without a human: the job core's bound, in the module below
+/// both the core and the policy host that asks it.
+pub use crate::approval::auto_approvable;
 
 /// What `limits.retry` makes of a transient failure after `retries` retries in this step: the
 /// wait before the next one, or `None` when they are spent.
