@@ -65,29 +65,48 @@ pub fn apply(
     verb: JobTrigger,
     cx: &VerbContext,
 ) -> Result<(Job, Transition, AuditEntry), VerbError> {
+    let (moved, decided) = judge(job, verb, cx)?;
+    Ok((moved, decided.transition, decided.audit))
+}
+
+/// What the core's [`JobEffect::Decide`] asks to write.
+struct Decided {
+    expected: JobState,
+    transition: Transition,
+    audit: AuditEntry,
+    revoke: bool,
+}
+
+/// Gives `verb` to the job core over `job`: the job as the verb leaves it, and what to write.
+fn judge(job: &Job, verb: JobTrigger, cx: &VerbContext) -> Result<(Job, Decided), VerbError> {
     let mut core = Step::new(job.clone(), cx.actor.clone());
+    let event = JobEvent::Verb {
+        verb,
+        cx: cx.clone(),
+    };
     let fx = core
-        .step(
-            cx.now_ms,
-            JobEvent::Verb {
-                verb,
-                cx: cx.clone(),
-            },
-            &mut NoJudge,
-        )
+        .step(cx.now_ms, event, &mut NoJudge)
         .map_err(|e| match e {
             StepError::Verb(v) => v,
             // A verb is never a runner's event; said as the verb it was.
             _ => VerbError::NotAVerb { verb },
         })?;
-    fx.into_iter()
-        .find_map(|e| match e {
-            JobEffect::Decide {
-                transition, audit, ..
-            } => Some((core.job.clone(), transition, audit)),
-            _ => None,
-        })
-        .ok_or(VerbError::NotAVerb { verb })
+    let decided = fx.into_iter().find_map(|e| match e {
+        JobEffect::Decide {
+            expected,
+            transition,
+            audit,
+            revoke,
+        } => Some(Decided {
+            expected,
+            transition,
+            audit,
+            revoke,
+        }),
+        _ => None,
+    });
+    let decided = decided.ok_or(VerbError::NotAVerb { verb })?;
+    Ok((core.job, decided))
 }
 
 impl Step {
@@ -290,42 +309,19 @@ pub(super) fn write(
     verb: JobTrigger,
     cx: &VerbContext,
 ) -> Result<(), GiveError> {
-    let mut core = Step::new(job.clone(), cx.actor.clone());
-    let fx = core
-        .step(
-            cx.now_ms,
-            JobEvent::Verb {
-                verb,
-                cx: cx.clone(),
-            },
-            &mut NoJudge,
-        )
-        .map_err(|e| match e {
-            StepError::Verb(v) => v,
-            _ => VerbError::NotAVerb { verb },
-        })?;
+    let (moved, d) = judge(job, verb, cx)?;
     let redactor = super::redactor(job.spec.policy.as_deref());
     let seal = |source| GiveError::Seal {
         id: job.id.clone(),
         source,
     };
-    for effect in fx {
-        if let JobEffect::Decide {
-            expected,
-            transition,
-            audit,
-            revoke,
-        } = effect
-        {
-            store.decide(&super::store::Decision {
-                job: &redactor.seal(&core.job).map_err(seal)?,
-                expected,
-                transition: &redactor.seal(&transition).map_err(seal)?,
-                audit: &redactor.seal(&audit).map_err(seal)?,
-                revoke,
-            })?;
-        }
-    }
+    store.decide(&super::store::Decision {
+        job: &redactor.seal(&moved).map_err(seal)?,
+        expected: d.expected,
+        transition: &redactor.seal(&d.transition).map_err(seal)?,
+        audit: &redactor.seal(&d.audit).map_err(seal)?,
+        revoke: d.revoke,
+    })?;
     Ok(())
 }
 
