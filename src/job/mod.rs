@@ -19,6 +19,7 @@ mod core_tests;
 mod create;
 pub mod decision;
 mod events;
+mod judge;
 mod machine;
 mod migrate;
 mod phase;

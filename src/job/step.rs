@@ -13,46 +13,11 @@ use super::decision::{JobDecision, Judgement, retry_after, settle};
 pub use super::events::{
     Found, HarvestFacts, JobEffect, JobEvent, RunnerEvent, SessionEnd, SessionOutcome, StepError,
 };
+pub use super::judge::{JobJudge, NoJudge};
 use super::record::{ArtifactVersion, Feedback, Job, PanelVerdict, Transition};
 use super::{Harvest, JobReason, JobState, JobTrigger, next};
-use crate::policy::{ApprovalJob, ApprovalResult, ApproveDecision, RetryLimits};
+use crate::policy::{ApprovalJob, ApprovalResult};
 use std::time::Duration;
-
-/// The judgement calls a step needs: the policy's, in the runner; scripted, in tests.
-pub trait JobJudge {
-    /// The `approve(result, job)` hook. An error is a policy error: the job goes to
-    /// INTERVENTION_REQUIRED with it.
-    fn approve(
-        &mut self,
-        result: &ApprovalResult,
-        job: &ApprovalJob,
-    ) -> Result<ApproveDecision, String>;
-
-    /// How transient failures are retried (the policy's `limits.retry`).
-    fn retry(&self) -> RetryLimits;
-
-    /// The content hash of the policy judging, for the decision records (`None`: unknown,
-    /// or it does not load).
-    fn policy_hash(&self) -> Option<String> {
-        None
-    }
-}
-
-/// A judge for what needs none (a human's verb): asked anything, it fails, so a verb that
-/// would need a judgement cannot be taken silently.
-pub struct NoJudge;
-
-impl JobJudge for NoJudge {
-    fn approve(&mut self, _: &ApprovalResult, _: &ApprovalJob) -> Result<ApproveDecision, String> {
-        Err("no policy was given to judge this".into())
-    }
-    fn retry(&self) -> RetryLimits {
-        RetryLimits {
-            attempts: 0,
-            ..RetryLimits::default()
-        }
-    }
-}
 
 /// A job in the core: the job, and what its current step has learned so far that the job
 /// itself does not keep (how its session ended, what the harvest found).
@@ -632,46 +597,4 @@ pub fn prompt(job: &Job) -> String {
         ));
     }
     p
-}
-
-/// A loaded policy judges as the job's policy does: its `approve` hook and `limits.retry`.
-impl JobJudge for crate::policy::PolicyHost {
-    fn approve(
-        &mut self,
-        result: &ApprovalResult,
-        job: &ApprovalJob,
-    ) -> Result<ApproveDecision, String> {
-        crate::policy::PolicyHost::approve(self, result, job).map_err(|e| e.to_string())
-    }
-
-    fn retry(&self) -> RetryLimits {
-        self.limits().retry
-    }
-
-    fn policy_hash(&self) -> Option<String> {
-        Some(self.hash().to_string())
-    }
-}
-
-/// A policy served on a thread of its own judges as the job's policy does; each question waits
-/// on the caller's thread for the answer (the core is synchronous).
-impl JobJudge for crate::policy::PolicyService {
-    fn approve(
-        &mut self,
-        result: &ApprovalResult,
-        job: &ApprovalJob,
-    ) -> Result<ApproveDecision, String> {
-        let (result, job) = (result.clone(), job.clone());
-        self.call_blocking("approve", move |h| h.approve(&result, &job))
-            .map_err(|e| e.to_string())
-    }
-
-    fn retry(&self) -> RetryLimits {
-        self.call_blocking("limits", |h| Ok(h.limits().retry))
-            .unwrap_or_default()
-    }
-
-    fn policy_hash(&self) -> Option<String> {
-        Some(self.hash().to_string())
-    }
 }
