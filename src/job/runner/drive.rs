@@ -256,9 +256,18 @@ pub(crate) async fn step_loop<H: Hands>(
         r.abort();
     }
     match stop {
-        Some(Stop::Lost(why)) => lost_end(store.as_ref(), &core.job.id, saved, why),
-        Some(Stop::Failed(why)) => failed_end(store.as_ref(), &lease, saved, why),
-        Some(Stop::Halted) => halted_end(store.as_ref(), &lease, &core, saved),
+        // What the store says of the job now, read off the loop's thread like every store call.
+        Some(Stop::Lost(why)) => {
+            let id = core.job.id.clone();
+            off_loop(&store, move |s| lost_end(s, &id, saved, why)).await
+        }
+        Some(Stop::Failed(why)) => {
+            off_loop(&store, move |s| failed_end(s, &lease, saved, why)).await
+        }
+        Some(Stop::Halted) => {
+            let job = core.job.clone();
+            off_loop(&store, move |s| halted_end(s, &lease, &job, saved)).await
+        }
         None => StepEnd {
             job: core.job.id.clone(),
             state: core.job.state(),
@@ -385,19 +394,24 @@ fn carry<'a, H: Hands>(
 
 /// How a step the runner was stopped in ended: the job as this runner last saved it, its lease
 /// handed back so that any runner may take it up at once.
-fn halted_end(store: &dyn JobStore, lease: &Lease, step: &Step, saved: JobState) -> StepEnd {
+fn halted_end(
+    store: &dyn JobStore,
+    lease: &Lease,
+    job: &crate::job::record::Job,
+    saved: JobState,
+) -> StepEnd {
     let handed = match store.release(lease) {
         Ok(()) => "its lease was handed back: the next `oneshot job run` continues it".to_string(),
         Err(e) => format!("its lease could not be handed back ({e}): it expires on its own"),
     };
-    let session = match &step.job.session() {
+    let session = match job.session() {
         Some(id) if saved == JobState::Executing => format!("session {id} paused; "),
         _ => String::new(),
     };
     StepEnd {
-        job: step.job.id.clone(),
+        job: job.id.clone(),
         state: saved,
-        reason: step.job.reason.as_ref().map(ToString::to_string),
+        reason: job.reason.as_ref().map(ToString::to_string),
         lost: None,
         failed: None,
         lease_until_ms: None,

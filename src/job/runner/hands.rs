@@ -111,11 +111,13 @@ impl Hands for RealHands<'_> {
     }
 
     async fn inspect(&mut self, session: Option<String>) -> RunnerEvent {
-        session::inspect(session.as_deref(), self.opts)
+        let dir = self.opts.state_dir.clone();
+        off_thread(move || session::inspect(session.as_deref(), &dir)).await
     }
 
     async fn read_session(&mut self, id: String) -> RunnerEvent {
-        session::read_end(&id, self.opts)
+        let dir = self.opts.state_dir.clone();
+        off_thread(move || session::read_end(&id, &dir)).await
     }
 
     async fn harvest(&mut self, ws: Workspace, message: Redacted<String>) -> RunnerEvent {
@@ -144,6 +146,15 @@ impl Hands for RealHands<'_> {
         RunnerEvent::Audited(
             super::panel::audit(job, ws, panel, &self.opts.state_dir, policy).await,
         )
+    }
+}
+
+/// Runs a file read on the blocking pool, off the loop's thread that every running session
+/// shares; one that panicked reads as a session that cannot be read.
+async fn off_thread(f: impl FnOnce() -> RunnerEvent + Send + 'static) -> RunnerEvent {
+    match tokio::task::spawn_blocking(f).await {
+        Ok(event) => event,
+        Err(e) => std::panic::resume_unwind(e.into_panic()),
     }
 }
 

@@ -201,11 +201,11 @@ fn create(
 /// What recovery finds of a failed execution's session: nothing (none was recorded, or it
 /// never reached the disk), the session as it rests, or that it cannot be read. The core
 /// decides what follows.
-pub(super) fn inspect(session: Option<&str>, opts: &RunnerOptions) -> RunnerEvent {
+pub(super) fn inspect(session: Option<&str>, state_dir: &Path) -> RunnerEvent {
     let Some(id) = session else {
         return RunnerEvent::Inspected(Found::Nothing);
     };
-    let sessions = Store::new(&opts.state_dir);
+    let sessions = Store::new(state_dir);
     RunnerEvent::Inspected(match sessions.open(id).and_then(|d| d.read_state()) {
         Ok(s) => Found::Session(end_of(&s)),
         Err(crate::store::StoreError::NotFound { .. }) => Found::Nothing,
@@ -216,8 +216,8 @@ pub(super) fn inspect(session: Option<&str>, opts: &RunnerOptions) -> RunnerEven
 }
 
 /// How session `id` ended, read from its state file.
-pub(super) fn read_end(id: &str, opts: &RunnerOptions) -> RunnerEvent {
-    let sessions = Store::new(&opts.state_dir);
+pub(super) fn read_end(id: &str, state_dir: &Path) -> RunnerEvent {
+    let sessions = Store::new(state_dir);
     RunnerEvent::SessionEnded(match sessions.open(id).and_then(|d| d.read_state()) {
         Ok(s) => end_of(&s),
         Err(e) => not_started(id, format!("session {id} cannot be read: {e}")),
