@@ -504,10 +504,12 @@ fn a_zombie_success_is_salvaged_from_the_transcript() {
         Reply::Hang,
     ]);
     let Some(r) = claude_worker(&sb, &model, |c| {
-        c.arg("--policy")
+        // Long enough for the CLI to start and write on a loaded machine; the hang after the
+        // write waits it out once. Claude's own API timeout (5 s in these tests) must not end
+        // the hang first: it would answer, and there would be nothing to salvage.
+        c.env("API_TIMEOUT_MS", "60000")
+            .arg("--policy")
             .arg(&policy)
-            // Long enough for the CLI to start and write on a loaded machine; the hang after
-            // the write waits it out once.
             .args(["--inactivity-timeout", "6s", "write z.txt"]);
     }) else {
         return;
