@@ -156,7 +156,15 @@ fn order(fx: &[JobEffect]) -> (usize, usize) {
         .expect("a decision record");
     let moved = fx
         .iter()
-        .position(|e| matches!(e, JobEffect::Save(Some(_))))
+        .position(|e| {
+            matches!(
+                e,
+                JobEffect::Save {
+                    transition: Some(_),
+                    ..
+                }
+            )
+        })
         .expect("a move");
     (decided, moved)
 }
@@ -386,7 +394,16 @@ proptest! {
                 Ok(fx) => {
                     for effect in &fx {
                         match effect {
-                            JobEffect::Save(Some(t)) | JobEffect::Decide { transition: t, .. } => {
+                            JobEffect::Save { job, transition: None } => {
+                                prop_assert_eq!(job.state(), journaled, "a save without a move keeps the state");
+                            }
+                            JobEffect::Save { job, transition: Some(t) } => {
+                                prop_assert_eq!(t.from, journaled, "moves chain from what was journaled");
+                                prop_assert_eq!(next(t.from, t.trigger), Ok(t.to), "{:?}", t);
+                                prop_assert_eq!(job.state(), t.to, "the job is journaled as of its move");
+                                journaled = t.to;
+                            }
+                            JobEffect::Decide { transition: t, .. } => {
                                 prop_assert_eq!(t.from, journaled, "moves chain from what was journaled");
                                 prop_assert_eq!(next(t.from, t.trigger), Ok(t.to), "{:?}", t);
                                 journaled = t.to;

@@ -4,7 +4,7 @@
 //! session's end, a harvest's findings, a judgement).
 
 use super::decision::JobDecision;
-use super::record::{ArtifactVersion, AuditEntry, PanelVerdict, Transition, Workspace};
+use super::record::{ArtifactVersion, AuditEntry, Job, PanelVerdict, Transition, Workspace};
 use super::verbs::{VerbContext, VerbError};
 use super::{JobState, JobTrigger};
 use crate::machine::SessionState;
@@ -221,8 +221,15 @@ pub enum StepError {
 #[allow(clippy::large_enum_variant)]
 #[non_exhaustive]
 pub enum JobEffect {
-    /// Write the job (and this transition) under the lease; a resting state releases it.
-    Save(Option<Transition>),
+    /// Write the job as it stands at this move (and the transition that moved it) under the
+    /// lease; a resting state releases it. Each save carries its own copy: a step that moves
+    /// twice at once (RECOVERING, then INTERVENTION_REQUIRED) journals each state in turn.
+    Save {
+        /// The job as of this move.
+        job: Box<Job>,
+        /// The move, when there was one.
+        transition: Option<Transition>,
+    },
     /// Make (or find again) the workspace, after waiting `after`.
     Provision {
         /// Backoff before trying.

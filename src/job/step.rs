@@ -113,7 +113,7 @@ impl Step {
                 }
                 match self.retry(now, &reason, judge) {
                     Some((after, mut fx)) => {
-                        fx.push(JobEffect::Save(None));
+                        fx.push(self.save());
                         fx.push(JobEffect::Provision { after });
                         fx
                     }
@@ -129,7 +129,7 @@ impl Step {
             // recover.
             (S::Executing, E::SessionMade { session }) => {
                 self.job.set_session(session);
-                vec![JobEffect::Save(None), JobEffect::RunSession]
+                vec![self.save(), JobEffect::RunSession]
             }
             (S::Executing, E::SessionEnded(end)) => self.session_ended(now, end, judge),
             (S::Harvesting, E::SessionEnded(end)) => {
@@ -375,7 +375,7 @@ impl Step {
         let completed = end.as_ref().is_some_and(SessionEnd::completed);
         let mut fx = vec![JobEffect::AddArtifact(artifact)];
         if completed && !self.job.spec.panel.is_empty() {
-            fx.push(JobEffect::Save(None));
+            fx.push(self.save());
             fx.push(JobEffect::Audit(self.job.spec.panel.clone()));
         } else {
             fx.extend(self.decide(now, Vec::new(), judge));
@@ -466,7 +466,10 @@ impl Step {
             return Vec::new();
         };
         self.job.count(t.to.as_str());
-        vec![JobEffect::Save(Some(t))]
+        vec![JobEffect::Save {
+            job: Box::new(self.job.clone()),
+            transition: Some(t),
+        }]
     }
 
     /// Moves the job by `trigger` (the one place a job's state changes) and returns the
@@ -493,6 +496,14 @@ impl Step {
             at_ms: now,
             by: by.to_string(),
         })
+    }
+
+    /// Asks to write the job as it stands, without a move.
+    fn save(&self) -> JobEffect {
+        JobEffect::Save {
+            job: Box::new(self.job.clone()),
+            transition: None,
+        }
     }
 
     /// Moves the job to a resting state by `trigger`: save (which releases the lease), done.

@@ -137,7 +137,7 @@ pub(crate) async fn step_loop<H: Hands>(
         // Stopped: what was decided is still written; nothing new starts.
         let writes = matches!(
             effect,
-            JobEffect::Save(_) | JobEffect::AddArtifact(_) | JobEffect::Decided(_)
+            JobEffect::Save { .. } | JobEffect::AddArtifact(_) | JobEffect::Decided(_)
         );
         if !writes && opts.shutdown.halt() != Halt::Run {
             stop = Some(Stop::Halted);
@@ -149,9 +149,12 @@ pub(crate) async fn step_loop<H: Hands>(
             queue.push_front(effect.clone());
         }
         let saving = match &effect {
-            JobEffect::Save(t) => Some(t.clone()),
+            JobEffect::Save { job, transition } => Some((job.state(), transition.clone())),
             _ => None,
         };
+        // A save that puts the job to rest hands the lease back itself: a renewal refused
+        // meanwhile says so, not that the job was lost (the save is fenced: it fails if it was).
+        let resting = saving.as_ref().is_some_and(|(state, _)| state.is_resting());
         let running = matches!(effect, JobEffect::RunSession);
         let landed = {
             let flight: Pin<Box<dyn Future<Output = Flight> + '_>> = match wait {
@@ -174,6 +177,7 @@ pub(crate) async fn step_loop<H: Hands>(
                         renewal = None;
                         match renewed {
                             Ok(Ok(_)) => {}
+                            Ok(Err(JobStoreError::Fenced { .. })) if resting => {}
                             Ok(Err(JobStoreError::Fenced { .. } | JobStoreError::NotFound { .. })) => {
                                 if let Some(i) = &interrupt {
                                     i.kill();
@@ -219,8 +223,8 @@ pub(crate) async fn step_loop<H: Hands>(
                 break;
             }
             Flight::Done => {
-                if let Some(t) = saving {
-                    saved = core.job.state();
+                if let Some((state, t)) = saving {
+                    saved = state;
                     if let Some(t) = t {
                         (opts.on_note)(&Note::Moved {
                             job: core.job.id.clone(),
@@ -327,8 +331,11 @@ fn carry<'a, H: Hands>(
 ) -> Pin<Box<dyn Future<Output = Flight> + 'a>> {
     let job = &core.job;
     match effect {
-        JobEffect::Save(t) => Box::pin(async move {
-            match save(store, lease, redactor, job, t.as_ref()).await {
+        JobEffect::Save {
+            job: snapshot,
+            transition,
+        } => Box::pin(async move {
+            match save(store, lease, redactor, &snapshot, transition.as_ref()).await {
                 Ok(()) => Flight::Done,
                 Err(e) => Flight::Stop(e),
             }

@@ -34,6 +34,8 @@ struct Seen {
 struct Script {
     provision_fails: bool,
     runs: Duration,
+    /// How the session ends when it runs out its time.
+    ends: SessionState,
     interrupt: Option<(Interrupt, UnboundedReceiver<Ask>)>,
     seen: Rc<RefCell<Seen>>,
 }
@@ -45,6 +47,7 @@ impl Script {
             Script {
                 provision_fails,
                 runs,
+                ends: SessionState::Completed,
                 interrupt: None,
                 seen: Rc::clone(&seen),
             },
@@ -111,7 +114,7 @@ impl Hands for Script {
                 self.seen.borrow_mut().asks.push(word);
                 ended(SessionState::Interrupted)
             }
-            _ = tokio::time::sleep(self.runs) => ended(SessionState::Completed),
+            _ = tokio::time::sleep(self.runs) => ended(self.ends),
         }
     }
 
@@ -153,6 +156,21 @@ impl JobJudge for Slow {
             attempts: 3,
             initial_delay: Duration::from_secs(600),
             max_delay: Duration::from_secs(600),
+            ..RetryLimits::default()
+        }
+    }
+}
+
+/// A judge that retries nothing.
+struct NoRetries;
+
+impl JobJudge for NoRetries {
+    fn approve(&mut self, _: &ApprovalResult, _: &ApprovalJob) -> Result<ApproveDecision, String> {
+        Err("not asked".into())
+    }
+    fn retry(&self) -> RetryLimits {
+        RetryLimits {
+            attempts: 0,
             ..RetryLimits::default()
         }
     }
@@ -306,4 +324,41 @@ fn a_stop_pauses_the_running_session_and_a_clean_run_reaches_a_human() {
         "{d:?}"
     );
     assert_eq!(store.get("job-00000001").unwrap().session(), Some("s1"));
+}
+
+#[test]
+fn a_step_that_moves_twice_at_once_journals_each_state_and_keeps_its_lease_to_the_end() {
+    // A session that stops short with no retries left: EXECUTING → RECOVERING →
+    // INTERVENTION_REQUIRED in one turn of the core. The first save must not put the job to
+    // rest (and hand the lease back) before the second is written.
+    let dir = tempfile::tempdir().unwrap();
+    let (store, claim) = claimed(&dir);
+    let shutdown = Shutdown::new();
+    let o = opts(&dir, &shutdown);
+    let (mut hands, _) = Script::new(false, Duration::from_secs(40));
+    hands.ends = SessionState::Interrupted;
+    let end = paused(step_loop(
+        Arc::clone(&store),
+        claim,
+        &o,
+        &mut hands,
+        &mut NoRetries,
+    ));
+    assert_eq!(end.state, JobState::InterventionRequired, "{end:?}");
+    assert!(end.lost.is_none() && end.failed.is_none(), "{end:?}");
+    let moves: Vec<JobState> = store
+        .history("job-00000001")
+        .unwrap()
+        .iter()
+        .map(|t| t.to)
+        .collect();
+    assert_eq!(
+        moves[moves.len() - 2..],
+        [JobState::Recovering, JobState::InterventionRequired]
+    );
+    let d = store.decisions("job-00000001").unwrap();
+    assert!(
+        matches!(&d[..], [d] if matches!(d.judgement, Judgement::Retry { after_ms: None, .. })),
+        "{d:?}"
+    );
 }
