@@ -142,7 +142,7 @@ impl Hands for RealHands<'_> {
     }
 
     async fn audit(&mut self, job: &Job, ws: &Workspace, panel: &[String]) -> RunnerEvent {
-        let policy = self.policy.service().cloned().map_err(str::to_string);
+        let policy = self.policy.service();
         RunnerEvent::Audited(
             super::panel::audit(job, ws, panel, &self.opts.state_dir, policy).await,
         )

@@ -43,25 +43,33 @@ impl Player {
 }
 
 /// The job's policy for a step's own judgements — `limits.retry` after a failure, the panel's
-/// hooks, `approve` at harvest — loaded once, when the step first asks it something, on a
-/// thread of its own ([`PolicyService`]: the panel's asks may run anywhere), and shared by
-/// them for the rest of the step; its hash goes into every decision record. The session holds
-/// a copy of its own: it reloads the policy as the file changes, in the middle of its run.
+/// hooks, `approve` at harvest — loaded when the step first asks it something, on a thread of
+/// its own ([`PolicyService`]: the panel's asks may run anywhere), shared by the panel and the
+/// `approve` that follows it, and let go once the judgement is made: the step then runs a
+/// session for minutes, or ends, and a thousand steps must not keep a thousand idle threads.
+/// Its hash goes into every decision record; `limits.retry` is read once per step. The session
+/// holds a copy of its own: it reloads the policy as the file changes, in the middle of its run.
 ///
-/// Not loaded up front: a Lua state costs about 270 KiB, and a runner holding a thousand
-/// sessions would hold a thousand idle judges beside them. Loaded late, the judge also sees
-/// the policy as it is when it decides — the hot-reload rule sessions follow.
+/// Loaded late, the judge also sees the policy as it is when it decides — the hot-reload rule
+/// sessions follow.
 pub(super) struct JobPolicy {
     /// The job's policy file; `None` for the built-in policy.
     path: Option<PathBuf>,
-    served: std::cell::OnceCell<Result<PolicyService, String>>,
+    /// The policy while a judgement needs it.
+    served: std::cell::RefCell<Option<Result<PolicyService, String>>>,
+    /// The hash of the policy as last loaded, for the decision records.
+    hash: std::cell::RefCell<Option<String>>,
+    /// `limits.retry`, as first read in this step.
+    retry: std::cell::Cell<Option<RetryLimits>>,
 }
 
 impl JobPolicy {
     pub(super) fn new(spec: &JobSpec) -> JobPolicy {
         JobPolicy {
             path: spec.policy.clone(),
-            served: std::cell::OnceCell::new(),
+            served: std::cell::RefCell::new(None),
+            hash: std::cell::RefCell::new(None),
+            retry: std::cell::Cell::new(None),
         }
     }
 
@@ -69,15 +77,23 @@ impl JobPolicy {
         PolicyJudge { policy: self }
     }
 
-    /// The policy, loaded at the first ask; why not, when it does not load.
-    pub(super) fn service(&self) -> Result<&PolicyService, &str> {
-        self.served
-            .get_or_init(|| {
-                PolicyService::start_blocking(self.path.clone(), PolicyOptions::default())
-                    .map_err(|e| crate::error::failure(&e))
-            })
-            .as_ref()
-            .map_err(String::as_str)
+    /// The policy, loaded if no judgement holds it now; why not, when it does not load.
+    pub(super) fn service(&self) -> Result<PolicyService, String> {
+        if let Some(held) = &*self.served.borrow() {
+            return held.clone();
+        }
+        let loaded = PolicyService::start_blocking(self.path.clone(), PolicyOptions::default())
+            .map_err(|e| crate::error::failure(&e));
+        if let Ok(s) = &loaded {
+            *self.hash.borrow_mut() = Some(s.hash().to_string());
+        }
+        *self.served.borrow_mut() = Some(loaded.clone());
+        loaded
+    }
+
+    /// Lets the policy go: its thread ends once nobody holds a handle.
+    fn release(&self) {
+        self.served.borrow_mut().take();
     }
 }
 
@@ -100,21 +116,31 @@ impl JobJudge for PolicyJudge<'_> {
         result: &ApprovalResult,
         job: &ApprovalJob,
     ) -> Result<ApproveDecision, String> {
-        match self.policy.service() {
-            Ok(served) => JobJudge::approve(&mut served.clone(), result, job),
+        let answer = match self.policy.service() {
+            Ok(mut served) => JobJudge::approve(&mut served, result, job),
             Err(e) => Err(format!("the job's policy does not load: {e}")),
-        }
+        };
+        // The step's last judgement.
+        self.policy.release();
+        answer
     }
 
     fn retry(&self) -> RetryLimits {
-        match self.policy.service() {
-            Ok(served) => JobJudge::retry(served),
-            Err(_) => RetryLimits::default(),
+        if let Some(limits) = self.policy.retry.get() {
+            return limits;
         }
+        let limits = match self.policy.service() {
+            Ok(served) => JobJudge::retry(&served),
+            Err(_) => RetryLimits::default(),
+        };
+        self.policy.retry.set(Some(limits));
+        // A session runs next, for minutes: nothing to hold the policy for meanwhile.
+        self.policy.release();
+        limits
     }
 
     fn policy_hash(&self) -> Option<String> {
-        self.policy.service().ok().map(|s| s.hash().to_string())
+        self.policy.hash.borrow().clone()
     }
 }
 
