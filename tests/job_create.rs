@@ -325,3 +325,68 @@ fn from_head_leaves_the_uncommitted_changes_out() {
     ]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// The work is committed as the person who asked for it (the source's git identity), with
+/// oneshot as the committer and the job, its step and session in trailers; without a git
+/// identity, as the actor.
+#[test]
+fn the_work_is_committed_as_its_asker_with_the_job_in_trailers() {
+    let env = Env::new();
+    let repo = env.repo();
+    git(&repo, &["config", "user.name", "Ana Lyst"]);
+    git(&repo, &["config", "user.email", "ana@example.org"]);
+    let id = env.create(GOOD_WORKER, DONE, &["--activate"]);
+    env.ok(&["job", "run"]);
+    let branch = format!("oneshot/{id}");
+    let who = git(
+        &repo,
+        &["log", "-1", "--format=%an <%ae>|%cn <%ce>", &branch],
+    );
+    assert_eq!(
+        who.trim(),
+        "Ana Lyst <ana@example.org>|oneshot <oneshot@localhost>"
+    );
+    let body = git(&repo, &["log", "-1", "--format=%s%n%b", &branch]);
+    assert!(body.starts_with("write hi to f.txt\n"), "{body}");
+    let trailers = git(
+        &repo,
+        &[
+            "log",
+            "-1",
+            "--format=%(trailers:key=Job,key=Session,valueonly)",
+            &branch,
+        ],
+    );
+    assert!(trailers.contains(&format!("{id} (step 1)")), "{trailers}");
+    assert!(
+        !body.contains("Co-authored-by"),
+        "a command worker is the user's own: {body}"
+    );
+
+    // No git identity (none in the repository, the machine's and the user's kept out): the
+    // actor (ONESHOT_ACTOR in these tests).
+    git(&repo, &["config", "--unset", "user.name"]);
+    git(&repo, &["config", "--unset", "user.email"]);
+    let out = env
+        .command(&[
+            "job",
+            "create",
+            "--worker-cmd",
+            GOOD_WORKER,
+            "--auditor-cmd",
+            DONE,
+        ])
+        .args(["--activate", "write hi to f.txt"])
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let id = String::from_utf8(out.stdout).unwrap().trim().to_string();
+    env.ok(&["job", "run"]);
+    let who = git(
+        &repo,
+        &["log", "-1", "--format=%an <%ae>", &format!("oneshot/{id}")],
+    );
+    assert_eq!(who.trim(), "tester <tester@localhost>");
+}

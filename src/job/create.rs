@@ -85,7 +85,10 @@ pub fn create(
     if spec.task.trim().is_empty() {
         return Err(CreateError::EmptyTask);
     }
-    let (spec, redacted) = without_secrets(spec)?;
+    let (mut spec, redacted) = without_secrets(spec)?;
+    if spec.author.is_none() {
+        spec.author = Some(author_of(&spec.source, &how.actor));
+    }
     let redactor = super::redactor(spec.policy.as_deref());
     let mut job = Job::new(id, spec, JobState::Draft, how.now_ms);
     job.reason = Some(super::JobReason::Created {
@@ -144,4 +147,28 @@ fn without_secrets(mut spec: JobSpec) -> Result<(JobSpec, Vec<String>), CreateEr
         }
     }
     Ok((spec, held))
+}
+
+/// Who a job's work is committed as: the git identity configured for `source` (the user's, as
+/// `git commit` there would use it), else `actor` (`$ONESHOT_ACTOR`, else the OS user) as
+/// `actor@localhost`.
+pub fn author_of(source: &std::path::Path, actor: &str) -> super::record::Author {
+    let git = |key: &str| {
+        std::process::Command::new("git")
+            .arg("-C")
+            .arg(source)
+            .args(["config", "--get", key])
+            .stdin(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .and_then(|o| String::from_utf8(o.stdout).ok())
+            .map(|v| v.trim().to_string())
+            .filter(|v| !v.is_empty())
+    };
+    let email = git("user.email");
+    let name = git("user.name").unwrap_or_else(|| actor.to_string());
+    let email = email.unwrap_or_else(|| format!("{}@localhost", name.replace(' ', ".")));
+    super::record::Author { name, email }
 }

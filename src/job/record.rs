@@ -67,6 +67,20 @@ pub struct JobSpec {
     /// Loop bounds.
     #[serde(default)]
     pub limits: JobLimits,
+    /// Who the work is committed as: the creator's git identity (or `$ONESHOT_ACTOR`), taken at
+    /// `create`, so a runner on another machine commits as the person who asked for the work.
+    /// `None`: oneshot's own identity (jobs made before authors were kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub author: Option<Author>,
+}
+
+/// A commit author.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Author {
+    /// The name.
+    pub name: String,
+    /// The email.
+    pub email: String,
 }
 
 /// Where a provisioned job works.
@@ -246,6 +260,7 @@ impl JobSpec {
             risk: Risk::default(),
             inputs: BTreeMap::new(),
             limits: JobLimits::default(),
+            author: None,
         }
     }
 }

@@ -317,17 +317,22 @@ impl Step {
         }
     }
 
+    /// The harvest's commit: the task's first line as the subject, and trailers saying the
+    /// job, its step and session, and the agent that did the work (the author is the person
+    /// who asked for it, oneshot the committer).
     fn harvest_effect(&self) -> JobEffect {
         let title = self.job.spec.task.lines().next().unwrap_or("").trim();
         let title: String = title.chars().take(60).collect();
-        JobEffect::Harvest {
-            message: format!(
-                "oneshot {} step {}: {title}\n\nsession: {}",
-                self.job.id,
-                self.job.steps,
-                self.job.session().unwrap_or("-")
-            ),
+        let mut message = format!(
+            "{title}\n\nJob: {} (step {})\nSession: {}",
+            self.job.id,
+            self.job.steps,
+            self.job.session().unwrap_or("-")
+        );
+        if let Some(agent) = co_author(&self.job.spec.worker) {
+            message.push_str(&format!("\nCo-authored-by: {agent}"));
         }
+        JobEffect::Harvest { message }
     }
 
     /// The harvest is in: update the no-progress signals, keep the artifact version, then
@@ -512,6 +517,20 @@ impl Step {
         fx.push(JobEffect::Done);
         fx
     }
+}
+
+/// The identity a worker agent signs its work with in a `Co-authored-by` trailer; `None` for a
+/// command (`cmd:…`), which is the user's own.
+fn co_author(worker: &str) -> Option<&'static str> {
+    use crate::agent::AgentKind as K;
+    let kind = crate::agent::AgentSpec::parse(worker).ok()?.kind;
+    Some(match kind {
+        K::Claude => "Claude <noreply@anthropic.com>",
+        K::Codex => "Codex <noreply@openai.com>",
+        K::Gemini => "Gemini CLI <noreply@google.com>",
+        K::Aider => "aider <noreply@aider.chat>",
+        K::Cline => "Cline <noreply@cline.bot>",
+    })
 }
 
 /// The facts the `approve` hook sees about the job.

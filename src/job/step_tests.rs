@@ -595,3 +595,21 @@ fn a_harvest_out_of_space_leaves_the_job_in_harvesting_for_the_next_runner() {
     assert_eq!(states(&fx), [JobState::InterventionRequired]);
     assert_eq!(fx.last(), Some(&JobEffect::Done));
 }
+
+#[test]
+fn the_harvest_commit_names_the_job_and_the_agent_that_worked() {
+    let mut j = job(JobState::Pending);
+    j.spec.worker = "claude:sonnet".into();
+    let mut s = Step::new(j, "r1");
+    let mut judge = Judge::builtin();
+    s.go(1, RunnerEvent::Claimed { reclaimed: false }, &mut judge);
+    s.go(2, RunnerEvent::Provisioned(ws()), &mut judge);
+    let fx = s.go(3, RunnerEvent::SessionEnded(end(true, false)), &mut judge);
+    let Some(JobEffect::Harvest { message }) = fx.last() else {
+        panic!("{fx:?}")
+    };
+    assert_eq!(
+        message,
+        "fix the test\n\nJob: job-0000abcd (step 1)\nSession: s1\nCo-authored-by: Claude <noreply@anthropic.com>"
+    );
+}

@@ -274,6 +274,8 @@ fn spec(
         risk: a.risk.parse::<Risk>().map_err(usage)?,
         inputs,
         limits,
+        // Taken by `oneshot::job::create` from the source's git identity.
+        author: None,
     };
     Ok((spec, policy_from))
 }

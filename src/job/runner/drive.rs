@@ -381,11 +381,9 @@ fn carry<'a, H: Hands>(
             Box::pin(async move { Flight::Event(hands.read_session(id).await) })
         }
         JobEffect::Harvest { message } => Box::pin(async move {
-            Flight::Event(
-                hands
-                    .harvest(workspace_of(job), redactor.text(&message))
-                    .await,
-            )
+            let author = job.spec.author.clone();
+            let message = redactor.text(&message);
+            Flight::Event(hands.harvest(workspace_of(job), message, author).await)
         }),
         JobEffect::Audit(panel) => Box::pin(async move {
             let ws = workspace_of(job);

@@ -6,7 +6,7 @@
 use super::RunnerOptions;
 use super::session;
 use crate::engine::{Engine, Interrupt};
-use crate::job::record::{Job, Workspace};
+use crate::job::record::{Author, Job, Workspace};
 use crate::job::step::{HarvestFacts, RunnerEvent};
 use crate::job::workspace;
 use crate::redact::Redacted;
@@ -39,8 +39,14 @@ pub(crate) trait Hands {
     /// Reads how session `id` rests: `SessionEnded`.
     async fn read_session(&mut self, id: String) -> RunnerEvent;
 
-    /// Commits and measures the workspace's changes: `Harvested` or `HarvestFailed`.
-    async fn harvest(&mut self, ws: Workspace, message: Redacted<String>) -> RunnerEvent;
+    /// Commits and measures the workspace's changes, as `author` when known: `Harvested` or
+    /// `HarvestFailed`.
+    async fn harvest(
+        &mut self,
+        ws: Workspace,
+        message: Redacted<String>,
+        author: Option<Author>,
+    ) -> RunnerEvent;
 
     /// Asks the auditors of `panel` about the harvested work: `Audited`.
     async fn audit(&mut self, job: &Job, ws: &Workspace, panel: &[String]) -> RunnerEvent;
@@ -120,8 +126,15 @@ impl Hands for RealHands<'_> {
         off_thread(move || session::read_end(&id, &dir)).await
     }
 
-    async fn harvest(&mut self, ws: Workspace, message: Redacted<String>) -> RunnerEvent {
-        let done = tokio::task::spawn_blocking(move || workspace::harvest(&ws, &message)).await;
+    async fn harvest(
+        &mut self,
+        ws: Workspace,
+        message: Redacted<String>,
+        author: Option<Author>,
+    ) -> RunnerEvent {
+        let done =
+            tokio::task::spawn_blocking(move || workspace::harvest(&ws, &message, author.as_ref()))
+                .await;
         match done {
             Ok(Ok(h)) => RunnerEvent::Harvested(HarvestFacts {
                 commit: h.commit,

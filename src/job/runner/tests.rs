@@ -126,7 +126,12 @@ impl Hands for Script {
         ended(SessionState::Completed)
     }
 
-    async fn harvest(&mut self, _: Workspace, _: Redacted<String>) -> RunnerEvent {
+    async fn harvest(
+        &mut self,
+        _: Workspace,
+        _: Redacted<String>,
+        _: Option<crate::job::record::Author>,
+    ) -> RunnerEvent {
         RunnerEvent::Harvested(HarvestFacts {
             commit: None,
             diff_hash: "d".into(),

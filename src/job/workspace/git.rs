@@ -6,8 +6,9 @@ use std::ffi::{OsStr, OsString};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
-/// The identity every commit oneshot makes is written with: fixed, so harvests do not depend
-/// on (or leak) the user's identity and a missing `user.email` cannot fail a harvest.
+/// The identity every commit oneshot makes is committed with (and authored with, unless the
+/// job names its author): fixed, so a harvest does not depend on the runner's configuration and
+/// a missing `user.email` cannot fail it.
 pub(super) const NAME: &str = "oneshot";
 /// See [`NAME`].
 pub(super) const EMAIL: &str = "oneshot@localhost";

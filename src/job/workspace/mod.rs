@@ -90,10 +90,18 @@ pub fn check_source(spec: &JobSpec) -> Result<SourceKind, WorkspaceError> {
 pub fn harvest(
     ws: &Workspace,
     message: &crate::redact::Redacted<String>,
+    author: Option<&crate::job::record::Author>,
 ) -> Result<Harvested, WorkspaceError> {
     let message = message.get().as_str();
     let base = base_of(ws)?;
-    let git = Git::new(&ws.path);
+    let mut git = Git::new(&ws.path);
+    // The person who asked for the work is its author; oneshot, which made the commit, is its
+    // committer.
+    if let Some(a) = author {
+        git = git
+            .env("GIT_AUTHOR_NAME", &a.name)
+            .env("GIT_AUTHOR_EMAIL", &a.email);
+    }
     if let Some(branch) = &ws.branch {
         // An agent that switched branches would have this harvest commit onto someone
         // else's branch; refuse rather than guess.

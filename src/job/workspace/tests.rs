@@ -64,6 +64,7 @@ fn spec(source: &Path) -> JobSpec {
         risk: Default::default(),
         inputs: Default::default(),
         limits: Default::default(),
+        author: None,
     }
 }
 
@@ -102,7 +103,7 @@ fn harvest_commits_on_the_branch_and_leaves_the_source_alone() {
 
     fs::write(ws.path.join("a.txt"), "one\ntwo\n").expect("write");
     fs::write(ws.path.join("new.txt"), "new\n").expect("write");
-    let h = harvest(&ws, &message("job-1: step 1")).expect("harvest");
+    let h = harvest(&ws, &message("job-1: step 1"), None).expect("harvest");
     let commit = h.commit.clone().expect("a commit");
     assert_eq!(git(r.path(), &["rev-parse", "oneshot/job-1"]), commit);
     assert_eq!(
@@ -121,7 +122,7 @@ fn harvest_commits_on_the_branch_and_leaves_the_source_alone() {
         "dirty, not the job's\n"
     );
 
-    let again = harvest(&ws, &message("job-1: step 2")).expect("harvest again");
+    let again = harvest(&ws, &message("job-1: step 2"), None).expect("harvest again");
     assert_eq!(again.commit, None);
     assert_eq!(again.diff_hash, h.diff_hash);
     assert_eq!(git(r.path(), &["rev-parse", "oneshot/job-1"]), commit);
@@ -156,7 +157,7 @@ fn an_empty_harvest_is_empty_and_its_workspace_goes() {
     let state = tempfile::tempdir().expect("tempdir");
     let s = spec(r.path());
     let ws = provision("job-e", &s, state.path()).expect("provision");
-    let h = harvest(&ws, &message("nothing")).expect("harvest");
+    let h = harvest(&ws, &message("nothing"), None).expect("harvest");
     assert!(h.empty && h.commit.is_none() && h.files.is_empty() && h.diff_stat.is_empty());
     assert_eq!(diff(&ws).expect("diff"), "");
     assert_eq!(
@@ -181,7 +182,7 @@ fn cleanup_keeps_uncommitted_then_unmerged_work() {
         reason.contains("uncommitted") && reason.contains("work.txt"),
         "{reason}"
     );
-    harvest(&ws, &message("work")).expect("harvest");
+    harvest(&ws, &message("work"), None).expect("harvest");
     let Cleanup::Kept { reason } = cleanup(&s, &ws, false).expect("cleanup") else {
         panic!("unmerged work removed");
     };
@@ -199,7 +200,7 @@ fn cleanup_removes_the_workspace_once_merged() {
     let s = spec(r.path());
     let ws = provision("job-m", &s, state.path()).expect("provision");
     fs::write(ws.path.join("work.txt"), "done\n").expect("write");
-    harvest(&ws, &message("work")).expect("harvest");
+    harvest(&ws, &message("work"), None).expect("harvest");
     git(
         r.path(),
         &["merge", "-q", "--no-ff", "-m", "merge", "oneshot/job-m"],
@@ -225,7 +226,7 @@ fn discard_removes_the_worktree_but_keeps_an_unmerged_branch() {
     let s = spec(r.path());
     let ws = provision("job-x", &s, state.path()).expect("provision");
     fs::write(ws.path.join("work.txt"), "maybe\n").expect("write");
-    let commit = harvest(&ws, &message("work"))
+    let commit = harvest(&ws, &message("work"), None)
         .expect("harvest")
         .commit
         .expect("commit");
@@ -249,7 +250,7 @@ fn provision_is_idempotent_and_recovers_a_deleted_worktree() {
     let ws = provision("job-i", &s, state.path()).expect("provision");
     assert_eq!(provision("job-i", &s, state.path()).expect("again"), ws);
     fs::write(ws.path.join("work.txt"), "kept across\n").expect("write");
-    harvest(&ws, &message("work")).expect("harvest");
+    harvest(&ws, &message("work"), None).expect("harvest");
     // The source moves on, and the worktree directory disappears (a crash, a cleanup by hand).
     fs::write(r.path().join("a.txt"), "later\n").expect("write");
     git(r.path(), &["commit", "-q", "-am", "later"]);
@@ -261,7 +262,7 @@ fn provision_is_idempotent_and_recovers_a_deleted_worktree() {
         "kept across\n"
     );
     assert!(
-        harvest(&back, &message("again"))
+        harvest(&back, &message("again"), None)
             .expect("harvest")
             .commit
             .is_none()
@@ -299,7 +300,7 @@ fn a_subdirectory_source_works_in_the_same_subdirectory() {
         "bee\n"
     );
     fs::write(ws.path.join("c.txt"), "sea\n").expect("write");
-    let h = harvest(&ws, &message("sub work")).expect("harvest");
+    let h = harvest(&ws, &message("sub work"), None).expect("harvest");
     assert_eq!(h.files, vec!["sub/c.txt".to_owned()]);
     assert!(diff(&ws).expect("diff").contains("+++ b/sub/c.txt"));
     assert_eq!(provision("job-s", &s, state.path()).expect("again"), ws);
@@ -363,7 +364,7 @@ fn harvest_refuses_a_workspace_switched_off_its_branch() {
     let state = tempfile::tempdir().expect("tempdir");
     let ws = provision("job-w", &spec(r.path()), state.path()).expect("provision");
     git(&ws.path, &["switch", "-q", "-c", "agent-branch"]);
-    let err = harvest(&ws, &message("work")).unwrap_err();
+    let err = harvest(&ws, &message("work"), None).unwrap_err();
     assert!(matches!(err, WorkspaceError::OffBranch { .. }), "{err}");
     assert!(err.to_string().contains("agent-branch"), "{err}");
 }

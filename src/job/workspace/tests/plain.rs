@@ -46,7 +46,7 @@ fn a_plain_directory_is_copied_harvested_and_removed_only_when_discarded() {
     assert_eq!(provision("job-p", &s, state.path()).expect("again"), ws);
 
     fs::write(ws.path.join("a.txt"), "one\ntwo\n").expect("write");
-    let h = harvest(&ws, &message("plain work")).expect("harvest");
+    let h = harvest(&ws, &message("plain work"), None).expect("harvest");
     assert!(h.commit.is_some() && !h.empty);
     assert_eq!(h.files, vec!["a.txt".to_owned()]);
     assert!(diff(&ws).expect("diff").contains("+two"));
@@ -81,7 +81,11 @@ fn a_crashed_copy_is_started_over() {
     fs::write(staging.join("half"), "written\n").expect("write");
     let ws = provision("job-c", &spec(src.path()), state.path()).expect("provision");
     assert!(!staging.exists() && !ws.path.join("half").exists());
-    assert!(harvest(&ws, &message("nothing")).expect("harvest").empty);
+    assert!(
+        harvest(&ws, &message("nothing"), None)
+            .expect("harvest")
+            .empty
+    );
 }
 
 #[test]
