@@ -36,6 +36,7 @@ mod takeover;
 mod transition;
 mod unrecorded;
 mod value;
+mod verdict;
 
 #[cfg(test)]
 pub(crate) mod tests;
