@@ -190,6 +190,50 @@ impl SqliteStore {
         Ok(())
     }
 
+    /// The number the next row of job `id` in `table` gets: one past the highest `column`
+    /// (1 for the first). Asked inside the write that inserts the row, which holds SQLite's
+    /// write lock, so two writers never get the same number.
+    fn next_number(
+        &self,
+        tx: &Transaction<'_>,
+        table: &'static str,
+        column: &'static str,
+        id: &str,
+    ) -> Result<u64, JobStoreError> {
+        let last: i64 = tx
+            .query_row(
+                &format!("SELECT COALESCE(MAX({column}), 0) FROM {table} WHERE job_id = ?1"),
+                [id],
+                |r| r.get(0),
+            )
+            .map_err(|e| self.db(e))?;
+        Ok(uint(last).saturating_add(1))
+    }
+
+    /// The rows of job `id` (an id or unique prefix) in `table`, in `column`'s order, each with
+    /// its number and its record.
+    fn numbered<T: serde::de::DeserializeOwned>(
+        &self,
+        id: &str,
+        table: &'static str,
+        column: &'static str,
+    ) -> Result<Vec<(u64, T)>, JobStoreError> {
+        let conn = self.conn();
+        let id = self.resolve(&conn, id)?;
+        let mut stmt = conn
+            .prepare(&format!(
+                "SELECT {column}, data FROM {table} WHERE job_id = ?1 ORDER BY {column}"
+            ))
+            .map_err(|e| self.db(e))?;
+        let data: Vec<(i64, String)> = stmt
+            .query_map([&id], |r| Ok((r.get(0)?, r.get(1)?)))
+            .and_then(|rows| rows.collect())
+            .map_err(|e| self.db(e))?;
+        data.iter()
+            .map(|(n, d)| Ok((uint(*n), rows::record(&self.path, &id, table, d)?)))
+            .collect()
+    }
+
     /// Appends an audit entry; its `seq` is the row's.
     fn push_audit(&self, tx: &Transaction<'_>, entry: &AuditEntry) -> Result<(), JobStoreError> {
         tx.execute(

@@ -288,14 +288,8 @@ impl JobStore for SqliteStore {
         let artifact = artifact.get();
         self.write(|tx| {
             self.holds(tx, lease)?;
-            let last: i64 = tx
-                .query_row(
-                    "SELECT COALESCE(MAX(version), 0) FROM artifacts WHERE job_id = ?1",
-                    [&lease.job],
-                    |r| r.get(0),
-                )
-                .map_err(|e| self.db(e))?;
-            let version = u32::try_from(last).unwrap_or(0).saturating_add(1);
+            let next = self.next_number(tx, "artifacts", "version", &lease.job)?;
+            let version = u32::try_from(next).unwrap_or(u32::MAX);
             let stored = ArtifactVersion {
                 version,
                 ..artifact.clone()
@@ -318,14 +312,7 @@ impl JobStore for SqliteStore {
         let decision = decision.get();
         self.write(|tx| {
             self.holds(tx, lease)?;
-            let last: i64 = tx
-                .query_row(
-                    "SELECT COALESCE(MAX(seq), 0) FROM decisions WHERE job_id = ?1",
-                    [&lease.job],
-                    |r| r.get(0),
-                )
-                .map_err(|e| self.db(e))?;
-            let seq = uint(last).saturating_add(1);
+            let seq = self.next_number(tx, "decisions", "seq", &lease.job)?;
             let stored = JobDecision {
                 seq,
                 ..decision.clone()
@@ -340,22 +327,11 @@ impl JobStore for SqliteStore {
     }
 
     fn decisions(&self, id: &str) -> Result<Vec<JobDecision>, JobStoreError> {
-        let conn = self.conn();
-        let id = self.resolve(&conn, id)?;
-        let mut stmt = conn
-            .prepare("SELECT seq, data FROM decisions WHERE job_id = ?1 ORDER BY seq")
-            .map_err(|e| self.db(e))?;
-        let data: Vec<(i64, String)> = stmt
-            .query_map([&id], |r| Ok((r.get(0)?, r.get(1)?)))
-            .and_then(|rows| rows.collect())
-            .map_err(|e| self.db(e))?;
-        data.iter()
-            .map(|(seq, d)| {
-                let mut r: JobDecision = rows::record(&self.path, &id, "decisions", d)?;
-                r.seq = uint(*seq);
-                Ok(r)
-            })
-            .collect()
+        let rows = self.numbered::<JobDecision>(id, "decisions", "seq")?;
+        Ok(rows
+            .into_iter()
+            .map(|(seq, d)| JobDecision { seq, ..d })
+            .collect())
     }
 
     fn decide(&self, d: &Decision<'_>) -> Result<(), JobStoreError> {
@@ -418,23 +394,15 @@ impl JobStore for SqliteStore {
     }
 
     fn artifacts(&self, id: &str) -> Result<Vec<ArtifactVersion>, JobStoreError> {
-        let conn = self.conn();
-        let id = self.resolve(&conn, id)?;
-        let mut stmt = conn
-            .prepare("SELECT version, data FROM artifacts WHERE job_id = ?1 ORDER BY version")
-            .map_err(|e| self.db(e))?;
-        let data: Vec<(i64, String)> = stmt
-            .query_map([&id], |r| Ok((r.get(0)?, r.get(1)?)))
-            .and_then(|rows| rows.collect())
-            .map_err(|e| self.db(e))?;
-        data.iter()
-            .map(|(version, d)| {
-                let mut a: ArtifactVersion = rows::record(&self.path, &id, "artifacts", d)?;
-                // The column is what the UNIQUE constraint guards.
-                a.version = u32::try_from(*version).unwrap_or(0);
-                Ok(a)
+        let rows = self.numbered::<ArtifactVersion>(id, "artifacts", "version")?;
+        Ok(rows
+            .into_iter()
+            // The column is what the UNIQUE constraint guards.
+            .map(|(version, a)| ArtifactVersion {
+                version: u32::try_from(version).unwrap_or(0),
+                ..a
             })
-            .collect()
+            .collect())
     }
 
     fn audit(&self, id: Option<&str>) -> Result<Vec<AuditEntry>, JobStoreError> {
