@@ -19,10 +19,7 @@ use oneshot::store::Store;
 use std::path::Path;
 
 fn load_policy(path: Option<&Path>, opts: PolicyOptions) -> Result<PolicyHost> {
-    match path {
-        None => Ok(PolicyHost::builtin()),
-        Some(p) => Ok(PolicyHost::load(p, opts)?),
-    }
+    Ok(PolicyHost::load_or_builtin(path, opts)?)
 }
 
 /// What to write when there is no task: a usage error.

@@ -34,10 +34,7 @@ pub(super) fn reloading(
     match ReloadingPolicy::new(policy, generation, make(opts.reload)) {
         Ok(slot) => Ok((slot, None)),
         Err(e) => {
-            let host = match &path {
-                Some(p) => PolicyHost::load(p, opts.policy_options.clone())?,
-                None => PolicyHost::builtin(),
-            };
+            let host = PolicyHost::load_or_builtin(path.as_deref(), opts.policy_options.clone())?;
             let slot = ReloadingPolicy::new(host, generation, make(ReloadMode::Off))?;
             Ok((
                 slot,

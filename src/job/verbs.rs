@@ -329,10 +329,7 @@ pub(super) fn write(
 /// which policy version the human confirmed or overruled. `None` when it no longer loads.
 pub fn policy_hash(job: &Job) -> Option<String> {
     use crate::policy::{PolicyHost, PolicyOptions};
-    match &job.spec.policy {
-        Some(p) => PolicyHost::load(p, PolicyOptions::default())
-            .ok()
-            .map(|h| h.hash().to_string()),
-        None => Some(PolicyHost::builtin().hash().to_string()),
-    }
+    PolicyHost::load_or_builtin(job.spec.policy.as_deref(), PolicyOptions::default())
+        .ok()
+        .map(|h| h.hash().to_string())
 }

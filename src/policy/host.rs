@@ -83,6 +83,17 @@ impl PolicyHost {
         PolicyHost::load_source(path, &source, &opts)
     }
 
+    /// The policy file at `path` ([`PolicyHost::load`]), or the built-in policy for `None`.
+    pub fn load_or_builtin(
+        path: Option<&Path>,
+        opts: PolicyOptions,
+    ) -> Result<PolicyHost, PolicyError> {
+        match path {
+            Some(p) => PolicyHost::load(p, opts),
+            None => Ok(PolicyHost::builtin()),
+        }
+    }
+
     /// [`PolicyHost::load`] with the file's text already read (so a caller that validates and
     /// then activates a file can be sure both saw the same bytes).
     pub(super) fn load_source(

@@ -48,11 +48,7 @@ impl PolicyService {
         opts: PolicyOptions,
     ) -> Result<PolicyService, PolicyError> {
         let name = path.as_ref().map(|p| p.display().to_string());
-        PolicyService::spawn(name, move || match path {
-            Some(p) => PolicyHost::load(&p, opts),
-            None => Ok(PolicyHost::builtin()),
-        })
-        .await
+        PolicyService::spawn(name, loader(path, opts)).await
     }
 
     /// Serves the host `load` makes, made on the service's thread (a host cannot move between
@@ -78,11 +74,7 @@ impl PolicyService {
     ) -> Result<PolicyService, PolicyError> {
         let name = path.as_ref().map(|p| p.display().to_string());
         let (tell, loaded) = mpsc::channel();
-        let load = move || match path {
-            Some(p) => PolicyHost::load(&p, opts),
-            None => Ok(PolicyHost::builtin()),
-        };
-        let calls = launch(name.clone(), load, move |made| {
+        let calls = launch(name.clone(), loader(path, opts), move |made| {
             let _ = tell.send(made);
         })?;
         let (hash, path) = loaded.recv().map_err(|_| ended_while_loading(name))??;
@@ -96,17 +88,11 @@ impl PolicyService {
         hook: &str,
         f: impl FnOnce(&PolicyHost) -> Result<T, PolicyError> + Send + 'static,
     ) -> Result<T, PolicyError> {
-        let gone = || PolicyError::Runtime {
-            hook: hook.to_string(),
-            message: SERVICE_GONE.to_string(),
-        };
         let (tell, answer) = mpsc::channel();
-        self.calls
-            .send(Box::new(move |host: &PolicyHost| {
-                let _ = tell.send(f(host));
-            }))
-            .map_err(|_| gone())?;
-        answer.recv().map_err(|_| gone())?
+        self.post(hook, f, move |v| {
+            let _ = tell.send(v);
+        })?;
+        answer.recv().map_err(|_| gone(hook))?
     }
 
     /// The policy's content hash, as a session records it (`builtin` for the built-in one).
@@ -126,17 +112,24 @@ impl PolicyService {
         hook: &str,
         f: impl FnOnce(&PolicyHost) -> Result<T, PolicyError> + Send + 'static,
     ) -> Result<T, PolicyError> {
-        let gone = || PolicyError::Runtime {
-            hook: hook.to_string(),
-            message: SERVICE_GONE.to_string(),
-        };
         let (tell, answer) = tokio::sync::oneshot::channel();
+        self.post(hook, f, move |v| {
+            let _ = tell.send(v);
+        })?;
+        answer.await.map_err(|_| gone(hook))?
+    }
+
+    /// Sends `f` to the policy's thread, its answer to `tell`; the error when the thread is
+    /// gone.
+    fn post<T: Send + 'static>(
+        &self,
+        hook: &str,
+        f: impl FnOnce(&PolicyHost) -> Result<T, PolicyError> + Send + 'static,
+        tell: impl FnOnce(Result<T, PolicyError>) + Send + 'static,
+    ) -> Result<(), PolicyError> {
         self.calls
-            .send(Box::new(move |host: &PolicyHost| {
-                let _ = tell.send(f(host));
-            }))
-            .map_err(|_| gone())?;
-        answer.await.map_err(|_| gone())?
+            .send(Box::new(move |host: &PolicyHost| tell(f(host))))
+            .map_err(|_| gone(hook))
     }
 
     /// Whether `role`'s agent may use `tool` with `input`: the `permit` hook, or the built-in
@@ -221,6 +214,22 @@ fn launch(
             message: format!("cannot start a thread for the policy: {e}"),
         })?;
     Ok(calls)
+}
+
+/// Loads the policy file at `path`, or the built-in policy.
+fn loader(
+    path: Option<PathBuf>,
+    opts: PolicyOptions,
+) -> impl FnOnce() -> Result<PolicyHost, PolicyError> + Send + 'static {
+    move || PolicyHost::load_or_builtin(path.as_deref(), opts)
+}
+
+/// What a question asked of a service whose thread is gone fails with.
+fn gone(hook: &str) -> PolicyError {
+    PolicyError::Runtime {
+        hook: hook.to_string(),
+        message: SERVICE_GONE.to_string(),
+    }
 }
 
 fn ended_while_loading(name: Option<String>) -> PolicyError {

@@ -99,10 +99,7 @@ impl JobPolicy {
 
 /// The job's policy, loaded anew for a session (a `PolicyHost` holds its own Lua state).
 fn fresh(policy: Option<&Path>) -> Result<PolicyHost, String> {
-    match policy {
-        Some(path) => PolicyHost::load(path, PolicyOptions::default()).map_err(|e| e.to_string()),
-        None => Ok(PolicyHost::builtin()),
-    }
+    PolicyHost::load_or_builtin(policy, PolicyOptions::default()).map_err(|e| e.to_string())
 }
 
 /// The job's policy deciding a step.
