@@ -6,7 +6,7 @@ use super::decision::Judgement;
 use super::record::{Job, JobSpec, PanelVerdict, PanelWord, Workspace};
 use super::step::{
     Found, HarvestFacts, JobEffect, JobEvent, NoJudge, RunnerEvent, SessionEnd, SessionOutcome,
-    Step, StepError,
+    Step, StepError, VerbWrite,
 };
 use super::verbs::{VerbContext, VerbError};
 use super::{Harvest, JobState, JobTrigger, next};
@@ -48,12 +48,12 @@ fn every_verb_from_every_state_moves_as_the_matrix_says_or_changes_nothing() {
                 Ok(to) => {
                     let fx = got.unwrap_or_else(|e| panic!("{v} in {state}: {e}"));
                     let [
-                        JobEffect::Decide {
+                        JobEffect::Decide(VerbWrite {
                             expected,
                             transition,
                             audit,
                             revoke,
-                        },
+                        }),
                     ] = &fx[..]
                     else {
                         panic!("{v} in {state}: {fx:?}")
@@ -403,7 +403,7 @@ proptest! {
                                 prop_assert_eq!(job.state(), t.to, "the job is journaled as of its move");
                                 journaled = t.to;
                             }
-                            JobEffect::Decide { transition: t, .. } => {
+                            JobEffect::Decide(VerbWrite { transition: t, .. }) => {
                                 prop_assert_eq!(t.from, journaled, "moves chain from what was journaled");
                                 prop_assert_eq!(next(t.from, t.trigger), Ok(t.to), "{:?}", t);
                                 journaled = t.to;

@@ -215,6 +215,21 @@ pub enum StepError {
     Verb(#[from] VerbError),
 }
 
+/// What a human's verb writes, at once: the job (as the core left it), the move and its audit
+/// entry — only if the job is still in `expected` and no runner holds it, unless `revoke` (a
+/// cancel mid-step takes the job from its runner: the lease is revoked).
+#[derive(Debug, Clone, PartialEq)]
+pub struct VerbWrite {
+    /// The state the verb was judged in.
+    pub expected: JobState,
+    /// The move.
+    pub transition: Transition,
+    /// The audit entry.
+    pub audit: AuditEntry,
+    /// Revoke a runner's lease.
+    pub revoke: bool,
+}
+
 /// What the runner is to do, in order.
 #[derive(Debug, Clone, PartialEq)]
 // A handful per step, each moved once: boxing would buy nothing measurable.
@@ -266,19 +281,8 @@ pub enum JobEffect {
     AddArtifact(ArtifactVersion),
     /// Record this judgement of the policy (before the move it leads to is saved).
     Decided(JobDecision),
-    /// A human's verb: write the job, the transition and the audit entry at once — only if
-    /// the job is still in `expected` and no runner holds it, unless `revoke` (a cancel
-    /// mid-step takes the job from its runner: the lease is revoked).
-    Decide {
-        /// The state the verb was judged in.
-        expected: JobState,
-        /// The move.
-        transition: Transition,
-        /// The audit entry.
-        audit: AuditEntry,
-        /// Revoke a runner's lease.
-        revoke: bool,
-    },
+    /// A human's verb: write the job, the transition and the audit entry at once.
+    Decide(VerbWrite),
     /// The step is over: the job rests.
     Done,
     /// Stop the step where it is, writing nothing: the job stays in its transient state

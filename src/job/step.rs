@@ -12,6 +12,7 @@ pub use super::decision::auto_approvable;
 use super::decision::{JobDecision, Judgement, retry_after, settle};
 pub use super::events::{
     Found, HarvestFacts, JobEffect, JobEvent, RunnerEvent, SessionEnd, SessionOutcome, StepError,
+    VerbWrite,
 };
 pub use super::judge::{JobJudge, NoJudge};
 use super::record::{ArtifactVersion, Feedback, Job, PanelVerdict, Transition};

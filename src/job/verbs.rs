@@ -6,7 +6,7 @@
 //! [`super::store::JobStore::decide`], which writes it only if the job has not moved.
 
 use super::record::{AuditAction, AuditEntry, Feedback, Job, Transition};
-use super::step::{JobEffect, JobEvent, NoJudge, Step, StepError};
+use super::step::{JobEffect, JobEvent, NoJudge, Step, StepError, VerbWrite};
 use super::{JobState, JobTrigger, Refused, next};
 use serde_json::{Map, Value};
 
@@ -65,20 +65,12 @@ pub fn apply(
     verb: JobTrigger,
     cx: &VerbContext,
 ) -> Result<(Job, Transition, AuditEntry), VerbError> {
-    let (moved, decided) = judge(job, verb, cx)?;
-    Ok((moved, decided.transition, decided.audit))
-}
-
-/// What the core's [`JobEffect::Decide`] asks to write.
-struct Decided {
-    expected: JobState,
-    transition: Transition,
-    audit: AuditEntry,
-    revoke: bool,
+    let (moved, w) = judge(job, verb, cx)?;
+    Ok((moved, w.transition, w.audit))
 }
 
 /// Gives `verb` to the job core over `job`: the job as the verb leaves it, and what to write.
-fn judge(job: &Job, verb: JobTrigger, cx: &VerbContext) -> Result<(Job, Decided), VerbError> {
+fn judge(job: &Job, verb: JobTrigger, cx: &VerbContext) -> Result<(Job, VerbWrite), VerbError> {
     let mut core = Step::new(job.clone(), cx.actor.clone());
     let event = JobEvent::Verb {
         verb,
@@ -92,17 +84,7 @@ fn judge(job: &Job, verb: JobTrigger, cx: &VerbContext) -> Result<(Job, Decided)
             _ => VerbError::NotAVerb { verb },
         })?;
     let decided = fx.into_iter().find_map(|e| match e {
-        JobEffect::Decide {
-            expected,
-            transition,
-            audit,
-            revoke,
-        } => Some(Decided {
-            expected,
-            transition,
-            audit,
-            revoke,
-        }),
+        JobEffect::Decide(w) => Some(w),
         _ => None,
     });
     let decided = decided.ok_or(VerbError::NotAVerb { verb })?;
@@ -177,12 +159,12 @@ impl Step {
         // Only humans' verbs get here (checked above), each of which has its action.
         let action = AuditAction::of_verb(verb).ok_or(VerbError::NotAVerb { verb })?;
         let audit = audit_entry(&before, action, transition.to, cx);
-        Ok(vec![JobEffect::Decide {
+        Ok(vec![JobEffect::Decide(VerbWrite {
             expected: before.state(),
             revoke: verb == JobTrigger::Cancel && !before.state().is_resting(),
             transition,
             audit,
-        }])
+        })])
     }
 }
 

@@ -341,26 +341,10 @@ fn carry<'a, H: Hands>(
             }
         }),
         JobEffect::AddArtifact(a) => Box::pin(async move {
-            let a = match redactor.seal(&a) {
-                Ok(sealed) => sealed,
-                Err(e) => return Flight::Stop(Stop::Failed(format!("job {}: {e}", job.id))),
-            };
-            let l = lease.clone();
-            match off_loop(store, move |s| s.add_artifact(&l, &a)).await {
-                Ok(_) => Flight::Done,
-                Err(e) => Flight::Stop(Stop::from_store(&e)),
-            }
+            append(store, lease, redactor, &a, |s, l, a| s.add_artifact(l, a)).await
         }),
         JobEffect::Decided(d) => Box::pin(async move {
-            let d = match redactor.seal(&d) {
-                Ok(sealed) => sealed,
-                Err(e) => return Flight::Stop(Stop::Failed(format!("job {}: {e}", job.id))),
-            };
-            let l = lease.clone();
-            match off_loop(store, move |s| s.add_decision(&l, &d)).await {
-                Ok(_) => Flight::Done,
-                Err(e) => Flight::Stop(Stop::from_store(&e)),
-            }
+            append(store, lease, redactor, &d, |s, l, d| s.add_decision(l, d)).await
         }),
         JobEffect::Done => Box::pin(async { Flight::Done }),
         JobEffect::Abandon { reason } => Box::pin(async { Flight::Stop(Stop::Failed(reason)) }),
@@ -389,7 +373,7 @@ fn carry<'a, H: Hands>(
             let ws = workspace_of(job);
             Flight::Event(hands.audit(job, &ws, &panel).await)
         }),
-        JobEffect::Decide { .. } => Box::pin(async {
+        JobEffect::Decide(_) => Box::pin(async {
             Flight::Stop(Stop::Failed(
                 "internal error: a human's verb reached a runner's step".into(),
             ))
@@ -498,6 +482,32 @@ fn workspace_of(job: &crate::job::record::Job) -> Workspace {
         branch: None,
         base_commit: None,
     })
+}
+
+/// Appends `record` to the job's records with `write`, through the job's redactor, under the
+/// lease, off the loop's thread.
+async fn append<T, R>(
+    store: &Arc<dyn JobStore>,
+    lease: &Lease,
+    redactor: &crate::redact::Redactor,
+    record: &T,
+    write: impl FnOnce(&dyn JobStore, &Lease, &crate::redact::Redacted<T>) -> Result<R, JobStoreError>
+    + Send
+    + 'static,
+) -> Flight
+where
+    T: serde::Serialize + serde::de::DeserializeOwned + Send + 'static,
+    R: Send + 'static,
+{
+    let sealed = match redactor.seal(record) {
+        Ok(sealed) => sealed,
+        Err(e) => return Flight::Stop(Stop::Failed(format!("job {}: {e}", lease.job))),
+    };
+    let l = lease.clone();
+    match off_loop(store, move |s| write(s, &l, &sealed)).await {
+        Ok(_) => Flight::Done,
+        Err(e) => Flight::Stop(Stop::from_store(&e)),
+    }
 }
 
 /// Writes the job as the step moved it, redacted; when it could not, why the step stops.
