@@ -118,7 +118,8 @@ impl super::step::JobJudge for Scripted {
     }
 }
 
-fn end(state: SessionState) -> SessionEnd {
+/// Session `s1`'s end in `state` (the runner's tests use it too).
+pub(crate) fn end(state: SessionState) -> SessionEnd {
     SessionEnd {
         session: "s1".into(),
         outcome: SessionOutcome::Ended(state),

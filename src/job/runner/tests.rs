@@ -9,7 +9,7 @@ use crate::engine::Interrupt;
 use crate::engine::interrupt::Ask;
 use crate::job::decision::Judgement;
 use crate::job::record::{Job, JobSpec, Workspace};
-use crate::job::step::{Found, HarvestFacts, JobJudge, RunnerEvent, SessionEnd, SessionOutcome};
+use crate::job::step::{Found, HarvestFacts, JobJudge, RunnerEvent};
 use crate::job::store::{JobStore, SqliteStore};
 use crate::job::{JobState, JobTrigger, verbs};
 use crate::machine::SessionState;
@@ -57,15 +57,7 @@ impl Script {
 }
 
 fn ended(state: SessionState) -> RunnerEvent {
-    RunnerEvent::SessionEnded(SessionEnd {
-        session: "s1".into(),
-        outcome: SessionOutcome::Ended(state),
-        reason: None,
-        verdict: None,
-        confidence: None,
-        findings: Vec::new(),
-        final_message: "done".into(),
-    })
+    RunnerEvent::SessionEnded(crate::job::core_tests::end(state))
 }
 
 impl Hands for Script {
@@ -207,6 +199,22 @@ fn opts(dir: &tempfile::TempDir, shutdown: &Shutdown) -> RunnerOptions {
     o
 }
 
+/// A store holding one claimed job, the runner's options and their shutdown switch (the
+/// directory lives as long as the tuple).
+fn setup() -> (
+    tempfile::TempDir,
+    Arc<dyn JobStore>,
+    crate::job::store::Claim,
+    Shutdown,
+    RunnerOptions,
+) {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, claim) = claimed(&dir);
+    let shutdown = Shutdown::new();
+    let o = opts(&dir, &shutdown);
+    (dir, store, claim, shutdown, o)
+}
+
 /// Runs `f` on a paused current-thread runtime inside a local set, as the runner runs.
 fn paused<F: std::future::Future>(f: F) -> F::Output {
     let rt = tokio::runtime::Builder::new_current_thread()
@@ -219,10 +227,7 @@ fn paused<F: std::future::Future>(f: F) -> F::Output {
 
 #[test]
 fn a_shutdown_cuts_a_backoff_short_and_hands_the_lease_back() {
-    let dir = tempfile::tempdir().unwrap();
-    let (store, claim) = claimed(&dir);
-    let shutdown = Shutdown::new();
-    let o = opts(&dir, &shutdown);
+    let (_dir, store, claim, shutdown, o) = setup();
     let (mut hands, _) = Script::new(true, Duration::ZERO);
     let (end, waited) = paused(async {
         let start = Instant::now();
@@ -249,10 +254,7 @@ fn a_shutdown_cuts_a_backoff_short_and_hands_the_lease_back() {
 
 #[test]
 fn a_lost_lease_kills_the_running_session_and_writes_nothing_more() {
-    let dir = tempfile::tempdir().unwrap();
-    let (store, claim) = claimed(&dir);
-    let shutdown = Shutdown::new();
-    let o = opts(&dir, &shutdown);
+    let (_dir, store, claim, _, o) = setup();
     let (mut hands, seen) = Script::new(false, Duration::from_secs(3600));
     let end = paused(async {
         let s = Arc::clone(&store);
@@ -281,10 +283,7 @@ fn a_lost_lease_kills_the_running_session_and_writes_nothing_more() {
 
 #[test]
 fn a_stop_pauses_the_running_session_and_a_clean_run_reaches_a_human() {
-    let dir = tempfile::tempdir().unwrap();
-    let (store, claim) = claimed(&dir);
-    let shutdown = Shutdown::new();
-    let o = opts(&dir, &shutdown);
+    let (_dir, store, claim, shutdown, o) = setup();
     let (mut hands, seen) = Script::new(false, Duration::from_secs(3600));
     let end = paused(async {
         let stopper = shutdown.clone();
@@ -310,10 +309,7 @@ fn a_stop_pauses_the_running_session_and_a_clean_run_reaches_a_human() {
 
     // The same step, unstopped: the session completes, the harvest is judged (recorded first),
     // and the job waits for a human.
-    let dir = tempfile::tempdir().unwrap();
-    let (store, claim) = claimed(&dir);
-    let shutdown = Shutdown::new();
-    let o = opts(&dir, &shutdown);
+    let (_dir, store, claim, _, o) = setup();
     let (mut hands, _) = Script::new(false, Duration::from_secs(50));
     let end = paused(step_loop(
         Arc::clone(&store),
@@ -336,10 +332,7 @@ fn a_step_that_moves_twice_at_once_journals_each_state_and_keeps_its_lease_to_th
     // A session that stops short with no retries left: EXECUTING → RECOVERING →
     // INTERVENTION_REQUIRED in one turn of the core. The first save must not put the job to
     // rest (and hand the lease back) before the second is written.
-    let dir = tempfile::tempdir().unwrap();
-    let (store, claim) = claimed(&dir);
-    let shutdown = Shutdown::new();
-    let o = opts(&dir, &shutdown);
+    let (_dir, store, claim, _, o) = setup();
     let (mut hands, _) = Script::new(false, Duration::from_secs(40));
     hands.ends = SessionState::Interrupted;
     let end = paused(step_loop(
