@@ -341,9 +341,7 @@ fn a_panel_of_auditors_judges_in_parallel_and_is_aggregated() {
     let all = store.get(&ids[1]).unwrap();
     assert_eq!(all.state(), JobState::InterventionRequired);
     assert!(
-        all.reason
-            .as_ref()
-            .map(ToString::to_string)
+        all.reason_words()
             .as_deref()
             .unwrap()
             .contains("I say retry"),

@@ -285,6 +285,11 @@ impl Job {
         }
     }
 
+    /// Why it is where it is, in words.
+    pub fn reason_words(&self) -> Option<String> {
+        self.reason.as_ref().map(ToString::to_string)
+    }
+
     /// Where the job is.
     pub fn state(&self) -> JobState {
         self.phase.state()

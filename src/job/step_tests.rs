@@ -190,9 +190,7 @@ fn the_policy_chooses_among_what_harvesting_allows() {
         if answer.is_err() {
             assert!(
                 step.job
-                    .reason
-                    .as_ref()
-                    .map(ToString::to_string)
+                    .reason_words()
                     .as_deref()
                     .unwrap()
                     .contains("policy error in approve: boom")
@@ -213,9 +211,7 @@ fn a_failed_session_needs_a_human_to_intervene() {
     assert_eq!(step.job.state(), JobState::InterventionRequired);
     assert!(
         step.job
-            .reason
-            .as_ref()
-            .map(ToString::to_string)
+            .reason_words()
             .as_deref()
             .unwrap()
             .contains("FAILED"),
@@ -232,12 +228,7 @@ fn no_judge_can_auto_approve_a_failed_session() {
     let mut judge = Judge::says(Ok(Approval::Approve));
     full_step(&mut step, &mut judge, end(false, false), facts(false));
     assert_eq!(step.job.state(), JobState::InterventionRequired);
-    let why = step
-        .job
-        .reason
-        .as_ref()
-        .map(ToString::to_string)
-        .unwrap_or_default();
+    let why = step.job.reason_words().unwrap_or_default();
     assert!(why.contains("the policy approved, but"), "{why}");
     assert!(why.contains("cannot be auto-approved"), "{why}");
     // Completed work it may approve.
@@ -277,9 +268,7 @@ fn a_transient_failure_is_retried_with_backoff_then_gives_up() {
     );
     assert!(
         step.job
-            .reason
-            .as_ref()
-            .map(ToString::to_string)
+            .reason_words()
             .as_deref()
             .unwrap()
             .contains("gave up after 2 retries")
@@ -322,10 +311,7 @@ fn a_transient_provision_failure_is_retried_a_bad_one_is_not() {
         &mut judge,
     );
     assert_eq!(states(&fx), [JobState::InterventionRequired]);
-    assert_eq!(
-        step.job.reason.as_ref().map(ToString::to_string).as_deref(),
-        Some("no such base")
-    );
+    assert_eq!(step.job.reason_words().as_deref(), Some("no such base"));
 }
 
 #[test]
@@ -345,9 +331,7 @@ fn a_reclaimed_step_resumes_where_its_runner_died() {
     assert_eq!(states(&fx), [JobState::Recovering]);
     assert!(
         s.job
-            .reason
-            .as_ref()
-            .map(ToString::to_string)
+            .reason_words()
             .as_deref()
             .unwrap()
             .contains("lease expired")
@@ -403,7 +387,7 @@ fn no_progress_and_max_loops_stop_the_loop() {
     );
     assert_eq!(s.job.state(), JobState::InterventionRequired);
     assert_eq!(
-        s.job.reason.as_ref().map(ToString::to_string).as_deref(),
+        s.job.reason_words().as_deref(),
         Some(
             "max loops passed: 2 steps since creation or the last resubmit \
              (limits.max_loops = 1)"
@@ -473,12 +457,7 @@ fn a_panel_is_asked_and_aggregated_before_the_machine_moves() {
                 result.reason.as_deref().unwrap().contains("c said retry"),
                 "{result:?}"
             );
-            let why = s
-                .job
-                .reason
-                .as_ref()
-                .map(ToString::to_string)
-                .unwrap_or_default();
+            let why = s.job.reason_words().unwrap_or_default();
             assert!(
                 why.contains("the panel did not pass") && !why.contains("ended COMPLETED"),
                 "{why}"

@@ -275,7 +275,7 @@ pub(crate) async fn step_loop<H: Hands>(
         None => StepEnd {
             job: core.job.id.clone(),
             state: core.job.state(),
-            reason: core.job.reason.as_ref().map(ToString::to_string),
+            reason: core.job.reason_words(),
             lost: None,
             failed: None,
             lease_until_ms: None,
@@ -400,7 +400,7 @@ fn halted_end(
     StepEnd {
         job: job.id.clone(),
         state: saved,
-        reason: job.reason.as_ref().map(ToString::to_string),
+        reason: job.reason_words(),
         lost: None,
         failed: None,
         lease_until_ms: None,
