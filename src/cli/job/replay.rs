@@ -34,23 +34,20 @@ pub fn run(cx: &Cx, a: ReplayArgs) -> Result<i32> {
     let path = a.policy.clone().or_else(|| job.spec.policy.clone());
     // Replaying runs the policy's hooks in its sandbox and starts no agent, like `policy
     // replay`: no trust is needed to ask it.
-    let mut host = match &path {
-        Some(p) => PolicyHost::load(p, PolicyOptions::default())
-            .map_err(|e| exit::usage(format!("{e}")))
-            .with_context(|| format!("load the policy {}", p.display()))?,
-        None => PolicyHost::builtin(),
+    let shown = match &path {
+        Some(p) => p.display().to_string(),
+        None => "the built-in policy".to_string(),
     };
+    let mut host = PolicyHost::load_or_builtin(path.as_deref(), PolicyOptions::default())
+        .map_err(|e| exit::usage(format!("{e}")))
+        .with_context(|| format!("load the policy {shown}"))?;
     let report = oneshot::job::replay::replay(&store, &job.id, &mut host)
         .map_err(|e| store_error(&format!("replay job {}", job.id), e))?;
     if a.json {
         outln!("{}", serde_json::to_string_pretty(&report)?);
     } else {
-        let under = match &path {
-            Some(p) => p.display().to_string(),
-            None => "the built-in policy".to_string(),
-        };
         outln!(
-            "job {} — {} decision(s) asked again of {under}",
+            "job {} — {} decision(s) asked again of {shown}",
             report.job_id,
             report.decisions.len()
         );
