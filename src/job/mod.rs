@@ -22,6 +22,7 @@ mod events;
 mod judge;
 mod machine;
 mod migrate;
+mod panel;
 mod phase;
 mod reason;
 pub mod record;

@@ -15,6 +15,7 @@ pub use super::events::{
     VerbWrite,
 };
 pub use super::judge::{JobJudge, NoJudge};
+use super::panel::{aggregate, panel_artifact};
 use super::record::{ArtifactVersion, Feedback, Job, PanelVerdict, Transition};
 use super::{Harvest, JobReason, JobState, JobTrigger, next};
 use crate::policy::{ApprovalJob, ApprovalResult};
@@ -422,6 +423,7 @@ impl Step {
                 &facts,
                 end.as_ref(),
                 &panel,
+                pass,
             )));
         }
         let result = ApprovalResult {
@@ -548,66 +550,6 @@ pub fn approval_job(job: &Job) -> ApprovalJob {
         same_findings: job.progress.same_findings,
         no_progress_limit: job.spec.limits.no_progress,
         inputs: job.spec.inputs.clone(),
-    }
-}
-
-/// Whether the panel passes, and why not.
-fn aggregate(how: super::record::Aggregate, panel: &[PanelVerdict]) -> (bool, String) {
-    let done = panel
-        .iter()
-        .filter(|v| v.verdict == super::record::PanelWord::Done)
-        .count();
-    let pass = match how {
-        super::record::Aggregate::All => done == panel.len(),
-        super::record::Aggregate::Majority => done * 2 > panel.len(),
-    };
-    let dissent: Vec<String> = panel
-        .iter()
-        .filter(|v| v.verdict != super::record::PanelWord::Done)
-        .map(|v| format!("{} said {}: {}", v.auditor, v.verdict, v.reason))
-        .collect();
-    (
-        pass,
-        format!(
-            "the panel did not pass ({done} of {} said done, {} needed): {}",
-            panel.len(),
-            match how {
-                super::record::Aggregate::All => "all",
-                super::record::Aggregate::Majority => "a majority",
-            },
-            dissent.join("; ")
-        ),
-    )
-}
-
-fn panel_artifact(
-    job: &Job,
-    now: u64,
-    facts: &HarvestFacts,
-    end: Option<&SessionEnd>,
-    panel: &[PanelVerdict],
-) -> ArtifactVersion {
-    ArtifactVersion {
-        version: 0,
-        step: job.steps,
-        at_ms: now,
-        session: job.session().map(str::to_string),
-        outcome: end.map_or("UNKNOWN".into(), |e| e.outcome.to_string()),
-        commit: None,
-        diff_hash: facts.diff_hash.clone(),
-        diff_stat: facts.diff_stat.clone(),
-        files: facts.files.clone(),
-        final_message: end.map(|e| e.final_message.clone()).unwrap_or_default(),
-        verdict: Some(
-            if aggregate(job.spec.aggregate, panel).0 {
-                "done"
-            } else {
-                "retry"
-            }
-            .into(),
-        ),
-        confidence: None,
-        panel: panel.to_vec(),
     }
 }
 
