@@ -50,6 +50,7 @@ fn full_ctx(round: usize) -> HookCtx {
         workdir: "/tmp/work".into(),
         structured: None,
         diff: None,
+        checks: Vec::new(),
     }
 }
 

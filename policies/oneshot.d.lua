@@ -34,6 +34,7 @@
 ---@field changed_files string[] Files changed in the workdir by the last worker run (workdir-relative).
 ---@field workdir string The session's working directory.
 ---@field diff string? A job's panel auditors only: the changes they judge, as a git diff against the job's base (at most 256 KiB); nil in a session.
+---@field checks { name: string, run: string, passed: boolean, exit_code: integer?, signal: integer?, stopped: string?, duration_ms: integer, output: string }[] The last audit's checks, in the order they ran (empty before any ran): what the verdict hook sees of them.
 
 ---What salvage(evidence, ctx) gets about a stopped worker.
 ---@class OneshotEvidence
@@ -74,6 +75,7 @@
 ---@field salvage? "closed" Decision hooks always fail closed.
 ---@field next_prompt? "closed" Decision hooks always fail closed.
 ---@field audit_prompt? "closed" Decision hooks always fail closed.
+---@field checks? "closed" Decision hooks always fail closed.
 ---@field approve? "closed" Decision hooks always fail closed.
 ---@field permit? "closed" A failing permit always denies the tool.
 ---@field guard? OneshotFailMode "open": a guard error allows the transition, with a warning (default "closed").
@@ -105,6 +107,7 @@
 ---@field guards? table<string, fun(ctx: OneshotCtx): boolean, string?> guards["FROM -> TO"]: true, or false and a reason.
 ---@field next_prompt? (fun(ctx: OneshotCtx): string?) The worker's next prompt (nil keeps the built-in one).
 ---@field audit_prompt? (fun(ctx: OneshotCtx): string?) The auditor's prompt (nil keeps the built-in one).
+---@field checks (string|{ name: string?, run: string, timeout: integer? })[]|(fun(ctx: OneshotCtx): (string|{ name: string?, run: string, timeout: integer? })[]?)|nil Commands run in the workdir after the worker and before the auditor: any failure is a RETRY with its output as the critique, no auditor run.
 ---@field on_transition? (fun(from: string, to: string, ctx: OneshotCtx)) Observe every transition; the return value is ignored.
 ---@field permit? (fun(tool: string, input: table?, ctx: OneshotCtx, role: OneshotRole): OneshotPermit|boolean, string?) Answer an agent's tool-permission request: "allow" or "deny" [, reason]. Fails closed (an error denies).
 ---@field continue_conversation? boolean Continue the worker's own conversation on the next iteration (default true).

@@ -47,6 +47,7 @@ internal!(executor, pipeline);
 
 pub mod agent;
 pub mod ask;
+pub mod check;
 pub mod config;
 pub mod engine;
 pub mod error;

@@ -383,6 +383,12 @@ pub struct PolicyArgs {
     /// resume: the session's].
     #[arg(long, value_name = "on|off", env = "ONESHOT_SANDBOX", value_parser = parse_switch)]
     pub sandbox: Option<bool>,
+    /// A check: a shell command run in the workdir after each worker run and before the
+    /// auditor (`cargo test`); repeatable. Any failing check is a RETRY with the check's
+    /// output as the critique, and no auditor runs; when all pass, the auditor is told. Runs
+    /// after the policy's `checks` [resume: the session's].
+    #[arg(long, value_name = "CMD", env = "ONESHOT_CHECK")]
+    pub check: Vec<String>,
     /// How many worker iterations the session may use, whatever the policy's
     /// `limits.max_iterations` says [resume: the session's].
     #[arg(long, value_name = "N", env = "ONESHOT_MAX_ITERATIONS", value_parser = clap::value_parser!(u32).range(1..))]

@@ -109,6 +109,7 @@ fn arg_id(key: Key) -> &'static str {
         Key::PolicyPath => "policy_path",
         Key::PolicyReload => "policy_reload",
         Key::Sandbox => "sandbox",
+        Key::Check => "check",
     }
 }
 
@@ -237,6 +238,7 @@ fn merge(args: &mut RunArgs, matches: &ArgMatches, files: &Files) {
             (Key::PolicyPath, Value::Paths(dirs)) => p.policy_path = dirs,
             (Key::PolicyReload, Value::Reload(m)) => p.policy_reload = Some(m),
             (Key::Sandbox, Value::Switch(on)) => p.sandbox = Some(on),
+            (Key::Check, Value::Texts(t)) => p.check = t,
             _ => continue,
         }
         origins.0.insert(key, origin);
@@ -308,6 +310,7 @@ pub fn show(cli: &Cli, effective: &Effective, json: bool) -> Result<i32> {
                 Key::Sandbox => p
                     .sandbox
                     .map(|on| if on { "on" } else { "off" }.to_string()),
+                Key::Check => (!p.check.is_empty()).then(|| p.check.join("; ")),
             };
             let origin = match key {
                 Key::StateDir => effective.state_dir_origin.clone(),
@@ -373,5 +376,6 @@ fn unset(key: Key) -> &'static str {
         Key::PolicyPath => "only the policy's own directory",
         Key::PolicyReload => "auto",
         Key::Sandbox => "on (resume: the session's)",
+        Key::Check => "none but the policy's `checks` (resume: the session's)",
     }
 }

@@ -270,6 +270,13 @@ impl PolicyArgs {
         if let Some(on) = self.sandbox {
             options.sandbox = on;
         }
+        if !self.check.is_empty() {
+            options.checks = self
+                .check
+                .iter()
+                .map(|c| oneshot::check::Check::command(c))
+                .collect();
+        }
         options.limits = self.limit_overrides(&options.limits);
         options
     }

@@ -27,6 +27,8 @@ pub enum Value {
     Reload(ReloadMode),
     /// On or off.
     Switch(bool),
+    /// `check`: command lines.
+    Texts(Vec<String>),
 }
 
 /// One key of a file, with its value and line.
@@ -181,6 +183,32 @@ fn checked(key: Key, value: &Spanned<DeValue<'_>>, base: &Path) -> Result<Value,
                 path(other).map_err(|_| wrong("a path string or an array of them"))?,
             ]),
         },
+        Kind::Texts => {
+            let text = |v: &DeValue<'_>| match v {
+                DeValue::String(s) if !s.trim().is_empty() => Some(s.trim().to_string()),
+                _ => None,
+            };
+            match value {
+                DeValue::Array(items) => Value::Texts(
+                    items
+                        .iter()
+                        .enumerate()
+                        .map(|(n, i)| {
+                            text(i.get_ref()).ok_or_else(|| {
+                                format!(
+                                    "{key} must be an array of command strings; item {} is not a \
+                                     non-empty string",
+                                    n + 1
+                                )
+                            })
+                        })
+                        .collect::<Result<_, _>>()?,
+                ),
+                other => Value::Texts(vec![
+                    text(other).ok_or_else(|| wrong("a command string or an array of them"))?,
+                ]),
+            }
+        }
         Kind::Count => match value {
             DeValue::Integer(i) => match i.as_str().parse::<u32>() {
                 Ok(n) if i.radix() == 10 && n >= 1 => Value::Count(n),

@@ -30,10 +30,12 @@ pub enum Key {
     PolicyReload,
     /// `sandbox`: whether the agents are confined (Landlock) away from oneshot's files.
     Sandbox,
+    /// `check`: commands run after the worker and before the auditor (a string or an array).
+    Check,
 }
 
 /// Every key, in the order `oneshot config` shows them.
-pub const KEYS: [Key; 13] = [
+pub const KEYS: [Key; 14] = [
     Key::Worker,
     Key::Auditor,
     Key::WorkerCmd,
@@ -47,6 +49,7 @@ pub const KEYS: [Key; 13] = [
     Key::PolicyPath,
     Key::PolicyReload,
     Key::Sandbox,
+    Key::Check,
 ];
 
 /// What a key's value must be.
@@ -66,6 +69,8 @@ pub(crate) enum Kind {
     Reload,
     /// `true`/`false`, or `"on"`/`"off"`.
     Switch,
+    /// A string or an array of strings (command lines).
+    Texts,
 }
 
 impl Key {
@@ -85,6 +90,7 @@ impl Key {
             Key::PolicyPath => "policy-path",
             Key::PolicyReload => "policy-reload",
             Key::Sandbox => "sandbox",
+            Key::Check => "check",
         }
     }
 
@@ -104,6 +110,7 @@ impl Key {
             Key::PolicyPath => "ONESHOT_POLICY_PATH",
             Key::PolicyReload => "ONESHOT_POLICY_RELOAD",
             Key::Sandbox => "ONESHOT_SANDBOX",
+            Key::Check => "ONESHOT_CHECK",
         }
     }
 
@@ -121,6 +128,7 @@ impl Key {
             Key::Timeout | Key::InactivityTimeout | Key::HookBudget => Kind::Duration,
             Key::PolicyReload => Kind::Reload,
             Key::Sandbox => Kind::Switch,
+            Key::Check => Kind::Texts,
         }
     }
 }

@@ -90,6 +90,11 @@ impl Engine {
                         p.permit(&request_id, allow, reason.as_deref(), &input);
                     }
                 }
+                Effect::Check { checks, iteration } => {
+                    self.persist()?;
+                    let results = self.run_checks(checks, iteration, observer).await?;
+                    queue.push_back(Event::Checked(results));
+                }
                 Effect::Report(report) => observer.update(self.update(report)),
                 Effect::Finish(o) => outcome = Some(o),
             }

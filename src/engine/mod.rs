@@ -20,6 +20,7 @@
 //! to that thread, so it must live as long as the session (any `block_on` thread does).
 
 mod carry;
+mod checks;
 mod error;
 mod evidence;
 pub(crate) mod interrupt;

@@ -23,6 +23,9 @@ pub struct Options {
     /// Confine the agents (Landlock) away from oneshot's key, trust store and state
     /// (default: on; kept in its settings).
     pub sandbox: bool,
+    /// Checks of the session's own, run after the policy's at every audit (`--check`; kept in
+    /// its settings).
+    pub checks: Vec<crate::check::Check>,
 }
 
 impl Default for Options {
@@ -35,6 +38,7 @@ impl Default for Options {
             policy_options: PolicyOptions::default(),
             limits: crate::session::LimitOverrides::default(),
             sandbox: true,
+            checks: Vec::new(),
         }
     }
 }
@@ -54,6 +58,7 @@ impl Options {
             reload: self.reload,
             limits: self.limits.clone(),
             sandbox: self.sandbox,
+            checks: self.checks.clone(),
         }
     }
 
@@ -70,6 +75,7 @@ impl Options {
             },
             limits: settings.limits.clone(),
             sandbox: settings.sandbox,
+            checks: settings.checks.clone(),
         }
     }
 }

@@ -72,6 +72,10 @@ pub struct JobSpec {
     /// `None`: oneshot's own identity (jobs made before authors were kept).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub author: Option<Author>,
+    /// Checks of the job's own (`--check`, `check` in oneshot.toml): run by every session's
+    /// audit after the policy's, and again by `job land` on the rebased result.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub checks: Vec<crate::check::Check>,
 }
 
 /// A commit author.
@@ -261,6 +265,7 @@ impl JobSpec {
             inputs: BTreeMap::new(),
             limits: JobLimits::default(),
             author: None,
+            checks: Vec::new(),
         }
     }
 }

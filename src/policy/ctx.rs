@@ -52,6 +52,10 @@ pub struct HookCtx {
     /// auditors (their `audit_prompt`, `verdict` and `permit`); `None` in a session.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub diff: Option<String>,
+    /// The checks of this audit, in the order they ran (empty before they ran, or when there
+    /// are none): what the `verdict` hook, and every later one, can read as `ctx.checks`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub checks: Vec<crate::check::CheckResult>,
 }
 
 fn is_zero(n: &u32) -> bool {

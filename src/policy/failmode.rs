@@ -35,11 +35,12 @@ impl FailMode {
 }
 
 /// The hook names [`PolicyHost::fail_mode`] and `on_error` know, in documentation order.
-pub const FAIL_MODE_HOOKS: [&str; 8] = [
+pub const FAIL_MODE_HOOKS: [&str; 9] = [
     "verdict",
     "salvage",
     "next_prompt",
     "audit_prompt",
+    "checks",
     "approve",
     "permit",
     "guard",

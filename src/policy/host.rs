@@ -285,6 +285,7 @@ impl PolicyHost {
                 "salvage" => p.salvage.is_some(),
                 "next_prompt" => p.next_prompt.is_some(),
                 "audit_prompt" => p.audit_prompt.is_some(),
+                "checks" => p.checks.is_some(),
                 "on_transition" => p.on_transition.is_some(),
                 "approve" => p.approve.is_some(),
                 "permit" => p.permit.is_some(),
@@ -316,6 +317,7 @@ impl PolicyHost {
             "on_transition" => p.on_transition.is_some(),
             "approve" => p.approve.is_some(),
             "permit" => p.permit.is_some(),
+            "checks" => p.checks.is_some(),
             guard => p.guards.iter().flatten().any(|g| g.name == guard),
         }
     }

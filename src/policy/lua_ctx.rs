@@ -61,7 +61,7 @@ pub(crate) fn head(s: &str) -> &str {
 }
 
 /// The `ctx` fields built only when a hook reads them.
-pub const LAZY_FIELDS: [&str; 8] = [
+pub const LAZY_FIELDS: [&str; 9] = [
     "task",
     "worker_prompt",
     "worker_output",
@@ -70,6 +70,7 @@ pub const LAZY_FIELDS: [&str; 8] = [
     "changed_files",
     "structured",
     "diff",
+    "checks",
 ];
 
 /// One of [`LAZY_FIELDS`].
@@ -83,10 +84,11 @@ enum Lazy {
     ChangedFiles,
     Structured,
     Diff,
+    Checks,
 }
 
 impl Lazy {
-    const ALL: [Lazy; 8] = [
+    const ALL: [Lazy; 9] = [
         Lazy::Task,
         Lazy::WorkerPrompt,
         Lazy::WorkerOutput,
@@ -95,6 +97,7 @@ impl Lazy {
         Lazy::ChangedFiles,
         Lazy::Structured,
         Lazy::Diff,
+        Lazy::Checks,
     ];
 
     fn name(self) -> &'static str {
@@ -128,6 +131,7 @@ impl Lazy {
                 Some(d) => string(head(d)),
                 None => Ok(Value::Nil),
             },
+            Lazy::Checks => check_list(lua, &ctx.checks).map(Value::Table),
         }
     }
 }
@@ -146,7 +150,7 @@ struct Keys {
     open_criteria_streak: LuaString,
     workdir: LuaString,
     /// Indexed by `Lazy as usize`: cleared from the table when the field changes.
-    lazy: [LuaString; 8],
+    lazy: [LuaString; 9],
 }
 
 /// The reusable `ctx` table and what it currently holds.
@@ -167,7 +171,7 @@ struct Current {
     /// The eager fields as the table holds them, and the lazy fields `__index` builds from.
     ctx: HookCtx,
     /// Which lazy fields the table holds a built value for, by `Lazy as usize`.
-    cached: [bool; 8],
+    cached: [bool; 9],
 }
 
 /// Stores `value` under `key` in the read-only `table`.
@@ -218,6 +222,7 @@ impl CtxTable {
                 s(LAZY_FIELDS[5])?,
                 s(LAZY_FIELDS[6])?,
                 s(LAZY_FIELDS[7])?,
+                s(LAZY_FIELDS[8])?,
             ],
         };
         let states = SessionState::ALL
@@ -339,6 +344,7 @@ impl CtxTable {
         lazy!(changed_files, Lazy::ChangedFiles);
         lazy!(structured, Lazy::Structured);
         lazy!(diff, Lazy::Diff);
+        lazy!(checks, Lazy::Checks);
         Ok(())
     }
 }
@@ -349,6 +355,27 @@ fn verdict_index(v: Verdict) -> usize {
         Verdict::Retry => 1,
         Verdict::Impossible => 2,
     }
+}
+
+/// `ctx.checks`: a read-only list of read-only tables, one per check that ran, in order
+/// (`name`, `run`, `passed`, `exit_code`, `signal`, `stopped`, `duration_ms`, `output`).
+fn check_list(lua: &Lua, checks: &[crate::check::CheckResult]) -> mlua::Result<Table> {
+    let list = lua.create_table_with_capacity(checks.len(), 0)?;
+    for (i, c) in checks.iter().enumerate() {
+        let t = lua.create_table_with_capacity(0, 8)?;
+        t.raw_set("name", head(&c.name))?;
+        t.raw_set("run", head(&c.run))?;
+        t.raw_set("passed", c.passed())?;
+        t.raw_set("exit_code", c.exit_code)?;
+        t.raw_set("signal", c.signal)?;
+        t.raw_set("stopped", c.stopped.as_deref().map(head))?;
+        t.raw_set("duration_ms", c.duration_ms)?;
+        t.raw_set("output", tail(&c.tail))?;
+        t.set_readonly(true);
+        list.raw_set(i + 1, t)?;
+    }
+    list.set_readonly(true);
+    Ok(list)
 }
 
 /// A read-only Lua list of strings.

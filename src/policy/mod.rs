@@ -23,6 +23,7 @@ mod approve;
 mod budget;
 mod calls;
 mod check;
+mod checks;
 mod ctx;
 mod decision;
 mod error;

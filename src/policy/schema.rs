@@ -10,13 +10,14 @@ use crate::machine::{SessionState, edges};
 use mlua::{Function, Table, Value};
 
 /// Every top-level key a policy table may have.
-pub const TOP_LEVEL_KEYS: [&str; 13] = [
+pub const TOP_LEVEL_KEYS: [&str; 14] = [
     "limits",
     "verdict",
     "salvage",
     "guards",
     "next_prompt",
     "audit_prompt",
+    "checks",
     "on_transition",
     "permit",
     "continue_conversation",
@@ -81,6 +82,8 @@ pub(crate) struct Parsed {
     pub on_transition: Option<Function>,
     pub approve: Option<Function>,
     pub permit: Option<Function>,
+    /// `checks`: a list, or a hook returning one.
+    pub checks: Option<super::checks::PolicyChecks>,
     /// `continue_conversation`, when the policy set it (the default is true).
     pub continue_conversation: Option<bool>,
     /// Indexed by `from * 10 + to` so a guard lookup is an array index, not a hash.
@@ -134,6 +137,7 @@ pub(crate) fn parse(table: &Table) -> Result<Parsed, SchemaError> {
             "on_transition" => parsed.on_transition = Some(function(&key, value)?),
             "approve" => parsed.approve = Some(function(&key, value)?),
             "permit" => parsed.permit = Some(function(&key, value)?),
+            "checks" => parsed.checks = Some(super::checks::parse(value)?),
             "continue_conversation" => {
                 parsed.continue_conversation = Some(boolean(&key, value)?);
             }

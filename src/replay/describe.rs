@@ -23,6 +23,7 @@ pub(crate) fn same(old: &DecisionResult, new: &DecisionResult, reasons: bool) ->
         (R::Guard(GuardOutcome::Veto(a)), R::Guard(GuardOutcome::Veto(b))) => !reasons || a == b,
         (R::Prompt(a), R::Prompt(b)) => a == b,
         (R::Observed, R::Observed) => true,
+        (R::Checks(a), R::Checks(b)) => a == b,
         (R::Permit(a), R::Permit(b)) => a.allow == b.allow && (!reasons || a.reason == b.reason),
         (R::Error { message: a, .. }, R::Error { message: b, .. }) => !reasons || a == b,
         _ => false,
@@ -82,6 +83,13 @@ pub(crate) fn describe(result: &DecisionResult, reasons: bool) -> String {
         DecisionResult::Guard(GuardOutcome::Veto(why)) => shorten(&format!("deny: {why}")),
         DecisionResult::Prompt(p) => shorten(p),
         DecisionResult::Observed => "ok".to_string(),
+        DecisionResult::Checks(c) if c.is_empty() => "no checks".to_string(),
+        DecisionResult::Checks(c) => shorten(
+            &c.iter()
+                .map(|c| format!("`{}`", c.run))
+                .collect::<Vec<_>>()
+                .join(", "),
+        ),
         DecisionResult::Permit(p) if p.allow => with("allow", &p.reason),
         DecisionResult::Permit(p) => with("deny", &p.reason),
         DecisionResult::Error { message, .. } => shorten(&format!("error: {message}")),

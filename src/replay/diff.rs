@@ -108,6 +108,7 @@ fn ask(judge: &mut dyn Decide, input: &DecisionInput) -> Result<DecisionResult, 
         DecisionInput::AuditPrompt { ctx } => {
             DecisionResult::Prompt(judge.audit_prompt(ctx).result?)
         }
+        DecisionInput::Checks { ctx } => DecisionResult::Checks(judge.checks(ctx).result?),
         DecisionInput::OnTransition { from, to, ctx } => {
             judge.on_transition(*from, *to, ctx).result?;
             DecisionResult::Observed

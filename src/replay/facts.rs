@@ -37,6 +37,8 @@ pub(crate) struct Fact {
     pub started: Option<(Role, u32, String)>,
     /// For a process that could not be started: who, which iteration.
     pub failed_start: Option<(Role, u32)>,
+    /// For the results of an audit's checks: the iteration they judged.
+    pub checks_of: Option<u32>,
     /// Blobs the record referenced that the log lacks: the fact cannot be given faithfully.
     pub missing: Vec<String>,
 }
@@ -108,6 +110,7 @@ impl Recording {
                 event,
                 started: None,
                 failed_start: None,
+                checks_of: None,
                 missing: missing.clone(),
             };
             match record {
@@ -194,6 +197,21 @@ impl Recording {
                         Event::Interrupt
                     };
                     r.facts.push(fact(i.ts, event));
+                }
+                Record::Check(c) => {
+                    // One step wrote all of an audit's check records: one fact.
+                    if let Some(last) = r.facts.last_mut()
+                        && last.checks_of == Some(c.iteration)
+                        && last.ts == c.ts
+                        && let Event::Checked(results) = &mut last.event
+                    {
+                        results.push(c.result.clone());
+                        continue;
+                    }
+                    r.facts.push(Fact {
+                        checks_of: Some(c.iteration),
+                        ..fact(c.ts, Event::Checked(vec![c.result.clone()]))
+                    });
                 }
                 Record::StateChange(sc) => r.transitions.push(sc.clone()),
                 Record::Decision(d) => {

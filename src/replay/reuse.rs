@@ -252,6 +252,23 @@ impl Decide for Reusing<'_> {
         )
     }
 
+    fn has_checks(&self) -> bool {
+        self.judge.has_checks()
+    }
+
+    fn checks(&mut self, ctx: &HookCtx) -> Answer<Vec<crate::check::Check>> {
+        self.answer(
+            |i| matches!(i, DecisionInput::Checks { ctx: c } if **c == *ctx),
+            |r| match r {
+                DecisionResult::Checks(c) => Some(c),
+                _ => None,
+            },
+            |j| j.checks(ctx),
+            Hook::Checks,
+            |c| DecisionResult::Checks(c.clone()),
+        )
+    }
+
     fn continue_conversation(&self) -> bool {
         self.judge.continue_conversation()
     }

@@ -161,6 +161,16 @@ impl<'a, 'j> Sim<'a, 'j> {
                         let s = s.clone();
                         return self.diverge_on_prompt(&s, prompt);
                     }
+                    Some(Effect::Check { checks, iteration }) => {
+                        let runs: Vec<String> =
+                            checks.iter().map(|c| format!("`{}`", c.run)).collect();
+                        self.out.divergence = Some(format!(
+                            "iteration {iteration}: under the new policy the checks {} run \
+                             before the {role}, where the recording ran none",
+                            runs.join(", ")
+                        ));
+                        return;
+                    }
                     _ => {
                         self.out.stopped = Some(format!(
                             "the log is inconsistent: it records a {role} start for iteration \
@@ -187,7 +197,11 @@ impl<'a, 'j> Sim<'a, 'j> {
         self.finished = false;
         if matches!(
             event,
-            Event::Spawned(_) | Event::SpawnFailed(_) | Event::Inspected(_) | Event::Fenced(_)
+            Event::Spawned(_)
+                | Event::SpawnFailed(_)
+                | Event::Inspected(_)
+                | Event::Fenced(_)
+                | Event::Checked(_)
         ) {
             self.pending = None;
         }
@@ -244,7 +258,10 @@ impl<'a, 'j> Sim<'a, 'j> {
                 Effect::Report(Report::Warning(w)) if self.out.divergence.is_some() => {
                     self.out.notes.push(format!("warning: {w}"));
                 }
-                e @ (Effect::Spawn(_) | Effect::Inspect { .. } | Effect::Fence { .. }) => {
+                e @ (Effect::Spawn(_)
+                | Effect::Inspect { .. }
+                | Effect::Fence { .. }
+                | Effect::Check { .. }) => {
                     self.pending = Some(e);
                 }
                 Effect::Finish(_) => {
@@ -359,6 +376,10 @@ impl<'a, 'j> Sim<'a, 'j> {
             Some(Effect::Fence { .. }) => {
                 Some("the recorded log ends while a crashed run was being fenced".into())
             }
+            Some(Effect::Check { iteration, .. }) => Some(format!(
+                "the checks of iteration {iteration} would run here: their results were never \
+                 recorded"
+            )),
             // Mid-run with no more facts: a session still running, replayed as far as it goes.
             _ => None,
         };

@@ -75,6 +75,24 @@ impl Sim<'_, '_> {
                     queue = run.facts.clone();
                     inspection = None;
                 }
+                Some(Effect::Check { iteration, .. }) => {
+                    // The recorded checks of that iteration, else of the last one before it.
+                    let found = self
+                        .rec
+                        .facts
+                        .iter()
+                        .filter(|f| f.checks_of.is_some_and(|i| i <= iteration))
+                        .max_by_key(|f| f.checks_of);
+                    let Some(fact) = found else {
+                        self.out.stopped = Some(format!(
+                            "the checks of iteration {iteration} never ran in the recording: \
+                             their results are unknown"
+                        ));
+                        return;
+                    };
+                    let event = fact.event.clone();
+                    self.give(self.now, event);
+                }
                 Some(Effect::Inspect { .. }) => {
                     let Some(i) = inspection.take() else {
                         self.out.stopped = Some(format!(

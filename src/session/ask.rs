@@ -128,6 +128,19 @@ impl Step<'_> {
         })
     }
 
+    /// The policy's checks for this audit.
+    pub(super) fn ask_checks(&mut self) -> Result<Vec<crate::check::Check>, HookError> {
+        if let Some((d, ctx)) = self.unrecorded() {
+            return d.checks(ctx).result;
+        }
+        let ctx = self.s.hook_ctx(self.now);
+        let answer = self.d.checks(&ctx);
+        let input = DecisionInput::Checks { ctx: Arc::new(ctx) };
+        self.decided("checks", input, answer, |c| {
+            DecisionResult::Checks(c.clone())
+        })
+    }
+
     pub(super) fn ask_on_transition(
         &mut self,
         from: SessionState,

@@ -33,6 +33,7 @@ impl Session {
         ctx.confidence = verdict.and_then(|v| v.confidence);
         ctx.open_criteria_streak = verdict.map_or(0, |v| v.open_criteria_streak);
         ctx.changed_files.clone_from(&self.changed_files);
+        ctx.checks.clone_from(&self.checks);
         // Only the verdict question carries the auditor's structured answer.
         ctx.structured = None;
         ctx.workdir.clear();

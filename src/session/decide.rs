@@ -132,6 +132,22 @@ pub trait Decide {
         input: &serde_json::Value,
         ctx: &HookCtx,
     ) -> Answer<PermitDecision>;
+    /// Whether the policy has `checks` at all: only then is [`Decide::checks`] asked (and
+    /// recorded), so a policy without them leaves no question in the log.
+    fn has_checks(&self) -> bool {
+        false
+    }
+    /// The checks the audit runs before its auditor (the policy's; the session adds its own).
+    /// None unless a policy says so.
+    fn checks(&mut self, ctx: &HookCtx) -> Answer<Vec<crate::check::Check>> {
+        let _ = ctx;
+        Answer {
+            result: Ok(Vec::new()),
+            builtin: true,
+            duration_us: 0,
+            logs: Vec::new(),
+        }
+    }
     /// Whether the next worker iteration continues the worker agent's own conversation.
     fn continue_conversation(&self) -> bool {
         true
@@ -261,6 +277,14 @@ impl Decide for PolicyJudge<'_> {
                 p
             })
         })
+    }
+
+    fn has_checks(&self) -> bool {
+        self.host.has_checks()
+    }
+
+    fn checks(&mut self, ctx: &HookCtx) -> Answer<Vec<crate::check::Check>> {
+        self.ask("checks", |h| h.checks(ctx))
     }
 
     fn continue_conversation(&self) -> bool {

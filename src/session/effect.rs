@@ -49,6 +49,14 @@ pub enum Effect {
         /// Time between SIGTERM and SIGKILL.
         grace: Duration,
     },
+    /// Run the audit's checks in the workdir, in order; answer with
+    /// [`Event::Checked`](super::Event::Checked). Comes after a journal, like every act.
+    Check {
+        /// The checks.
+        checks: Vec<crate::check::Check>,
+        /// The worker iteration they judge.
+        iteration: u32,
+    },
     /// Answer the running agent's tool-permission request.
     Permit {
         /// The request's id.
@@ -115,7 +123,11 @@ impl Effect {
     pub fn is_act(&self) -> bool {
         matches!(
             self,
-            Effect::Spawn(_) | Effect::Stop { .. } | Effect::Kill | Effect::Fence { .. }
+            Effect::Spawn(_)
+                | Effect::Stop { .. }
+                | Effect::Kill
+                | Effect::Fence { .. }
+                | Effect::Check { .. }
         )
     }
 }

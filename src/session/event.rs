@@ -38,6 +38,9 @@ pub enum Event {
     Kill,
     /// What [`Effect::Inspect`](super::Effect::Inspect) found.
     Inspected(Evidence),
+    /// What the checks asked for by [`Effect::Check`](super::Effect::Check) found, in order; a
+    /// check the user stopped is the last (`stopped: "interrupted"`).
+    Checked(Vec<crate::check::CheckResult>),
     /// What [`Effect::Fence`](super::Effect::Fence) did with a process group left by a dead
     /// oneshot.
     Fenced(String),

@@ -18,6 +18,7 @@
 mod agent_events;
 mod agents;
 mod ask;
+mod checks;
 mod ctx;
 mod decide;
 mod effect;

@@ -104,6 +104,10 @@ pub struct AuditRun {
     /// What its last answer lacked, said to it ahead of the prompt when it is asked again.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// The audit's checks ran (and passed: a failure ends the audit), so the auditor is next;
+    /// the prompt then ends with their results.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub checked: bool,
 }
 
 impl AuditRun {
@@ -327,6 +331,7 @@ mod tests {
                 run: Run::default(),
                 reasks: 1,
                 note: Some("no verdict".into()),
+                checked: true,
             }),
             Phase::ReiterationPending(Next::Rerun),
             Phase::RecoveryPending(Box::new(Evidence {

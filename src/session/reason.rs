@@ -55,6 +55,12 @@ pub enum Reason {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         reason: Option<String>,
     },
+    /// A check of the audit failed: a RETRY made without asking the auditor (the critique, in
+    /// the verdict, is each failed check's status and output).
+    ChecksFailed {
+        /// Each failed check, `name (status)`.
+        checks: Vec<String>,
+    },
     /// The auditor's answers held no verdict, however often it was asked (the first answer and
     /// `limits.verdict_reasks` more).
     NoVerdict {
@@ -166,6 +172,7 @@ impl Reason {
                 Verdict::Impossible => "impossible",
             },
             Reason::NoVerdict { .. } => "no_verdict",
+            Reason::ChecksFailed { .. } => "checks_failed",
             Reason::Salvaged { salvage, .. } => match salvage {
                 Salvage::Success => "salvage_success",
                 Salvage::Partial => "salvage_partial",
@@ -212,6 +219,7 @@ impl fmt::Display for Reason {
                     None => Ok(()),
                 }
             }
+            Reason::ChecksFailed { checks } => write!(f, "checks failed: {}", checks.join(", ")),
             Reason::NoVerdict { answers, reason } => {
                 let times = if *answers == 1 {
                     "its answer".to_string()
@@ -376,6 +384,9 @@ mod tests {
             Reason::HookInterrupted {
                 hook: "verdict".into(),
             },
+            Reason::ChecksFailed {
+                checks: vec!["tests (exit 1)".into()],
+            },
             Reason::BudgetExceeded {
                 resource: "usd".into(),
                 used: 1.5,
@@ -401,6 +412,7 @@ mod tests {
                 | Reason::Verdict { .. }
                 | Reason::Salvaged { .. }
                 | Reason::NoVerdict { .. }
+                | Reason::ChecksFailed { .. }
                 | Reason::Rerun
                 | Reason::Resumed { .. }
                 | Reason::MaxIterations { .. }

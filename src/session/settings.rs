@@ -25,6 +25,10 @@ pub struct SessionSettings {
     /// state; written only when turned off (`--sandbox off`).
     #[serde(default = "on", skip_serializing_if = "is_on")]
     pub sandbox: bool,
+    /// Checks of the session's own (`--check`, `check = [...]` in oneshot.toml), run after the
+    /// policy's at every audit.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub checks: Vec<crate::check::Check>,
 }
 
 fn on() -> bool {
@@ -45,6 +49,7 @@ impl Default for SessionSettings {
             reload: ReloadMode::Auto,
             limits: LimitOverrides::default(),
             sandbox: true,
+            checks: Vec::new(),
         }
     }
 }
@@ -75,6 +80,7 @@ mod tests {
             reload: ReloadMode::Trusted,
             limits: LimitOverrides::default(),
             sandbox: true,
+            checks: Vec::new(),
         };
         let json = serde_json::to_string(&s).unwrap();
         assert_eq!(

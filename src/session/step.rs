@@ -20,6 +20,8 @@ pub(crate) enum Awaiting {
     Inspect,
     /// [`Effect::Fence`] → [`Event::Fenced`].
     Fence,
+    /// [`Effect::Check`] → [`Event::Checked`].
+    Checks,
 }
 
 /// One step in progress: the session, who decides, the time, and the effects so far.
@@ -66,6 +68,7 @@ impl Step<'_> {
             Event::Kill => self.interrupt(true),
             Event::Inspected(evidence) => self.inspected(evidence),
             Event::Fenced(outcome) => self.fenced(outcome),
+            Event::Checked(results) => self.checked(results),
             Event::PolicyChanged => {
                 self.sync_policy();
                 self.journal();
@@ -358,6 +361,13 @@ impl Step<'_> {
         let paused = self.s.interrupts > 0;
         match self.s.phase.clone() {
             Phase::Created => {}
+            Phase::AuditorExecuting(super::AuditRun {
+                checked: false,
+                run,
+                ..
+            }) if run.process.is_none() && run.exited.is_none() && self.s.awaiting.is_none() => {
+                self.run_checks();
+            }
             Phase::WorkerExecuting(run) | Phase::AuditorExecuting(super::AuditRun { run, .. }) => {
                 if run.process.is_none() && run.exited.is_none() && self.s.awaiting.is_none() {
                     self.spawn();

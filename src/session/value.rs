@@ -61,6 +61,8 @@ pub struct Session {
     pub changed_files: Vec<String>,
     /// The auditor's last verdict.
     pub last_verdict: Option<VerdictRecord>,
+    /// What the last audit's checks found (`ctx.checks`), in the order they ran.
+    pub checks: Vec<crate::check::CheckResult>,
     /// Every state the session has been in, oldest first.
     pub history: Vec<HistoryEntry>,
     /// Interrupts received by this oneshot process (not persisted: a resume starts at zero).
@@ -117,6 +119,7 @@ impl Session {
             exit_code: None,
             changed_files: Vec::new(),
             last_verdict: None,
+            checks: Vec::new(),
             history: vec![first],
             interrupts: 0,
             awaiting: None,
@@ -183,6 +186,8 @@ struct Wire<'a> {
     last_verdict: Option<std::borrow::Cow<'a, VerdictRecord>>,
     #[serde(default)]
     changed_files: std::borrow::Cow<'a, [String]>,
+    #[serde(default, skip_serializing_if = "<[_]>::is_empty")]
+    checks: std::borrow::Cow<'a, [crate::check::CheckResult]>,
     worker_cmd: std::borrow::Cow<'a, str>,
     auditor_cmd: std::borrow::Cow<'a, str>,
     /// Absent when no role is played by an agent CLI.
@@ -238,6 +243,7 @@ impl Serialize for Session {
             exit_code: self.exit_code,
             last_verdict: self.last_verdict.as_ref().map(Borrowed),
             changed_files: Borrowed(&self.changed_files),
+            checks: Borrowed(&self.checks),
             worker_cmd: Borrowed(&self.worker_cmd),
             auditor_cmd: Borrowed(&self.auditor_cmd),
             agents: Borrowed(&self.agents),
@@ -288,6 +294,7 @@ impl<'de> Deserialize<'de> for Session {
             exit_code: w.exit_code,
             changed_files: w.changed_files.into_owned(),
             last_verdict: w.last_verdict.map(|v| v.into_owned()),
+            checks: w.checks.into_owned(),
             history: w.history.into_owned(),
             interrupts: 0,
             awaiting: None,

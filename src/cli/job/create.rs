@@ -75,6 +75,11 @@ pub struct CreateArgs {
     /// Empty diffs or repeated findings in a row that count as no progress (0: never).
     #[arg(long, value_name = "N")]
     pub no_progress: Option<u32>,
+    /// A check: a shell command every session of the job runs in the worktree after the worker
+    /// and before the auditor (a failure is a RETRY without an auditor run), and `job land`
+    /// runs again on the rebased result; repeatable [default: `check` in oneshot.toml].
+    #[arg(long, value_name = "CMD")]
+    pub check: Vec<String>,
     /// Make it PENDING at once (recorded as create, then activate).
     #[arg(long)]
     pub activate: bool,
@@ -93,6 +98,7 @@ pub fn run(cx: &Cx, a: CreateArgs) -> Result<i32> {
             auditor: a.auditor.as_deref(),
             auditor_cmd: a.auditor_cmd.as_deref(),
             policy: a.policy.as_deref(),
+            check: &a.check,
         },
         &source,
     )?;
@@ -276,6 +282,11 @@ fn spec(
         limits,
         // Taken by `oneshot::job::create` from the source's git identity.
         author: None,
+        checks: settings
+            .checks
+            .iter()
+            .map(|c| oneshot::check::Check::command(c))
+            .collect(),
     };
     Ok((spec, policy_from))
 }

@@ -31,6 +31,9 @@ pub(super) struct Settings {
     pub auditor: Given<String>,
     /// The policy file, if anything names one.
     pub policy: Option<Given<PathBuf>>,
+    /// The job's own checks: `--check`, else `check` of the first file that has it, else
+    /// `ONESHOT_CHECK`.
+    pub checks: Vec<String>,
 }
 
 /// What the command line gave for each setting.
@@ -40,6 +43,7 @@ pub(super) struct Flags<'a> {
     pub auditor: Option<&'a str>,
     pub auditor_cmd: Option<&'a str>,
     pub policy: Option<&'a Path>,
+    pub check: &'a [String],
 }
 
 /// Resolves the settings for a job whose source is `source`.
@@ -75,10 +79,22 @@ pub(super) fn resolve(flags: &Flags, source: &Path) -> Result<Settings> {
             from: Key::Policy.env().into(),
         }),
     });
+    let checks = layers
+        .iter()
+        .find_map(|layer| match layer {
+            Layer::Flags => (!flags.check.is_empty()).then(|| flags.check.to_vec()),
+            Layer::File(f) => f.get(Key::Check).and_then(|e| match &e.value {
+                Value::Texts(t) => Some(t.clone()),
+                _ => None,
+            }),
+            Layer::Env => env(Key::Check).map(|c| vec![c]),
+        })
+        .unwrap_or_default();
     Ok(Settings {
         worker,
         auditor,
         policy,
+        checks,
     })
 }
 

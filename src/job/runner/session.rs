@@ -218,6 +218,10 @@ fn create(
         Player::Command(c) => b.auditor(c),
     };
     let policy = fresh(spec.policy.as_deref()).map_err(usage)?;
+    b = b.options(Options {
+        checks: spec.checks.clone(),
+        ..Options::default()
+    });
     b.policy(policy).create(sessions)
 }
 

@@ -65,6 +65,7 @@ fn spec(source: &Path) -> JobSpec {
         inputs: Default::default(),
         limits: Default::default(),
         author: None,
+        checks: Vec::new(),
     }
 }
 

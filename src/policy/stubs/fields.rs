@@ -111,6 +111,12 @@ pub(super) const CTX: &[Field] = &[
         "string?",
         "A job's panel auditors only: the changes they judge, as a git diff against the job's base (at most 256 KiB); nil in a session.",
     ),
+    (
+        "checks",
+        "{ name: string, run: string, passed: boolean, exit_code: integer?, signal: integer?, stopped: string?, duration_ms: integer, output: string }[]",
+        "{{name: string, run: string, passed: boolean, exit_code: number?, signal: number?, stopped: string?, duration_ms: number, output: string}}",
+        "The last audit's checks, in the order they ran (empty before any ran): what the verdict hook sees of them.",
+    ),
 ];
 
 /// The `evidence` table `salvage` receives.
@@ -294,6 +300,12 @@ pub(super) const POLICY: &[Field] = &[
         "The auditor's prompt (nil keeps the built-in one).",
     ),
     (
+        "checks",
+        "(string|{ name: string?, run: string, timeout: integer? })[]|(fun(ctx: OneshotCtx): (string|{ name: string?, run: string, timeout: integer? })[]?)|nil",
+        "{string | {name: string?, run: string, timeout: number?}} | ((ctx: OneshotCtx) -> {string | {name: string?, run: string, timeout: number?}}?) | nil",
+        "Commands run in the workdir after the worker and before the auditor: any failure is a RETRY with its output as the critique, no auditor run.",
+    ),
+    (
         "on_transition",
         "(fun(from: string, to: string, ctx: OneshotCtx))?",
         "((from: string, to: string, ctx: OneshotCtx) -> ())?",
@@ -359,6 +371,12 @@ pub(super) const ON_ERROR: &[Field] = &[
     ),
     (
         "audit_prompt",
+        "\"closed\"?",
+        "\"closed\"?",
+        "Decision hooks always fail closed.",
+    ),
+    (
+        "checks",
         "\"closed\"?",
         "\"closed\"?",
         "Decision hooks always fail closed.",

@@ -156,6 +156,15 @@ mod tests {
             structured: Some(serde_json::json!({})),
             open_criteria_streak: 1,
             diff: Some(String::new()),
+            checks: vec![crate::check::CheckResult {
+                name: String::new(),
+                run: String::new(),
+                exit_code: None,
+                signal: None,
+                stopped: None,
+                duration_ms: 0,
+                tail: String::new(),
+            }],
             ..HookCtx::default()
         };
         let mut real = serde_names(&full);

@@ -54,5 +54,14 @@ fn full_ctx() -> HookCtx {
         workdir: "/tmp/work".into(),
         structured: None,
         diff: None,
+        checks: vec![crate::check::CheckResult {
+            name: "tests".into(),
+            run: "cargo test".into(),
+            exit_code: Some(0),
+            signal: None,
+            stopped: None,
+            duration_ms: 1200,
+            tail: "test result: ok".into(),
+        }],
     }
 }

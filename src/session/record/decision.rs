@@ -27,11 +27,13 @@ pub enum Hook {
     OnTransition,
     /// `permit(tool, input, ctx, role)`: may the agent use this tool.
     Permit,
+    /// `checks` (a list, or `checks(ctx)`): what the audit runs before its auditor.
+    Checks,
 }
 
 impl Hook {
     /// Every hook, in the order `docs/log-format.md` lists them.
-    pub const ALL: [Hook; 7] = [
+    pub const ALL: [Hook; 8] = [
         Hook::Verdict,
         Hook::Salvage,
         Hook::Guard,
@@ -39,6 +41,7 @@ impl Hook {
         Hook::AuditPrompt,
         Hook::OnTransition,
         Hook::Permit,
+        Hook::Checks,
     ];
 
     /// The name used in the log (`"next_prompt"`).
@@ -51,6 +54,7 @@ impl Hook {
             Hook::AuditPrompt => "audit_prompt",
             Hook::OnTransition => "on_transition",
             Hook::Permit => "permit",
+            Hook::Checks => "checks",
         }
     }
 }
@@ -118,6 +122,11 @@ pub enum DecisionInput {
         /// The context.
         ctx: Arc<HookCtx>,
     },
+    /// `checks`.
+    Checks {
+        /// The context.
+        ctx: Arc<HookCtx>,
+    },
 }
 
 impl DecisionInput {
@@ -129,6 +138,7 @@ impl DecisionInput {
             | DecisionInput::Guard { ctx, .. }
             | DecisionInput::NextPrompt { ctx }
             | DecisionInput::AuditPrompt { ctx }
+            | DecisionInput::Checks { ctx }
             | DecisionInput::OnTransition { ctx, .. }
             | DecisionInput::Permit { ctx, .. } => ctx,
         }
@@ -144,6 +154,7 @@ impl DecisionInput {
             DecisionInput::AuditPrompt { .. } => Hook::AuditPrompt,
             DecisionInput::OnTransition { .. } => Hook::OnTransition,
             DecisionInput::Permit { .. } => Hook::Permit,
+            DecisionInput::Checks { .. } => Hook::Checks,
         }
     }
 
@@ -159,7 +170,9 @@ impl DecisionInput {
             | DecisionInput::OnTransition { from, to, ctx: c } => {
                 json!({"from": from, "to": to, "ctx": ctx(c)})
             }
-            DecisionInput::NextPrompt { ctx: c } | DecisionInput::AuditPrompt { ctx: c } => {
+            DecisionInput::NextPrompt { ctx: c }
+            | DecisionInput::AuditPrompt { ctx: c }
+            | DecisionInput::Checks { ctx: c } => {
                 json!({"ctx": ctx(c)})
             }
             DecisionInput::Permit {
@@ -207,6 +220,7 @@ impl DecisionInput {
             },
             Hook::NextPrompt => DecisionInput::NextPrompt { ctx },
             Hook::AuditPrompt => DecisionInput::AuditPrompt { ctx },
+            Hook::Checks => DecisionInput::Checks { ctx },
             Hook::OnTransition => DecisionInput::OnTransition {
                 from: field(input, "from")?,
                 to: field(input, "to")?,
@@ -238,6 +252,8 @@ pub enum DecisionResult {
     Observed,
     /// `permit`.
     Permit(crate::policy::PermitDecision),
+    /// `checks`: the list the policy gave (the session's own are added after).
+    Checks(Vec<crate::check::Check>),
     /// The hook failed.
     Error {
         /// The message, with `file:line` where Lua knew it.
@@ -268,6 +284,7 @@ impl DecisionResult {
             DecisionResult::Prompt(p) => json!({"prompt": p}),
             DecisionResult::Observed => json!({}),
             DecisionResult::Permit(p) => json!({"allow": p.allow, "reason": p.reason}),
+            DecisionResult::Checks(c) => json!({ "checks": c }),
             DecisionResult::Error { message, kind } => {
                 json!({"error": message, "error_kind": kind})
             }
@@ -355,6 +372,13 @@ impl DecisionResult {
                 DecisionResult::Prompt(R::deserialize(result).map_err(bad)?.prompt)
             }
             Hook::OnTransition => DecisionResult::Observed,
+            Hook::Checks => {
+                #[derive(Deserialize)]
+                struct R {
+                    checks: Vec<crate::check::Check>,
+                }
+                DecisionResult::Checks(R::deserialize(result).map_err(bad)?.checks)
+            }
             Hook::Permit => {
                 #[derive(Deserialize)]
                 struct R {

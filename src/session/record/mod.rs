@@ -58,6 +58,8 @@ pub enum Record {
     PolicyUntrusted(PolicyUntrusted),
     /// What a hook said through `oneshot.log()`, after its `decision` record.
     PolicyLog(PolicyLog),
+    /// What one check of an audit found (its output is in the audit's `activity` records).
+    Check(CheckRecord),
     /// A record type this oneshot does not know (written by a newer one): skipped.
     #[serde(other)]
     Unknown,
@@ -112,6 +114,18 @@ pub struct EvidenceRecord {
     pub iteration: u32,
     /// The evidence.
     pub evidence: Evidence,
+}
+
+/// `check`: one check of an audit, as it ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CheckRecord {
+    /// When it ended.
+    pub ts: u64,
+    /// The worker iteration it judged.
+    pub iteration: u32,
+    /// What it found.
+    #[serde(flatten)]
+    pub result: crate::check::CheckResult,
 }
 
 /// `interrupt`: the user asked to stop (`force`: kill at once).
@@ -213,6 +227,7 @@ impl Record {
             Record::PolicyReloadFailed(r) => r.ts,
             Record::PolicyUntrusted(r) => r.ts,
             Record::PolicyLog(r) => r.ts,
+            Record::Check(r) => r.ts,
             Record::Unknown => return None,
         })
     }
@@ -234,6 +249,7 @@ impl Record {
             Record::PolicyReloadFailed(_) => "policy_reload_failed",
             Record::PolicyUntrusted(_) => "policy_untrusted",
             Record::PolicyLog(_) => "policy_log",
+            Record::Check(_) => "check",
             Record::Unknown => "unknown",
         }
     }
@@ -243,7 +259,11 @@ impl Record {
     pub fn is_blobbed(&self) -> bool {
         matches!(
             self,
-            Record::Decision(_) | Record::Process(_) | Record::Evidence(_) | Record::Session(_)
+            Record::Decision(_)
+                | Record::Process(_)
+                | Record::Evidence(_)
+                | Record::Session(_)
+                | Record::Check(_)
         )
     }
 }

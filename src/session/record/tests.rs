@@ -30,6 +30,7 @@ fn ctx() -> Arc<HookCtx> {
         workdir: "/work/app".into(),
         structured: None,
         diff: None,
+        checks: Vec::new(),
     })
 }
 
