@@ -390,3 +390,30 @@ fn the_work_is_committed_as_its_asker_with_the_job_in_trailers() {
     );
     assert_eq!(who.trim(), "tester <tester@localhost>");
 }
+
+#[test]
+fn a_jobs_checks_run_in_its_sessions_before_the_auditor() {
+    let env = Env::new();
+    let runs = env.dir.path().join("runs");
+    let audits = env.dir.path().join("audits");
+    // Writes the right content only on its second run; the check sees the first was wrong.
+    let worker = format!(
+        "sh -c 'echo x >> {r}; if [ $(wc -l < {r}) -ge 2 ]; then echo hi > f.txt; else echo no > f.txt; fi'",
+        r = runs.display()
+    );
+    let auditor = format!("sh -c 'echo x >> {}; echo VERDICT: DONE'", audits.display());
+    let id = env.create(
+        &worker,
+        &auditor,
+        &["--check", "grep -q hi f.txt", "--activate"],
+    );
+    assert_eq!(
+        env.show(&id)["job"]["spec"]["checks"][0]["run"],
+        "grep -q hi f.txt"
+    );
+    env.ok(&["job", "run"]);
+    assert_eq!(env.state(&id), "APPROVAL_REQUIRED");
+    let count = |p: &Path| std::fs::read_to_string(p).unwrap().lines().count();
+    assert_eq!(count(&runs), 2, "the failed check sent the worker back");
+    assert_eq!(count(&audits), 1, "no auditor ran for the failed check");
+}
