@@ -109,6 +109,8 @@ fn arg_id(key: Key) -> &'static str {
         Key::PolicyPath => "policy_path",
         Key::PolicyReload => "policy_reload",
         Key::Sandbox => "sandbox",
+        // `job create --namer`: no option of `run`, so clap never says it set it.
+        Key::Namer => "namer",
     }
 }
 
@@ -282,6 +284,14 @@ pub fn show(cli: &Cli, effective: &Effective, json: bool) -> Result<i32> {
     let origins = &args.policy_opts.origins;
     let p = &args.policy_opts;
     let dur = |d: Option<std::time::Duration>| d.map(|d| humantime::format_duration(d).to_string());
+    // Read by `job create` only, from the files or the environment (no `run` flag holds it).
+    let namer = match effective.files.get(Key::Namer) {
+        Some((Value::Text(t), o)) => Some((t.clone(), o)),
+        _ => std::env::var(Key::Namer.env())
+            .ok()
+            .filter(|v| !v.trim().is_empty())
+            .map(|v| (v, Origin::Env(Key::Namer.env()))),
+    };
     let rows: Vec<(Key, Option<String>, Origin)> = KEYS
         .into_iter()
         .map(|key| {
@@ -308,9 +318,11 @@ pub fn show(cli: &Cli, effective: &Effective, json: bool) -> Result<i32> {
                 Key::Sandbox => p
                     .sandbox
                     .map(|on| if on { "on" } else { "off" }.to_string()),
+                Key::Namer => namer.as_ref().map(|(v, _)| v.clone()),
             };
             let origin = match key {
                 Key::StateDir => effective.state_dir_origin.clone(),
+                Key::Namer => namer.as_ref().map_or(Origin::Default, |(_, o)| o.clone()),
                 _ => origins.of(key),
             };
             (key, value, origin)
@@ -373,5 +385,6 @@ fn unset(key: Key) -> &'static str {
         Key::PolicyPath => "only the policy's own directory",
         Key::PolicyReload => "auto",
         Key::Sandbox => "on (resume: the session's)",
+        Key::Namer => "none: job branches are named from the task",
     }
 }

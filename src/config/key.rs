@@ -30,10 +30,13 @@ pub enum Key {
     PolicyReload,
     /// `sandbox`: whether the agents are confined (Landlock) away from oneshot's files.
     Sandbox,
+    /// `namer`: who `job create` asks for a branch name and nickname, `AGENT[:MODEL]` or a
+    /// `[targets.NAME]`.
+    Namer,
 }
 
 /// Every key, in the order `oneshot config` shows them.
-pub const KEYS: [Key; 13] = [
+pub const KEYS: [Key; 14] = [
     Key::Worker,
     Key::Auditor,
     Key::WorkerCmd,
@@ -47,6 +50,7 @@ pub const KEYS: [Key; 13] = [
     Key::PolicyPath,
     Key::PolicyReload,
     Key::Sandbox,
+    Key::Namer,
 ];
 
 /// What a key's value must be.
@@ -85,6 +89,7 @@ impl Key {
             Key::PolicyPath => "policy-path",
             Key::PolicyReload => "policy-reload",
             Key::Sandbox => "sandbox",
+            Key::Namer => "namer",
         }
     }
 
@@ -104,6 +109,7 @@ impl Key {
             Key::PolicyPath => "ONESHOT_POLICY_PATH",
             Key::PolicyReload => "ONESHOT_POLICY_RELOAD",
             Key::Sandbox => "ONESHOT_SANDBOX",
+            Key::Namer => "ONESHOT_NAMER",
         }
     }
 
@@ -114,7 +120,9 @@ impl Key {
 
     pub(crate) fn kind(self) -> Kind {
         match self {
-            Key::Worker | Key::Auditor | Key::WorkerCmd | Key::AuditorCmd => Kind::Text,
+            Key::Worker | Key::Auditor | Key::WorkerCmd | Key::AuditorCmd | Key::Namer => {
+                Kind::Text
+            }
             Key::Policy | Key::StateDir => Kind::Path,
             Key::PolicyPath => Kind::Paths,
             Key::MaxIterations => Kind::Count,

@@ -89,6 +89,15 @@ pub fn create(
     if spec.author.is_none() {
         spec.author = Some(author_of(&spec.source, &how.actor));
     }
+    // Named from the task as stored: a secret never ends up in a branch name. A plain
+    // directory's copy has no branch of the job's.
+    let git = matches!(
+        super::workspace::check_source(&spec),
+        Ok(super::workspace::SourceKind::Git { .. })
+    );
+    if spec.branch.is_none() && git {
+        spec.branch = Some(super::naming::branch_from_task(&spec.task, id));
+    }
     let redactor = super::redactor(spec.policy.as_deref());
     let mut job = Job::new(id, spec, JobState::Draft, how.now_ms);
     job.reason = Some(super::JobReason::Created {

@@ -65,6 +65,8 @@ fn spec(source: &Path) -> JobSpec {
         inputs: Default::default(),
         limits: Default::default(),
         author: None,
+        branch: None,
+        nickname: None,
     }
 }
 
