@@ -334,7 +334,13 @@ fn twenty_jobs_run_four_at_a_time_each_in_its_own_worktree() {
         assert_eq!(v["job"]["state"], "APPROVAL_REQUIRED", "{id}: {v}");
         let ws = v["job"]["workspace"]["path"].as_str().unwrap().to_string();
         assert!(worktrees.insert(ws), "each job in its own worktree");
-        assert_eq!(v["job"]["workspace"]["branch"], format!("oneshot/{id}"));
+        // On the branch `create` named for the task: `oneshot/<slug>-<short id>`.
+        let branch = &v["job"]["workspace"]["branch"];
+        assert_eq!(*branch, v["job"]["spec"]["branch"], "{v}");
+        assert_eq!(
+            *branch,
+            format!("oneshot/write-hi-to-f-txt-{}", &id["job-".len()..])
+        );
     }
 }
 
@@ -501,7 +507,7 @@ fn cleanup_removes_a_workspace_only_when_its_work_is_safe() {
     // Merged into the source: removed.
     let merged = Command::new("git")
         .args(["-c", "user.email=t@t", "-c", "user.name=t", "merge", "-q"])
-        .arg(format!("oneshot/{id}"))
+        .arg(env.branch(&id))
         .current_dir(env.repo())
         .status()
         .unwrap();
@@ -523,7 +529,7 @@ fn cleanup_removes_a_workspace_only_when_its_work_is_safe() {
     env.ok(&["job", "cancel", &pending]);
     env.ok(&["job", "cleanup", &pending, "--discard"]);
     let branches = Command::new("git")
-        .args(["branch", "--list", &format!("oneshot/{pending}")])
+        .args(["branch", "--list", &env.branch(&pending)])
         .current_dir(env.repo())
         .output()
         .unwrap();
@@ -543,7 +549,7 @@ fn cleanup_removes_a_workspace_only_when_its_work_is_safe() {
     let m = &merged[0]["metadata"];
     assert_eq!(m["discard"], false, "{m}");
     assert_eq!(m["path"], ws.as_str(), "{m}");
-    assert_eq!(m["branch"], format!("oneshot/{id}"), "{m}");
+    assert_eq!(m["branch"], env.branch(&id), "{m}");
     assert!(m.get("kept").is_none(), "{m}");
     let discarded = cleanups(&pending);
     assert_eq!(discarded.len(), 1, "{discarded:?}");

@@ -130,7 +130,7 @@ fn no_secret_reaches_the_job_store_git_or_the_terminal() {
         assert!(out.status.success(), "{args:?}: {out:?}");
     }
     // The worker was given the task without the secrets.
-    let branch = format!("oneshot/{id}");
+    let branch = env.branch(&id);
     let given = git(&env.repo(), &["show", &format!("{branch}:prompt.txt")]);
     assert!(given.contains("sk-ant-[REDACTED]"), "{given}");
 
