@@ -165,7 +165,10 @@ fn run_steps_every_pending_job_and_list_show_diff_read_them() {
     assert_eq!(env.state(&b), "INTERVENTION_REQUIRED");
 
     let list = env.ok(&["job", "list", "--state", "approval_required"]);
-    assert!(list.contains(&a) && !list.contains(&b), "{list}");
+    let listed = |id: &str| list.lines().any(|l| l.starts_with(id));
+    assert!(listed(&a) && !listed(&b), "{list}");
+    // Both wrote f.txt: flagged, whatever the filter shows.
+    assert!(list.contains(&format!("⚠ overlaps {b}")), "{list}");
     assert!(
         list.contains("low") && list.contains("write hi to f.txt"),
         "{list}"

@@ -95,8 +95,8 @@ pub fn create(
         super::workspace::check_source(&spec),
         Ok(super::workspace::SourceKind::Git { .. })
     );
-    if spec.branch.is_none() && git {
-        spec.branch = Some(super::naming::branch_from_task(&spec.task, id));
+    if git {
+        spec.branch = Some(branch(&spec, id));
     }
     let redactor = super::redactor(spec.policy.as_deref());
     let mut job = Job::new(id, spec, JobState::Draft, how.now_ms);
@@ -124,6 +124,19 @@ pub fn create(
         job: store.get(id)?,
         redacted,
     })
+}
+
+/// Job `id`'s branch: the one `spec` names, else one named from the task, else
+/// `oneshot/<id>` — the first the redactor leaves alone. A name that looks like a secret
+/// (`…-sk-ant-…`) would be stored redacted, and no longer be the branch's name.
+fn branch(spec: &JobSpec, id: &str) -> String {
+    let redactor = super::redactor(spec.policy.as_deref());
+    spec.branch
+        .clone()
+        .into_iter()
+        .chain([super::naming::branch_from_task(&spec.task, id)])
+        .find(|b| redactor.redact(b) == b.as_str())
+        .unwrap_or_else(|| format!("{}{id}", super::naming::PREFIX))
 }
 
 /// The spec as the store will keep it, and what held a secret: the task and inputs redacted;
