@@ -85,7 +85,8 @@ pub fn overlaps(jobs: &[Changed]) -> BTreeMap<String, Vec<Overlap>> {
 }
 
 /// The changes of every job in `store` that [`counts`], as its latest artifact version has
-/// them (jobs that changed nothing yet are left out), oldest job first.
+/// them (jobs that changed nothing yet, and jobs whose record does not parse, are left out),
+/// oldest job first.
 pub fn changed(store: &dyn JobStore) -> Result<Vec<Changed>, JobStoreError> {
     let mut repos: HashMap<PathBuf, PathBuf> = HashMap::new();
     let mut out = Vec::new();
@@ -93,13 +94,18 @@ pub fn changed(store: &dyn JobStore) -> Result<Vec<Changed>, JobStoreError> {
         if !counts(summary.state) {
             continue;
         }
-        let Some(latest) = store.artifacts(&summary.id)?.pop() else {
+        // A job whose record is broken is `get`'s to report; it does not hide the others.
+        let latest = match store.artifacts(&summary.id) {
+            Err(JobStoreError::Corrupt { .. }) => continue,
+            found => found?.pop(),
+        };
+        let Some(latest) = latest.filter(|v| !v.files.is_empty()) else {
             continue;
         };
-        if latest.files.is_empty() {
-            continue;
-        }
-        let job = store.get(&summary.id)?;
+        let job = match store.get(&summary.id) {
+            Err(JobStoreError::Corrupt { .. }) => continue,
+            found => found?,
+        };
         let source = job.spec.source.clone();
         let repo = repos
             .entry(source.clone())

@@ -117,9 +117,10 @@ impl JobStore for SqliteStore {
 
     fn list(&self, filter: &ListFilter) -> Result<Vec<JobSummary>, JobStoreError> {
         let conn = self.conn();
-        // The nickname is the one field read from a job's JSON: too rare to earn a column.
+        // The nickname is the one field read from a job's JSON: too rare to earn a column. A
+        // row whose JSON is broken lists without one (`get` says what is wrong with it).
         let sql = "SELECT id, state, title, risk, steps, created_ms, updated_ms, lease_owner,
-                          json_extract(data, '$.spec.nickname')
+                          CASE WHEN json_valid(data) THEN json_extract(data, '$.spec.nickname') END
                    FROM jobs WHERE ?1 IS NULL OR state = ?1 ORDER BY created_ms, id";
         let mut stmt = conn.prepare(sql).map_err(|e| self.db(e))?;
         let state = filter.state.map(JobState::as_str);
