@@ -54,7 +54,11 @@ fn main() {
             ])
             .output()
             .expect("oneshot job create");
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         ids.push(String::from_utf8(out.stdout).unwrap().trim().to_string());
     }
     must(oneshot(&bin, &state, &repo).args(["job", "run", "--parallel", "8"]));
@@ -65,7 +69,10 @@ fn main() {
         "{n} jobs made, run and approved in {:.1} s",
         started.elapsed().as_secs_f64()
     );
-    let branches: Vec<String> = ids.iter().map(|id| branch_of(&bin, &state, &repo, id)).collect();
+    let branches: Vec<String> = ids
+        .iter()
+        .map(|id| branch_of(&bin, &state, &repo, id))
+        .collect();
 
     // The baseline works on a copy of the repository as it is now, with the same branches.
     let copy = root.join("copy");
@@ -101,7 +108,10 @@ fn main() {
             .current_dir(dir)
             .output()
             .unwrap();
-        String::from_utf8_lossy(&out.stdout).trim().parse::<usize>().unwrap()
+        String::from_utf8_lossy(&out.stdout)
+            .trim()
+            .parse::<usize>()
+            .unwrap()
     };
     assert_eq!(count(&copy), n, "plain git landed every branch");
     assert_eq!(count(&repo), n, "oneshot landed every job");

@@ -229,7 +229,12 @@ fn kill_9_of_job_run_at_any_moment_leaves_no_orphan_and_a_job_the_next_runner_en
         // All the work is on the job's branch, once.
         let tree = git(
             &env.repo(),
-            &["ls-tree", "-r", "--name-only", &format!("oneshot/{id}")],
+            &[
+                "ls-tree",
+                "-r",
+                "--name-only",
+                v["job"]["spec"]["branch"].as_str().unwrap(),
+            ],
         );
         let mut want = worker_files();
         want.push("a.txt".into());
@@ -314,7 +319,13 @@ fn three_runners_on_one_store_run_every_worker_once() {
         );
         by.insert(steps[0]["by"].as_str().unwrap().to_string());
         assert_eq!(
-            git(&env.repo(), &["show", &format!("oneshot/{id}:f.txt")]),
+            git(
+                &env.repo(),
+                &[
+                    "show",
+                    &format!("{}:f.txt", v["job"]["spec"]["branch"].as_str().unwrap())
+                ]
+            ),
             n.to_string()
         );
     }

@@ -165,7 +165,10 @@ fn run_steps_every_pending_job_and_list_show_diff_read_them() {
     assert_eq!(env.state(&b), "INTERVENTION_REQUIRED");
 
     let list = env.ok(&["job", "list", "--state", "approval_required"]);
-    assert!(list.contains(&a) && !list.contains(&b), "{list}");
+    let listed = |id: &str| list.lines().any(|l| l.starts_with(id));
+    assert!(listed(&a) && !listed(&b), "{list}");
+    // Both wrote f.txt: flagged, whatever the filter shows.
+    assert!(list.contains(&format!("⚠ overlaps {b}")), "{list}");
     assert!(
         list.contains("low") && list.contains("write hi to f.txt"),
         "{list}"
@@ -334,7 +337,13 @@ fn twenty_jobs_run_four_at_a_time_each_in_its_own_worktree() {
         assert_eq!(v["job"]["state"], "APPROVAL_REQUIRED", "{id}: {v}");
         let ws = v["job"]["workspace"]["path"].as_str().unwrap().to_string();
         assert!(worktrees.insert(ws), "each job in its own worktree");
-        assert_eq!(v["job"]["workspace"]["branch"], format!("oneshot/{id}"));
+        // On the branch `create` named for the task: `oneshot/<slug>-<short id>`.
+        let branch = &v["job"]["workspace"]["branch"];
+        assert_eq!(*branch, v["job"]["spec"]["branch"], "{v}");
+        assert_eq!(
+            *branch,
+            format!("oneshot/write-hi-to-f-txt-{}", &id["job-".len()..])
+        );
     }
 }
 
@@ -501,7 +510,7 @@ fn cleanup_removes_a_workspace_only_when_its_work_is_safe() {
     // Merged into the source: removed.
     let merged = Command::new("git")
         .args(["-c", "user.email=t@t", "-c", "user.name=t", "merge", "-q"])
-        .arg(format!("oneshot/{id}"))
+        .arg(env.branch(&id))
         .current_dir(env.repo())
         .status()
         .unwrap();
@@ -523,7 +532,7 @@ fn cleanup_removes_a_workspace_only_when_its_work_is_safe() {
     env.ok(&["job", "cancel", &pending]);
     env.ok(&["job", "cleanup", &pending, "--discard"]);
     let branches = Command::new("git")
-        .args(["branch", "--list", &format!("oneshot/{pending}")])
+        .args(["branch", "--list", &env.branch(&pending)])
         .current_dir(env.repo())
         .output()
         .unwrap();
@@ -543,7 +552,7 @@ fn cleanup_removes_a_workspace_only_when_its_work_is_safe() {
     let m = &merged[0]["metadata"];
     assert_eq!(m["discard"], false, "{m}");
     assert_eq!(m["path"], ws.as_str(), "{m}");
-    assert_eq!(m["branch"], format!("oneshot/{id}"), "{m}");
+    assert_eq!(m["branch"], env.branch(&id), "{m}");
     assert!(m.get("kept").is_none(), "{m}");
     let discarded = cleanups(&pending);
     assert_eq!(discarded.len(), 1, "{discarded:?}");

@@ -68,7 +68,7 @@ fn a_job_made_from_oneshot_toml_alone_runs_to_completion() {
     env.ok(&["job", "run"]);
     // The built-in policy leaves a done result to a human.
     assert_eq!(env.state(&id), "APPROVAL_REQUIRED");
-    let branch = format!("oneshot/{id}");
+    let branch = env.branch(&id);
     assert_eq!(git(&repo, &["show", &format!("{branch}:f.txt")]), "hi");
 }
 
@@ -254,7 +254,7 @@ fn include_uncommitted_starts_the_job_from_them_without_touching_the_checkout() 
     env.ok(&["job", "run"]);
     assert_eq!(env.state(&id), "APPROVAL_REQUIRED");
     assert_eq!(checkout(&repo), before, "the step changed the checkout");
-    let branch = format!("oneshot/{id}");
+    let branch = env.branch(&id);
     let show = |file: &str| git(&repo, &["show", &format!("{branch}:{file}")]);
     assert_eq!(show("a.txt"), "a\nstaged\nedited");
     assert_eq!(show("s.txt"), "staged file");
@@ -305,7 +305,7 @@ fn from_head_leaves_the_uncommitted_changes_out() {
     let id = env.create(GOOD_WORKER, DONE, &["--from-head", "--activate"]);
     env.ok(&["job", "run"]);
     assert_eq!(env.state(&id), "APPROVAL_REQUIRED");
-    let branch = format!("oneshot/{id}");
+    let branch = env.branch(&id);
     assert_eq!(git(&repo, &["show", &format!("{branch}:a.txt")]), "a");
     assert_eq!(git(&repo, &["rev-parse", &format!("{branch}^")]), before.1);
     let files = git(&repo, &["diff", "--name-only", &before.1, &branch]);
@@ -337,7 +337,7 @@ fn the_work_is_committed_as_its_asker_with_the_job_in_trailers() {
     git(&repo, &["config", "user.email", "ana@example.org"]);
     let id = env.create(GOOD_WORKER, DONE, &["--activate"]);
     env.ok(&["job", "run"]);
-    let branch = format!("oneshot/{id}");
+    let branch = env.branch(&id);
     let who = git(
         &repo,
         &["log", "-1", "--format=%an <%ae>|%cn <%ce>", &branch],
@@ -386,7 +386,7 @@ fn the_work_is_committed_as_its_asker_with_the_job_in_trailers() {
     env.ok(&["job", "run"]);
     let who = git(
         &repo,
-        &["log", "-1", "--format=%an <%ae>", &format!("oneshot/{id}")],
+        &["log", "-1", "--format=%an <%ae>", &env.branch(&id)],
     );
     assert_eq!(who.trim(), "tester <tester@localhost>");
 }

@@ -65,10 +65,12 @@ impl Case {
         String::from_utf8(out.stdout).unwrap()
     }
 
+    fn show(&self, id: &str) -> serde_json::Value {
+        serde_json::from_str(&self.ok(&["job", "show", id, "--json"])).unwrap()
+    }
+
     fn state(&self, id: &str) -> String {
-        let v: serde_json::Value =
-            serde_json::from_str(&self.ok(&["job", "show", id, "--json"])).unwrap();
-        v["job"]["state"].as_str().unwrap().to_string()
+        self.show(id)["job"]["state"].as_str().unwrap().to_string()
     }
 
     /// In a directory of their own: the agents are confined away from the state dir, and a
@@ -135,9 +137,11 @@ impl Case {
             .unwrap();
         assert!(out.status.success(), "{}", text(&out));
         assert_eq!(self.state(id), "APPROVAL_REQUIRED", "{}", text(&out));
+        let branch = self.show(id)["job"]["spec"]["branch"].clone();
+        let branch = branch.as_str().unwrap();
         let size = git(
             &self.disk.join("repo"),
-            &["cat-file", "-s", &format!("oneshot/{id}:big.bin")],
+            &["cat-file", "-s", &format!("{branch}:big.bin")],
         );
         assert_eq!(size, "2097152");
     }

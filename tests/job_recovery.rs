@@ -127,7 +127,7 @@ fn a_killed_runner_leaves_no_agent_and_its_job_is_recovered() {
     assert!(text.contains("RECOVERING"), "{text}");
     assert!(text.contains("lease expired"), "{text}");
     // The work is on the job's branch.
-    let branch = format!("oneshot/{id}");
+    let branch = v["job"]["spec"]["branch"].as_str().unwrap();
     assert_eq!(
         git(&repo, &["show", &format!("{branch}:result.txt")]),
         "done"

@@ -119,6 +119,8 @@ fn twenty_jobs_four_at_a_time_each_in_its_own_worktree() {
         let ws = job.workspace.clone().unwrap();
         assert!(paths.insert(ws.path.clone()), "one worktree per job");
         let branch = ws.branch.clone().unwrap();
+        // Made in the store without a branch (as jobs were before branches were named from
+        // the task): the job id names it.
         assert_eq!(branch, format!("oneshot/{id}"));
         // The work is committed on the job's branch, and the source's own tree is untouched.
         let shown = git(&src, &["show", &format!("{branch}:out.txt")]);

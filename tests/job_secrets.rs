@@ -130,7 +130,10 @@ fn no_secret_reaches_the_job_store_git_or_the_terminal() {
         assert!(out.status.success(), "{args:?}: {out:?}");
     }
     // The worker was given the task without the secrets.
-    let branch = format!("oneshot/{id}");
+    let branch = env.branch(&id);
+    // Named from the redacted task, `deploy-with-sk-ant-redacted-…` would itself look like a
+    // key to the redactor (and be stored mangled): the job id names the branch instead.
+    assert_eq!(branch, format!("oneshot/{id}"));
     let given = git(&env.repo(), &["show", &format!("{branch}:prompt.txt")]);
     assert!(given.contains("sk-ant-[REDACTED]"), "{given}");
 

@@ -110,6 +110,8 @@ fn arg_id(key: Key) -> &'static str {
         Key::PolicyReload => "policy_reload",
         Key::Sandbox => "sandbox",
         Key::Check => "check",
+        // `job create --namer`: no option of `run`, so clap never says it set it.
+        Key::Namer => "namer",
     }
 }
 
@@ -284,6 +286,14 @@ pub fn show(cli: &Cli, effective: &Effective, json: bool) -> Result<i32> {
     let origins = &args.policy_opts.origins;
     let p = &args.policy_opts;
     let dur = |d: Option<std::time::Duration>| d.map(|d| humantime::format_duration(d).to_string());
+    // Read by `job create` only, from the files or the environment (no `run` flag holds it).
+    let namer = match effective.files.get(Key::Namer) {
+        Some((Value::Text(t), o)) => Some((t.clone(), o)),
+        _ => std::env::var(Key::Namer.env())
+            .ok()
+            .filter(|v| !v.trim().is_empty())
+            .map(|v| (v, Origin::Env(Key::Namer.env()))),
+    };
     let rows: Vec<(Key, Option<String>, Origin)> = KEYS
         .into_iter()
         .map(|key| {
@@ -311,9 +321,11 @@ pub fn show(cli: &Cli, effective: &Effective, json: bool) -> Result<i32> {
                     .sandbox
                     .map(|on| if on { "on" } else { "off" }.to_string()),
                 Key::Check => (!p.check.is_empty()).then(|| p.check.join("; ")),
+                Key::Namer => namer.as_ref().map(|(v, _)| v.clone()),
             };
             let origin = match key {
                 Key::StateDir => effective.state_dir_origin.clone(),
+                Key::Namer => namer.as_ref().map_or(Origin::Default, |(_, o)| o.clone()),
                 _ => origins.of(key),
             };
             (key, value, origin)
@@ -377,5 +389,6 @@ fn unset(key: Key) -> &'static str {
         Key::PolicyReload => "auto",
         Key::Sandbox => "on (resume: the session's)",
         Key::Check => "none but the policy's `checks` (resume: the session's)",
+        Key::Namer => "none: job branches are named from the task",
     }
 }

@@ -137,7 +137,11 @@ Examples:
   oneshot job create --worker claude:opus --auditor claude --panel codex --panel gemini --aggregate majority --risk low \"tidy the README\"
   git log -1 --format=%B | oneshot job create --worker claude --auditor codex --input ticket=APP-12 -
   oneshot job create --include-uncommitted \"try it on my edits\"   # worker, auditor from oneshot.toml
+  oneshot job create --namer claude:haiku \"add a --dry-run flag\"   # branch and nickname by a model
 
+The job's branch is oneshot/<words of the task>-<short id> (add-a-dry-run-flag-1a2b3c4d), or
+with --namer what the target suggests (schema branch-suggest), falling back to the task's words
+with a warning; `job show` prints it.
 The worker's command line gets the prompt as `oneshot run` gives it ($ONESHOT_PROMPT_FILE, stdin).
 After `reject --feedback`, the next prompt ends with PREVIOUS ATTEMPT / CRITIQUE / INSTRUCTION.";
 
@@ -234,7 +238,7 @@ part: what followed depended on that move and is not invented.";
 /// `oneshot job cleanup --help`.
 pub const JOB_CLEANUP: &str = "\
 Examples:
-  git merge oneshot/job-1a2b3c4d && oneshot job cleanup job-1a2b3c4d
+  git merge oneshot/fix-the-parser-1a2b3c4d && oneshot job cleanup job-1a2b3c4d   # `job show` names the branch
   oneshot job cleanup job-1a2b3c4d --discard   # the worktree goes; an unmerged branch stays";
 
 /// `oneshot saboteur --help`.

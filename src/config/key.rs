@@ -32,10 +32,13 @@ pub enum Key {
     Sandbox,
     /// `check`: commands run after the worker and before the auditor (a string or an array).
     Check,
+    /// `namer`: who `job create` asks for a branch name and nickname, `AGENT[:MODEL]` or a
+    /// `[targets.NAME]`.
+    Namer,
 }
 
 /// Every key, in the order `oneshot config` shows them.
-pub const KEYS: [Key; 14] = [
+pub const KEYS: [Key; 15] = [
     Key::Worker,
     Key::Auditor,
     Key::WorkerCmd,
@@ -50,6 +53,7 @@ pub const KEYS: [Key; 14] = [
     Key::PolicyReload,
     Key::Sandbox,
     Key::Check,
+    Key::Namer,
 ];
 
 /// What a key's value must be.
@@ -91,6 +95,7 @@ impl Key {
             Key::PolicyReload => "policy-reload",
             Key::Sandbox => "sandbox",
             Key::Check => "check",
+            Key::Namer => "namer",
         }
     }
 
@@ -111,6 +116,7 @@ impl Key {
             Key::PolicyReload => "ONESHOT_POLICY_RELOAD",
             Key::Sandbox => "ONESHOT_SANDBOX",
             Key::Check => "ONESHOT_CHECK",
+            Key::Namer => "ONESHOT_NAMER",
         }
     }
 
@@ -121,7 +127,9 @@ impl Key {
 
     pub(crate) fn kind(self) -> Kind {
         match self {
-            Key::Worker | Key::Auditor | Key::WorkerCmd | Key::AuditorCmd => Kind::Text,
+            Key::Worker | Key::Auditor | Key::WorkerCmd | Key::AuditorCmd | Key::Namer => {
+                Kind::Text
+            }
             Key::Policy | Key::StateDir => Kind::Path,
             Key::PolicyPath => Kind::Paths,
             Key::MaxIterations => Kind::Count,

@@ -89,6 +89,15 @@ pub fn create(
     if spec.author.is_none() {
         spec.author = Some(author_of(&spec.source, &how.actor));
     }
+    // Named from the task as stored: a secret never ends up in a branch name. A plain
+    // directory's copy has no branch of the job's.
+    let git = matches!(
+        super::workspace::check_source(&spec),
+        Ok(super::workspace::SourceKind::Git { .. })
+    );
+    if git {
+        spec.branch = Some(branch(&spec, id));
+    }
     let redactor = super::redactor(spec.policy.as_deref());
     let mut job = Job::new(id, spec, JobState::Draft, how.now_ms);
     job.reason = Some(super::JobReason::Created {
@@ -115,6 +124,19 @@ pub fn create(
         job: store.get(id)?,
         redacted,
     })
+}
+
+/// Job `id`'s branch: the one `spec` names, else one named from the task, else
+/// `oneshot/<id>` — the first the redactor leaves alone. A name that looks like a secret
+/// (`…-sk-ant-…`) would be stored redacted, and no longer be the branch's name.
+fn branch(spec: &JobSpec, id: &str) -> String {
+    let redactor = super::redactor(spec.policy.as_deref());
+    spec.branch
+        .clone()
+        .into_iter()
+        .chain([super::naming::branch_from_task(&spec.task, id)])
+        .find(|b| redactor.redact(b) == b.as_str())
+        .unwrap_or_else(|| format!("{}{id}", super::naming::PREFIX))
 }
 
 /// The spec as the store will keep it, and what held a secret: the task and inputs redacted;

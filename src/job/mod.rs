@@ -22,6 +22,8 @@ mod events;
 mod judge;
 mod machine;
 mod migrate;
+pub mod naming;
+pub mod overlap;
 mod panel;
 mod phase;
 mod reason;

@@ -76,6 +76,14 @@ pub struct JobSpec {
     /// audit after the policy's, and again by `job land` on the rebased result.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub checks: Vec<crate::check::Check>,
+    /// The job's branch (git sources), chosen at `create`: `oneshot/<slug>-<short id>` or a
+    /// namer's suggestion (see [`crate::job::naming`]). `None`: `oneshot/<job id>` (jobs made
+    /// before branches were named).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
+    /// A short human name for the job, from a namer (`job create --namer`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nickname: Option<String>,
 }
 
 /// A commit author.
@@ -266,7 +274,16 @@ impl JobSpec {
             limits: JobLimits::default(),
             author: None,
             checks: Vec::new(),
+            branch: None,
+            nickname: None,
         }
+    }
+
+    /// The branch job `job_id` works on: the one chosen at `create`, else `oneshot/<job id>`.
+    pub fn branch_of(&self, job_id: &str) -> String {
+        self.branch
+            .clone()
+            .unwrap_or_else(|| format!("{}{job_id}", super::naming::PREFIX))
     }
 }
 

@@ -9,6 +9,7 @@ mod containment;
 mod eval;
 pub mod gemini;
 pub mod harness;
+mod namer;
 mod protocols;
 mod readable;
 mod server;

@@ -93,6 +93,7 @@ impl Env {
             "ONESHOT_WORKER_CMD",
             "ONESHOT_AUDITOR_CMD",
             "ONESHOT_POLICY",
+            "ONESHOT_NAMER",
         ] {
             c.env_remove(k);
         }
@@ -135,6 +136,14 @@ impl Env {
 
     pub fn show(&self, id: &str) -> Value {
         serde_json::from_str(&self.ok(&["job", "show", id, "--json"])).unwrap()
+    }
+
+    /// The job's branch, as `job create` named it.
+    pub fn branch(&self, id: &str) -> String {
+        let v = self.show(id);
+        let b = v["job"]["spec"]["branch"].as_str();
+        b.unwrap_or_else(|| panic!("{id} has no branch: {v}"))
+            .to_string()
     }
 
     pub fn state(&self, id: &str) -> String {

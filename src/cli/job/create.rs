@@ -4,9 +4,11 @@
 use super::now_ms;
 use super::settings;
 use super::{Cx, store_error};
+use crate::cli::config::Files;
 use crate::cli::exit::usage;
 use anyhow::{Context, Result};
 use clap::Args;
+use oneshot::job::naming;
 use oneshot::job::record::{Aggregate, JobLimits, JobSpec, Risk};
 use oneshot::job::runner::Player;
 use oneshot::job::verbs;
@@ -20,7 +22,7 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, Args)]
 pub struct CreateArgs {
     /// The directory to work on: in a git repository the job gets a worktree on a branch of
-    /// its own (oneshot/<job id>); a plain directory is copied. The oneshot.toml at or above
+    /// its own (oneshot/<words of the task>-<short id>); a plain directory is copied. The oneshot.toml at or above
     /// it (the project the job works on, not the current directory) gives worker, worker-cmd,
     /// auditor, auditor-cmd and policy where no flag does.
     #[arg(long, value_name = "DIR", default_value = ".")]
@@ -80,6 +82,12 @@ pub struct CreateArgs {
     /// runs again on the rebased result; repeatable [default: `check` in oneshot.toml].
     #[arg(long, value_name = "CMD")]
     pub check: Vec<String>,
+    /// Ask this agent (or [targets.NAME] of oneshot.toml, or cmd:COMMAND LINE) for the job's
+    /// branch name and a nickname (schema branch-suggest); on any failure the branch is named from the task, with
+    /// a warning [default: namer in oneshot.toml or your config.toml, else ONESHOT_NAMER, else
+    /// none].
+    #[arg(long, value_name = "AGENT[:MODEL]|NAME|cmd:CMDLINE")]
+    pub namer: Option<String>,
     /// Make it PENDING at once (recorded as create, then activate).
     #[arg(long)]
     pub activate: bool,
@@ -91,7 +99,7 @@ pub struct CreateArgs {
 pub fn run(cx: &Cx, a: CreateArgs) -> Result<i32> {
     // Absolute paths: runners may run from anywhere.
     let source = absolute(&a.source, "--source")?;
-    let settings = settings::resolve(
+    let mut settings = settings::resolve(
         &settings::Flags {
             worker: a.worker.as_deref(),
             worker_cmd: a.worker_cmd.as_deref(),
@@ -99,9 +107,15 @@ pub fn run(cx: &Cx, a: CreateArgs) -> Result<i32> {
             auditor_cmd: a.auditor_cmd.as_deref(),
             policy: a.policy.as_deref(),
             check: &a.check,
+            namer: a.namer.as_deref(),
         },
         &source,
     )?;
+    let namer = settings
+        .namer
+        .as_ref()
+        .map(|n| (n.value.clone(), n.from.clone()));
+    let files = std::mem::take(&mut settings.files);
     let (spec, policy_from) = spec(&a, source, settings)?;
     let kind = workspace::check_source(&spec).map_err(|e| {
         usage(format!(
@@ -127,6 +141,9 @@ pub fn run(cx: &Cx, a: CreateArgs) -> Result<i32> {
     if let Some((commit, _)) = &made_base {
         spec.base = Some(commit.clone());
     }
+    if let (Some((namer, from)), workspace::SourceKind::Git { .. }) = (&namer, &kind) {
+        name(cx, &mut spec, &id, namer, from, &files);
+    }
     let created = create(cx, &a, &id, spec);
     if let Some((commit, root)) = &made_base {
         if created.is_err() {
@@ -144,6 +161,53 @@ pub fn run(cx: &Cx, a: CreateArgs) -> Result<i32> {
     created?;
     outln!("{id}");
     Ok(crate::cli::exit::OK)
+}
+
+/// How long a namer may take to answer before the branch is named from the task.
+const NAMER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// Asks `namer` (given by `from`) for job `id`'s branch and nickname and puts them in `spec`;
+/// any failure is a warning, and the branch is then named from the task.
+fn name(cx: &Cx, spec: &mut JobSpec, id: &str, namer: &str, from: &str, files: &Files) {
+    // The namer reads the task as the agents will: without its secrets.
+    let task = oneshot::job::redactor(spec.policy.as_deref())
+        .redact(&spec.task)
+        .into_owned();
+    let target = match namer.strip_prefix("cmd:") {
+        Some(cmd) => Ok((oneshot::ask::Target::Command(cmd.to_string()), Vec::new())),
+        None => crate::cli::ask::resolve(namer, &[], files),
+    };
+    let asked = target.and_then(|(target, env)| {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .context("start the runtime")?;
+        let named = rt.block_on(naming::suggest(
+            target,
+            env,
+            &task,
+            id,
+            &spec.source,
+            NAMER_TIMEOUT,
+        ))?;
+        Ok(named)
+    });
+    match asked {
+        Ok(named) => {
+            spec.branch = Some(named.branch);
+            spec.nickname = named.nickname;
+        }
+        Err(e) => {
+            let fallback = naming::branch_from_task(&spec.task, id);
+            if !cx.quiet {
+                errln!(
+                    "oneshot: warning: the namer {namer} ({from}) gave no branch name: {e:#}; the branch \
+                     is {fallback}, named from the task"
+                );
+            }
+            spec.branch = Some(fallback);
+        }
+    }
 }
 
 /// The source's uncommitted changes, dealt with as asked: refused without a flag that says
@@ -287,6 +351,9 @@ fn spec(
             .iter()
             .map(|c| oneshot::check::Check::command(c))
             .collect(),
+        // Named by `oneshot::job::create` from the task, unless a namer names it.
+        branch: None,
+        nickname: None,
     };
     Ok((spec, policy_from))
 }

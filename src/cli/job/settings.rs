@@ -1,5 +1,5 @@
-//! What `job create` takes from the config files and the environment: the worker, the auditor
-//! and the policy, with `oneshot run`'s precedence — a flag, then the `oneshot.toml` of the
+//! What `job create` takes from the config files and the environment: the worker, the auditor,
+//! the policy and the namer, with `oneshot run`'s precedence — a flag, then the `oneshot.toml` of the
 //! job's source (the project the job works on), then the user's `config.toml`, then the
 //! environment (`ONESHOT_WORKER`…). The other keys tune a session run at the terminal; a
 //! job's sessions take their limits from the job's policy.
@@ -34,6 +34,11 @@ pub(super) struct Settings {
     /// The job's own checks: `--check`, else `check` of the first file that has it, else
     /// `ONESHOT_CHECK`.
     pub checks: Vec<String>,
+    /// Who names the job's branch (`--namer`, `namer`, `ONESHOT_NAMER`): an agent or a
+    /// `[targets.NAME]`; `None`: the branch is named from the task.
+    pub namer: Option<Given<String>>,
+    /// The config files read (their `[targets.NAME]` tables name namers).
+    pub files: Files,
 }
 
 /// What the command line gave for each setting.
@@ -44,6 +49,7 @@ pub(super) struct Flags<'a> {
     pub auditor_cmd: Option<&'a str>,
     pub policy: Option<&'a Path>,
     pub check: &'a [String],
+    pub namer: Option<&'a str>,
 }
 
 /// Resolves the settings for a job whose source is `source`.
@@ -90,11 +96,31 @@ pub(super) fn resolve(flags: &Flags, source: &Path) -> Result<Settings> {
             Layer::Env => env(Key::Check).map(|c| vec![c]),
         })
         .unwrap_or_default();
+    let namer = layers.iter().find_map(|layer| match layer {
+        Layer::Flags => flags.namer.map(|n| Given {
+            value: n.trim().to_owned(),
+            from: "--namer".into(),
+        }),
+        Layer::File(f) => f.get(Key::Namer).and_then(|e| match &e.value {
+            Value::Text(t) => Some(Given {
+                value: t.trim().to_owned(),
+                from: format!("namer in {}:{}", f.path.display(), e.line),
+            }),
+            _ => None,
+        }),
+        Layer::Env => env(Key::Namer).map(|n| Given {
+            value: n.trim().to_owned(),
+            from: Key::Namer.env().into(),
+        }),
+    });
+    drop(layers);
     Ok(Settings {
         worker,
         auditor,
         policy,
         checks,
+        namer,
+        files,
     })
 }
 

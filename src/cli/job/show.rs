@@ -6,6 +6,7 @@ use crate::cli::exit;
 use crate::cli::show::{one_line, rfc3339};
 use anyhow::{Context, Result};
 use clap::Args;
+use oneshot::job::overlap::{self, Overlap};
 use oneshot::job::record::AuditEntry;
 use oneshot::job::store::{JobStore, ListFilter};
 use oneshot::job::workspace;
@@ -71,6 +72,8 @@ struct ListRow<'a> {
     created_at: String,
     updated_at: String,
     runner: Option<&'a str>,
+    nickname: Option<&'a str>,
+    overlaps: &'a [Overlap],
 }
 
 /// `job list`.
@@ -79,6 +82,9 @@ pub fn list(cx: &Cx, a: ListArgs) -> Result<i32> {
     let jobs = store
         .list(&ListFilter { state: a.state })
         .map_err(|e| store_error("list the jobs", e))?;
+    // Against every job, whatever `--state` shows.
+    let overlaps = overlap::find(&store).map_err(|e| store_error("list the jobs", e))?;
+    let of = |id: &str| overlaps.get(id).map_or(&[][..], Vec::as_slice);
     if a.json {
         for j in &jobs {
             // The sessions' words: an id named for what it is, times as `*_at` (RFC 3339).
@@ -91,6 +97,8 @@ pub fn list(cx: &Cx, a: ListArgs) -> Result<i32> {
                 created_at: crate::cli::show::rfc3339(j.created_ms),
                 updated_at: crate::cli::show::rfc3339(j.updated_ms),
                 runner: j.runner.as_deref(),
+                nickname: j.nickname.as_deref(),
+                overlaps: of(&j.id),
             };
             outln!("{}", serde_json::to_string(&row)?);
         }
@@ -109,14 +117,23 @@ pub fn list(cx: &Cx, a: ListArgs) -> Result<i32> {
         "UPDATED"
     );
     for j in &jobs {
+        let task = match &j.nickname {
+            Some(nick) => format!("[{}] {}", one_line(nick, 30), one_line(&j.title, 60)),
+            None => one_line(&j.title, 60),
+        };
+        let others: Vec<&str> = of(&j.id).iter().map(|o| o.job.as_str()).collect();
+        let warn = if others.is_empty() {
+            String::new()
+        } else {
+            format!("  ⚠ overlaps {}", others.join(", "))
+        };
         outln!(
-            "{:<12}  {:<21}  {:>5}  {:<6}  {:<8}  {}",
+            "{:<12}  {:<21}  {:>5}  {:<6}  {:<8}  {task}{warn}",
             j.id,
             paint(j.state),
             j.steps,
             j.risk.as_str(),
             age(j.updated_ms),
-            one_line(&j.title, 60)
         );
     }
     Ok(exit::OK)
@@ -134,6 +151,10 @@ pub fn show(cx: &Cx, a: ShowArgs) -> Result<i32> {
     // Live by the store's clock, as a claim judges it.
     let now = store.now_ms().unwrap_or_else(|_| now_ms());
     let live = lease.as_ref().filter(|l| l.until_ms > now);
+    let overlaps = overlap::find(&store)
+        .map_err(err)?
+        .remove(&job.id)
+        .unwrap_or_default();
     if a.json {
         // docs/json.md: the records, with each move's trigger by name and times as `at`.
         let history: Vec<_> = history
@@ -153,6 +174,7 @@ pub fn show(cx: &Cx, a: ShowArgs) -> Result<i32> {
             "history": history,
             "artifacts": artifacts,
             "audit": audit,
+            "overlaps": overlaps,
         });
         // One object, pretty-printed like every single-object `--json` (docs/json.md).
         outln!("{}", serde_json::to_string_pretty(&v)?);
@@ -166,7 +188,13 @@ pub fn show(cx: &Cx, a: ShowArgs) -> Result<i32> {
     if let Some(r) = &job.reason {
         outln!("{}", wrap::wrap("  reason:   ", &r.to_string(), 12, width));
     }
+    if let Some(nick) = &s.nickname {
+        outln!("  nickname: {}", one_line(nick, 100));
+    }
     outln!("  task:     {}", one_line(&s.task, 200));
+    if let Some(branch) = &s.branch {
+        outln!("  branch:   {branch}");
+    }
     outln!(
         "  source:   {}{}",
         s.source.display(),
@@ -257,6 +285,12 @@ pub fn show(cx: &Cx, a: ShowArgs) -> Result<i32> {
                     .map(|c| c.get(..10).unwrap_or(c))
                     .unwrap_or("-")
             );
+        }
+    }
+    if !overlaps.is_empty() {
+        outln!("\nOverlaps (other live or approved jobs that changed the same files):");
+        for o in &overlaps {
+            outln!("  ⚠ {}: {}", o.job, o.files.join(", "));
         }
     }
     if !audit.is_empty() {

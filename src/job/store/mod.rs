@@ -70,6 +70,8 @@ pub struct JobSummary {
     pub updated_ms: u64,
     /// The runner holding a live lease on it.
     pub runner: Option<String>,
+    /// The job's nickname (`job create --namer`).
+    pub nickname: Option<String>,
 }
 
 /// Which jobs `list` returns.

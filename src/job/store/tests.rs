@@ -522,6 +522,7 @@ fn list_shows_summaries_oldest_first_and_filters_by_state() {
             created_ms: 200,
             updated_ms: 1_001,
             runner: Some("r9".into()),
+            nickname: None,
         }
     );
     let drafts = s

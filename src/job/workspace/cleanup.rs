@@ -129,8 +129,11 @@ fn cleanup_git(
     if head.is_some() {
         git.cmd(&["branch", "-D", "--", branch]).run()?;
     }
-    let job_id = branch.trim_start_matches("oneshot/");
-    git.cmd(&["update-ref", "-d", &base_ref(job_id)]).run()?;
+    // The worktree's directory is named for the job (`<root>/<job-id>/<job-id>`); the branch
+    // need not be, since branches are named for their task.
+    if let Some(job_id) = wt.file_name().and_then(|n| n.to_str()) {
+        git.cmd(&["update-ref", "-d", &base_ref(job_id)]).run()?;
+    }
     Ok(Cleanup::Removed { note: None })
 }
 

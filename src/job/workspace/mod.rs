@@ -1,6 +1,7 @@
 //! A job's workspace: where its agents work, apart from the user's own checkout.
 //!
-//! A git source gets a worktree of its repository on a branch of its own (`oneshot/<job-id>`);
+//! A git source gets a worktree of its repository on a branch of its own (the one its spec
+//! names, `oneshot/<slug>-<short id>`; `oneshot/<job-id>` for jobs made before that);
 //! a plain directory gets a copy made into a private git repository, so that [`harvest`] and
 //! [`diff`] work the same for both. [`cleanup`] removes a workspace only when its work cannot
 //! be lost. Everything runs the real `git` synchronously: the job runner calls this from a

@@ -1,5 +1,5 @@
-//! Provisioning a job's workspace from a git source: a worktree on the branch
-//! `oneshot/<job-id>`, made or found again, robust against a crash halfway and against other
+//! Provisioning a job's workspace from a git source: a worktree on the job's branch (the one
+//! its spec names, else `oneshot/<job-id>`), made or found again, robust against a crash halfway and against other
 //! jobs provisioning on the same repository at the same time.
 
 use super::git::Git;
@@ -13,9 +13,9 @@ use std::time::{Duration, SystemTime};
 const ATTEMPTS: u32 = 8;
 
 /// Makes the workspace of job `job_id` at `<root>/<job-id>` (the caller's `root` is the state
-/// dir's `worktrees/`): a worktree of the source's repository on branch `oneshot/<job-id>`
-/// starting at the spec's base (default `HEAD`), or, for a plain directory, a copy made into a
-/// private repository. Calling it again returns the same workspace: a worktree already there
+/// dir's `worktrees/`): a worktree of the source's repository on the job's branch
+/// ([`JobSpec::branch_of`]) starting at the spec's base (default `HEAD`), or, for a plain
+/// directory, a copy made into a private repository. Calling it again returns the same workspace: a worktree already there
 /// is reused, and one that was deleted or pruned is added again for the existing branch.
 pub fn provision(job_id: &str, spec: &JobSpec, root: &Path) -> Result<Workspace, WorkspaceError> {
     check_job_id(job_id)?;
@@ -62,7 +62,7 @@ fn provision_git(
     // A source below the repository's top works in the same place inside the worktree.
     let prefix = Git::new(&spec.source).run(&["rev-parse", "--show-prefix"])?;
     let prefix = prefix.trim();
-    let branch = format!("oneshot/{job_id}");
+    let branch = spec.branch_of(job_id);
     let branch_ref = format!("refs/heads/{branch}");
     let base_ref = base_ref(job_id);
     let wt = root.join(job_id);

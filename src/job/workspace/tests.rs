@@ -66,6 +66,8 @@ fn spec(source: &Path) -> JobSpec {
         limits: Default::default(),
         author: None,
         checks: Vec::new(),
+        branch: None,
+        nickname: None,
     }
 }
 
@@ -368,4 +370,45 @@ fn harvest_refuses_a_workspace_switched_off_its_branch() {
     let err = harvest(&ws, &message("work"), None).unwrap_err();
     assert!(matches!(err, WorkspaceError::OffBranch { .. }), "{err}");
     assert!(err.to_string().contains("agent-branch"), "{err}");
+}
+
+/// A branch named for its task (as `job create` names them) is the one provisioned, and
+/// cleanup removes it with the ref that kept its base: the job is found by its worktree, not
+/// by the branch's name.
+#[test]
+fn a_branch_named_in_the_spec_is_provisioned_and_cleaned_up_with_its_base_ref() {
+    let r = repo();
+    let state = tempfile::tempdir().expect("tempdir");
+    let mut s = spec(r.path());
+    s.branch = Some("oneshot/fix-the-parser-0000000n".into());
+    let ws = provision("job-0000000n", &s, state.path()).expect("provision");
+    assert_eq!(
+        ws.branch.as_deref(),
+        Some("oneshot/fix-the-parser-0000000n")
+    );
+    assert!(!has_branch(r.path(), "oneshot/job-0000000n"));
+    let base_ref = "refs/oneshot/base/job-0000000n";
+    assert_eq!(
+        git(r.path(), &["rev-parse", base_ref]),
+        git(r.path(), &["rev-parse", "main"])
+    );
+    fs::write(ws.path.join("work.txt"), "done\n").expect("write");
+    harvest(&ws, &message("work"), None).expect("harvest");
+    git(
+        r.path(),
+        &[
+            "merge",
+            "-q",
+            "--no-ff",
+            "-m",
+            "merge",
+            "oneshot/fix-the-parser-0000000n",
+        ],
+    );
+    assert_eq!(
+        cleanup(&s, &ws, false).expect("cleanup"),
+        Cleanup::Removed { note: None }
+    );
+    assert!(!has_branch(r.path(), "oneshot/fix-the-parser-0000000n"));
+    assert!(git(r.path(), &["for-each-ref", "refs/oneshot/"]).is_empty());
 }

@@ -117,7 +117,10 @@ impl JobStore for SqliteStore {
 
     fn list(&self, filter: &ListFilter) -> Result<Vec<JobSummary>, JobStoreError> {
         let conn = self.conn();
-        let sql = "SELECT id, state, title, risk, steps, created_ms, updated_ms, lease_owner
+        // The nickname is the one field read from a job's JSON: too rare to earn a column. A
+        // row whose JSON is broken lists without one (`get` says what is wrong with it).
+        let sql = "SELECT id, state, title, risk, steps, created_ms, updated_ms, lease_owner,
+                          CASE WHEN json_valid(data) THEN json_extract(data, '$.spec.nickname') END
                    FROM jobs WHERE ?1 IS NULL OR state = ?1 ORDER BY created_ms, id";
         let mut stmt = conn.prepare(sql).map_err(|e| self.db(e))?;
         let state = filter.state.map(JobState::as_str);
@@ -134,9 +137,10 @@ impl JobStore for SqliteStore {
                     r.get::<_, i64>(5)?,
                     r.get::<_, i64>(6)?,
                     r.get::<_, Option<String>>(7)?,
+                    r.get::<_, Option<String>>(8)?,
                 ))
             };
-            let (id, state, title, risk, steps, created, updated, runner) =
+            let (id, state, title, risk, steps, created, updated, runner, nickname) =
                 row().map_err(|e| self.db(e))?;
             // A legacy name is shown migrated; `get` writes it back.
             let (state, _) = rows::state(&self.path, &id, &state, runner.is_none())?;
@@ -149,6 +153,7 @@ impl JobStore for SqliteStore {
                 created_ms: uint(created),
                 updated_ms: uint(updated),
                 runner,
+                nickname,
             });
         }
         Ok(out)
