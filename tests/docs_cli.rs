@@ -694,10 +694,10 @@ fn the_check_tells_drift_from_what_is_documented() {
     assert!(span("--sandbox read-only").is_empty());
 
     // What it must catch.
-    let p = line("oneshot job land ID", "");
+    let p = line("oneshot job merge ID", "");
     assert_eq!(p.len(), 1, "{p:?}");
     assert!(
-        p[0].starts_with("`oneshot job` has no subcommand `land` (its --help offers create,"),
+        p[0].starts_with("`oneshot job` has no subcommand `merge` (its --help offers create,"),
         "{p:?}"
     );
     let p = line("oneshot policy replay ID --policy F --frob-divergence", "");
