@@ -723,14 +723,14 @@ fn the_check_tells_drift_from_what_is_documented() {
         "{p:?}"
     );
     // In prose: a command, a verb of the job table, a flag on its own.
-    assert!(!span("oneshot job land").is_empty());
+    assert!(!span("oneshot job merge").is_empty());
     assert!(!span("run [--parallel N] [--frob]").is_empty());
     assert!(!span("--frob-divergence").is_empty());
     assert!(!span("oneshot log ID --frob").is_empty());
 
     // The failure names the file, the line and the command.
-    let f = check_line(&cli, &place("oneshot job land"), "oneshot job land", "").unwrap();
-    assert!(report(&[f]).starts_with("docs/x.md:7: `oneshot job land`\n    `oneshot job` has"));
+    let f = check_line(&cli, &place("oneshot job merge"), "oneshot job merge", "").unwrap();
+    assert!(report(&[f]).starts_with("docs/x.md:7: `oneshot job merge`\n    `oneshot job` has"));
 
     // A synopsis' small indent continues it; a wide one is its description.
     let (commands, prose) = fenced(
