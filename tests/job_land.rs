@@ -356,3 +356,51 @@ fn approve_land_of_five_jobs_reports_each_and_lands_all() {
     assert_eq!(rows.len(), 2);
     assert!(rows.iter().all(|r| r["result"] == "error"), "{rows:?}");
 }
+
+/// A resolver command: reads the question, runs `edit` in the worktree, answers `report`.
+fn resolver(env: &Env, name: &str, edit: &str, action: &str) -> String {
+    let script = env.dir.path().join(name);
+    let answer = format!(
+        r#"{{"all_resolved":true,"confidence":0.9,"summary":"done","files":[{{"path":"a.txt","action":"{action}","description":"both lines kept"}}]}}"#
+    );
+    std::fs::write(
+        &script,
+        format!("cat > /dev/null\n{edit}\necho '{answer}'\n"),
+    )
+    .unwrap();
+    format!("cmd:sh {}", script.display())
+}
+
+#[test]
+fn a_resolver_resolves_the_conflict_and_one_leaving_markers_is_refused() {
+    let env = Env::new();
+    let repo = env.repo();
+    let first = success(&env, "a.txt", "one", None);
+    let lazy = success(&env, "a.txt", "two", None);
+    let second = success(&env, "a.txt", "three", None);
+    env.ok(&["job", "land", &first]);
+    let main = git(&repo, &["rev-parse", "main"]);
+
+    // Says it merged, edits nothing: the markers are still there.
+    let liar = resolver(&env, "liar.sh", "true", "merged");
+    let o = env.oneshot(&["job", "land", &lazy, "--resolver", &liar]);
+    let text = out(&o);
+    assert_eq!(o.status.code(), Some(1), "{text}");
+    assert!(text.contains("a.txt: conflict markers left"), "{text}");
+    assert_eq!(git(&repo, &["rev-parse", "main"]), main, "the base moved");
+    assert_eq!(env.state(&lazy), "INTERVENTION_REQUIRED");
+    let failure = env.show(&lazy)["job"]["cause"]["failure"].clone();
+    assert_eq!(failure["kind"], "unresolved");
+
+    // Edits the file and reports it: the rebase goes on and the job lands.
+    let good = resolver(&env, "good.sh", "printf 'one\\nthree\\n' > a.txt", "merged");
+    let o = env.oneshot(&["job", "land", &second, "--resolver", &good]);
+    let text = out(&o);
+    assert_eq!(o.status.code(), Some(0), "{text}");
+    assert_eq!(
+        std::fs::read_to_string(repo.join("a.txt")).unwrap(),
+        "one\nthree\n"
+    );
+    assert_eq!(git(&repo, &["rev-parse", "main~1"]), main);
+    assert_eq!(env.state(&second), "SUCCESS");
+}

@@ -112,6 +112,18 @@ pub enum LandFailure {
         /// The job's worktree, where a human resolves it.
         worktree: PathBuf,
     },
+    /// A resolver's resolution of the conflicts did not hold up against git (the rebase was
+    /// aborted).
+    Unresolved {
+        /// What the branch was rebased onto.
+        onto: String,
+        /// The files that conflicted.
+        files: Vec<String>,
+        /// The job's worktree.
+        worktree: PathBuf,
+        /// What was wrong with the resolution (markers left, a file not reported…).
+        problems: Vec<String>,
+    },
     /// A check failed on the rebased result.
     Check {
         /// The check's name (its command).
@@ -142,6 +154,19 @@ impl fmt::Display for LandFailure {
                 "land failed: rebasing onto {onto} conflicts in {}; resolve it in {} (rebase \
                  there, fix, `git rebase --continue`), then `oneshot job land` again",
                 files.join(", "),
+                worktree.display()
+            ),
+            LandFailure::Unresolved {
+                onto,
+                files,
+                worktree,
+                problems,
+            } => write!(
+                f,
+                "land failed: rebasing onto {onto} conflicts in {}, and the resolver's resolution \
+                 was refused ({}); resolve it in {} by hand, then `oneshot job land` again",
+                files.join(", "),
+                problems.join("; "),
                 worktree.display()
             ),
             LandFailure::Check { name, status, tail } => {

@@ -61,6 +61,35 @@ impl Land {
 /// fast-forwarded, or the branch pushed, or a plain copy's files copied back. A conflict or a
 /// failing check leaves the base untouched and the job INTERVENTION_REQUIRED.
 pub fn land(store: &dyn JobStore, id: &str, giving: &Giving) -> Result<Land, LandError> {
+    land_with(store, id, giving, None)
+}
+
+/// Resolves a rebase's conflicts in the job's worktree, mid-rebase: an agent asked with the
+/// `conflict-resolve` schema, at the edge.
+pub trait Resolver {
+    /// Resolves the conflicted `files` in `worktree` (the job's branch being rebased onto
+    /// `onto`, in words) by editing them, and reports each file's path and action (`merged`,
+    /// `kept_ours`, `kept_theirs`, `deleted`, `unresolved`); `Err` with why it could not.
+    fn resolve(
+        &mut self,
+        worktree: &std::path::Path,
+        onto: &str,
+        files: &[String],
+    ) -> Result<Vec<(String, String)>, String>;
+}
+
+/// How many commits in a row a resolver is asked about before the land gives up.
+const RESOLVER_ROUNDS: usize = 50;
+
+/// [`land`], with `resolver` asked about a rebase's conflicts: its report is checked against
+/// git ([`Landing::check_resolution`]) before the rebase goes on; one that does not hold up
+/// aborts the rebase and the land fails ([`LandFailure::Unresolved`]).
+pub fn land_with(
+    store: &dyn JobStore,
+    id: &str,
+    giving: &Giving,
+    mut resolver: Option<&mut dyn Resolver>,
+) -> Result<Land, LandError> {
     let job = store.get(id).map_err(GiveError::from)?;
     let cx = VerbContext {
         actor: giving.actor.clone(),
@@ -96,12 +125,36 @@ pub fn land(store: &dyn JobStore, id: &str, giving: &Giving) -> Result<Land, Lan
         source: Box::new(source),
     };
     let landing = Landing::start(&job.spec, ws).map_err(ws_error)?;
-    let outcome = match landing.rebase().map_err(ws_error)? {
+    let mut rebase = landing.rebase().map_err(ws_error)?;
+    let mut rounds = 0;
+    while let (Rebase::Conflicted(files), Some(r)) = (&rebase, resolver.as_deref_mut()) {
+        rounds += 1;
+        let problems = match r.resolve(landing.worktree(), &landing.onto(), files) {
+            Err(why) => vec![why],
+            Ok(_) if rounds > RESOLVER_ROUNDS => {
+                vec![format!("still conflicting after {RESOLVER_ROUNDS} commits")]
+            }
+            Ok(report) => landing.check_resolution(files, &report).map_err(ws_error)?,
+        };
+        if !problems.is_empty() {
+            landing.abort().map_err(ws_error)?;
+            rebase = Rebase::Unresolved(files.clone(), problems);
+            break;
+        }
+        rebase = landing.continue_rebase().map_err(ws_error)?;
+    }
+    let outcome = match rebase {
         Rebase::Conflicted(files) => {
             // No resolver: the branch goes back to where it was, for a human to rebase.
             landing.abort().map_err(ws_error)?;
             LandOutcome::Failed(landing.conflict(files))
         }
+        Rebase::Unresolved(files, problems) => LandOutcome::Failed(LandFailure::Unresolved {
+            onto: landing.onto(),
+            files,
+            worktree: landing.worktree().to_path_buf(),
+            problems,
+        }),
         Rebase::SourceChanged(files) => LandOutcome::Failed(LandFailure::SourceChanged {
             path: job.spec.source.clone(),
             files,

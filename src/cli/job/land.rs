@@ -22,6 +22,11 @@ pub struct LandArgs {
     /// Print one JSON object per job, one per line (docs/json.md).
     #[arg(long)]
     pub json: bool,
+    /// Ask this agent (`claude`, `codex:MODEL`) or command (`cmd:COMMAND`) to resolve a
+    /// rebase's conflicts, with the conflict-resolve schema; its report is checked against git
+    /// before the land goes on.
+    #[arg(long, value_name = "AGENT|cmd:COMMAND")]
+    pub resolver: Option<String>,
 }
 
 /// Options of `job approve`.
@@ -33,14 +38,18 @@ pub struct ApproveArgs {
     /// Land each approved job too, as `oneshot job land` does.
     #[arg(long)]
     pub land: bool,
+    /// With --land: the resolver of `oneshot job land --resolver`.
+    #[arg(long, value_name = "AGENT|cmd:COMMAND", requires = "land")]
+    pub resolver: Option<String>,
 }
 
 /// `job land ID…`.
 pub fn land(cx: &Cx, a: LandArgs) -> Result<i32> {
     let store = cx.store()?;
+    let mut resolver = resolver(cx, a.resolver.as_deref())?;
     let mut code = exit::OK;
     for id in &a.ids {
-        code = code.max(land_one(cx, &store, id, a.json));
+        code = code.max(land_one(cx, &store, id, a.json, resolver.as_mut()));
     }
     Ok(code)
 }
@@ -48,6 +57,7 @@ pub fn land(cx: &Cx, a: LandArgs) -> Result<i32> {
 /// `job approve ID… [--land]`.
 pub fn approve(cx: &Cx, a: ApproveArgs) -> Result<i32> {
     let store = cx.store()?;
+    let mut resolver = resolver(cx, a.resolver.as_deref())?;
     let mut code = exit::OK;
     for id in &a.ids {
         let giving = giving();
@@ -60,7 +70,7 @@ pub fn approve(cx: &Cx, a: ApproveArgs) -> Result<i32> {
                     outln!("{}: {} → {}", job.id, paint(given.from), paint(job.state()));
                 }
                 if a.land {
-                    code = code.max(land_one(cx, &store, &job.id, false));
+                    code = code.max(land_one(cx, &store, &job.id, false, resolver.as_mut()));
                 }
             }
             Err(e) => {
@@ -72,6 +82,11 @@ pub fn approve(cx: &Cx, a: ApproveArgs) -> Result<i32> {
     Ok(code)
 }
 
+fn resolver(cx: &Cx, spec: Option<&str>) -> Result<Option<super::resolver::AskResolver>> {
+    spec.map(|s| super::resolver::AskResolver::new(s, &cx.state_dir))
+        .transpose()
+}
+
 fn giving() -> Giving {
     Giving {
         actor: verbs::actor(),
@@ -81,8 +96,15 @@ fn giving() -> Giving {
 }
 
 /// Lands one job and reports it; its exit code.
-fn land_one(cx: &Cx, store: &dyn oneshot::job::JobStore, id: &str, json: bool) -> i32 {
-    match landing::land(store, id, &giving()) {
+fn land_one(
+    cx: &Cx,
+    store: &dyn oneshot::job::JobStore,
+    id: &str,
+    json: bool,
+    resolver: Option<&mut super::resolver::AskResolver>,
+) -> i32 {
+    let resolver = resolver.map(|r| r as &mut dyn landing::Resolver);
+    match landing::land_with(store, id, &giving(), resolver) {
         Ok(Land::Landed(job)) => {
             let landed = job.landed.as_ref();
             if json {

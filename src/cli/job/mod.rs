@@ -7,6 +7,7 @@ mod create;
 mod land;
 mod progress;
 mod replay;
+mod resolver;
 mod run;
 mod settings;
 mod show;

@@ -56,6 +56,9 @@ pub enum Rebase {
     Conflicted(Vec<String>),
     /// A plain copy whose source changed files the job changed too.
     SourceChanged(Vec<String>),
+    /// A resolver's resolution of these files was refused (the problems); the rebase was
+    /// aborted.
+    Unresolved(Vec<String>, Vec<String>),
 }
 
 impl Landing {
@@ -195,6 +198,76 @@ impl Landing {
         let out =
             Git::new(&self.worktree).run(&["diff", "--name-only", "-z", "--diff-filter=U"])?;
         Ok(names(&out))
+    }
+
+    /// Checks a resolver's work on the conflicted `files` against git, mid-rebase: every
+    /// conflicted file is reported resolved (`reported`: each file's path and action), none
+    /// holds a conflict marker any more, and the files it says it touched are the ones that
+    /// changed in the work tree. The problems found, empty when it holds up.
+    pub fn check_resolution(
+        &self,
+        files: &[String],
+        reported: &[(String, String)],
+    ) -> Result<Vec<String>, WorkspaceError> {
+        let git = Git::new(&self.worktree);
+        let mut problems = Vec::new();
+        for f in files {
+            match reported.iter().find(|(p, _)| p == f) {
+                None => problems.push(format!("{f}: conflicted, but not in the report")),
+                Some((_, a)) if a == "unresolved" => {
+                    problems.push(format!("{f}: reported unresolved"))
+                }
+                Some((_, a)) if a == "deleted" => {
+                    if self.worktree.join(f).exists() {
+                        problems.push(format!("{f}: reported deleted, but it is there"));
+                    }
+                }
+                Some(_) => {
+                    let text = std::fs::read(self.worktree.join(f)).unwrap_or_default();
+                    let text = String::from_utf8_lossy(&text);
+                    if text.lines().any(|l| {
+                        l.starts_with("<<<<<<< ") || l.starts_with(">>>>>>> ") || l == "======="
+                    }) {
+                        problems.push(format!("{f}: conflict markers left"));
+                    }
+                }
+            }
+        }
+        // What changed in the work tree since the rebase stopped: edited, deleted, new.
+        let mut changed = names(&git.run(&["diff", "--name-only", "-z"])?);
+        changed.extend(names(&git.run(&[
+            "ls-files",
+            "--others",
+            "--exclude-standard",
+            "-z",
+        ])?));
+        for (p, _) in reported {
+            if !changed.contains(p) && !files.contains(p) {
+                problems.push(format!("{p}: reported, but it did not change"));
+            }
+        }
+        for c in &changed {
+            if !reported.iter().any(|(p, _)| p == c) {
+                problems.push(format!("{c}: changed, but not in the report"));
+            }
+        }
+        Ok(problems)
+    }
+
+    /// Goes on with a rebase whose conflicts are resolved in the work tree: stages them and
+    /// continues; the next commit may conflict again.
+    pub fn continue_rebase(&self) -> Result<Rebase, WorkspaceError> {
+        let git = Git::new(&self.worktree).env("GIT_EDITOR", "true");
+        git.run(&["add", "-A"])?;
+        let out = git.cmd(&["rebase", "--continue"]).spawn()?;
+        if out.code == Some(0) {
+            return Ok(Rebase::Clean);
+        }
+        let files = self.conflicted()?;
+        if files.is_empty() {
+            return Err(git.cmd(&["rebase", "--continue"]).failed(&out));
+        }
+        Ok(Rebase::Conflicted(files))
     }
 
     /// Abandons a rebase in progress: the job's branch is back where it was.
