@@ -694,10 +694,10 @@ fn the_check_tells_drift_from_what_is_documented() {
     assert!(span("--sandbox read-only").is_empty());
 
     // What it must catch.
-    let p = line("oneshot job land ID", "");
+    let p = line("oneshot job merge ID", "");
     assert_eq!(p.len(), 1, "{p:?}");
     assert!(
-        p[0].starts_with("`oneshot job` has no subcommand `land` (its --help offers create,"),
+        p[0].starts_with("`oneshot job` has no subcommand `merge` (its --help offers create,"),
         "{p:?}"
     );
     let p = line("oneshot policy replay ID --policy F --frob-divergence", "");
@@ -723,14 +723,14 @@ fn the_check_tells_drift_from_what_is_documented() {
         "{p:?}"
     );
     // In prose: a command, a verb of the job table, a flag on its own.
-    assert!(!span("oneshot job land").is_empty());
+    assert!(!span("oneshot job merge").is_empty());
     assert!(!span("run [--parallel N] [--frob]").is_empty());
     assert!(!span("--frob-divergence").is_empty());
     assert!(!span("oneshot log ID --frob").is_empty());
 
     // The failure names the file, the line and the command.
-    let f = check_line(&cli, &place("oneshot job land"), "oneshot job land", "").unwrap();
-    assert!(report(&[f]).starts_with("docs/x.md:7: `oneshot job land`\n    `oneshot job` has"));
+    let f = check_line(&cli, &place("oneshot job merge"), "oneshot job merge", "").unwrap();
+    assert!(report(&[f]).starts_with("docs/x.md:7: `oneshot job merge`\n    `oneshot job` has"));
 
     // A synopsis' small indent continues it; a wide one is its description.
     let (commands, prose) = fenced(

@@ -223,7 +223,7 @@ fn a_cancel_mid_session_takes_the_job_from_its_runner_and_stops_the_agent() {
                 .decide(&Decision {
                     job: &sealed(&after),
                     expected: JobState::Executing,
-                    transition: &sealed(&t),
+                    transition: Some(&sealed(&t)),
                     audit: &sealed(&audit),
                     revoke: true,
                 })
@@ -316,7 +316,7 @@ fn a_panel_of_auditors_judges_in_parallel_and_is_aggregated() {
             .decide(&Decision {
                 job: &sealed(&gone),
                 expected: JobState::Pending,
-                transition: &sealed(&t),
+                transition: Some(&sealed(&t)),
                 audit: &sealed(&audit),
                 revoke: false,
             })

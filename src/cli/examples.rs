@@ -155,7 +155,23 @@ Examples:
 pub const JOB_APPROVE: &str = "\
 Examples:
   oneshot job diff job-1a2b3c4d && oneshot job approve job-1a2b3c4d
-  ONESHOT_ACTOR=alice oneshot job approve job-1a2b   # recorded in the audit trail as alice";
+  ONESHOT_ACTOR=alice oneshot job approve job-1a2b   # recorded in the audit trail as alice
+  oneshot job approve job-1a2b job-3c4d --land        # approve both, then land each";
+
+/// `oneshot job land --help`.
+pub const JOB_LAND: &str = "\
+Examples:
+  oneshot job land job-1a2b3c4d                  # rebase onto main, fast-forward main
+  oneshot job land job-1a2b job-3c4d job-5e6f    # each reported; exit 1 if any did not land
+  oneshot job land job-1a2b --json               # one JSON object per job
+
+A local base branch is fast-forwarded (with `git merge --ff-only` where it is checked out, only
+if that work tree is clean). A base branch that tracks a remote is fetched, the job's branch is
+rebased onto it and pushed, and the pull request's URL (GitHub, GitLab) or `git request-pull`
+command is printed. A plain directory gets the changed files copied back, unless it changed
+them too. A conflict or a changed source leaves the base untouched and the job
+INTERVENTION_REQUIRED, its reason naming the files: resolve it in the job's workspace, then
+`oneshot job land` again (or `oneshot job resubmit`).";
 
 /// `oneshot job reject --help`.
 pub const JOB_REJECT: &str = "\
@@ -238,7 +254,7 @@ part: what followed depended on that move and is not invented.";
 /// `oneshot job cleanup --help`.
 pub const JOB_CLEANUP: &str = "\
 Examples:
-  git merge oneshot/fix-the-parser-1a2b3c4d && oneshot job cleanup job-1a2b3c4d   # `job show` names the branch
+  oneshot job land job-1a2b3c4d && oneshot job cleanup job-1a2b3c4d
   oneshot job cleanup job-1a2b3c4d --discard   # the worktree goes; an unmerged branch stays";
 
 /// `oneshot saboteur --help`.

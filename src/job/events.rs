@@ -177,6 +177,13 @@ pub enum JobEvent {
         /// Who, and what the verb needs (a reject's feedback).
         cx: VerbContext,
     },
+    /// The git work a `land` verb asked for ([`JobEffect::Land`]) is done: how it ended.
+    Landed {
+        /// Landed, or why not.
+        outcome: super::land::LandOutcome,
+        /// Who landed it.
+        cx: VerbContext,
+    },
 }
 
 impl From<RunnerEvent> for JobEvent {
@@ -191,6 +198,7 @@ impl JobEvent {
         match self {
             JobEvent::Runner(e) => e.name(),
             JobEvent::Verb { verb, .. } => verb.name(),
+            JobEvent::Landed { .. } => "landed",
         }
     }
 }
@@ -222,8 +230,8 @@ pub enum StepError {
 pub struct VerbWrite {
     /// The state the verb was judged in.
     pub expected: JobState,
-    /// The move.
-    pub transition: Transition,
+    /// The move; `None` for a verb that records without moving (a SUCCESS job landed).
+    pub transition: Option<Transition>,
     /// The audit entry.
     pub audit: AuditEntry,
     /// Revoke a runner's lease.
@@ -283,6 +291,9 @@ pub enum JobEffect {
     Decided(JobDecision),
     /// A human's verb: write the job, the transition and the audit entry at once.
     Decide(VerbWrite),
+    /// `land` is allowed: land the job's work in its source (rebase, fast-forward or push, or
+    /// copy back) and answer [`JobEvent::Landed`].
+    Land,
     /// The step is over: the job rests.
     Done,
     /// Stop the step where it is, writing nothing: the job stays in its transient state

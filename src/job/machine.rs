@@ -19,7 +19,8 @@ fn allowed_text(state: JobState) -> String {
         .map(JobTrigger::name)
         .collect();
     match (state.is_terminal(), verbs.is_empty()) {
-        (true, _) => format!("{state} is terminal"),
+        (true, true) => format!("{state} is terminal"),
+        (true, false) => format!("{state} is terminal; it allows only: {}", verbs.join(", ")),
         (false, true) => {
             format!("{state} is passed through by a running step; only the runner moves it")
         }
@@ -40,13 +41,18 @@ fn allowed_text(state: JobState) -> String {
 /// | INTERVENTION_REQUIRED | resubmit, cancel | PENDING, CANCELED |
 /// | APPROVAL_REQUIRED | approve, reject, cancel | SUCCESS, PENDING, CANCELED |
 /// | SUSPENDED | resume, cancel | PENDING, CANCELED |
-/// | SUCCESS, CANCELED | — (terminal) | |
+/// | SUCCESS | land, land failed | SUCCESS (no move: the land is recorded), INTERVENTION_REQUIRED |
+/// | INTERVENTION_REQUIRED | land, land failed (after a failed land only) | SUCCESS, INTERVENTION_REQUIRED |
+/// | CANCELED | — (terminal) | |
 ///
 /// Where the seed's diagram says "any state → suspend / cancel" and its matrix is narrower,
 /// the matrix wins (the issue's rule): a job is suspended only while it waits (DRAFT,
 /// PENDING), and RECOVERING and HARVESTING, seconds long, cannot be canceled mid-way.
 /// RECOVERING → INTERVENTION_REQUIRED is the issue's addition to the seed (a recovery that
-/// cannot help).
+/// cannot help). The rows of `land` and `land failed` are the issue's too (issue 22): a SUCCESS
+/// job's work lands in its source, and a land that cannot (a conflict, a failing check) needs a
+/// human; the job core allows `land` from INTERVENTION_REQUIRED only when a failed land sent
+/// the job there ([`crate::job::land::may_land`]).
 pub fn next(state: JobState, trigger: JobTrigger) -> Result<JobState, Refused> {
     use JobState as S;
     use JobTrigger as T;
@@ -72,6 +78,9 @@ pub fn next(state: JobState, trigger: JobTrigger) -> Result<JobState, Refused> {
         (S::ApprovalRequired, T::Approve) => S::Success,
         (S::ApprovalRequired, T::Reject) => S::Pending,
         (S::Suspended, T::Resume) => S::Pending,
+
+        (S::Success | S::InterventionRequired, T::Land) => S::Success,
+        (S::Success | S::InterventionRequired, T::LandFailed) => S::InterventionRequired,
 
         (
             S::Draft

@@ -20,6 +20,10 @@ mod create;
 pub mod decision;
 mod events;
 mod judge;
+pub mod land;
+#[cfg(test)]
+mod land_tests;
+pub mod landing;
 mod machine;
 mod migrate;
 pub mod naming;

@@ -76,6 +76,11 @@ pub enum JobReason {
         /// built-in rule's default).
         why: String,
     },
+    /// A land did not land (`job land`): the evidence; the base is untouched.
+    LandFailed {
+        /// What went wrong, with the files or the check.
+        failure: super::land::LandFailure,
+    },
     /// Words only: a record written before reasons were typed.
     Said {
         /// The words.
@@ -118,6 +123,7 @@ impl fmt::Display for JobReason {
                 write!(f, "{failure} (gave up after {retries} retries)")
             }
             JobReason::Judged { why } => f.write_str(why),
+            JobReason::LandFailed { failure } => write!(f, "{failure}"),
             JobReason::Said { text } => f.write_str(text),
         }
     }

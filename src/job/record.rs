@@ -106,6 +106,10 @@ pub struct Workspace {
     /// The commit the branch started from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub base_commit: Option<String>,
+    /// The source's branch the job started from (`main`), where `job land` puts its work;
+    /// `None` for a plain directory, a detached base, or a workspace made before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_branch: Option<String>,
 }
 
 /// What a human said when rejecting, and what it was said about: injected into the next
@@ -167,6 +171,8 @@ pub struct Job {
     pub last_session: Option<String>,
     /// No-progress signals.
     pub progress: Progress,
+    /// Where `job land` put the work, once it did.
+    pub landed: Option<super::land::Landed>,
 }
 
 /// A job as the store keeps it and `job show --json` prints it: the phase's data as the flat
@@ -200,6 +206,8 @@ struct StoredJob {
     feedback: Option<Feedback>,
     #[serde(default)]
     progress: Progress,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    landed: Option<super::land::Landed>,
 }
 
 impl From<StoredJob> for Job {
@@ -225,6 +233,7 @@ impl From<StoredJob> for Job {
             workspace: s.workspace,
             last_session,
             progress: s.progress,
+            landed: s.landed,
         }
     }
 }
@@ -248,6 +257,7 @@ impl From<Job> for StoredJob {
             retries: j.retries,
             workspace: j.workspace,
             progress: j.progress,
+            landed: j.landed,
         }
     }
 }
@@ -304,6 +314,7 @@ impl Job {
             workspace: None,
             last_session: None,
             progress: Progress::default(),
+            landed: None,
         }
     }
 
@@ -486,6 +497,8 @@ pub enum AuditAction {
     Cleanup,
     /// oneshot rewrote a legacy state (actor `oneshot`).
     Migrate,
+    /// `job land`: the work landed (or did not: `result` says which, with the evidence).
+    Land,
 }
 
 impl AuditAction {
@@ -502,6 +515,7 @@ impl AuditAction {
             AuditAction::Cancel => "cancel",
             AuditAction::Cleanup => "cleanup",
             AuditAction::Migrate => "migrate",
+            AuditAction::Land => "land",
         }
     }
 
@@ -516,6 +530,7 @@ impl AuditAction {
             T::Suspend => AuditAction::Suspend,
             T::Resume => AuditAction::Resume,
             T::Cancel => AuditAction::Cancel,
+            T::Land => AuditAction::Land,
             _ => return None,
         })
     }

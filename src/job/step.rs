@@ -54,7 +54,12 @@ impl Step {
         judge: &mut dyn JobJudge,
     ) -> Result<Vec<JobEffect>, StepError> {
         match event.into() {
+            JobEvent::Verb {
+                verb: JobTrigger::Land,
+                ..
+            } => self.land(),
             JobEvent::Verb { verb, cx } => self.verb(now, verb, &cx),
+            JobEvent::Landed { outcome, cx } => self.landed(now, outcome, &cx),
             JobEvent::Runner(e) => {
                 let (name, state) = (e.name(), self.job.state());
                 let fx = self.runner(now, e, judge);

@@ -87,6 +87,7 @@ fn ws() -> Workspace {
         path: "/wt/job".into(),
         branch: Some("oneshot/job".into()),
         base_commit: Some("abc".into()),
+        base_branch: None,
     }
 }
 

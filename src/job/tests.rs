@@ -5,9 +5,10 @@ use super::*;
 use JobState as S;
 use JobTrigger as T;
 
-/// The seed's matrix (with the issue's RECOVERING → INTERVENTION_REQUIRED), written out once
-/// more, independently of `next`: each row is checked, and nothing else may be legal.
-const MATRIX: [(JobState, JobTrigger, JobState); 24] = [
+/// The seed's matrix (with the issues' RECOVERING → INTERVENTION_REQUIRED and the rows of
+/// `land`), written out once more, independently of `next`: each row is checked, and nothing
+/// else may be legal.
+const MATRIX: [(JobState, JobTrigger, JobState); 28] = [
     (S::Draft, T::Activate, S::Pending),
     (S::Draft, T::Suspend, S::Suspended),
     (S::Draft, T::Cancel, S::Canceled),
@@ -40,6 +41,15 @@ const MATRIX: [(JobState, JobTrigger, JobState); 24] = [
     (S::ApprovalRequired, T::Cancel, S::Canceled),
     (S::Suspended, T::Resume, S::Pending),
     (S::Suspended, T::Cancel, S::Canceled),
+    // Issue 22: a SUCCESS job's work lands (no move), or the land fails and a human fixes it.
+    (S::Success, T::Land, S::Success),
+    (S::Success, T::LandFailed, S::InterventionRequired),
+    (S::InterventionRequired, T::Land, S::Success),
+    (
+        S::InterventionRequired,
+        T::LandFailed,
+        S::InterventionRequired,
+    ),
 ];
 
 #[test]
@@ -73,7 +83,12 @@ fn every_pair_off_the_matrix_is_refused_naming_what_is_allowed() {
     let text = next(S::Success, T::Cancel).unwrap_err().to_string();
     assert_eq!(
         text,
-        "cancel is not allowed in SUCCESS; SUCCESS is terminal"
+        "cancel is not allowed in SUCCESS; SUCCESS is terminal; it allows only: land"
+    );
+    let text = next(S::Canceled, T::Land).unwrap_err().to_string();
+    assert_eq!(
+        text,
+        "land is not allowed in CANCELED; CANCELED is terminal"
     );
     let text = next(S::Harvesting, T::Cancel).unwrap_err().to_string();
     assert!(text.contains("only the runner moves it"), "{text}");
@@ -102,7 +117,13 @@ fn resting_transient_and_terminal_states_are_the_seeds() {
         .collect();
     assert_eq!(terminal, [S::Success, S::Canceled]);
     for s in JobState::ALL {
-        assert_eq!(s.is_terminal(), allowed(s).is_empty(), "{s}");
+        // Terminal: nothing steps the job again; SUCCESS only lands (or fails to).
+        let landing = [T::Land, T::LandFailed];
+        let moves: Vec<_> = allowed(s)
+            .into_iter()
+            .filter(|t| !landing.contains(t))
+            .collect();
+        assert_eq!(s.is_terminal(), moves.is_empty(), "{s}");
         // A human's verbs only apply where the job waits; transient states move by the
         // runner alone — but for cancel, which stops a running step.
         if !s.is_resting() {
@@ -155,8 +176,8 @@ mod random_sequences {
 
     proptest! {
         /// From DRAFT, any sequence of triggers: each accepted move is a matrix row, a refused
-        /// one changes nothing, a terminal state is never left, and SUCCESS is only reached
-        /// through HARVESTING or APPROVAL_REQUIRED.
+        /// one changes nothing, a terminal state is never left but by a land that failed, and
+        /// SUCCESS is only reached through HARVESTING, APPROVAL_REQUIRED, or a land.
         #[test]
         fn never_leave_the_table(picks in proptest::collection::vec(0..JobTrigger::ALL.len(), 0..64)) {
             let mut state = S::Draft;
@@ -165,9 +186,12 @@ mod random_sequences {
                 match next(state, trigger) {
                     Ok(to) => {
                         prop_assert!(MATRIX.contains(&(state, trigger, to)));
-                        prop_assert!(!state.is_terminal());
-                        if to == S::Success {
-                            prop_assert!(matches!(state, S::Harvesting | S::ApprovalRequired));
+                        prop_assert!(!state.is_terminal() || trigger == T::LandFailed || to == state);
+                        if to == S::Success && state != S::Success {
+                            prop_assert!(
+                                matches!(state, S::Harvesting | S::ApprovalRequired)
+                                    || trigger == T::Land
+                            );
                         }
                         state = to;
                     }

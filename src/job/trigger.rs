@@ -40,11 +40,17 @@ pub enum JobTrigger {
     Resume,
     /// `job cancel`.
     Cancel,
+    /// `job land`: SUCCESS stays SUCCESS (the work landed); INTERVENTION_REQUIRED after a
+    /// failed land → SUCCESS.
+    Land,
+    /// A land that did not land (a conflict, a failing check, a changed source): SUCCESS (or
+    /// INTERVENTION_REQUIRED after a failed land) → INTERVENTION_REQUIRED.
+    LandFailed,
 }
 
 impl JobTrigger {
     /// Every trigger, harvest outcomes included.
-    pub const ALL: [JobTrigger; 17] = [
+    pub const ALL: [JobTrigger; 19] = [
         JobTrigger::Activate,
         JobTrigger::Step,
         JobTrigger::Provisioned,
@@ -62,6 +68,8 @@ impl JobTrigger {
         JobTrigger::Suspend,
         JobTrigger::Resume,
         JobTrigger::Cancel,
+        JobTrigger::Land,
+        JobTrigger::LandFailed,
     ];
 
     /// The name a person uses: a verb of `oneshot job` (`approve`), or what the runner found
@@ -87,6 +95,8 @@ impl JobTrigger {
             JobTrigger::Suspend => "suspend",
             JobTrigger::Resume => "resume",
             JobTrigger::Cancel => "cancel",
+            JobTrigger::Land => "land",
+            JobTrigger::LandFailed => "land failed",
         }
     }
 
@@ -102,6 +112,7 @@ impl JobTrigger {
                 | JobTrigger::Suspend
                 | JobTrigger::Resume
                 | JobTrigger::Cancel
+                | JobTrigger::Land
         )
     }
 }

@@ -55,6 +55,15 @@ pub enum VerbError {
         /// The trigger.
         verb: JobTrigger,
     },
+    /// `land` where the state allows it but the job does not (already landed, or in
+    /// INTERVENTION_REQUIRED for another reason than a failed land).
+    #[error("job {id}: land is refused: {why}")]
+    NotLandable {
+        /// The job.
+        id: String,
+        /// Why, and what to do instead.
+        why: String,
+    },
 }
 
 /// Applies `verb` to `job` through the job core ([`Step::step`] with [`JobEvent::Verb`]):
@@ -66,7 +75,8 @@ pub fn apply(
     cx: &VerbContext,
 ) -> Result<(Job, Transition, AuditEntry), VerbError> {
     let (moved, w) = judge(job, verb, cx)?;
-    Ok((moved, w.transition, w.audit))
+    let transition = w.transition.ok_or(VerbError::NotAVerb { verb })?;
+    Ok((moved, transition, w.audit))
 }
 
 /// Gives `verb` to the job core over `job`: the job as the verb leaves it, and what to write.
@@ -162,7 +172,7 @@ impl Step {
         Ok(vec![JobEffect::Decide(VerbWrite {
             expected: before.state(),
             revoke: verb == JobTrigger::Cancel && !before.state().is_resting(),
-            transition,
+            transition: Some(transition),
             audit,
         })])
     }
@@ -292,15 +302,30 @@ pub(super) fn write(
     cx: &VerbContext,
 ) -> Result<(), GiveError> {
     let (moved, d) = judge(job, verb, cx)?;
+    decide(store, job, &moved, &d)
+}
+
+/// Writes what the core decided about `job` (a verb's move, a land) through the job's
+/// redactor, only if the job is still where it was judged.
+pub(super) fn decide(
+    store: &dyn super::store::JobStore,
+    job: &Job,
+    moved: &Job,
+    d: &VerbWrite,
+) -> Result<(), GiveError> {
     let redactor = super::redactor(job.spec.policy.as_deref());
     let seal = |source| GiveError::Seal {
         id: job.id.clone(),
         source,
     };
+    let transition = match &d.transition {
+        Some(t) => Some(redactor.seal(t).map_err(seal)?),
+        None => None,
+    };
     store.decide(&super::store::Decision {
-        job: &redactor.seal(&moved).map_err(seal)?,
+        job: &redactor.seal(moved).map_err(seal)?,
         expected: d.expected,
-        transition: &redactor.seal(&d.transition).map_err(seal)?,
+        transition: transition.as_ref(),
         audit: &redactor.seal(&d.audit).map_err(seal)?,
         revoke: d.revoke,
     })?;

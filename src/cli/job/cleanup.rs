@@ -46,7 +46,7 @@ pub fn run(cx: &Cx, a: CleanupArgs) -> Result<i32> {
         outln!("{}: no workspace to remove", job.id);
         return Ok(crate::cli::exit::OK);
     };
-    match workspace::cleanup(&job.spec, ws, a.discard)? {
+    match workspace::cleanup_job(&job.spec, ws, a.discard, job.landed.is_some())? {
         Cleanup::Removed { note } => {
             // Removing the workspace is a human's decision (a discard loses work for good):
             // it goes in the audit trail. A refused cleanup changed nothing and is not.

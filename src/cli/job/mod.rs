@@ -4,8 +4,10 @@
 
 mod cleanup;
 mod create;
+mod land;
 mod progress;
 mod replay;
+mod resolver;
 mod run;
 mod settings;
 mod show;
@@ -27,15 +29,15 @@ Examples:
   id=$(oneshot job create --worker claude --auditor codex --activate \"add a --dry-run flag\")
   oneshot job run                                  # step every PENDING job until it rests
   oneshot job list --state approval_required
-  oneshot job diff $id && oneshot job approve $id  # or: oneshot job reject $id --feedback TEXT
+  oneshot job diff $id && oneshot job approve $id --land  # or: oneshot job reject $id --feedback TEXT
   oneshot job audit --json
   oneshot job replay $id --policy strict.lua       # what another policy would have decided
 
 States (a job rests in the CAPITALISED ones between commands):
   DRAFT ─activate→ PENDING ─step→ provisioning → executing → harvesting → one of:
-    SUCCESS                done
+    SUCCESS                done ─land→ its work lands in the source (see `job land --help`)
     APPROVAL_REQUIRED      ─approve→ SUCCESS; ─reject --feedback→ PENDING
-    INTERVENTION_REQUIRED  ─resubmit→ PENDING
+    INTERVENTION_REQUIRED  ─resubmit→ PENDING; after a failed land, fixed: ─land→ SUCCESS
   DRAFT, PENDING ─suspend→ SUSPENDED ─resume→ PENDING
   ─cancel→ CANCELED from any state but SUCCESS, recovering, harvesting (stops a running step)
 
@@ -64,9 +66,16 @@ pub enum JobCommand {
     /// DRAFT → PENDING: let runners pick the job up.
     #[command(after_help = examples::JOB_ACTIVATE)]
     Activate(IdArg),
-    /// APPROVAL_REQUIRED → SUCCESS: accept the result.
+    /// APPROVAL_REQUIRED → SUCCESS: accept the results (several ids: each reported); with
+    /// --land, land each too.
     #[command(after_help = examples::JOB_APPROVE)]
-    Approve(IdArg),
+    Approve(land::ApproveArgs),
+    /// Land SUCCESS jobs in their source: rebase onto the base branch, then fast-forward it (a
+    /// local repository), push the branch for a pull request (a base that tracks a remote), or
+    /// copy the files back (a plain directory). A conflict leaves the base untouched and the
+    /// job INTERVENTION_REQUIRED with the files named.
+    #[command(after_help = examples::JOB_LAND)]
+    Land(land::LandArgs),
     /// APPROVAL_REQUIRED → PENDING: send the result back with a critique for the next attempt.
     #[command(after_help = examples::JOB_REJECT)]
     Reject(verbs::RejectArgs),
@@ -142,7 +151,8 @@ pub fn run(
     match args.command {
         JobCommand::Create(a) => create::run(&cx, a),
         JobCommand::Activate(a) => verbs::run(&cx, &a.id, T::Activate, None),
-        JobCommand::Approve(a) => verbs::run(&cx, &a.id, T::Approve, None),
+        JobCommand::Approve(a) => land::approve(&cx, a),
+        JobCommand::Land(a) => land::land(&cx, a),
         JobCommand::Reject(a) => verbs::run(&cx, &a.id, T::Reject, a.feedback),
         JobCommand::Resubmit(a) => verbs::run(&cx, &a.id, T::Resubmit, None),
         JobCommand::Suspend(a) => verbs::run(&cx, &a.id, T::Suspend, None),

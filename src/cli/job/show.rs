@@ -244,6 +244,17 @@ pub fn show(cx: &Cx, a: ShowArgs) -> Result<i32> {
                 .unwrap_or_default()
         );
     }
+    if let Some(l) = &job.landed {
+        outln!(
+            "  landed:   {l} by {}, {} ({} commit(s))",
+            l.by,
+            rfc3339(l.at_ms),
+            l.commits.len()
+        );
+        if let oneshot::job::land::LandTarget::Remote { pull_request, .. } = &l.target {
+            outln!("            pull request: {pull_request}");
+        }
+    }
     if let Some(sid) = &job.session() {
         outln!("  session:  {sid}   (`oneshot log {sid}`)");
     }

@@ -373,7 +373,7 @@ fn carry<'a, H: Hands>(
             let ws = workspace_of(job);
             Flight::Event(hands.audit(job, &ws, &panel).await)
         }),
-        JobEffect::Decide(_) => Box::pin(async {
+        JobEffect::Decide(_) | JobEffect::Land => Box::pin(async {
             Flight::Stop(Stop::Failed(
                 "internal error: a human's verb reached a runner's step".into(),
             ))
@@ -481,6 +481,7 @@ fn workspace_of(job: &crate::job::record::Job) -> Workspace {
         path: job.spec.source.clone(),
         branch: None,
         base_commit: None,
+        base_branch: None,
     })
 }
 

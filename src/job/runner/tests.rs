@@ -72,6 +72,7 @@ impl Hands for Script {
             path: "/nowhere".into(),
             branch: None,
             base_commit: None,
+            base_branch: None,
         })
     }
 

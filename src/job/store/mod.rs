@@ -88,8 +88,8 @@ pub struct Decision<'a> {
     pub job: &'a Redacted<Job>,
     /// The state the verb was judged against: the write is refused if the job moved since.
     pub expected: JobState,
-    /// The move.
-    pub transition: &'a Redacted<Transition>,
+    /// The move; `None` for a decision that records without moving (a land).
+    pub transition: Option<&'a Redacted<Transition>>,
     /// The audit entry, at the verb's time (whether a lease is live is the store's to judge).
     pub audit: &'a Redacted<AuditEntry>,
     /// The verb may take the job from a runner holding a live lease (cancel): the lease is

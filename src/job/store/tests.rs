@@ -384,7 +384,7 @@ fn verb(
     self::at(s, at).decide(&Decision {
         job: &sealed(&j),
         expected,
-        transition: &sealed(&t),
+        transition: Some(&sealed(&t)),
         audit: &sealed(&a),
         revoke,
     })?;
@@ -590,12 +590,12 @@ fn leases_are_judged_by_the_stores_clock_not_the_callers() {
         .decide(&Decision {
             job: &sealed(&late),
             expected: JobState::Executing,
-            transition: &sealed(&moved(
+            transition: Some(&sealed(&moved(
                 JobState::Executing,
                 JobState::Canceled,
                 JobTrigger::Cancel,
                 day,
-            )),
+            ))),
             audit: &sealed(&entry("job-1", "cancel", day)),
             revoke: false,
         })

@@ -28,8 +28,20 @@ pub enum Cleanup {
 /// workspace goes regardless, but a branch holding commits found nowhere else is still kept.
 /// A plain directory's copy is the only place its work exists: it goes only with `discard`.
 pub fn cleanup(spec: &JobSpec, ws: &Workspace, discard: bool) -> Result<Cleanup, WorkspaceError> {
+    cleanup_job(spec, ws, discard, false)
+}
+
+/// [`cleanup`] of a job that may have landed (`job land`): a plain directory's copy whose
+/// work was copied back into the source loses nothing either. (A landed git job's branch is
+/// merged into its base, or pushed, which [`cleanup`] finds on its own.)
+pub fn cleanup_job(
+    spec: &JobSpec,
+    ws: &Workspace,
+    discard: bool,
+    landed: bool,
+) -> Result<Cleanup, WorkspaceError> {
     match &ws.branch {
-        None => cleanup_plain(ws, discard),
+        None => cleanup_plain(ws, discard || landed),
         Some(branch) => cleanup_git(spec, ws, branch, discard),
     }
 }

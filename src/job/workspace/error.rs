@@ -130,6 +130,45 @@ pub enum WorkspaceError {
         /// The workspace.
         path: PathBuf,
     },
+    /// `job land` cannot tell which branch to land on.
+    #[error(
+        "the job's workspace {path} records no base branch (the source was on a detached HEAD, \
+         or the workspace predates `job land`): land it by hand — `git rebase BRANCH` in the \
+         workspace, then `git merge --ff-only {branch}` on BRANCH"
+    )]
+    NoBaseBranch {
+        /// The workspace.
+        path: PathBuf,
+        /// The job's branch.
+        branch: String,
+    },
+    /// The job's workspace has changes that are not committed, or a rebase in progress.
+    #[error(
+        "the job's workspace {path} is not ready to land: {why}; {fix}, then `oneshot job land` \
+         again"
+    )]
+    NotReady {
+        /// The workspace's work tree.
+        path: PathBuf,
+        /// What is in the way.
+        why: String,
+        /// What to do.
+        fix: String,
+    },
+    /// The base branch is checked out in a work tree with uncommitted changes: fast-forwarding
+    /// it there could clobber them.
+    #[error(
+        "{branch} is checked out in {path}, which has uncommitted changes ({files}): commit or \
+         stash them there, then `oneshot job land` again; nothing was landed"
+    )]
+    BaseDirty {
+        /// The work tree.
+        path: PathBuf,
+        /// The base branch.
+        branch: String,
+        /// Some of the changed files.
+        files: String,
+    },
     /// A file operation failed.
     #[error("{action} {path}: {source}")]
     Io {

@@ -22,6 +22,9 @@ pub(super) struct Git {
     env: Vec<(OsString, OsString)>,
     /// Arguments put before every command's own (`-c key=value`).
     prefix: Vec<OsString>,
+    /// Read the user's global and system configuration (credentials, `url.*.insteadOf`, an
+    /// ssh command): for talking to a remote, which only the user's setup can reach.
+    user_config: bool,
 }
 
 /// How a command ended, when failing is an answer rather than an error.
@@ -41,6 +44,16 @@ impl Git {
             dir: dir.into(),
             env: Vec::new(),
             prefix: Vec::new(),
+            user_config: false,
+        }
+    }
+
+    /// Git in `dir` that reads the user's global and system configuration, for `fetch` and
+    /// `push`: a remote is reached the way the user reaches it.
+    pub fn for_remote(dir: impl Into<PathBuf>) -> Git {
+        Git {
+            user_config: true,
+            ..Git::new(dir)
         }
     }
 
@@ -138,14 +151,16 @@ impl Cmd<'_> {
         .args(&self.args)
         .current_dir(&self.git.dir)
         .stdin(Stdio::null())
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
         .env("GIT_TERMINAL_PROMPT", "0")
         .env("LC_ALL", "C")
         .env("GIT_AUTHOR_NAME", NAME)
         .env("GIT_AUTHOR_EMAIL", EMAIL)
         .env("GIT_COMMITTER_NAME", NAME)
         .env("GIT_COMMITTER_EMAIL", EMAIL);
+        if !self.git.user_config {
+            cmd.env("GIT_CONFIG_GLOBAL", "/dev/null")
+                .env("GIT_CONFIG_NOSYSTEM", "1");
+        }
         // Inherited from a caller that itself runs under git (a hook, a test harness), these
         // would point every command at the wrong repository.
         for var in [

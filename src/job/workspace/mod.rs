@@ -13,15 +13,18 @@
 mod cleanup;
 mod error;
 mod git;
+mod land;
 mod place;
 mod plain;
 mod provision;
+mod pull_request;
 #[cfg(test)]
 mod tests;
 mod uncommitted;
 
-pub use cleanup::{Cleanup, cleanup};
+pub use cleanup::{Cleanup, cleanup, cleanup_job};
 pub use error::WorkspaceError;
+pub use land::{Landing, Rebase};
 pub use provision::provision;
 pub use uncommitted::{commit_uncommitted, forget_base, uncommitted};
 

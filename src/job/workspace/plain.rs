@@ -81,6 +81,7 @@ fn reuse(dest: &Path) -> Result<Workspace, WorkspaceError> {
         path: dest.to_owned(),
         branch: None,
         base_commit: Some(base),
+        base_branch: None,
     })
 }
 

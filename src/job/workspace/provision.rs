@@ -122,7 +122,27 @@ fn provision_git(
         path,
         branch: Some(branch),
         base_commit: Some(base_commit),
+        base_branch: base_branch(&git, spec.base.as_deref())?,
     })
+}
+
+/// The branch `job land` puts the work on: the spec's base when it names a local branch,
+/// else the branch the source has checked out (the job started from its `HEAD`, or from a
+/// commit of its uncommitted changes on top of it); `None` on a detached `HEAD`.
+pub(super) fn base_branch(git: &Git, base: Option<&str>) -> Result<Option<String>, WorkspaceError> {
+    if let Some(base) = base.filter(|b| *b != "HEAD") {
+        let named = git
+            .cmd(&["rev-parse", "--verify", "--quiet", "--end-of-options"])
+            .arg(format!("refs/heads/{base}"))
+            .spawn()?;
+        if named.code == Some(0) {
+            return Ok(Some(base.to_owned()));
+        }
+    }
+    let head = git
+        .cmd(&["symbolic-ref", "-q", "--short", "HEAD"])
+        .spawn()?;
+    Ok((head.code == Some(0)).then(|| head.stdout.trim().to_owned()))
 }
 
 /// The ref that remembers where job `job_id`'s branch started.
@@ -169,7 +189,7 @@ fn resolve(git: &Git, rev: &str) -> Result<Option<String>, WorkspaceError> {
 }
 
 /// The path of the worktree that has `branch_ref` checked out, if any does.
-fn worktree_of(git: &Git, branch_ref: &str) -> Result<Option<PathBuf>, WorkspaceError> {
+pub(super) fn worktree_of(git: &Git, branch_ref: &str) -> Result<Option<PathBuf>, WorkspaceError> {
     let list = git.run(&["worktree", "list", "--porcelain", "-z"])?;
     let mut path = None;
     for field in list.split('\0') {

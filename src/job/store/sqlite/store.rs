@@ -340,7 +340,7 @@ impl JobStore for SqliteStore {
     }
 
     fn decide(&self, d: &Decision<'_>) -> Result<(), JobStoreError> {
-        let (job, transition, audit) = (d.job.get(), d.transition.get(), d.audit.get());
+        let (job, audit) = (d.job.get(), d.audit.get());
         let id = &job.id;
         self.write(|tx| {
             let (now, _) = self.read(tx, id)?;
@@ -369,7 +369,9 @@ impl JobStore for SqliteStore {
                 [id],
             )
             .map_err(|e| self.db(e))?;
-            self.push_transition(tx, id, transition)?;
+            if let Some(t) = d.transition {
+                self.push_transition(tx, id, t.get())?;
+            }
             self.push_audit(tx, audit)
         })
         .inspect(|()| crate::job::store::work::raise())

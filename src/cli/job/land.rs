@@ -1,0 +1,195 @@
+//! `job land ID…` and `job approve ID… [--land]`: several jobs at once, each reported on its
+//! own line (or as one JSON object per line), the exit status non-zero if any did not land or
+//! was not approved. Thin over `oneshot::job::landing::land` and `oneshot::job::verbs::give`.
+
+use super::{Cx, now_ms, paint};
+use crate::cli::exit;
+use anyhow::Result;
+use clap::Args;
+use oneshot::job::land::{LandTarget, Landed, short};
+use oneshot::job::landing::{self, Land, LandError};
+use oneshot::job::verbs::{self, GiveError, Giving, VerbError};
+use oneshot::job::{JobState, JobTrigger};
+use serde_json::json;
+
+/// Options of `job land`.
+#[derive(Debug, Args)]
+pub struct LandArgs {
+    /// Job ids (or unique prefixes): SUCCESS jobs, or jobs a failed land left in
+    /// INTERVENTION_REQUIRED once you fixed them in their workspace.
+    #[arg(required = true, value_name = "ID", add = clap_complete::engine::ArgValueCandidates::new(crate::cli::complete::jobs))]
+    pub ids: Vec<String>,
+    /// Print one JSON object per job, one per line (docs/json.md).
+    #[arg(long)]
+    pub json: bool,
+    /// Ask this agent (`claude`, `codex:MODEL`) or command (`cmd:COMMAND`) to resolve a
+    /// rebase's conflicts, with the conflict-resolve schema; its report is checked against git
+    /// before the land goes on.
+    #[arg(long, value_name = "AGENT|cmd:COMMAND")]
+    pub resolver: Option<String>,
+}
+
+/// Options of `job approve`.
+#[derive(Debug, Args)]
+pub struct ApproveArgs {
+    /// Job ids (or unique prefixes) in APPROVAL_REQUIRED.
+    #[arg(required = true, value_name = "ID", add = clap_complete::engine::ArgValueCandidates::new(crate::cli::complete::jobs))]
+    pub ids: Vec<String>,
+    /// Land each approved job too, as `oneshot job land` does.
+    #[arg(long)]
+    pub land: bool,
+    /// With --land: the resolver of `oneshot job land --resolver`.
+    #[arg(long, value_name = "AGENT|cmd:COMMAND", requires = "land")]
+    pub resolver: Option<String>,
+}
+
+/// `job land ID…`.
+pub fn land(cx: &Cx, a: LandArgs) -> Result<i32> {
+    let store = cx.store()?;
+    let mut resolver = resolver(cx, a.resolver.as_deref())?;
+    let mut code = exit::OK;
+    for id in &a.ids {
+        code = code.max(land_one(cx, &store, id, a.json, resolver.as_mut()));
+    }
+    Ok(code)
+}
+
+/// `job approve ID… [--land]`.
+pub fn approve(cx: &Cx, a: ApproveArgs) -> Result<i32> {
+    let store = cx.store()?;
+    let mut resolver = resolver(cx, a.resolver.as_deref())?;
+    let mut code = exit::OK;
+    for id in &a.ids {
+        let giving = giving();
+        match verbs::give(&store, id, JobTrigger::Approve, &giving) {
+            Ok(given) => {
+                let job = &given.job;
+                if cx.quiet {
+                    outln!("{}", job.state());
+                } else {
+                    outln!("{}: {} → {}", job.id, paint(given.from), paint(job.state()));
+                }
+                if a.land {
+                    code = code.max(land_one(cx, &store, &job.id, false, resolver.as_mut()));
+                }
+            }
+            Err(e) => {
+                errln!("oneshot: approve {id}: {}", give_words(&e));
+                code = code.max(give_code(&e));
+            }
+        }
+    }
+    Ok(code)
+}
+
+fn resolver(cx: &Cx, spec: Option<&str>) -> Result<Option<super::resolver::AskResolver>> {
+    spec.map(|s| super::resolver::AskResolver::new(s, &cx.state_dir))
+        .transpose()
+}
+
+fn giving() -> Giving {
+    Giving {
+        actor: verbs::actor(),
+        feedback: None,
+        now_ms: now_ms(),
+    }
+}
+
+/// Lands one job and reports it; its exit code.
+fn land_one(
+    cx: &Cx,
+    store: &dyn oneshot::job::JobStore,
+    id: &str,
+    json: bool,
+    resolver: Option<&mut super::resolver::AskResolver>,
+) -> i32 {
+    let resolver = resolver.map(|r| r as &mut dyn landing::Resolver);
+    match landing::land_with(store, id, &giving(), resolver) {
+        Ok(Land::Landed(job)) => {
+            let landed = job.landed.as_ref();
+            if json {
+                outln!(
+                    "{}",
+                    json!({"job_id": job.id, "result": "landed", "state": job.state(),
+                        "landed": landed})
+                );
+            } else if let Some(l) = landed {
+                outln!("{}: {}", job.id, words(l));
+                if let LandTarget::Remote { pull_request, .. } = &l.target
+                    && !cx.quiet
+                {
+                    outln!("  open the pull request: {pull_request}");
+                }
+            }
+            exit::OK
+        }
+        Ok(Land::Failed(job, failure)) => {
+            if json {
+                outln!(
+                    "{}",
+                    json!({"job_id": job.id, "result": "failed", "state": job.state(),
+                        "failure": failure, "reason": failure.to_string()})
+                );
+            } else {
+                outln!(
+                    "{}: not landed, {} → {}",
+                    job.id,
+                    paint(JobState::Success),
+                    paint(job.state())
+                );
+                outln!(
+                    "{}",
+                    super::wrap::wrap("  ", &failure.to_string(), 2, super::wrap::width())
+                );
+            }
+            exit::FAILED
+        }
+        Err(e) => {
+            let (text, code) = match &e {
+                LandError::Give(g) => (give_words(g), give_code(g)),
+                LandError::NoWorkspace { .. } => (e.to_string(), exit::REFUSED),
+                LandError::Workspace { .. } => (e.to_string(), exit::FAILED),
+                _ => (e.to_string(), exit::FAILED),
+            };
+            if json {
+                outln!(
+                    "{}",
+                    json!({"job_id": id, "result": "error", "error": text})
+                );
+            }
+            errln!("oneshot: land {id}: {text}");
+            code
+        }
+    }
+}
+
+/// Where the work went, in a line.
+fn words(l: &Landed) -> String {
+    let n = l.commits.len();
+    match &l.target {
+        LandTarget::Branch { branch, from, to } => format!(
+            "landed into {branch}: {} → {} ({n} commit(s))",
+            short(from),
+            short(to)
+        ),
+        _ => format!("{l} ({n} commit(s))"),
+    }
+}
+
+/// A verb's refusal or a store's error, in the words the other verbs use.
+fn give_words(e: &GiveError) -> String {
+    match e {
+        GiveError::Verb(VerbError::Refused { id, refused }) => format!("{id}: {refused}"),
+        e => e.to_string(),
+    }
+}
+
+fn give_code(e: &GiveError) -> i32 {
+    use oneshot::job::JobStoreError as S;
+    match e {
+        GiveError::Verb(VerbError::Refused { .. } | VerbError::NotLandable { .. }) => exit::REFUSED,
+        GiveError::Store(S::Conflict { .. } | S::Busy { .. }) => exit::REFUSED,
+        GiveError::Store(S::NotFound { .. } | S::Ambiguous { .. }) => exit::USAGE,
+        _ => exit::FAILED,
+    }
+}
