@@ -236,7 +236,7 @@ fn a_remote_source_gets_the_branch_pushed_and_the_pull_request_command() {
     let o = env.oneshot(&["job", "land", &id]);
     let text = out(&o);
     assert_eq!(o.status.code(), Some(0), "{text}");
-    let branch = format!("oneshot/{id}");
+    let branch = env.branch(&id);
     assert!(
         text.contains(&format!("pushed to origin as refs/heads/{branch}")),
         "{text}"
@@ -403,4 +403,72 @@ fn a_resolver_resolves_the_conflict_and_one_leaving_markers_is_refused() {
     );
     assert_eq!(git(&repo, &["rev-parse", "main~1"]), main);
     assert_eq!(env.state(&second), "SUCCESS");
+}
+
+#[test]
+fn the_checks_run_again_on_the_rebased_result_and_a_failure_lands_nothing() {
+    let env = Env::new();
+    let repo = env.repo();
+    // Passes where the job ran; fails once the base gains a file saying otherwise.
+    let check = "! test -f broken.flag";
+    let worker = writes("d.txt", "dee");
+    let id = env.create(&worker, DONE, &["--activate", "--check", check]);
+    env.ok(&["job", "step", &id]);
+    assert_eq!(env.state(&id), "APPROVAL_REQUIRED");
+    env.ok(&["job", "approve", &id]);
+    std::fs::write(repo.join("broken.flag"), "x\n").unwrap();
+    git(&repo, &["add", "broken.flag"]);
+    git(&repo, &["commit", "-qm", "break the check"]);
+    let before = git(&repo, &["rev-parse", "main"]);
+
+    let o = env.oneshot(&["job", "land", &id]);
+    let text = out(&o);
+    assert_eq!(o.status.code(), Some(1), "{text}");
+    assert!(text.contains(&format!("check `{check}` failed")), "{text}");
+    assert_eq!(
+        git(&repo, &["rev-parse", "main"]),
+        before,
+        "the base is untouched"
+    );
+    assert_eq!(env.state(&id), "INTERVENTION_REQUIRED");
+    let cause = &env.show(&id)["job"]["cause"];
+    assert_eq!(cause["failure"]["kind"], "check", "{cause}");
+    assert_eq!(cause["failure"]["name"], check, "{cause}");
+
+    // Fixed on the base, the same job lands from INTERVENTION_REQUIRED.
+    git(&repo, &["rm", "-q", "broken.flag"]);
+    git(&repo, &["commit", "-qm", "unbreak"]);
+    let o = env.oneshot(&["job", "land", &id]);
+    assert_eq!(o.status.code(), Some(0), "{}", out(&o));
+    assert_eq!(env.state(&id), "SUCCESS");
+}
+
+#[test]
+fn several_jobs_land_in_the_order_that_lands_the_most() {
+    let env = Env::new();
+    let x = success(&env, "f.txt", "ex", None);
+    let z = success(&env, "g.txt", "zed", None);
+    // Overlaps both others: landed first, as given, it would leave both to conflict.
+    let both = "sh -c 'printf why > f.txt; printf why > g.txt'";
+    let y = env.create(both, DONE, &["--activate"]);
+    env.ok(&["job", "step", &y]);
+    env.ok(&["job", "approve", &y]);
+    let list = env.ok(&["job", "list"]);
+    assert!(list.contains("overlaps"), "{list}");
+
+    let o = env.oneshot(&["job", "land", &y, &x, &z]);
+    let text = out(&o);
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "one of them could not land: {text}"
+    );
+    let at = |id: &str| text.find(&format!("{id}:")).unwrap();
+    assert!(at(&x) < at(&y) && at(&z) < at(&y), "{text}");
+    assert_eq!(env.state(&x), "SUCCESS");
+    assert_eq!(env.state(&z), "SUCCESS");
+    assert_eq!(env.state(&y), "INTERVENTION_REQUIRED");
+    // Landed jobs overlap nothing any more: the base has their work.
+    let list = env.ok(&["job", "list", "--state", "SUCCESS"]);
+    assert!(!list.contains(&format!("overlaps {x}")), "{list}");
 }

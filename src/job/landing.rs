@@ -189,13 +189,53 @@ pub fn land_with(
 }
 
 /// Re-runs the checks on the rebased result in `landing.worktree()`, before anything outside
-/// the job's workspace changes: the one place `job land` runs them. A failing check is the
-/// land's failure ([`LandFailure::Check`]), and the base stays untouched.
-///
-/// No check runner exists yet, so nothing runs here; the job's checks are wired in here once
-/// they do.
-fn recheck(_job: &Job, _landing: &Landing) -> Result<(), LandFailure> {
-    Ok(())
+/// the job's workspace changes: the one place `job land` runs them — the job policy's `checks`,
+/// then the job's own (`--check`), as its sessions ran them. A failing check is the land's
+/// failure ([`LandFailure::Check`]), and the base stays untouched; so is a policy that cannot
+/// say what its checks are.
+fn recheck(job: &Job, landing: &Landing) -> Result<(), LandFailure> {
+    let failed = |name: &str, status: String| LandFailure::Check {
+        name: name.to_string(),
+        status,
+        tail: String::new(),
+    };
+    let policy = crate::policy::PolicyHost::load_or_builtin(
+        job.spec.policy.as_deref(),
+        crate::policy::PolicyOptions::default(),
+    )
+    .map_err(|e| failed("the policy's checks", crate::error::failure(&e)))?;
+    let ctx = crate::policy::HookCtx {
+        session_id: job.id.clone(),
+        task: job.spec.task.clone(),
+        workdir: landing.worktree().display().to_string(),
+        ..crate::policy::HookCtx::default()
+    };
+    let listed = policy
+        .checks(&ctx)
+        .map_err(|e| failed("the policy's checks", crate::error::failure(&e)))?;
+    let checks = crate::check::merge(&listed, &job.spec.checks);
+    if checks.is_empty() {
+        return Ok(());
+    }
+    let redactor = crate::pipeline::Redactor::from_env(policy.redact_patterns())
+        .map_err(|e| failed("checks", crate::error::failure(&e)))?;
+    // An id of their own: whatever still carries it when a check ends is swept.
+    let id = format!("{}-land", job.id);
+    let results = crate::check::run_here(
+        &checks,
+        landing.worktree(),
+        &id,
+        &std::sync::Arc::new(redactor),
+    )
+    .map_err(|e| failed("checks", format!("could not run them: {e}")))?;
+    match crate::check::first_failure(&results) {
+        None => Ok(()),
+        Some(r) => Err(LandFailure::Check {
+            name: r.name.clone(),
+            status: r.status(),
+            tail: r.short_tail().to_string(),
+        }),
+    }
 }
 
 fn verb_error(e: StepError) -> LandError {

@@ -106,6 +106,10 @@ pub fn changed(store: &dyn JobStore) -> Result<Vec<Changed>, JobStoreError> {
             Err(JobStoreError::Corrupt { .. }) => continue,
             found => found?,
         };
+        // Landed work is the base's now: nothing to collide with any more.
+        if job.landed.is_some() {
+            continue;
+        }
         let source = job.spec.source.clone();
         let repo = repos
             .entry(source.clone())

@@ -48,10 +48,29 @@ pub fn land(cx: &Cx, a: LandArgs) -> Result<i32> {
     let store = cx.store()?;
     let mut resolver = resolver(cx, a.resolver.as_deref())?;
     let mut code = exit::OK;
-    for id in &a.ids {
-        code = code.max(land_one(cx, &store, id, a.json, resolver.as_mut()));
+    for id in ordered(&store, &a.ids) {
+        code = code.max(land_one(cx, &store, &id, a.json, resolver.as_mut()));
     }
     Ok(code)
+}
+
+/// `ids` in the order that lands the most of them without conflicts: jobs whose changes
+/// overlap no other's first (`oneshot::job::overlap::land_order`, by each job's latest
+/// artifact); an id that names no job keeps its place, for `land` to report.
+fn ordered(store: &dyn oneshot::job::JobStore, ids: &[String]) -> Vec<String> {
+    let files = |id: &str| -> Vec<String> {
+        let Ok(job) = store.get(id) else {
+            return Vec::new();
+        };
+        store
+            .artifacts(&job.id)
+            .ok()
+            .and_then(|mut v| v.pop())
+            .map(|a| a.files)
+            .unwrap_or_default()
+    };
+    let jobs: Vec<(String, Vec<String>)> = ids.iter().map(|id| (id.clone(), files(id))).collect();
+    oneshot::job::overlap::land_order(&jobs)
 }
 
 /// `job approve ID… [--land]`.
@@ -59,6 +78,7 @@ pub fn approve(cx: &Cx, a: ApproveArgs) -> Result<i32> {
     let store = cx.store()?;
     let mut resolver = resolver(cx, a.resolver.as_deref())?;
     let mut code = exit::OK;
+    let mut approved = Vec::new();
     for id in &a.ids {
         let giving = giving();
         match verbs::give(&store, id, JobTrigger::Approve, &giving) {
@@ -69,14 +89,18 @@ pub fn approve(cx: &Cx, a: ApproveArgs) -> Result<i32> {
                 } else {
                     outln!("{}: {} → {}", job.id, paint(given.from), paint(job.state()));
                 }
-                if a.land {
-                    code = code.max(land_one(cx, &store, &job.id, false, resolver.as_mut()));
-                }
+                approved.push(job.id.clone());
             }
             Err(e) => {
                 errln!("oneshot: approve {id}: {}", give_words(&e));
                 code = code.max(give_code(&e));
             }
+        }
+    }
+    if a.land {
+        // Approved first, then landed in the order that lands the most.
+        for id in ordered(&store, &approved) {
+            code = code.max(land_one(cx, &store, &id, false, resolver.as_mut()));
         }
     }
     Ok(code)
