@@ -149,3 +149,42 @@ fn a_bad_checks_entry_fails_the_policy_load_at_its_line() {
     assert!(all.contains("p.lua:2"), "{all}");
     assert!(all.contains("checks[1] has no `run` command"), "{all}");
 }
+
+#[test]
+fn replay_shows_a_changed_check_list_and_gives_the_recorded_results_back() {
+    let w = World::new();
+    let (worker, auditor) = players(&w);
+    let with = w.file(
+        "with.lua",
+        "return { checks = { \"grep -q good value\" } }\n",
+    );
+    let out = w.run(
+        &worker,
+        &auditor,
+        &["--policy", with.to_str().unwrap()],
+        "make value good",
+    );
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let id = w.session_id();
+    let replay = |policy: &std::path::Path| {
+        w.cmd()
+            .args(["policy", "replay", &id, "--policy"])
+            .arg(policy)
+            .arg("--exit-code")
+            .output()
+            .unwrap()
+    };
+    // The same policy: the recorded check results are given back, nothing differs.
+    let same = replay(&with);
+    assert_eq!(code(&same), 0, "{}", text(&same));
+    // Another list of checks is a difference replay names.
+    let other = w.file(
+        "other.lua",
+        "return { checks = { \"grep -q good value\", \"test -f other\" } }\n",
+    );
+    let r = replay(&other);
+    assert_eq!(code(&r), 1, "{}", text(&r));
+    let s = text(&r);
+    assert!(s.contains("checks"), "{s}");
+    assert!(s.contains("test -f other"), "{s}");
+}
