@@ -84,7 +84,9 @@ fn main() {
         .expect("cp")
         .success();
     assert!(ok);
-    // The copy's worktrees belong to oneshot's repository; plain git works on branches.
+    // The copy's worktrees are oneshot's (they still exist, so `prune` keeps them): plain git
+    // works on the branches alone.
+    fs::remove_dir_all(copy.join(".git/worktrees")).expect("forget the copy's worktrees");
     git(&copy, &["worktree", "prune"]);
     let base_before = rev(&repo, "main");
 
