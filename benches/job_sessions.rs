@@ -24,6 +24,10 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 /// The binary this bench was built with.
+#[path = "support/git.rs"]
+mod support_git;
+use support_git::git;
+
 const BUILT: &str = env!("CARGO_BIN_EXE_oneshot");
 const POLICY: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/policies/default.lua");
 /// How long the bench waits for every session to be alive before it lets them go anyway.
@@ -151,25 +155,6 @@ impl Report {
             self.resting,
         );
     }
-}
-
-fn git(dir: &Path, args: &[&str]) {
-    let ok = Command::new("git")
-        .args([
-            "-c",
-            "user.name=bench",
-            "-c",
-            "user.email=b@b",
-            "-c",
-            "commit.gpgsign=false",
-        ])
-        .args(args)
-        .current_dir(dir)
-        .stdout(Stdio::null())
-        .status()
-        .expect("git")
-        .success();
-    assert!(ok, "git {args:?}");
 }
 
 fn oneshot(bin: &str, state: &Path, args: &[&str]) -> Command {

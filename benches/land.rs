@@ -18,6 +18,10 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+#[path = "support/git.rs"]
+mod support_git;
+use support_git::git;
+
 const BUILT: &str = env!("CARGO_BIN_EXE_oneshot");
 
 fn main() {
@@ -130,25 +134,6 @@ fn main() {
         landed.as_secs_f64(),
         per(landed)
     );
-}
-
-fn git(dir: &Path, args: &[&str]) {
-    let ok = Command::new("git")
-        .args([
-            "-c",
-            "user.name=bench",
-            "-c",
-            "user.email=b@b",
-            "-c",
-            "commit.gpgsign=false",
-        ])
-        .args(args)
-        .current_dir(dir)
-        .stdout(Stdio::null())
-        .status()
-        .expect("git")
-        .success();
-    assert!(ok, "git {args:?}");
 }
 
 fn rev(dir: &Path, what: &str) -> String {
