@@ -1,6 +1,6 @@
 //! One run of the target: started read-only (an agent as an auditor is), its protocol spoken
 //! through the same driver the sessions use, tool requests answered by the policy's `permit`
-//! when the ask has one, else by the built-in auditor rule (nothing that edits files), stopped
+//! when the ask has one, else by the built-in rule for the ask's role, stopped
 //! at the timeout; its answer is what its protocol calls the final result (a command's: its
 //! stdout).
 
@@ -29,8 +29,10 @@ pub(super) struct Run<'a> {
     pub env: &'a [(String, String)],
     /// Where the target may go (Landlock), when it is confined.
     pub confine: Option<&'a crate::executor::confine::Confinement>,
-    /// Who answers tool requests; `None`: the built-in auditor rule.
+    /// Who answers tool requests; `None`: the built-in rule for `role`.
     pub permit: Option<&'a Permits>,
+    /// The role the permit rule answers.
+    pub role: Role,
 }
 
 impl Run<'_> {
@@ -159,8 +161,8 @@ impl Run<'_> {
     }
 
     /// Feeds stdout to the agent's reader (its protocol's replies go back there) and answers
-    /// its tool requests: the policy's `permit` when the ask has one, else the built-in
-    /// auditor rule (an ask only reads). The agent waits for each answer, so the output read
+    /// its tool requests: the policy's `permit` when the ask has one, else the built-in rule
+    /// for the ask's role. The agent waits for each answer, so the output read
     /// meanwhile stays in the pipe.
     async fn heard(
         &self,
@@ -171,8 +173,8 @@ impl Run<'_> {
     ) {
         for (id, tool, input) in tap.hear(bytes, sup).permissions {
             let d = match self.permit {
-                Some(p) => p.policy.permit(Role::Auditor, &tool, &input, &p.ctx).await,
-                None => crate::policy::default_permit(Role::Auditor, &tool),
+                Some(p) => p.policy.permit(self.role, &tool, &input, &p.ctx).await,
+                None => super::builtin_permit(self.role, &tool, &input, self.dir),
             };
             if !d.allow {
                 denied.push(Denial {

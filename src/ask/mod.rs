@@ -12,10 +12,11 @@
 //! decides: an answer that does not fit is asked again with what was wrong, up to
 //! [`Ask::attempts`] runs in all.
 //!
-//! An agent's tool requests are answered by the built-in auditor rule (nothing that edits
-//! files), or by a policy's `permit` hook when the question carries one ([`Ask::permit`]): the
-//! policy runs on a thread of its own ([`PolicyService`]), so an ask stays `Send`. Every deny is
-//! on the answer ([`Answer::denied`]).
+//! An agent's tool requests are answered by a policy's `permit` hook when the question carries
+//! one ([`Ask::permit`]), asked as the ask's [`Ask::role`]; else by the built-in rule for that
+//! role: an auditor's edits nothing, a worker's edits files inside [`Ask::dir`] only
+//! ([`builtin_permit`]). The policy runs on a thread of its own ([`PolicyService`]), so an ask
+//! stays `Send`. Every deny is on the answer ([`Answer::denied`]).
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), oneshot::ask::AskError> {
@@ -32,12 +33,14 @@
 mod attempt;
 mod error;
 mod prompt;
+mod rule;
 
 pub use error::AskError;
+pub use rule::builtin_permit;
 
 use crate::agent::{AgentKind, AgentSpec};
 use crate::policy::{HookCtx, PolicyService};
-use crate::process::Sandbox;
+use crate::process::{Role, Sandbox};
 use crate::schema::Schema;
 use serde_json::Value;
 use std::path::PathBuf;
@@ -88,8 +91,14 @@ pub struct Ask {
     /// the sealing key, the trust store and oneshot's user directories.
     pub hidden: Vec<PathBuf>,
     /// Who answers the agent's tool requests: a policy's `permit` hook; `None`: the built-in
-    /// auditor rule (an auditor may read but not edit files, as `policies/default.lua` says).
+    /// rule for [`Ask::role`] ([`builtin_permit`]).
     pub permit: Option<Permits>,
+    /// What the target is to the permit rule (the hook's `role`): an auditor (the default) may
+    /// read but not edit files, as `policies/default.lua` says; a worker (a `job land`
+    /// resolver) may edit, inside [`Ask::dir`] only under the built-in rule. The CLI is
+    /// started as an answerer either way (its schema flags need that), so only a CLI that asks
+    /// for each tool (Claude, Gemini) can edit.
+    pub role: Role,
 }
 
 /// A policy answering an ask's tool requests: its `permit` hook, asked as the auditor's with
@@ -146,6 +155,7 @@ impl Ask {
             sandbox: true,
             hidden: Vec::new(),
             permit: None,
+            role: Role::Auditor,
         }
     }
 }
@@ -203,6 +213,7 @@ pub async fn ask(req: &Ask) -> Result<Answer, AskError> {
             env: &req.env,
             confine: confine.as_ref(),
             permit: req.permit.as_ref(),
+            role: req.role,
         };
         let text = run.answer(&mut denied).await?;
         match validator.answer(&text) {

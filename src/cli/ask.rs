@@ -175,6 +175,7 @@ pub fn run(args: AskArgs, files: &Files) -> Result<i32> {
         sandbox: true,
         hidden: Vec::new(),
         permit: None,
+        role: oneshot::process::Role::Auditor,
     };
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()

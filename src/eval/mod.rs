@@ -109,6 +109,7 @@ pub async fn run(manifest: &Manifest, opts: &Options) -> Result<Report, EvalErro
             sandbox: true,
             hidden: Vec::new(),
             permit: None,
+            role: crate::process::Role::Auditor,
         };
         let slots = Arc::clone(&slots);
         set.spawn(async move {

@@ -65,13 +65,15 @@ pub fn land(store: &dyn JobStore, id: &str, giving: &Giving) -> Result<Land, Lan
 }
 
 /// Resolves a rebase's conflicts in the job's worktree, mid-rebase: an agent asked with the
-/// `conflict-resolve` schema, at the edge.
+/// `conflict-resolve` schema, at the edge, under the job's policy (its `permit` answers the
+/// agent's tool requests).
 pub trait Resolver {
-    /// Resolves the conflicted `files` in `worktree` (the job's branch being rebased onto
+    /// Resolves the conflicted `files` in `worktree` (`job`'s branch being rebased onto
     /// `onto`, in words) by editing them, and reports each file's path and action (`merged`,
     /// `kept_ours`, `kept_theirs`, `deleted`, `unresolved`); `Err` with why it could not.
     fn resolve(
         &mut self,
+        job: &Job,
         worktree: &std::path::Path,
         onto: &str,
         files: &[String],
@@ -129,7 +131,7 @@ pub fn land_with(
     let mut rounds = 0;
     while let (Rebase::Conflicted(files), Some(r)) = (&rebase, resolver.as_deref_mut()) {
         rounds += 1;
-        let problems = match r.resolve(landing.worktree(), &landing.onto(), files) {
+        let problems = match r.resolve(&job, landing.worktree(), &landing.onto(), files) {
             Err(why) => vec![why],
             Ok(_) if rounds > RESOLVER_ROUNDS => {
                 vec![format!("still conflicting after {RESOLVER_ROUNDS} commits")]

@@ -69,7 +69,7 @@ pub use testing::{TestCase, TestReport, run_tests, test_file_for};
 pub use verdict::verdict_word;
 pub use watchdog::{OnStuck, WatchdogOptions};
 
-pub(crate) use decision::default_permit;
+pub(crate) use decision::{FILE_EDIT_TOOLS, default_permit};
 pub(crate) use schema::suggest as suggest_name;
 pub(crate) use testing::validate_for_reload;
 pub(crate) use verdict::NO_VERDICT_REASON;
@@ -80,7 +80,7 @@ pub(crate) use verdict::NO_VERDICT_REASON;
 pub(crate) use {
     crate::approval::default_approve,
     budget::BUDGET_KEYS,
-    decision::{AUDITOR_EDIT_REASON, FILE_EDIT_TOOLS, default_salvage},
+    decision::{AUDITOR_EDIT_REASON, default_salvage},
     error::LOAD_HOOK,
     failmode::FAIL_MODE_HOOKS,
     limits::LIMIT_KEYS,

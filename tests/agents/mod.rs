@@ -12,6 +12,7 @@ pub mod harness;
 mod namer;
 mod protocols;
 mod readable;
+mod resolver;
 mod server;
 mod sessions;
 mod starter;

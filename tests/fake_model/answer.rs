@@ -199,6 +199,10 @@ pub(super) fn default_parts(reply: &Reply, shell: Part, write: Part) -> Vec<Part
         Reply::Json(v) => vec![Part::Text(v.to_string())],
         Reply::Bash(_) => vec![shell],
         Reply::Write { .. } => vec![write],
+        Reply::Call { name, args } => vec![Part::Call {
+            name: name.clone(),
+            args: args.clone(),
+        }],
         Reply::Status(_) | Reply::Hang => Vec::new(),
     }
 }

@@ -22,6 +22,10 @@ pub(super) fn parts(req: &Request, reply: &Reply) -> Vec<Part> {
         Reply::Write { path, content } => {
             vec![Part::Text(format!("{path}\n```\n{content}\n```\n"))]
         }
+        Reply::Call { name, args } => vec![Part::Call {
+            name: name.clone(),
+            args: args.clone(),
+        }],
         Reply::Status(_) | Reply::Hang => Vec::new(),
     }
 }

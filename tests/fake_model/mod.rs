@@ -41,6 +41,9 @@ pub enum Reply {
     /// whole-file edit format; Codex through its shell tool, which it has no plain write tool
     /// besides).
     Write { path: String, content: String },
+    /// Any tool call, by the name the CLI offers it under, with these arguments (Claude's
+    /// `Read`, which its `Write` wants before it overwrites a file).
+    Call { name: String, args: Value },
     /// A JSON answer: Claude's `StructuredOutput` tool when the request offers it (`--json-schema`),
     /// otherwise the JSON as the answer's text.
     Json(Value),

@@ -35,6 +35,10 @@ pub(super) fn parts(req: &Request, reply: &Reply) -> Vec<Part> {
             let cmd = format!("cat > '{path}' <<'FAKE_MODEL_EOF'\n{content}\nFAKE_MODEL_EOF");
             vec![shell_call(req, &cmd)]
         }
+        Reply::Call { name, args } => vec![Part::Call {
+            name: name.clone(),
+            args: args.clone(),
+        }],
         Reply::Status(_) | Reply::Hang => Vec::new(),
     }
 }

@@ -24,7 +24,8 @@ pub struct LandArgs {
     pub json: bool,
     /// Ask this agent (`claude`, `codex:MODEL`) or command (`cmd:COMMAND`) to resolve a
     /// rebase's conflicts, with the conflict-resolve schema; its report is checked against git
-    /// before the land goes on.
+    /// before the land goes on. An agent may edit files inside the job's worktree (the job's
+    /// policy `permit`, asked as a worker, decides when it has one).
     #[arg(long, value_name = "AGENT|cmd:COMMAND")]
     pub resolver: Option<String>,
 }

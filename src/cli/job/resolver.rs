@@ -1,10 +1,16 @@
 //! `job land --resolver AGENT|cmd:COMMAND`: the agent (or command) asked with the
 //! `conflict-resolve` schema, in the job's worktree mid-rebase, to resolve the conflicts; its
 //! report goes back to the library, which checks it against git before the rebase goes on.
+//! An agent resolver edits files as a worker would: the job's policy's `permit` answers its
+//! tool requests, or, when the job has no policy, the built-in rule that lets it edit inside
+//! the worktree only.
 
 use oneshot::agent::AgentSpec;
-use oneshot::ask::{Ask, Target};
+use oneshot::ask::{Ask, Permits, Target};
+use oneshot::job::Job;
 use oneshot::job::landing::Resolver;
+use oneshot::policy::{PolicyOptions, PolicyService};
+use oneshot::process::Role;
 use oneshot::schema::Registry;
 use std::path::{Path, PathBuf};
 
@@ -42,6 +48,7 @@ impl AskResolver {
 impl Resolver for AskResolver {
     fn resolve(
         &mut self,
+        job: &Job,
         worktree: &Path,
         onto: &str,
         files: &[String],
@@ -59,10 +66,36 @@ impl Resolver for AskResolver {
         let mut ask = Ask::new(self.target.clone(), schema, prompt);
         ask.dir = worktree.to_path_buf();
         ask.hidden = vec![self.hidden.clone()];
+        ask.role = Role::Worker;
+        if let Some(path) = &job.spec.policy {
+            let policy = self
+                .rt
+                .block_on(PolicyService::start(
+                    Some(path.clone()),
+                    PolicyOptions::default(),
+                ))
+                .map_err(|e| {
+                    format!(
+                        "the job's policy {} does not load, so the resolver was not asked: {}; \
+                         fix it (`oneshot policy check {}` says more) and land again",
+                        path.display(),
+                        oneshot::error::failure(&e),
+                        path.display()
+                    )
+                })?;
+            ask.permit = Some(Permits::for_ask(policy, &ask));
+        }
         let answer = self
             .rt
             .block_on(oneshot::ask::ask(&ask))
             .map_err(|e| format!("the resolver failed: {e}"))?;
+        for d in &answer.denied {
+            errln!(
+                "oneshot: land: refused the resolver's {} request: {}",
+                d.tool,
+                d.reason
+            );
+        }
         let files = answer.value["files"]
             .as_array()
             .cloned()
