@@ -108,6 +108,7 @@
 ---@field next_prompt? (fun(ctx: OneshotCtx): string?) The worker's next prompt (nil keeps the built-in one).
 ---@field audit_prompt? (fun(ctx: OneshotCtx): string?) The auditor's prompt (nil keeps the built-in one).
 ---@field checks (string|{ name: string?, run: string, timeout: integer? })[]|(fun(ctx: OneshotCtx): (string|{ name: string?, run: string, timeout: integer? })[]?)|nil Commands run in the workdir after the worker and before the auditor: any failure is a RETRY with its output as the critique, no auditor run.
+---@field resolver? string Who `job land` asks to resolve a rebase's conflicts when --resolver names nobody: an agent ("claude"), a [targets.NAME] or "cmd:COMMAND".
 ---@field on_transition? (fun(from: string, to: string, ctx: OneshotCtx)) Observe every transition; the return value is ignored.
 ---@field permit? (fun(tool: string, input: table?, ctx: OneshotCtx, role: OneshotRole): OneshotPermit|boolean, string?) Answer an agent's tool-permission request: "allow" or "deny" [, reason]. Fails closed (an error denies).
 ---@field continue_conversation? boolean Continue the worker's own conversation on the next iteration (default true).

@@ -472,3 +472,45 @@ fn several_jobs_land_in_the_order_that_lands_the_most() {
     let list = env.ok(&["job", "list", "--state", "SUCCESS"]);
     assert!(!list.contains(&format!("overlaps {x}")), "{list}");
 }
+
+#[test]
+fn the_jobs_policy_names_the_resolver_when_no_flag_does() {
+    let env = Env::new();
+    let repo = env.repo();
+    let first = success(&env, "a.txt", "one", None);
+    let good = resolver(&env, "good.sh", "printf 'one\\nfour\\n' > a.txt", "merged");
+    let policy = env.dir.path().join("p.lua");
+    std::fs::write(&policy, format!("return {{ resolver = {good:?} }}\n")).unwrap();
+    let with_policy = |text: &str| {
+        let id = env.create(
+            &writes("a.txt", text),
+            DONE,
+            &["--activate", "--policy", policy.to_str().unwrap()],
+        );
+        env.ok(&["job", "step", &id]);
+        env.ok(&["job", "approve", &id]);
+        id
+    };
+    let id = with_policy("four");
+    let third = with_policy("five");
+    env.ok(&["job", "land", &first]);
+    let o = env.oneshot(&["job", "land", &id]);
+    let text = out(&o);
+    assert_eq!(o.status.code(), Some(0), "{text}");
+    assert_eq!(
+        std::fs::read_to_string(repo.join("a.txt")).unwrap(),
+        "one\nfour\n"
+    );
+
+    // A resolver the policy names that is no agent is said, with where it came from.
+    std::fs::write(&policy, "return { resolver = \"nosuchagent\" }\n").unwrap();
+    let o = env.oneshot(&["job", "land", &third]);
+    let text = out(&o);
+    assert_eq!(o.status.code(), Some(2), "{text}");
+    assert!(text.contains("nosuchagent (resolver in "), "{text}");
+    assert_eq!(
+        env.state(&third),
+        "SUCCESS",
+        "nothing was landed or recorded"
+    );
+}

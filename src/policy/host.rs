@@ -264,6 +264,12 @@ impl PolicyHost {
         self.continue_conversation
     }
 
+    /// Who `job land` asks to resolve a rebase's conflicts when `--resolver` names nobody: the
+    /// policy's `resolver` (an agent, a `[targets.NAME]`, or `cmd:COMMAND`).
+    pub fn resolver(&self) -> Option<&str> {
+        self.lua.as_ref()?.parsed.resolver.as_deref()
+    }
+
     /// Extra secret patterns from `redact`, already checked to compile as regexes.
     pub fn redact_patterns(&self) -> &[String] {
         &self.redact
@@ -286,6 +292,7 @@ impl PolicyHost {
                 "next_prompt" => p.next_prompt.is_some(),
                 "audit_prompt" => p.audit_prompt.is_some(),
                 "checks" => p.checks.is_some(),
+                "resolver" => p.resolver.is_some(),
                 "on_transition" => p.on_transition.is_some(),
                 "approve" => p.approve.is_some(),
                 "permit" => p.permit.is_some(),

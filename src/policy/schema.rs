@@ -10,7 +10,7 @@ use crate::machine::{SessionState, edges};
 use mlua::{Function, Table, Value};
 
 /// Every top-level key a policy table may have.
-pub const TOP_LEVEL_KEYS: [&str; 14] = [
+pub const TOP_LEVEL_KEYS: [&str; 15] = [
     "limits",
     "verdict",
     "salvage",
@@ -23,6 +23,7 @@ pub const TOP_LEVEL_KEYS: [&str; 14] = [
     "continue_conversation",
     "redact",
     "approve",
+    "resolver",
     "on_error",
     "tests",
 ];
@@ -82,6 +83,8 @@ pub(crate) struct Parsed {
     pub on_transition: Option<Function>,
     pub approve: Option<Function>,
     pub permit: Option<Function>,
+    /// `resolver`: who `job land` asks to resolve a rebase's conflicts.
+    pub resolver: Option<String>,
     /// `checks`: a list, or a hook returning one.
     pub checks: Option<super::checks::PolicyChecks>,
     /// `continue_conversation`, when the policy set it (the default is true).
@@ -138,6 +141,7 @@ pub(crate) fn parse(table: &Table) -> Result<Parsed, SchemaError> {
             "approve" => parsed.approve = Some(function(&key, value)?),
             "permit" => parsed.permit = Some(function(&key, value)?),
             "checks" => parsed.checks = Some(super::checks::parse(value)?),
+            "resolver" => parsed.resolver = Some(resolver(value)?),
             "continue_conversation" => {
                 parsed.continue_conversation = Some(boolean(&key, value)?);
             }
@@ -174,6 +178,23 @@ fn function(key: &str, value: Value) -> Result<Function, SchemaError> {
         other => Err(SchemaError::keyed(
             key,
             format!("`{key}` must be a function, not {}", type_name(&other)),
+        )),
+    }
+}
+
+/// `resolver`: an agent (`claude`, `codex:MODEL`), a `[targets.NAME]`, or `cmd:COMMAND`.
+fn resolver(value: Value) -> Result<String, SchemaError> {
+    match &value {
+        Value::String(s) if !s.to_string_lossy().trim().is_empty() => {
+            Ok(s.to_string_lossy().trim().to_string())
+        }
+        other => Err(SchemaError::keyed(
+            "resolver",
+            format!(
+                "`resolver` must name an agent (\"claude\"), a [targets.NAME] or \"cmd:COMMAND\", \
+                 not {}",
+                super::lua_ctx::describe(other)
+            ),
         )),
     }
 }

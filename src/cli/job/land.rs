@@ -22,11 +22,12 @@ pub struct LandArgs {
     /// Print one JSON object per job, one per line (docs/json.md).
     #[arg(long)]
     pub json: bool,
-    /// Ask this agent (`claude`, `codex:MODEL`) or command (`cmd:COMMAND`) to resolve a
-    /// rebase's conflicts, with the conflict-resolve schema; its report is checked against git
-    /// before the land goes on. An agent may edit files inside the job's worktree (the job's
-    /// policy `permit`, asked as a worker, decides when it has one).
-    #[arg(long, value_name = "AGENT|cmd:COMMAND")]
+    /// Ask this agent (`claude`, `codex:MODEL`), `[targets.NAME]` of oneshot.toml or command
+    /// (`cmd:COMMAND`) to resolve a rebase's conflicts, with the conflict-resolve schema; its
+    /// report is checked against git before the land goes on. An agent may edit files inside
+    /// the job's worktree (the job's policy `permit`, asked as a worker, decides when it has
+    /// one) [default: the `resolver` of the job's policy, else none: a conflict needs a human].
+    #[arg(long, value_name = "AGENT|NAME|cmd:COMMAND")]
     pub resolver: Option<String>,
 }
 
@@ -40,17 +41,16 @@ pub struct ApproveArgs {
     #[arg(long)]
     pub land: bool,
     /// With --land: the resolver of `oneshot job land --resolver`.
-    #[arg(long, value_name = "AGENT|cmd:COMMAND", requires = "land")]
+    #[arg(long, value_name = "AGENT|NAME|cmd:COMMAND", requires = "land")]
     pub resolver: Option<String>,
 }
 
 /// `job land ID…`.
 pub fn land(cx: &Cx, a: LandArgs) -> Result<i32> {
     let store = cx.store()?;
-    let mut resolver = resolver(cx, a.resolver.as_deref())?;
     let mut code = exit::OK;
     for id in ordered(&store, &a.ids) {
-        code = code.max(land_one(cx, &store, &id, a.json, resolver.as_mut()));
+        code = code.max(land_one(cx, &store, &id, a.json, a.resolver.as_deref()));
     }
     Ok(code)
 }
@@ -77,7 +77,6 @@ fn ordered(store: &dyn oneshot::job::JobStore, ids: &[String]) -> Vec<String> {
 /// `job approve ID… [--land]`.
 pub fn approve(cx: &Cx, a: ApproveArgs) -> Result<i32> {
     let store = cx.store()?;
-    let mut resolver = resolver(cx, a.resolver.as_deref())?;
     let mut code = exit::OK;
     let mut approved = Vec::new();
     for id in &a.ids {
@@ -101,15 +100,39 @@ pub fn approve(cx: &Cx, a: ApproveArgs) -> Result<i32> {
     if a.land {
         // Approved first, then landed in the order that lands the most.
         for id in ordered(&store, &approved) {
-            code = code.max(land_one(cx, &store, &id, false, resolver.as_mut()));
+            code = code.max(land_one(cx, &store, &id, false, a.resolver.as_deref()));
         }
     }
     Ok(code)
 }
 
-fn resolver(cx: &Cx, spec: Option<&str>) -> Result<Option<super::resolver::AskResolver>> {
-    spec.map(|s| super::resolver::AskResolver::new(s, &cx.state_dir))
-        .transpose()
+/// The resolver for job `id`: `--resolver`, else the `resolver` of the job's policy, else none
+/// (a conflict then fails the land for a human to resolve).
+fn resolver_for(
+    cx: &Cx,
+    store: &dyn oneshot::job::JobStore,
+    id: &str,
+    flag: Option<&str>,
+) -> Result<Option<super::resolver::AskResolver>> {
+    // A job that cannot be read is `land`'s to report.
+    let Ok(job) = store.get(id) else {
+        return Ok(None);
+    };
+    let from_policy = || {
+        let path = job.spec.policy.as_deref()?;
+        let policy =
+            oneshot::policy::PolicyHost::load(path, oneshot::policy::PolicyOptions::default())
+                .ok()?;
+        let spec = policy.resolver()?.to_string();
+        Some((spec, format!("resolver in {}", path.display())))
+    };
+    let Some((spec, from)) = flag
+        .map(|s| (s.to_string(), "--resolver".to_string()))
+        .or_else(from_policy)
+    else {
+        return Ok(None);
+    };
+    super::resolver::AskResolver::new(&spec, &from, &job.spec.source, &cx.state_dir).map(Some)
 }
 
 fn giving() -> Giving {
@@ -126,9 +149,16 @@ fn land_one(
     store: &dyn oneshot::job::JobStore,
     id: &str,
     json: bool,
-    resolver: Option<&mut super::resolver::AskResolver>,
+    flag: Option<&str>,
 ) -> i32 {
-    let resolver = resolver.map(|r| r as &mut dyn landing::Resolver);
+    let mut resolver = match resolver_for(cx, store, id, flag) {
+        Ok(r) => r,
+        Err(e) => {
+            errln!("oneshot: land {id}: {e:#}");
+            return exit::for_error(&e);
+        }
+    };
+    let resolver = resolver.as_mut().map(|r| r as &mut dyn landing::Resolver);
     match landing::land_with(store, id, &giving(), resolver) {
         Ok(Land::Landed(job)) => {
             let landed = job.landed.as_ref();

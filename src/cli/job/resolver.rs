@@ -5,7 +5,6 @@
 //! tool requests, or, when the job has no policy, the built-in rule that lets it edit inside
 //! the worktree only.
 
-use oneshot::agent::AgentSpec;
 use oneshot::ask::{Ask, Permits, Target};
 use oneshot::job::Job;
 use oneshot::job::landing::Resolver;
@@ -17,28 +16,41 @@ use std::path::{Path, PathBuf};
 /// A resolver asked through `oneshot::ask`.
 pub struct AskResolver {
     target: Target,
+    /// What a `[targets.NAME]` adds to the agent's environment.
+    env: Vec<(String, String)>,
     /// oneshot's state directory, kept out of the resolver's reach.
     hidden: PathBuf,
     rt: tokio::runtime::Runtime,
 }
 
 impl AskResolver {
-    /// The resolver `spec` names: an agent (`claude`, `codex:MODEL`) or `cmd:COMMAND`.
-    pub fn new(spec: &str, state_dir: &Path) -> anyhow::Result<AskResolver> {
-        let target = match spec.strip_prefix("cmd:") {
-            Some(cmd) => Target::Command(cmd.to_string()),
-            None => Target::Agent(AgentSpec::parse(spec).map_err(|e| {
-                crate::cli::exit::usage(format!(
-                    "--resolver {spec}: {e}; give an agent (claude, codex:MODEL…) or \
-                     cmd:COMMAND"
-                ))
-            })?),
+    /// The resolver `spec` names (given by `from`: `--resolver`, or the job's policy): an agent
+    /// (`claude`, `codex:MODEL`), a `[targets.NAME]` of the oneshot.toml at or above `source`
+    /// (or of the user's config.toml), or `cmd:COMMAND`.
+    pub fn new(
+        spec: &str,
+        from: &str,
+        source: &Path,
+        state_dir: &Path,
+    ) -> anyhow::Result<AskResolver> {
+        let (target, env) = match spec.strip_prefix("cmd:") {
+            Some(cmd) => (Target::Command(cmd.to_string()), Vec::new()),
+            None => {
+                let files = crate::cli::config::Files::load(source)?;
+                crate::cli::ask::resolve(spec, &[], &files).map_err(|e| {
+                    crate::cli::exit::usage(format!(
+                        "the resolver {spec} ({from}): {e:#}; give an agent (claude, \
+                         codex:MODEL…), a [targets.NAME] of oneshot.toml, or cmd:COMMAND"
+                    ))
+                })?
+            }
         };
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()?;
         Ok(AskResolver {
             target,
+            env,
             hidden: state_dir.to_path_buf(),
             rt,
         })
@@ -65,6 +77,7 @@ impl Resolver for AskResolver {
         );
         let mut ask = Ask::new(self.target.clone(), schema, prompt);
         ask.dir = worktree.to_path_buf();
+        ask.env.clone_from(&self.env);
         ask.hidden = vec![self.hidden.clone()];
         ask.role = Role::Worker;
         if let Some(path) = &job.spec.policy {

@@ -306,6 +306,12 @@ pub(super) const POLICY: &[Field] = &[
         "Commands run in the workdir after the worker and before the auditor: any failure is a RETRY with its output as the critique, no auditor run.",
     ),
     (
+        "resolver",
+        "string?",
+        "string?",
+        "Who `job land` asks to resolve a rebase's conflicts when --resolver names nobody: an agent (\"claude\"), a [targets.NAME] or \"cmd:COMMAND\".",
+    ),
+    (
         "on_transition",
         "(fun(from: string, to: string, ctx: OneshotCtx))?",
         "((from: string, to: string, ctx: OneshotCtx) -> ())?",
