@@ -11,6 +11,9 @@
 
 mod clock;
 mod error;
+mod location;
+mod postgres;
+pub(crate) mod rows;
 mod sqlite;
 #[cfg(test)]
 mod tests;
@@ -18,6 +21,8 @@ pub(crate) mod work;
 
 pub use clock::{ManualClock, StoreClock, SystemClock};
 pub use error::{JobStoreError, StoreCause};
+pub use location::{PgUrl, StoreLocation};
+pub use postgres::{Migrated, PostgresStore};
 pub use sqlite::SqliteStore;
 
 use super::JobState;

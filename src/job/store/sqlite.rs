@@ -3,14 +3,13 @@
 //! fencing token is a column every claim and every revoking verb increments, and every runner
 //! write is conditional on it.
 
-mod rows;
 mod schema;
 mod store;
 
+use super::rows::{self, int, uint};
 use super::{JobStoreError, Lease};
 use crate::job::Migration;
 use crate::job::record::{AuditEntry, Job, Transition};
-use rows::{int, uint};
 use rusqlite::{
     Connection, ErrorCode, OptionalExtension, Transaction, TransactionBehavior, params,
 };

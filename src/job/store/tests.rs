@@ -2,6 +2,7 @@
 
 mod concurrency;
 mod decisions;
+pub(crate) mod postgres;
 mod rows;
 mod verbs;
 
@@ -84,13 +85,13 @@ pub(super) fn store() -> (tempfile::TempDir, SqliteStore) {
 }
 
 /// `s` with its clock set to `ms`: what the next call is judged at.
-pub(super) fn at(s: &SqliteStore, ms: u64) -> &SqliteStore {
+pub(super) fn at<S: JobStore + ?Sized>(s: &S, ms: u64) -> &S {
     CLOCK.with(|c| c.set(ms));
     s
 }
 
 /// Creates a job in `state`, created and last changed at `at`.
-pub(super) fn add(store: &SqliteStore, id: &str, state: JobState, at: u64) -> Job {
+pub(super) fn add(store: &(impl JobStore + ?Sized), id: &str, state: JobState, at: u64) -> Job {
     let j = job(id, state, at);
     store
         .create(&sealed(&j), &sealed(&entry(id, "create", at)))
@@ -99,7 +100,7 @@ pub(super) fn add(store: &SqliteStore, id: &str, state: JobState, at: u64) -> Jo
 }
 
 /// Moves a claimed job on as a runner does, returning the job as written.
-fn step(store: &SqliteStore, lease: &Lease, mut j: Job, to: JobState, at: u64) -> Job {
+fn step(store: &(impl JobStore + ?Sized), lease: &Lease, mut j: Job, to: JobState, at: u64) -> Job {
     let t = moved(j.state(), to, JobTrigger::Step, at);
     j.phase = crate::job::JobPhase::of(to, None, None);
     j.updated_ms = at;

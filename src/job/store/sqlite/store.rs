@@ -1,9 +1,10 @@
 //! [`JobStore`] for [`SqliteStore`]: each method one statement or one immediate transaction.
 
 use super::schema::CLAIMABLE;
-use super::{SqliteStore, fenced, int, rows, uint};
+use super::{SqliteStore, fenced, int, uint};
 use crate::job::decision::JobDecision;
 use crate::job::record::{ArtifactVersion, AuditEntry, Job, Transition};
+use crate::job::store::rows;
 use crate::job::store::{Claim, Decision, JobStore, JobStoreError, JobSummary, Lease, ListFilter};
 use crate::job::{JobState, Migration};
 use crate::redact::Redacted;

@@ -1,5 +1,6 @@
-//! Rows to records and back: a job's JSON with its authoritative `state` column, the columns
-//! `list` reads, and the legacy state names migrated on read.
+//! Rows to records and back, for every store: a job's JSON with its authoritative `state`
+//! column, the columns `list` reads, and the legacy state names migrated on read. `path` is
+//! where the store is, as its errors name it (a file, or a database URL without its password).
 
 use crate::job::record::{Job, Risk};
 use crate::job::store::JobStoreError;
@@ -12,7 +13,7 @@ use std::path::Path;
 const TITLE_CHARS: usize = 80;
 
 /// The first line of a task, cut to [`TITLE_CHARS`] (with `…` when cut).
-pub(super) fn title(task: &str) -> String {
+pub(crate) fn title(task: &str) -> String {
     let line = task.trim().lines().next().unwrap_or("").trim();
     if line.chars().count() <= TITLE_CHARS {
         return line.to_string();
@@ -23,7 +24,7 @@ pub(super) fn title(task: &str) -> String {
 }
 
 /// The job's JSON. A `Job` always serializes; the error arm is for form's sake.
-pub(super) fn to_json<T: Serialize>(id: &str, value: &T) -> Result<String, JobStoreError> {
+pub(crate) fn to_json<T: Serialize>(id: &str, value: &T) -> Result<String, JobStoreError> {
     serde_json::to_string(value).map_err(|e| JobStoreError::Corrupt {
         id: id.to_string(),
         message: format!("it cannot be written as JSON ({e}); nothing was written"),
@@ -36,7 +37,8 @@ fn corrupt(path: &Path, id: &str, table: &str, what: impl std::fmt::Display) -> 
         id: id.to_string(),
         message: format!(
             "{what} (in table {table} of {path}); nothing was changed; restore the store from a \
-             backup, or fix or delete that row with the sqlite3 shell",
+             backup, or fix or delete that row (the sqlite3 shell for a file, psql for \
+             PostgreSQL)",
             path = path.display()
         ),
     }
@@ -44,7 +46,7 @@ fn corrupt(path: &Path, id: &str, table: &str, what: impl std::fmt::Display) -> 
 
 /// One JSON record of `table` about job `id` (a transition, an artifact version, an audit
 /// entry).
-pub(super) fn record<T: DeserializeOwned>(
+pub(crate) fn record<T: DeserializeOwned>(
     path: &Path,
     id: &str,
     table: &str,
@@ -55,7 +57,7 @@ pub(super) fn record<T: DeserializeOwned>(
 
 /// A `state` column read: the state, and the migration when it held a legacy name. `stuck`
 /// says whether no runner holds the job (for a legacy RUNNING).
-pub(super) fn state(
+pub(crate) fn state(
     path: &Path,
     id: &str,
     name: &str,
@@ -66,7 +68,7 @@ pub(super) fn state(
 
 /// A `jobs` row's job: its JSON with the `state` column's state (already migrated) put in,
 /// since the column is authoritative and the JSON of a legacy row may hold a legacy name.
-pub(super) fn job(
+pub(crate) fn job(
     path: &Path,
     id: &str,
     state: JobState,
@@ -96,18 +98,18 @@ pub(super) fn job(
 }
 
 /// A `risk` column read.
-pub(super) fn risk(path: &Path, id: &str, name: &str) -> Result<Risk, JobStoreError> {
+pub(crate) fn risk(path: &Path, id: &str, name: &str) -> Result<Risk, JobStoreError> {
     name.parse()
         .map_err(|e: String| corrupt(path, id, "jobs", e))
 }
 
 /// A u64 as SQLite stores it (i64). Times and tokens stay far below 2^63; saturating keeps an
 /// absurd ttl from wrapping into the past.
-pub(super) fn int(n: u64) -> i64 {
+pub(crate) fn int(n: u64) -> i64 {
     i64::try_from(n).unwrap_or(i64::MAX)
 }
 
 /// An INTEGER column as u64: negative values (written by hand) read as 0.
-pub(super) fn uint(n: i64) -> u64 {
+pub(crate) fn uint(n: i64) -> u64 {
     u64::try_from(n).unwrap_or(0)
 }

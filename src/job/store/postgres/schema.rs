@@ -1,0 +1,182 @@
+//! The PostgreSQL store's schema: versioned migrations, applied by `oneshot store migrate`
+//! ([`migrate`]) and checked by every runner and command that opens the store ([`check`]),
+//! which refuses an older schema with the command to run, and a newer one.
+//!
+//! Ordering guarantee (the events a reader pages): every record of a job — a transition, an
+//! artifact version, a decision, an audit entry — carries a number of that job's (`seq`,
+//! `version`, `job_seq`) assigned as one past the highest inside a transaction that first locks
+//! the job's row (`SELECT … FOR UPDATE`). Appends to one job are therefore serialized, and a
+//! number becomes visible only with every number before it: a reader paging a job's records by
+//! its number never skips one. (A PostgreSQL sequence would not do: its values are handed out
+//! at insert and committed in any order.) The audit table's global `seq` orders entries across
+//! jobs for `job audit` but is not for paging.
+
+use postgres::{Client, GenericClient};
+
+/// The schema version this build writes and reads.
+pub(crate) const VERSION: i64 = 1;
+
+/// An arbitrary key for the advisory lock migrations take, so that two `store migrate` at once
+/// apply each step once.
+const MIGRATION_LOCK: i64 = 0x6f6e_6573_686f_7401;
+
+/// The states a claim may pick, as the partial index and the claim query both spell it.
+pub(crate) const CLAIMABLE: &str =
+    "state IN ('PENDING', 'PROVISIONING', 'EXECUTING', 'RECOVERING', 'HARVESTING')";
+
+/// Migration `n` (from 1) takes the schema from version `n - 1` to `n`.
+fn migrations() -> Vec<String> {
+    vec![format!(
+        "CREATE TABLE jobs (
+            id          text PRIMARY KEY,
+            state       text NOT NULL,
+            data        text NOT NULL,
+            title       text NOT NULL,
+            risk        text NOT NULL,
+            steps       integer NOT NULL,
+            created_ms  bigint NOT NULL,
+            updated_ms  bigint NOT NULL,
+            nickname    text,
+            lease_owner text,
+            lease_until bigint,
+            fence       bigint NOT NULL DEFAULT 0
+        );
+        CREATE INDEX jobs_created ON jobs (created_ms, id);
+        CREATE INDEX jobs_state ON jobs (state, created_ms);
+        CREATE INDEX jobs_claimable ON jobs (updated_ms, id) WHERE {CLAIMABLE};
+        CREATE TABLE transitions (
+            job_id text NOT NULL REFERENCES jobs (id),
+            seq    bigint NOT NULL,
+            data   text NOT NULL,
+            PRIMARY KEY (job_id, seq)
+        );
+        CREATE TABLE artifacts (
+            job_id  text NOT NULL REFERENCES jobs (id),
+            version integer NOT NULL,
+            data    text NOT NULL,
+            PRIMARY KEY (job_id, version)
+        );
+        CREATE TABLE decisions (
+            job_id text NOT NULL REFERENCES jobs (id),
+            seq    bigint NOT NULL,
+            data   text NOT NULL,
+            PRIMARY KEY (job_id, seq)
+        );
+        CREATE TABLE audit (
+            seq     bigserial PRIMARY KEY,
+            job_id  text NOT NULL,
+            job_seq bigint NOT NULL,
+            at_ms   bigint NOT NULL,
+            actor   text NOT NULL,
+            action  text NOT NULL,
+            data    text NOT NULL,
+            UNIQUE (job_id, job_seq)
+        );"
+    )]
+}
+
+/// Where the schema of a database stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Found {
+    /// No oneshot tables at all: a new store.
+    Empty,
+    /// Tables of another program, and no oneshot version table.
+    Foreign,
+    /// This version.
+    At(i64),
+}
+
+/// What the database holds.
+pub(crate) fn found(client: &mut impl GenericClient) -> Result<Found, postgres::Error> {
+    let has_meta: bool = client
+        .query_one(
+            "SELECT EXISTS (SELECT 1 FROM information_schema.tables
+                 WHERE table_schema = current_schema() AND table_name = 'oneshot_schema')",
+            &[],
+        )?
+        .get(0);
+    if has_meta {
+        let v: i64 = client
+            .query_one("SELECT COALESCE(MAX(version), 0) FROM oneshot_schema", &[])?
+            .get(0);
+        return Ok(Found::At(v));
+    }
+    let tables: i64 = client
+        .query_one(
+            "SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema()",
+            &[],
+        )?
+        .get(0);
+    Ok(if tables == 0 {
+        Found::Empty
+    } else {
+        Found::Foreign
+    })
+}
+
+/// Why a database cannot be used as it is.
+pub(crate) fn refusal(found: Found) -> Option<String> {
+    match found {
+        Found::At(v) if v == VERSION => None,
+        Found::Empty => Some(
+            "the database holds no oneshot job store yet; create its tables with `oneshot \
+             store migrate --store URL` (once, from any machine)"
+                .into(),
+        ),
+        Found::Foreign => Some(
+            "the database holds tables of another program and no oneshot schema; nothing was \
+             written; give oneshot a database (or a schema, `?options=-csearch_path=NAME`) of \
+             its own"
+                .into(),
+        ),
+        Found::At(v) if v < VERSION => Some(format!(
+            "the store's schema is version {v}, older than this oneshot's {VERSION}; nothing \
+             was written; run `oneshot store migrate --store URL` (every runner of the older \
+             version should be stopped first)"
+        )),
+        Found::At(v) => Some(format!(
+            "the store's schema is version {v}, written by a newer oneshot (this one knows up \
+             to {VERSION}); nothing was written; upgrade oneshot"
+        )),
+    }
+}
+
+/// What [`migrate`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Migrated {
+    /// The version found.
+    pub from: i64,
+    /// The version now.
+    pub to: i64,
+}
+
+/// Brings the database's schema to [`VERSION`], one migration per transaction, under an
+/// advisory lock; refuses a database of another program or of a newer oneshot.
+pub(crate) fn migrate(client: &mut Client) -> Result<Result<Migrated, String>, postgres::Error> {
+    let mut tx = client.transaction()?;
+    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])?;
+    let from = match found(&mut tx)? {
+        Found::Foreign => return Ok(Err(refusal(Found::Foreign).unwrap_or_default())),
+        Found::At(v) if v > VERSION => return Ok(Err(refusal(Found::At(v)).unwrap_or_default())),
+        Found::At(v) => v,
+        Found::Empty => {
+            tx.batch_execute(
+                "CREATE TABLE oneshot_schema (
+                    version    bigint PRIMARY KEY,
+                    applied_at timestamptz NOT NULL DEFAULT now()
+                 );",
+            )?;
+            0
+        }
+    };
+    for (i, step) in migrations().iter().enumerate() {
+        let to = i as i64 + 1;
+        if to <= from {
+            continue;
+        }
+        tx.batch_execute(step)?;
+        tx.execute("INSERT INTO oneshot_schema (version) VALUES ($1)", &[&to])?;
+    }
+    tx.commit()?;
+    Ok(Ok(Migrated { from, to: VERSION }))
+}

@@ -1,0 +1,454 @@
+//! [`JobStore`] for [`PostgresStore`]: each method one statement or one transaction.
+
+use super::schema::CLAIMABLE;
+use super::{PostgresStore, fenced, is_unique_violation, number};
+use crate::job::decision::JobDecision;
+use crate::job::record::{ArtifactVersion, AuditEntry, Job, Transition};
+use crate::job::store::rows::{self, int};
+use crate::job::store::{Claim, Decision, JobStore, JobStoreError, JobSummary, Lease, ListFilter};
+use crate::job::{JobState, Migration};
+use crate::redact::Redacted;
+use postgres::{GenericClient, Transaction};
+
+impl PostgresStore {
+    /// Writes a legacy row's migrated state back, and records the migration in the audit
+    /// trail (as the SQLite store does).
+    fn record_migration(
+        &self,
+        tx: &mut Transaction<'_>,
+        job: &mut Job,
+        migration: &Migration,
+    ) -> Result<(), JobStoreError> {
+        job.reason = Some(crate::job::JobReason::Migrated {
+            from: migration.from.to_string(),
+            why: migration.why.to_string(),
+        });
+        self.update_job(tx, job)?;
+        let mut metadata = serde_json::Map::new();
+        metadata.insert("from".into(), migration.from.clone().into());
+        metadata.insert("to".into(), migration.to.as_str().into());
+        metadata.insert("why".into(), migration.why.clone().into());
+        self.push_audit(
+            tx,
+            &AuditEntry {
+                seq: 0,
+                at_ms: job.updated_ms,
+                actor: "oneshot".into(),
+                entity_type: "job".into(),
+                entity_id: job.id.clone(),
+                action: crate::job::record::AuditAction::Migrate,
+                metadata,
+            },
+        )
+    }
+
+    /// The lease columns of job `id`'s row.
+    fn lease_of(
+        &self,
+        c: &mut impl GenericClient,
+        id: &str,
+    ) -> Result<Option<Lease>, JobStoreError> {
+        let row = c
+            .query_opt(
+                "SELECT lease_owner, lease_until, fence FROM jobs WHERE id = $1",
+                &[&id],
+            )
+            .map_err(|e| self.db(&e))?
+            .ok_or_else(|| JobStoreError::NotFound { id: id.to_string() })?;
+        let owner: Option<String> = row.get(0);
+        let until: Option<i64> = row.get(1);
+        let fence: i64 = row.get(2);
+        Ok(owner.map(|runner| Lease {
+            job: id.to_string(),
+            runner,
+            fence: number(fence),
+            until_ms: number(until.unwrap_or(0)),
+        }))
+    }
+
+    /// Rows of job `id` in `table`, in `column`'s order, each with its number and record.
+    fn numbered<T: serde::de::DeserializeOwned + Send>(
+        &self,
+        id: &str,
+        table: &'static str,
+        column: &'static str,
+    ) -> Result<Vec<(u64, T)>, JobStoreError> {
+        self.with(|c| {
+            let id = self.resolve(c, id)?;
+            let found = c
+                .query(
+                    &format!(
+                        "SELECT {column}::bigint, data FROM {table} WHERE job_id = $1 ORDER BY {column}"
+                    ),
+                    &[&id],
+                )
+                .map_err(|e| self.db(&e))?;
+            found
+                .iter()
+                .map(|r| {
+                    let (n, d): (i64, String) = (r.get(0), r.get(1));
+                    Ok((number(n), rows::record(&self.shown, &id, table, &d)?))
+                })
+                .collect()
+        })
+    }
+}
+
+impl JobStore for PostgresStore {
+    fn create(
+        &self,
+        job: &Redacted<Job>,
+        audit: &Redacted<AuditEntry>,
+    ) -> Result<(), JobStoreError> {
+        let (job, audit) = (job.get(), audit.get());
+        self.write(|tx| {
+            let inserted = tx.execute(
+                "INSERT INTO jobs (id, state, data, title, risk, steps, created_ms, updated_ms,
+                     nickname)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+                &[
+                    &job.id,
+                    &job.state().as_str(),
+                    &rows::to_json(&job.id, job)?,
+                    &rows::title(&job.spec.task),
+                    &job.spec.risk.as_str(),
+                    &(i32::try_from(job.steps).unwrap_or(i32::MAX)),
+                    &int(job.created_ms),
+                    &int(job.updated_ms),
+                    &job.spec.nickname,
+                ],
+            );
+            match inserted {
+                Err(e) if is_unique_violation(&e) => {
+                    return Err(JobStoreError::Exists { id: job.id.clone() });
+                }
+                other => other.map_err(|e| self.db(&e))?,
+            };
+            self.push_audit(tx, audit)?;
+            self.notify(tx)
+        })
+        .inspect(|()| crate::job::store::work::raise())
+    }
+
+    fn get(&self, id: &str) -> Result<Job, JobStoreError> {
+        let (full, job, migration) = self.with(|c| {
+            let full = self.resolve(c, id)?;
+            let (job, migration) = self.read(c, &full, false)?;
+            Ok((full, job, migration))
+        })?;
+        if migration.is_none() {
+            return Ok(job);
+        }
+        self.write(|tx| {
+            let (mut job, migration) = self.read(tx, &full, true)?;
+            if let Some(migration) = migration {
+                self.record_migration(tx, &mut job, &migration)?;
+            }
+            Ok(job)
+        })
+    }
+
+    fn list(&self, filter: &ListFilter) -> Result<Vec<JobSummary>, JobStoreError> {
+        let state = filter.state.map(JobState::as_str);
+        self.with(|c| {
+            let found = c
+                .query(
+                    "SELECT id, state, title, risk, steps, created_ms, updated_ms, lease_owner,
+                            nickname
+                     FROM jobs WHERE $1::text IS NULL OR state = $1 ORDER BY created_ms, id",
+                    &[&state],
+                )
+                .map_err(|e| self.db(&e))?;
+            let mut out = Vec::with_capacity(found.len());
+            for r in &found {
+                let id: String = r.get(0);
+                let name: String = r.get(1);
+                let runner: Option<String> = r.get(7);
+                let (state, _) = rows::state(&self.shown, &id, &name, runner.is_none())?;
+                let risk: String = r.get(3);
+                let steps: i32 = r.get(4);
+                out.push(JobSummary {
+                    risk: rows::risk(&self.shown, &id, &risk)?,
+                    state,
+                    title: r.get(2),
+                    steps: u32::try_from(steps).unwrap_or(0),
+                    created_ms: number(r.get(5)),
+                    updated_ms: number(r.get(6)),
+                    runner,
+                    nickname: r.get(8),
+                    id,
+                });
+            }
+            Ok(out)
+        })
+    }
+
+    fn now_ms(&self) -> Result<u64, JobStoreError> {
+        self.with(|c| self.now(c).map(number))
+    }
+
+    fn claim(
+        &self,
+        runner: &str,
+        only: Option<&str>,
+        ttl_ms: u64,
+    ) -> Result<Option<Claim>, JobStoreError> {
+        self.write(|tx| {
+            let only = match only {
+                Some(id) => Some(self.resolve(tx, id)?),
+                None => None,
+            };
+            let now = self.now(tx)?;
+            let until = now.saturating_add(int(ttl_ms));
+            // SKIP LOCKED: runners claiming at once each take a different job, none waits.
+            let sql = format!(
+                "WITH picked AS (
+                     SELECT id, state FROM jobs
+                     WHERE {CLAIMABLE}
+                       AND (lease_owner IS NULL OR (lease_until < $1 AND lease_owner <> $3))
+                       AND ($2::text IS NULL OR id = $2)
+                     ORDER BY updated_ms, id LIMIT 1
+                     FOR UPDATE SKIP LOCKED)
+                 UPDATE jobs j SET lease_owner = $3, lease_until = $4, fence = j.fence + 1
+                 FROM picked WHERE j.id = picked.id
+                 RETURNING j.id, picked.state, j.fence"
+            );
+            let Some(row) = tx
+                .query_opt(&sql, &[&now, &only, &runner, &until])
+                .map_err(|e| self.db(&e))?
+            else {
+                return Ok(None);
+            };
+            let (id, state, fence): (String, String, i64) = (row.get(0), row.get(1), row.get(2));
+            let (job, _) = self.read(tx, &id, false)?;
+            Ok(Some(Claim {
+                job,
+                reclaimed: state != JobState::Pending.as_str(),
+                lease: Lease {
+                    job: id,
+                    runner: runner.to_string(),
+                    fence: number(fence),
+                    until_ms: number(until),
+                },
+            }))
+        })
+    }
+
+    fn heartbeat(&self, lease: &Lease, ttl_ms: u64) -> Result<Lease, JobStoreError> {
+        self.with(|c| {
+            let until = self.now(c)?.saturating_add(int(ttl_ms));
+            let n = c
+                .execute(
+                    "UPDATE jobs SET lease_until = $4
+                     WHERE id = $1 AND fence = $2 AND lease_owner = $3",
+                    &[&lease.job, &int(lease.fence), &lease.runner, &until],
+                )
+                .map_err(|e| self.db(&e))?;
+            if n == 0 {
+                return Err(fenced(lease));
+            }
+            Ok(Lease {
+                until_ms: number(until),
+                ..lease.clone()
+            })
+        })
+    }
+
+    fn release(&self, lease: &Lease) -> Result<(), JobStoreError> {
+        self.write(|tx| {
+            let n = tx
+                .execute(
+                    "UPDATE jobs SET lease_owner = NULL, lease_until = NULL
+                     WHERE id = $1 AND fence = $2 AND lease_owner = $3",
+                    &[&lease.job, &int(lease.fence), &lease.runner],
+                )
+                .map_err(|e| self.db(&e))?;
+            if n == 0 {
+                return Err(fenced(lease));
+            }
+            self.notify(tx)
+        })
+        .inspect(|()| crate::job::store::work::raise())
+    }
+
+    fn advance(
+        &self,
+        lease: &Lease,
+        job: &Redacted<Job>,
+        transition: Option<&Redacted<Transition>>,
+    ) -> Result<(), JobStoreError> {
+        let (job, transition) = (job.get(), transition.map(Redacted::get));
+        if job.id != lease.job {
+            return Err(fenced(lease));
+        }
+        self.write(|tx| {
+            self.holds(tx, lease)?;
+            self.update_job(tx, job)?;
+            if job.state().is_resting() {
+                tx.execute(
+                    "UPDATE jobs SET lease_owner = NULL, lease_until = NULL WHERE id = $1",
+                    &[&job.id],
+                )
+                .map_err(|e| self.db(&e))?;
+            }
+            if let Some(t) = transition {
+                self.push_transition(tx, &job.id, t)?;
+            }
+            Ok(())
+        })
+    }
+
+    fn add_artifact(
+        &self,
+        lease: &Lease,
+        artifact: &Redacted<ArtifactVersion>,
+    ) -> Result<u32, JobStoreError> {
+        let artifact = artifact.get();
+        self.write(|tx| {
+            self.holds(tx, lease)?;
+            let next = self.next_number(tx, "artifacts", "version", &lease.job)?;
+            let version = u32::try_from(next).unwrap_or(u32::MAX);
+            let stored = ArtifactVersion {
+                version,
+                ..artifact.clone()
+            };
+            tx.execute(
+                "INSERT INTO artifacts (job_id, version, data) VALUES ($1, $2, $3)",
+                &[
+                    &lease.job,
+                    &(i32::try_from(version).unwrap_or(i32::MAX)),
+                    &rows::to_json(&lease.job, &stored)?,
+                ],
+            )
+            .map_err(|e| self.db(&e))?;
+            Ok(version)
+        })
+    }
+
+    fn add_decision(
+        &self,
+        lease: &Lease,
+        decision: &Redacted<JobDecision>,
+    ) -> Result<u64, JobStoreError> {
+        let decision = decision.get();
+        self.write(|tx| {
+            self.holds(tx, lease)?;
+            let seq = self.next_number(tx, "decisions", "seq", &lease.job)?;
+            let stored = JobDecision {
+                seq: number(seq),
+                ..decision.clone()
+            };
+            tx.execute(
+                "INSERT INTO decisions (job_id, seq, data) VALUES ($1, $2, $3)",
+                &[&lease.job, &seq, &rows::to_json(&lease.job, &stored)?],
+            )
+            .map_err(|e| self.db(&e))?;
+            Ok(number(seq))
+        })
+    }
+
+    fn decisions(&self, id: &str) -> Result<Vec<JobDecision>, JobStoreError> {
+        let rows = self.numbered::<JobDecision>(id, "decisions", "seq")?;
+        Ok(rows
+            .into_iter()
+            .map(|(seq, d)| JobDecision { seq, ..d })
+            .collect())
+    }
+
+    fn decide(&self, d: &Decision<'_>) -> Result<(), JobStoreError> {
+        let (job, audit) = (d.job.get(), d.audit.get());
+        let id = &job.id;
+        let (expected, revoke) = (d.expected, d.revoke);
+        let transition = d.transition.map(Redacted::get);
+        self.write(|tx| {
+            let (now_job, _) = self.read(tx, id, true)?;
+            if now_job.state() != expected {
+                return Err(JobStoreError::Conflict {
+                    id: id.clone(),
+                    expected,
+                    now: now_job.state(),
+                });
+            }
+            let now = self.now(tx)?;
+            if let Some(lease) = self.lease_of(tx, id)?
+                && int(lease.until_ms) >= now
+                && !revoke
+            {
+                return Err(JobStoreError::Busy {
+                    id: id.clone(),
+                    runner: lease.runner,
+                });
+            }
+            self.update_job(tx, job)?;
+            tx.execute(
+                "UPDATE jobs SET lease_owner = NULL, lease_until = NULL, fence = fence + 1
+                 WHERE id = $1",
+                &[id],
+            )
+            .map_err(|e| self.db(&e))?;
+            if let Some(t) = transition {
+                self.push_transition(tx, id, t)?;
+            }
+            self.push_audit(tx, audit)?;
+            self.notify(tx)
+        })
+        .inspect(|()| crate::job::store::work::raise())
+    }
+
+    fn record(&self, audit: &Redacted<AuditEntry>) -> Result<(), JobStoreError> {
+        let audit = audit.get();
+        self.write(|tx| {
+            self.lock_job(tx, &audit.entity_id)?;
+            self.push_audit(tx, audit)
+        })
+    }
+
+    fn history(&self, id: &str) -> Result<Vec<Transition>, JobStoreError> {
+        let rows = self.numbered::<Transition>(id, "transitions", "seq")?;
+        Ok(rows.into_iter().map(|(_, t)| t).collect())
+    }
+
+    fn artifacts(&self, id: &str) -> Result<Vec<ArtifactVersion>, JobStoreError> {
+        let rows = self.numbered::<ArtifactVersion>(id, "artifacts", "version")?;
+        Ok(rows
+            .into_iter()
+            .map(|(version, a)| ArtifactVersion {
+                version: u32::try_from(version).unwrap_or(0),
+                ..a
+            })
+            .collect())
+    }
+
+    fn audit(&self, id: Option<&str>) -> Result<Vec<AuditEntry>, JobStoreError> {
+        self.with(|c| {
+            let id = id.map(|id| self.resolve(c, id)).transpose()?;
+            let found = c
+                .query(
+                    "SELECT seq, job_id, data FROM audit WHERE $1::text IS NULL OR job_id = $1
+                     ORDER BY seq",
+                    &[&id],
+                )
+                .map_err(|e| self.db(&e))?;
+            found
+                .iter()
+                .map(|r| {
+                    let (seq, job, d): (i64, String, String) = (r.get(0), r.get(1), r.get(2));
+                    let mut entry: AuditEntry = rows::record(&self.shown, &job, "audit", &d)?;
+                    entry.seq = number(seq);
+                    Ok(entry)
+                })
+                .collect()
+        })
+    }
+
+    fn lease(&self, id: &str) -> Result<Option<Lease>, JobStoreError> {
+        self.with(|c| {
+            let id = self.resolve(c, id)?;
+            self.lease_of(c, &id)
+        })
+    }
+
+    fn wait_for_work(&self, since: u64, timeout: std::time::Duration) -> bool {
+        self.wait(since, timeout)
+    }
+}
