@@ -234,6 +234,12 @@ Examples:
   oneshot job diff job-1a2b > review.patch";
 
 /// `oneshot job audit --help`.
+pub const JOB_RUNNERS: &str = "\
+Examples:
+  oneshot job runners                  # who runs steps, from which machine, and their leases
+  oneshot job runners --json | jq 'select(.state == \"stale\")'   # runners gone silent";
+
+/// `oneshot job audit --help`.
 pub const JOB_AUDIT: &str = "\
 Examples:
   oneshot job audit                  # every job's decisions

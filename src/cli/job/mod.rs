@@ -9,6 +9,7 @@ mod progress;
 mod replay;
 mod resolver;
 mod run;
+mod runners;
 mod settings;
 mod show;
 mod verbs;
@@ -109,6 +110,10 @@ pub enum JobCommand {
     /// The audit trail of human decisions, of one job or of all.
     #[command(after_help = examples::JOB_AUDIT)]
     Audit(show::AuditArgs),
+    /// The runners the store knows: machine, process, last heartbeat (by the store's clock),
+    /// live or stale, and the leases each holds.
+    #[command(after_help = examples::JOB_RUNNERS)]
+    Runners(runners::RunnersArgs),
     /// Ask a policy again what the job's policy decided (approve, retry): where it would have
     /// sent the job.
     #[command(after_help = examples::JOB_REPLAY)]
@@ -164,6 +169,7 @@ pub fn run(
         JobCommand::Show(a) => show::show(&cx, a),
         JobCommand::Diff(a) => show::diff(&cx, &a.id),
         JobCommand::Audit(a) => show::audit(&cx, a),
+        JobCommand::Runners(a) => runners::runners(&cx, a),
         JobCommand::Replay(a) => replay::run(&cx, a),
         JobCommand::Cleanup(a) => cleanup::run(&cx, a),
     }

@@ -258,6 +258,11 @@ pub async fn run(
     // At most one thread waits for the store's work signal at a time, kept across turns.
     let mut waiter: Option<tokio::task::JoinHandle<bool>> = None;
     let mut since = store.work_seen();
+    // The runner's row, for `job runners` on any machine: made now, its heartbeat moved on
+    // every third of a lease, gone when the run ends cleanly.
+    let beat = presence(&opts);
+    let mut beats = tokio::time::interval(opts.lease_ttl / 3);
+    beats.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         let room = opts.max_steps.is_none_or(|m| claimed < m) && opts.shutdown.halt() == Halt::Run;
         if room && running.len() < parallel {
@@ -306,7 +311,12 @@ pub async fn run(
             _ = halted.changed() => {
                 halted.borrow_and_update();
             }
+            _ = beats.tick() => say_alive(&store, &beat).await,
         }
+    }
+    let runner = opts.runner.clone();
+    if let Err(e) = drive::off_loop(&store, move |s| s.runner_gone(&runner)).await {
+        tracing::warn!(error = %e, "could not remove this runner's row; it reads as stale");
     }
     if waiter.is_some() {
         // Let the waiting thread go now rather than at its poll's end: the runtime waits for
@@ -314,6 +324,28 @@ pub async fn run(
         super::store::work::raise();
     }
     Ok(ends)
+}
+
+/// What this runner says about itself in the store's runners table.
+fn presence(opts: &RunnerOptions) -> crate::job::store::RunnerBeat {
+    crate::job::store::RunnerBeat {
+        runner: opts.runner.clone(),
+        host: nix::unistd::gethostname()
+            .ok()
+            .and_then(|h| h.into_string().ok())
+            .unwrap_or_else(|| "host".into()),
+        pid: std::process::id(),
+        ttl_ms: opts.lease_ttl.as_millis() as u64,
+    }
+}
+
+/// One heartbeat of the runner's row. A failure is only said: the row is for people; the
+/// leases, which fence the work, have heartbeats of their own.
+async fn say_alive(store: &Arc<dyn JobStore>, beat: &crate::job::store::RunnerBeat) {
+    let b = beat.clone();
+    if let Err(e) = drive::off_loop(store, move |s| s.runner_beat(&b)).await {
+        tracing::warn!(error = %e, "could not say this runner is alive");
+    }
 }
 
 /// [`run`] on a runtime of its own — one thread, with a local set, as `oneshot job run` runs —

@@ -14,6 +14,7 @@ mod error;
 mod location;
 mod postgres;
 pub(crate) mod rows;
+mod runners;
 mod sqlite;
 #[cfg(test)]
 mod tests;
@@ -23,6 +24,7 @@ pub use clock::{ManualClock, StoreClock, SystemClock};
 pub use error::{JobStoreError, StoreCause};
 pub use location::{PgUrl, StoreLocation};
 pub use postgres::{Migrated, PostgresStore};
+pub use runners::{RunnerBeat, RunnerRow};
 pub use sqlite::SqliteStore;
 
 use super::JobState;
@@ -201,6 +203,17 @@ pub trait JobStore: Send + Sync {
 
     /// The live or expired lease on a job, if any.
     fn lease(&self, id: &str) -> Result<Option<Lease>, JobStoreError>;
+
+    /// Says runner `beat.runner` is alive now (by the store's clock): its row is made, or its
+    /// heartbeat moved on.
+    fn runner_beat(&self, beat: &RunnerBeat) -> Result<(), JobStoreError>;
+
+    /// Runner `runner` stopped cleanly: its row goes (a runner that died leaves it, stale).
+    fn runner_gone(&self, runner: &str) -> Result<(), JobStoreError>;
+
+    /// Every runner that said it was alive and did not stop cleanly, with the leases each holds,
+    /// oldest first.
+    fn runners(&self) -> Result<Vec<RunnerRow>, JobStoreError>;
 
     /// Blocks until there may be new work — a job created, a verb given, a lease handed back,
     /// by this process (SQLite) or by any (a store that can be told, as PostgreSQL's `LISTEN`)

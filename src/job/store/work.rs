@@ -60,8 +60,12 @@ mod tests {
         let since = seen();
         raise();
         assert!(wait(since, Duration::from_secs(30)));
-        let start = Instant::now();
-        assert!(!wait(seen(), Duration::from_millis(30)));
-        assert!(start.elapsed() >= Duration::from_millis(30));
+        // Quiet: the wait times out. (The signal is the process's: another test's store write
+        // may wake one wait; not ten in a row.)
+        let timed_out = (0..10).any(|_| {
+            let start = Instant::now();
+            !wait(seen(), Duration::from_millis(30)) && start.elapsed() >= Duration::from_millis(30)
+        });
+        assert!(timed_out, "a quiet wait times out");
     }
 }

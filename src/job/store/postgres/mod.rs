@@ -16,6 +16,7 @@
 //! call.
 
 mod notify;
+mod runners;
 pub(crate) mod schema;
 mod store;
 

@@ -71,6 +71,14 @@ fn migrations() -> Vec<String> {
             action  text NOT NULL,
             data    text NOT NULL,
             UNIQUE (job_id, job_seq)
+        );
+        CREATE TABLE runners (
+            runner     text PRIMARY KEY,
+            host       text NOT NULL,
+            pid        bigint NOT NULL,
+            started_ms bigint NOT NULL,
+            beat_ms    bigint NOT NULL,
+            ttl_ms     bigint NOT NULL
         );"
     )]
 }

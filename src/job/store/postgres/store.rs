@@ -441,6 +441,18 @@ impl JobStore for PostgresStore {
         })
     }
 
+    fn runner_beat(&self, beat: &crate::job::store::RunnerBeat) -> Result<(), JobStoreError> {
+        self.beat(beat)
+    }
+
+    fn runner_gone(&self, runner: &str) -> Result<(), JobStoreError> {
+        self.forget_runner(runner)
+    }
+
+    fn runners(&self) -> Result<Vec<crate::job::store::RunnerRow>, JobStoreError> {
+        self.runner_rows()
+    }
+
     fn lease(&self, id: &str) -> Result<Option<Lease>, JobStoreError> {
         self.with(|c| {
             let id = self.resolve(c, id)?;

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 /// The schema this build writes (`PRAGMA user_version`). A file with a higher one was written
 /// by a newer oneshot and is refused rather than misread.
-pub(super) const VERSION: i64 = 2;
+pub(super) const VERSION: i64 = 3;
 
 /// How long a write waits for another process's write to end before giving up: long enough
 /// for any single store operation, short enough that a stuck holder is reported.
@@ -74,6 +74,16 @@ const DECISIONS: &str = "CREATE TABLE decisions (
             seq    INTEGER NOT NULL,
             data   TEXT NOT NULL,
             PRIMARY KEY (job_id, seq)
+        );";
+
+/// Version 3 adds the runners' heartbeat rows (`oneshot job runners`).
+const RUNNERS: &str = "CREATE TABLE runners (
+            runner     TEXT PRIMARY KEY NOT NULL,
+            host       TEXT NOT NULL,
+            pid        INTEGER NOT NULL,
+            started_ms INTEGER NOT NULL,
+            beat_ms    INTEGER NOT NULL,
+            ttl_ms     INTEGER NOT NULL
         );";
 
 /// Why a file cannot be used as a job store, besides SQLite's own errors.
@@ -205,6 +215,9 @@ pub(super) fn open(path: &Path) -> Result<Connection, Refusal> {
     }
     if version < 2 {
         tx.execute_batch(DECISIONS)?;
+    }
+    if version < 3 {
+        tx.execute_batch(RUNNERS)?;
     }
     if version < VERSION {
         tx.execute_batch(&format!("PRAGMA user_version = {VERSION}"))?;

@@ -434,6 +434,18 @@ impl JobStore for SqliteStore {
             .collect()
     }
 
+    fn runner_beat(&self, beat: &crate::job::store::RunnerBeat) -> Result<(), JobStoreError> {
+        self.beat(beat)
+    }
+
+    fn runner_gone(&self, runner: &str) -> Result<(), JobStoreError> {
+        self.forget_runner(runner)
+    }
+
+    fn runners(&self) -> Result<Vec<crate::job::store::RunnerRow>, JobStoreError> {
+        self.runner_rows()
+    }
+
     fn lease(&self, id: &str) -> Result<Option<Lease>, JobStoreError> {
         let mut conn = self.conn();
         let id = self.resolve(&conn, id)?;

@@ -1,0 +1,85 @@
+//! The runners' heartbeat rows in the SQLite store.
+
+use super::{SqliteStore, int, uint};
+use crate::job::store::{JobStoreError, Lease, RunnerBeat, RunnerRow};
+use rusqlite::params;
+
+impl SqliteStore {
+    pub(super) fn beat(&self, beat: &RunnerBeat) -> Result<(), JobStoreError> {
+        let now = int(self.clock.now_ms());
+        self.write(|tx| {
+            tx.execute(
+                "INSERT INTO runners (runner, host, pid, started_ms, beat_ms, ttl_ms)
+                 VALUES (?1, ?2, ?3, ?4, ?4, ?5)
+                 ON CONFLICT (runner) DO UPDATE SET beat_ms = ?4, ttl_ms = ?5",
+                params![beat.runner, beat.host, beat.pid, now, int(beat.ttl_ms)],
+            )
+            .map_err(|e| self.db(e))?;
+            Ok(())
+        })
+    }
+
+    pub(super) fn forget_runner(&self, runner: &str) -> Result<(), JobStoreError> {
+        self.write(|tx| {
+            tx.execute("DELETE FROM runners WHERE runner = ?1", [runner])
+                .map_err(|e| self.db(e))?;
+            Ok(())
+        })
+    }
+
+    pub(super) fn runner_rows(&self) -> Result<Vec<RunnerRow>, JobStoreError> {
+        let conn = self.conn();
+        let mut stmt = conn
+            .prepare(
+                "SELECT runner, host, pid, started_ms, beat_ms, ttl_ms FROM runners
+                 ORDER BY started_ms, runner",
+            )
+            .map_err(|e| self.db(e))?;
+        let rows: Vec<(String, String, i64, i64, i64, i64)> = stmt
+            .query_map([], |r| {
+                Ok((
+                    r.get(0)?,
+                    r.get(1)?,
+                    r.get(2)?,
+                    r.get(3)?,
+                    r.get(4)?,
+                    r.get(5)?,
+                ))
+            })
+            .and_then(|rows| rows.collect())
+            .map_err(|e| self.db(e))?;
+        let mut leases = conn
+            .prepare(
+                "SELECT id, lease_owner, fence, lease_until FROM jobs
+                 WHERE lease_owner IS NOT NULL ORDER BY id",
+            )
+            .map_err(|e| self.db(e))?;
+        let held: Vec<Lease> = leases
+            .query_map([], |r| {
+                Ok(Lease {
+                    job: r.get(0)?,
+                    runner: r.get(1)?,
+                    fence: uint(r.get(2)?),
+                    until_ms: uint(r.get::<_, Option<i64>>(3)?.unwrap_or(0)),
+                })
+            })
+            .and_then(|rows| rows.collect())
+            .map_err(|e| self.db(e))?;
+        Ok(rows
+            .into_iter()
+            .map(|(runner, host, pid, started, beat, ttl)| RunnerRow {
+                leases: held
+                    .iter()
+                    .filter(|l| l.runner == runner)
+                    .cloned()
+                    .collect(),
+                runner,
+                host,
+                pid: u32::try_from(pid).unwrap_or(0),
+                started_ms: uint(started),
+                beat_ms: uint(beat),
+                ttl_ms: uint(ttl),
+            })
+            .collect())
+    }
+}
