@@ -1,0 +1,253 @@
+//! The PostgreSQL job store under load, beside the SQLite store in the same run, on a real
+//! PostgreSQL (a temporary cluster from Debian's binaries, `tests/common/pg_server.rs`: Unix
+//! socket, fsync off — what is measured is oneshot's queries and round trips, not a disk).
+//!
+//! Cases (issue 23's figures):
+//! * `claims`: N PENDING jobs; R runner threads, each with its own store connection, doing
+//!   claim → PROVISIONING → INTERVENTION_REQUIRED (3 writes a step) until nothing is left;
+//!   steps/s for R = 1 and 4, on both stores (the target on PostgreSQL with 4: ≥ 5,000);
+//! * `created → claimed`: an idle runner waiting for work (`wait_for_work`: LISTEN/NOTIFY on
+//!   PostgreSQL), another connection creating jobs one at a time; the time from `create`
+//!   returning to the runner's claim returning (target p50 ≤ 20 ms, p99 ≤ 100 ms);
+//! * `list`: `list` over 100,000 jobs (target ≤ 200 ms);
+//! * `idle`: an idle runner's CPU while it waits 5 s with nothing to do (target ≤ 0.1 % of a
+//!   core), and its connections.
+//!
+//! Run: `cargo bench --bench job_store_pg` (`-- quick` for 10,000 jobs to list).
+
+#[path = "../tests/common/pg_server.rs"]
+mod pg_server;
+
+use oneshot::job::record::{AuditEntry, Job, JobSpec, Risk, Transition};
+use oneshot::job::store::{PgUrl, PostgresStore};
+use oneshot::job::{JobState, JobStore, JobTrigger, ListFilter, SqliteStore};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+const CLAIM_JOBS: usize = 4_000;
+const TTL: u64 = 60_000;
+
+fn job(i: usize, tag: &str) -> Job {
+    let mut spec = JobSpec::new(
+        format!("Fix the parser bug number {i}\nThe tokenizer drops brackets."),
+        "/src/project",
+        "claude",
+        "codex",
+    );
+    spec.risk = Risk::Medium;
+    Job::new(
+        format!("job-{tag}{i:08x}"),
+        spec,
+        JobState::Pending,
+        i as u64,
+    )
+}
+
+fn create(store: &dyn JobStore, j: &Job) {
+    let audit = AuditEntry {
+        seq: 0,
+        at_ms: j.created_ms,
+        actor: "bench".into(),
+        entity_type: "job".into(),
+        entity_id: j.id.clone(),
+        action: oneshot::job::record::AuditAction::Create,
+        metadata: Default::default(),
+    };
+    let r = oneshot::job::redactor(None);
+    store
+        .create(&r.seal(j).expect("seal"), &r.seal(&audit).expect("seal"))
+        .expect("create");
+}
+
+fn advance(store: &dyn JobStore, lease: &oneshot::job::Lease, job: &mut Job, to: JobState) {
+    let t = Transition {
+        from: job.state(),
+        to,
+        trigger: JobTrigger::Step,
+        reason: None,
+        at_ms: 2_000,
+        by: lease.runner.clone(),
+    };
+    job.phase = oneshot::job::JobPhase::of(to, None, None);
+    job.updated_ms = 2_000;
+    let r = oneshot::job::redactor(None);
+    let (job, t) = (r.seal(job).expect("seal"), r.seal(&t).expect("seal"));
+    store.advance(lease, &job, Some(&t)).expect("advance");
+}
+
+/// One runner's loop; its steps.
+fn run(store: &dyn JobStore, runner: &str) -> usize {
+    let mut n = 0;
+    while let Some(c) = store.claim(runner, None, TTL).expect("claim") {
+        let mut j = c.job;
+        advance(store, &c.lease, &mut j, JobState::Provisioning);
+        advance(store, &c.lease, &mut j, JobState::InterventionRequired);
+        n += 1;
+    }
+    n
+}
+
+/// Steps/s of `runners` threads, each opening its own store with `open`.
+fn steps(runners: usize, open: &(dyn Fn() -> Box<dyn JobStore> + Sync)) -> f64 {
+    {
+        let s = open();
+        for i in 0..CLAIM_JOBS {
+            create(&*s, &job(i, ""));
+        }
+    }
+    let start = Instant::now();
+    let total: usize = std::thread::scope(|sc| {
+        let hs: Vec<_> = (0..runners)
+            .map(|r| sc.spawn(move || run(&*open(), &format!("runner-{r}"))))
+            .collect();
+        hs.into_iter().map(|h| h.join().expect("runner")).sum()
+    });
+    assert_eq!(total, CLAIM_JOBS, "every job stepped exactly once");
+    total as f64 / start.elapsed().as_secs_f64()
+}
+
+fn pg_store(url: &PgUrl) -> Box<dyn JobStore> {
+    Box::new(PostgresStore::connect(url).expect("connect"))
+}
+
+fn fresh_pg() -> PgUrl {
+    let url = PgUrl::parse(&pg_server::fresh_database().expect("PostgreSQL")).expect("url");
+    PostgresStore::migrate(&url).expect("migrate");
+    url
+}
+
+/// Percentile `p` (0–100) of sorted `v`.
+fn pct(v: &[Duration], p: usize) -> Duration {
+    v[(v.len() * p / 100).min(v.len() - 1)]
+}
+
+/// Created → claimed, `n` times: an idle runner that waits for work as `job run` does.
+fn latency(store: Arc<dyn JobStore>, creator: Box<dyn JobStore>, n: usize) -> Vec<Duration> {
+    let (tx, rx) = std::sync::mpsc::channel::<Instant>();
+    let runner = std::thread::spawn(move || {
+        let mut got = Vec::with_capacity(n);
+        while got.len() < n {
+            let since = store.work_seen();
+            match store.claim("runner-idle", None, TTL).expect("claim") {
+                Some(c) => {
+                    let now = Instant::now();
+                    let created: Instant = rx.recv().expect("a creation time");
+                    got.push(now.duration_since(created));
+                    let mut j = c.job;
+                    advance(&*store, &c.lease, &mut j, JobState::InterventionRequired);
+                }
+                None => {
+                    store.wait_for_work(since, Duration::from_millis(500));
+                }
+            }
+        }
+        got
+    });
+    for i in 0..n {
+        std::thread::sleep(Duration::from_millis(20));
+        create(&*creator, &job(i, "l"));
+        tx.send(Instant::now()).expect("send");
+    }
+    let mut v = runner.join().expect("runner");
+    v.sort();
+    v
+}
+
+/// This process's CPU time so far.
+fn cpu() -> Duration {
+    // SAFETY: getrusage fills the struct it is given.
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) };
+    let t = |tv: libc::timeval| Duration::new(tv.tv_sec as u64, tv.tv_usec as u32 * 1000);
+    t(u.ru_utime) + t(u.ru_stime)
+}
+
+fn main() {
+    let quick = std::env::args().any(|a| a == "quick");
+    let list_jobs = if quick { 10_000 } else { 100_000 };
+    pg_server::server().expect("PostgreSQL is needed for this bench (apt-get install postgresql)");
+
+    for runners in [1, 4] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("jobs.db");
+        let sqlite = steps(runners, &|| {
+            Box::new(SqliteStore::open(&path).expect("open"))
+        });
+        let url = fresh_pg();
+        let pg = steps(runners, &|| pg_store(&url));
+        println!(
+            "claims, {runners} runner(s), {CLAIM_JOBS} jobs: PostgreSQL {pg:>7.0} steps/s, SQLite {sqlite:>7.0} steps/s"
+        );
+    }
+
+    let url = fresh_pg();
+    let lat = latency(Arc::from(pg_store(&url)), pg_store(&url), 200);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("jobs.db");
+    let lat_sqlite = latency(
+        Arc::new(SqliteStore::open(&path).expect("open")),
+        Box::new(SqliteStore::open(&path).expect("open")),
+        200,
+    );
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    println!(
+        "created → claimed by an idle runner (200): PostgreSQL p50 {:.1} ms, p99 {:.1} ms; \
+         SQLite (same process, its wake-up) p50 {:.1} ms, p99 {:.1} ms",
+        ms(pct(&lat, 50)),
+        ms(pct(&lat, 99)),
+        ms(pct(&lat_sqlite, 50)),
+        ms(pct(&lat_sqlite, 99))
+    );
+
+    let url = fresh_pg();
+    let pg = pg_store(&url);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let sqlite = SqliteStore::open(dir.path().join("jobs.db")).expect("open");
+    let filled = Instant::now();
+    for i in 0..list_jobs {
+        let j = job(i, "");
+        create(&*pg, &j);
+        create(&sqlite, &j);
+    }
+    let fill = filled.elapsed();
+    let best = |s: &dyn JobStore| {
+        (0..5)
+            .map(|_| {
+                let t = Instant::now();
+                assert_eq!(
+                    s.list(&ListFilter::default()).expect("list").len(),
+                    list_jobs
+                );
+                t.elapsed()
+            })
+            .min()
+            .unwrap_or_default()
+    };
+    println!(
+        "list, {list_jobs} jobs (best of 5): PostgreSQL {:.1} ms, SQLite {:.1} ms (filled both in {:.0} s)",
+        ms(best(&*pg)),
+        ms(best(&sqlite)),
+        fill.as_secs_f64()
+    );
+
+    // Idle: a runner waiting for work with nothing to do, as `job run` does between polls.
+    let url = fresh_pg();
+    let idle = pg_store(&url);
+    let before = cpu();
+    let t = Instant::now();
+    while t.elapsed() < Duration::from_secs(5) {
+        let since = idle.work_seen();
+        if idle
+            .claim("runner-idle", None, TTL)
+            .expect("claim")
+            .is_none()
+        {
+            idle.wait_for_work(since, Duration::from_millis(500));
+        }
+    }
+    let used = cpu() - before;
+    println!(
+        "idle runner, 5 s on PostgreSQL: {:.3} % of a core (two connections: one for queries, one LISTENing)",
+        used.as_secs_f64() / t.elapsed().as_secs_f64() * 100.0
+    );
+}
