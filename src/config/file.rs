@@ -13,9 +13,9 @@ use toml::de::{DeTable, DeValue};
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Value {
-    /// `worker-cmd`, `auditor-cmd`.
+    /// `worker-cmd`, `auditor-cmd`; `store` when it is a `postgres://` URL.
     Text(String),
-    /// `policy`, `state-dir`.
+    /// `policy`, `state-dir`; `store` when it is a file.
     Path(PathBuf),
     /// `policy-path`.
     Paths(Vec<PathBuf>),
@@ -162,6 +162,15 @@ fn checked(key: Key, value: &Spanned<DeValue<'_>>, base: &Path) -> Result<Value,
             _ => return Err(wrong("a command-line string")),
         },
         Kind::Path => Value::Path(path(value)?),
+        // Checked here, so a bad URL fails with its line; a file is made absolute like any
+        // path, a URL kept as written (its password is read again when the store is opened).
+        Kind::Store => match value {
+            DeValue::String(s) => match crate::job::store::StoreLocation::parse(s, base)? {
+                crate::job::store::StoreLocation::File(p) => Value::Path(p),
+                crate::job::store::StoreLocation::Postgres(_) => Value::Text(s.trim().to_string()),
+            },
+            _ => return Err(wrong("a file path or a postgres:// URL string")),
+        },
         Kind::Paths => match value {
             DeValue::Array(items) => Value::Paths(
                 items
