@@ -309,6 +309,38 @@ mod tests {
     }
 
     #[test]
+    fn a_store_is_a_file_or_a_postgres_url() {
+        let f = parse("store = \"jobs/jobs.db\"").unwrap();
+        assert_eq!(
+            f.get(Key::Store).unwrap().value,
+            Value::Path("/p/jobs/jobs.db".into())
+        );
+        let f = parse("\nstore = \"postgres://ann@db.example/jobs\"").unwrap();
+        let e = f.get(Key::Store).unwrap();
+        assert_eq!(
+            e.value,
+            Value::Text("postgres://ann@db.example/jobs".into())
+        );
+        assert_eq!(e.line, 2);
+        let e = parse("store = \"mysql://ann@db/jobs\"").unwrap_err();
+        assert!(
+            e.starts_with("load config /p/oneshot.toml:1: store mysql://") && e.contains("SQLite"),
+            "{e}"
+        );
+        // A bad URL's message never repeats its password.
+        let e = parse("store = \"postgres://ann:hunter22@db\"").unwrap_err();
+        assert!(
+            e.contains("name the database") && !e.contains("hunter22"),
+            "{e}"
+        );
+        let e = parse("store = 3").unwrap_err();
+        assert!(
+            e.contains("store must be a file path or a postgres:// URL"),
+            "{e}"
+        );
+    }
+
+    #[test]
     fn mistakes_name_the_line_and_the_fix() {
         assert_eq!(
             parse("policy = \"p.lua\"\nmax-iteratons = 3\n").unwrap_err(),

@@ -33,6 +33,7 @@ Examples:
   oneshot job diff $id && oneshot job approve $id --land  # or: oneshot job reject $id --feedback TEXT
   oneshot job audit --json
   oneshot job replay $id --policy strict.lua       # what another policy would have decided
+  oneshot job run --store postgres://oneshot@db/jobs  # a runner of a fleet (docs/fleet.md)
 
 States (a job rests in the CAPITALISED ones between commands):
   DRAFT ─activate→ PENDING ─step→ provisioning → executing → harvesting → one of:
