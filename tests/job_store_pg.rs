@@ -21,18 +21,13 @@ fn text(out: &Output) -> String {
     )
 }
 
-/// Runs `oneshot` with `args` and insists on exit 0; its stdout.
-fn ok(env: &Env, args: &[&str]) -> String {
-    env.ok(args)
-}
-
 /// Creates an active job on `store` with command-line agents; its id.
 fn create_on(env: &Env, store: &str) -> String {
     env.create(GOOD_WORKER, DONE, &["--activate", "--store", store])
 }
 
 fn show_on(env: &Env, store: &str, id: &str) -> serde_json::Value {
-    serde_json::from_str(&ok(env, &["job", "show", id, "--json", "--store", store])).unwrap()
+    serde_json::from_str(&env.ok(&["job", "show", id, "--json", "--store", store])).unwrap()
 }
 
 /// `url` with `password` added to its user (`postgres://user:password@…`).
@@ -57,16 +52,16 @@ fn a_new_database_is_refused_until_migrated_then_jobs_run_there() {
     assert!(err.contains("no oneshot job store yet"), "{err}");
 
     // Migrate: once from 0, then already current.
-    let first = ok(&env, &["store", "migrate", "--store", &url]);
+    let first = env.ok(&["store", "migrate", "--store", &url]);
     assert!(first.contains("schema version 0 → 1"), "{first}");
     assert!(first.contains(&url), "the store is named: {first}");
-    let again = ok(&env, &["store", "migrate", "--store", &url]);
+    let again = env.ok(&["store", "migrate", "--store", &url]);
     assert!(again.contains("already at schema version 1"), "{again}");
 
     // A job created there, stepped by a runner there, to APPROVAL_REQUIRED.
     let id = create_on(&env, &url);
     assert_eq!(show_on(&env, &url, &id)["job"]["state"], "PENDING");
-    let ran = ok(&env, &["job", "run", "--store", &url]);
+    let ran = env.ok(&["job", "run", "--store", &url]);
     assert!(
         ran.contains(&id) && ran.contains("APPROVAL_REQUIRED"),
         "{ran}"
@@ -81,14 +76,14 @@ fn a_new_database_is_refused_until_migrated_then_jobs_run_there() {
     );
 
     // It lives in PostgreSQL, not in the default SQLite file.
-    let listed = ok(&env, &["job", "list", "--store", &url]);
+    let listed = env.ok(&["job", "list", "--store", &url]);
     assert!(listed.contains(&id), "{listed}");
-    let local = ok(&env, &["job", "list"]);
+    let local = env.ok(&["job", "list"]);
     assert!(!local.contains(&id), "the SQLite store has it too: {local}");
 
-    ok(&env, &["job", "approve", &id, "--store", &url]);
+    env.ok(&["job", "approve", &id, "--store", &url]);
     assert_eq!(show_on(&env, &url, &id)["job"]["state"], "SUCCESS");
-    let audit = ok(&env, &["job", "audit", &id, "--store", &url]);
+    let audit = env.ok(&["job", "audit", &id, "--store", &url]);
     assert!(
         audit.contains("approve") && audit.contains("tester"),
         "{audit}"
@@ -96,23 +91,35 @@ fn a_new_database_is_refused_until_migrated_then_jobs_run_there() {
 
     // `job step` and the other verbs on the same store.
     let second = create_on(&env, &url);
-    let stepped = ok(&env, &["job", "step", &second, "--store", &url]);
+    let stepped = env.ok(&["job", "step", &second, "--store", &url]);
     assert!(stepped.contains("APPROVAL_REQUIRED"), "{stepped}");
-    ok(
-        &env,
-        &[
-            "job",
-            "reject",
-            &second,
-            "--feedback",
-            "say it twice",
-            "--store",
-            &url,
-        ],
-    );
+    env.ok(&[
+        "job",
+        "reject",
+        &second,
+        "--feedback",
+        "say it twice",
+        "--store",
+        &url,
+    ]);
     assert_eq!(show_on(&env, &url, &second)["job"]["state"], "PENDING");
-    ok(&env, &["job", "cancel", &second, "--store", &url]);
+    env.ok(&["job", "cancel", &second, "--store", &url]);
     assert_eq!(show_on(&env, &url, &second)["job"]["state"], "CANCELED");
+
+    // A TAB after `job show --store URL` offers the ids there (fish's protocol: id, TAB,
+    // state and title).
+    let prefix = &id[..8];
+    let out = env
+        .command(&[])
+        .env("ONESHOT_COMPLETE", "fish")
+        .args(["--", "oneshot", "job", "show", "--store", &url, prefix])
+        .output()
+        .unwrap();
+    let offered = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        offered.contains(&format!("{id}\tSUCCESS write hi to f.txt")),
+        "{offered}"
+    );
 }
 
 #[test]
@@ -121,7 +128,7 @@ fn oneshot_store_and_the_project_file_choose_the_store() {
         return;
     };
     let env = Env::new();
-    ok(&env, &["store", "migrate", "--store", &url]);
+    env.ok(&["store", "migrate", "--store", &url]);
     let id = create_on(&env, &url);
 
     // ONESHOT_STORE.
@@ -162,13 +169,13 @@ fn oneshot_store_and_the_project_file_choose_the_store() {
     assert!(out.status.success(), "{}", text(&out));
     let shown = String::from_utf8_lossy(&out.stdout);
     assert!(shown.contains(&id) && shown.contains("PENDING"), "{shown}");
-    let config = ok(&env, &["config", "--json"]);
+    let config = env.ok(&["config", "--json"]);
     let config: serde_json::Value = serde_json::from_str(&config).unwrap();
     assert_eq!(config["values"]["store"]["value"], url.as_str());
     assert_eq!(config["values"]["store"]["source"], "file");
 
     // A runner started here steps it without being told where the store is.
-    let ran = ok(&env, &["job", "run"]);
+    let ran = env.ok(&["job", "run"]);
     assert!(ran.contains(&id), "{ran}");
     assert_eq!(
         show_on(&env, &url, &id)["job"]["state"],
@@ -176,10 +183,7 @@ fn oneshot_store_and_the_project_file_choose_the_store() {
     );
 
     // The flag wins over the file: a SQLite file of its own, without the job.
-    let listed = ok(
-        &env,
-        &["job", "list", "--store", elsewhere.to_str().unwrap()],
-    );
+    let listed = env.ok(&["job", "list", "--store", elsewhere.to_str().unwrap()]);
     assert!(!listed.contains(&id), "{listed}");
     assert!(elsewhere.is_file(), "the SQLite store was made");
 }
@@ -263,7 +267,7 @@ fn a_password_in_the_url_is_never_shown() {
 #[test]
 fn store_migrate_on_a_sqlite_file_says_it_migrates_itself() {
     let env = Env::new();
-    let out = ok(&env, &["store", "migrate"]);
+    let out = env.ok(&["store", "migrate"]);
     let db = env.state_dir().join("jobs.db");
     assert!(
         out.contains(&db.display().to_string()) && out.contains("migrates itself"),
