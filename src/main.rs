@@ -115,7 +115,16 @@ fn main() {
         }) => cli::log::log(&store, id.as_deref(), follow, json, raw),
         Some(Command::Policy(cmd)) => cli::policy::run(&store, cmd),
         Some(Command::Schema(args)) => cli::schema::run(args),
-        Some(Command::Job(args)) => cli::job::run(args, &effective.state_dir, quiet, signals_for()),
+        Some(Command::Job(args)) => cli::job::run(
+            args,
+            &effective.state_dir,
+            &effective.files,
+            quiet,
+            signals_for(),
+        ),
+        Some(Command::Store(args)) => {
+            cli::store::run(args, &effective.files, &effective.state_dir, quiet)
+        }
         Some(Command::Ask(args)) => cli::ask::run(args, &effective.files),
         Some(Command::Eval(args)) => cli::eval::run(args, &effective.files),
         Some(Command::Saboteur(args)) => cli::saboteur::run(args),

@@ -52,7 +52,7 @@ pub fn explain(e: clap::Error) -> ! {
 /// The words of a command line that are neither options nor their values.
 fn positional_words(args: impl Iterator<Item = String>) -> Vec<String> {
     /// Options that take a value as the next word.
-    const VALUED: [&str; 14] = [
+    const VALUED: [&str; 15] = [
         "--policy",
         "--worker-cmd",
         "--auditor-cmd",
@@ -67,6 +67,7 @@ fn positional_words(args: impl Iterator<Item = String>) -> Vec<String> {
         "--inactivity-timeout",
         "--color",
         "--task-file",
+        "--store",
     ];
     let mut words = Vec::new();
     let mut skip = false;
@@ -189,6 +190,8 @@ pub enum Command {
     Saboteur(super::saboteur::SaboteurArgs),
     /// Run coding jobs through their lifecycle: create, step, approve or reject, audit.
     Job(super::job::JobArgs),
+    /// Look after the job store itself: `migrate` a PostgreSQL store to this oneshot's schema.
+    Store(super::store::StoreArgs),
     /// Show what each iteration of a session did: the worker's prompt and account, what it
     /// changed, the auditor's verdict, and what the agents spent (the latest without ID).
     #[command(after_help = examples::SHOW)]

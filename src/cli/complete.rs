@@ -18,7 +18,7 @@ use super::args::Cli;
 use anyhow::{Context, Result};
 use clap::{CommandFactory, FromArgMatches};
 use clap_complete::engine::CompletionCandidate;
-use oneshot::job::store::{JobStore, ListFilter, SqliteStore};
+use oneshot::job::store::{ListFilter, StoreLocation};
 use oneshot::store::Store;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -89,17 +89,26 @@ pub fn sessions() -> Vec<CompletionCandidate> {
         .collect()
 }
 
-/// The jobs' ids, newest first, each with its state and title.
+/// The jobs' ids, newest first, each with its state and title, from the store the line's
+/// `--store` (or the config, or ONESHOT_STORE) names, as the command itself would open it.
 pub fn jobs() -> Vec<CompletionCandidate> {
-    let Some(state_dir) = state_dir() else {
+    let Some((words, effective)) = line_settings() else {
+        return Vec::new();
+    };
+    let flag = last_flag(&words, "--store").and_then(|s| s.into_string().ok());
+    let Ok((at, _)) =
+        super::store::location(flag.as_deref(), &effective.files, &effective.state_dir)
+    else {
         return Vec::new();
     };
     // Completing never creates a job store.
-    let path = state_dir.join("jobs.db");
-    if !path.is_file() {
+    if let StoreLocation::File(path) = &at
+        && !path.is_file()
+    {
         return Vec::new();
     }
-    let Ok(mut jobs) = SqliteStore::open(&path).and_then(|s| s.list(&ListFilter::default())) else {
+    let Ok(mut jobs) = oneshot::job::store::open(&at).and_then(|s| s.list(&ListFilter::default()))
+    else {
         return Vec::new();
     };
     jobs.sort_by(|a, b| {
@@ -126,34 +135,42 @@ fn first_line(text: &str) -> &str {
 /// `--state-dir`, else ONESHOT_STATE_DIR, the config files, the default (`config::apply`
 /// itself, on a line with that flag alone).
 fn state_dir() -> Option<PathBuf> {
+    line_settings().map(|(_, effective)| effective.state_dir)
+}
+
+/// The words of the line being completed, and the settings a command on it runs with (see
+/// [`state_dir`]).
+fn line_settings() -> Option<(Vec<OsString>, super::config::Effective)> {
     // The completion request's arguments: the program, `--`, then the words of the line.
     let words: Vec<OsString> = std::env::args_os()
         .skip_while(|a| a != "--")
         .skip(1)
         .collect();
     let mut line: Vec<OsString> = vec!["oneshot".into()];
-    if let Some(dir) = state_dir_flag(&words) {
+    if let Some(dir) = last_flag(&words, "--state-dir") {
         line.extend(["--state-dir".into(), dir]);
     }
     line.push("list".into());
     let matches = Cli::command().try_get_matches_from(line).ok()?;
     let mut cli = Cli::from_arg_matches(&matches).ok()?;
     let effective = super::config::apply(&mut cli, &matches).ok()?;
-    Some(effective.state_dir)
+    Some((words, effective))
 }
 
-/// The last `--state-dir DIR` or `--state-dir=DIR` among `words`.
-fn state_dir_flag(words: &[OsString]) -> Option<OsString> {
+/// The value of the last `FLAG VALUE` or `FLAG=VALUE` among `words` (`--state-dir`,
+/// `--store`), before a `--`.
+fn last_flag(words: &[OsString], flag: &str) -> Option<OsString> {
     let mut found = None;
     let mut words = words.iter();
+    let prefix = format!("{flag}=");
     while let Some(w) = words.next() {
         if w == "--" {
             break;
         }
-        if w == "--state-dir" {
+        if w == flag {
             found = words.next().cloned();
-        } else if let Some(dir) = w.to_str().and_then(|w| w.strip_prefix("--state-dir=")) {
-            found = Some(dir.into());
+        } else if let Some(v) = w.to_str().and_then(|w| w.strip_prefix(prefix.as_str())) {
+            found = Some(v.into());
         }
     }
     found.filter(|d| !Path::new(d).as_os_str().is_empty())
@@ -164,28 +181,24 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_last_state_dir_flag_counts() {
+    fn the_last_flag_counts() {
         let words = |w: &[&str]| w.iter().map(OsString::from).collect::<Vec<_>>();
-        assert_eq!(state_dir_flag(&words(&["oneshot", "log", ""])), None);
         assert_eq!(
-            state_dir_flag(&words(&[
-                "oneshot",
-                "--state-dir",
-                "a",
-                "log",
-                "--state-dir=b"
-            ])),
+            last_flag(&words(&["oneshot", "log", ""]), "--state-dir"),
+            None
+        );
+        assert_eq!(
+            last_flag(
+                &words(&["oneshot", "--state-dir", "a", "log", "--state-dir=b"]),
+                "--state-dir"
+            ),
             Some("b".into())
         );
         assert_eq!(
-            state_dir_flag(&words(&[
-                "oneshot",
-                "--state-dir",
-                "a",
-                "log",
-                "--",
-                "--state-dir=b"
-            ])),
+            last_flag(
+                &words(&["oneshot", "--state-dir", "a", "log", "--", "--state-dir=b"]),
+                "--state-dir"
+            ),
             Some("a".into())
         );
     }

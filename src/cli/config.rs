@@ -82,7 +82,7 @@ impl Files {
     }
 
     /// The value of `key` and where it is: the project file's, else the user file's.
-    fn get(&self, key: Key) -> Option<(&Value, Origin)> {
+    pub(crate) fn get(&self, key: Key) -> Option<(&Value, Origin)> {
         [&self.project, &self.user]
             .into_iter()
             .flatten()
@@ -112,6 +112,8 @@ fn arg_id(key: Key) -> &'static str {
         Key::Check => "check",
         // `job create --namer`: no option of `run`, so clap never says it set it.
         Key::Namer => "namer",
+        // `job … --store` and `store … --store`: no option of `run` either.
+        Key::Store => "store",
     }
 }
 
@@ -294,6 +296,9 @@ pub fn show(cli: &Cli, effective: &Effective, json: bool) -> Result<i32> {
             .filter(|v| !v.trim().is_empty())
             .map(|v| (v, Origin::Env(Key::Namer.env()))),
     };
+    // What `oneshot job …` run here would open: shown with its password masked.
+    let (store, store_origin) =
+        super::store::location(None, &effective.files, &effective.state_dir)?;
     let rows: Vec<(Key, Option<String>, Origin)> = KEYS
         .into_iter()
         .map(|key| {
@@ -322,10 +327,12 @@ pub fn show(cli: &Cli, effective: &Effective, json: bool) -> Result<i32> {
                     .map(|on| if on { "on" } else { "off" }.to_string()),
                 Key::Check => (!p.check.is_empty()).then(|| p.check.join("; ")),
                 Key::Namer => namer.as_ref().map(|(v, _)| v.clone()),
+                Key::Store => Some(store.to_string()),
             };
             let origin = match key {
                 Key::StateDir => effective.state_dir_origin.clone(),
                 Key::Namer => namer.as_ref().map_or(Origin::Default, |(_, o)| o.clone()),
+                Key::Store => store_origin.clone(),
                 _ => origins.of(key),
             };
             (key, value, origin)
@@ -390,5 +397,6 @@ fn unset(key: Key) -> &'static str {
         Key::Sandbox => "on (resume: the session's)",
         Key::Check => "none but the policy's `checks` (resume: the session's)",
         Key::Namer => "none: job branches are named from the task",
+        Key::Store => "<state dir>/jobs.db",
     }
 }

@@ -32,5 +32,6 @@ pub mod show;
 pub mod signals;
 pub mod statusline;
 pub mod stop;
+pub mod store;
 pub mod term;
 pub mod typo;

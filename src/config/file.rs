@@ -13,9 +13,9 @@ use toml::de::{DeTable, DeValue};
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Value {
-    /// `worker-cmd`, `auditor-cmd`.
+    /// `worker-cmd`, `auditor-cmd`; `store` when it is a `postgres://` URL.
     Text(String),
-    /// `policy`, `state-dir`.
+    /// `policy`, `state-dir`; `store` when it is a file.
     Path(PathBuf),
     /// `policy-path`.
     Paths(Vec<PathBuf>),
@@ -162,6 +162,15 @@ fn checked(key: Key, value: &Spanned<DeValue<'_>>, base: &Path) -> Result<Value,
             _ => return Err(wrong("a command-line string")),
         },
         Kind::Path => Value::Path(path(value)?),
+        // Checked here, so a bad URL fails with its line; a file is made absolute like any
+        // path, a URL kept as written (its password is read again when the store is opened).
+        Kind::Store => match value {
+            DeValue::String(s) => match crate::job::store::StoreLocation::parse(s, base)? {
+                crate::job::store::StoreLocation::File(p) => Value::Path(p),
+                crate::job::store::StoreLocation::Postgres(_) => Value::Text(s.trim().to_string()),
+            },
+            _ => return Err(wrong("a file path or a postgres:// URL string")),
+        },
         Kind::Paths => match value {
             DeValue::Array(items) => Value::Paths(
                 items
@@ -297,6 +306,38 @@ mod tests {
         );
         assert_eq!(get(Key::PolicyReload).value, Value::Reload(ReloadMode::Off));
         assert_eq!(get(Key::PolicyReload).line, 11);
+    }
+
+    #[test]
+    fn a_store_is_a_file_or_a_postgres_url() {
+        let f = parse("store = \"jobs/jobs.db\"").unwrap();
+        assert_eq!(
+            f.get(Key::Store).unwrap().value,
+            Value::Path("/p/jobs/jobs.db".into())
+        );
+        let f = parse("\nstore = \"postgres://ann@db.example/jobs\"").unwrap();
+        let e = f.get(Key::Store).unwrap();
+        assert_eq!(
+            e.value,
+            Value::Text("postgres://ann@db.example/jobs".into())
+        );
+        assert_eq!(e.line, 2);
+        let e = parse("store = \"mysql://ann@db/jobs\"").unwrap_err();
+        assert!(
+            e.starts_with("load config /p/oneshot.toml:1: store mysql://") && e.contains("SQLite"),
+            "{e}"
+        );
+        // A bad URL's message never repeats its password.
+        let e = parse("store = \"postgres://ann:hunter22@db\"").unwrap_err();
+        assert!(
+            e.contains("name the database") && !e.contains("hunter22"),
+            "{e}"
+        );
+        let e = parse("store = 3").unwrap_err();
+        assert!(
+            e.contains("store must be a file path or a postgres:// URL"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -35,10 +35,13 @@ pub enum Key {
     /// `namer`: who `job create` asks for a branch name and nickname, `AGENT[:MODEL]` or a
     /// `[targets.NAME]`.
     Namer,
+    /// `store`: where `oneshot job …` and `oneshot store` keep jobs — a SQLite file's path or
+    /// a `postgres://` URL.
+    Store,
 }
 
 /// Every key, in the order `oneshot config` shows them.
-pub const KEYS: [Key; 15] = [
+pub const KEYS: [Key; 16] = [
     Key::Worker,
     Key::Auditor,
     Key::WorkerCmd,
@@ -54,6 +57,7 @@ pub const KEYS: [Key; 15] = [
     Key::Sandbox,
     Key::Check,
     Key::Namer,
+    Key::Store,
 ];
 
 /// What a key's value must be.
@@ -75,6 +79,9 @@ pub(crate) enum Kind {
     Switch,
     /// A string or an array of strings (command lines).
     Texts,
+    /// A job store: a `postgres://` URL (kept as text) or a file path (relative to the config
+    /// file's directory).
+    Store,
 }
 
 impl Key {
@@ -96,6 +103,7 @@ impl Key {
             Key::Sandbox => "sandbox",
             Key::Check => "check",
             Key::Namer => "namer",
+            Key::Store => "store",
         }
     }
 
@@ -117,6 +125,7 @@ impl Key {
             Key::Sandbox => "ONESHOT_SANDBOX",
             Key::Check => "ONESHOT_CHECK",
             Key::Namer => "ONESHOT_NAMER",
+            Key::Store => "ONESHOT_STORE",
         }
     }
 
@@ -137,6 +146,7 @@ impl Key {
             Key::PolicyReload => Kind::Reload,
             Key::Sandbox => Kind::Switch,
             Key::Check => Kind::Texts,
+            Key::Store => Kind::Store,
         }
     }
 }

@@ -94,6 +94,7 @@ impl Env {
             "ONESHOT_AUDITOR_CMD",
             "ONESHOT_POLICY",
             "ONESHOT_NAMER",
+            "ONESHOT_STORE",
         ] {
             c.env_remove(k);
         }

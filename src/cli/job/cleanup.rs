@@ -7,7 +7,6 @@ use anyhow::Result;
 use clap::Args;
 use oneshot::job::JobState;
 use oneshot::job::record::{AuditEntry, Job, Workspace};
-use oneshot::job::store::JobStore as _;
 use oneshot::job::verbs;
 use oneshot::job::workspace::{self, Cleanup};
 

@@ -260,7 +260,7 @@ fn create(cx: &Cx, a: &CreateArgs, id: &str, spec: JobSpec) -> Result<()> {
         activate: a.activate,
         now_ms: now_ms(),
     };
-    let created = oneshot::job::create(&store, id, spec, &how).map_err(|e| match e {
+    let created = oneshot::job::create(&*store, id, spec, &how).map_err(|e| match e {
         CreateError::SecretInCommand { .. } | CreateError::EmptyTask => {
             usage(format!("create the job: {e}"))
         }

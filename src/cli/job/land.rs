@@ -49,8 +49,8 @@ pub struct ApproveArgs {
 pub fn land(cx: &Cx, a: LandArgs) -> Result<i32> {
     let store = cx.store()?;
     let mut code = exit::OK;
-    for id in ordered(&store, &a.ids) {
-        code = code.max(land_one(cx, &store, &id, a.json, a.resolver.as_deref()));
+    for id in ordered(&*store, &a.ids) {
+        code = code.max(land_one(cx, &*store, &id, a.json, a.resolver.as_deref()));
     }
     Ok(code)
 }
@@ -81,7 +81,7 @@ pub fn approve(cx: &Cx, a: ApproveArgs) -> Result<i32> {
     let mut approved = Vec::new();
     for id in &a.ids {
         let giving = giving();
-        match verbs::give(&store, id, JobTrigger::Approve, &giving) {
+        match verbs::give(&*store, id, JobTrigger::Approve, &giving) {
             Ok(given) => {
                 let job = &given.job;
                 if cx.quiet {
@@ -99,8 +99,8 @@ pub fn approve(cx: &Cx, a: ApproveArgs) -> Result<i32> {
     }
     if a.land {
         // Approved first, then landed in the order that lands the most.
-        for id in ordered(&store, &approved) {
-            code = code.max(land_one(cx, &store, &id, false, a.resolver.as_deref()));
+        for id in ordered(&*store, &approved) {
+            code = code.max(land_one(cx, &*store, &id, false, a.resolver.as_deref()));
         }
     }
     Ok(code)

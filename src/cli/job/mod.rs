@@ -21,8 +21,9 @@ use anyhow::Result;
 use clap::{Args, Subcommand};
 use clap_complete::engine::ArgValueCandidates;
 use oneshot::job::JobState;
-use oneshot::job::store::{JobStoreError, SqliteStore};
+use oneshot::job::store::{JobStore, JobStoreError, StoreLocation};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// The short state diagram `oneshot job --help` shows, and the exit codes of job verbs.
 const DIAGRAM: &str = "\
@@ -33,6 +34,7 @@ Examples:
   oneshot job diff $id && oneshot job approve $id --land  # or: oneshot job reject $id --feedback TEXT
   oneshot job audit --json
   oneshot job replay $id --policy strict.lua       # what another policy would have decided
+  oneshot job run --store postgres://oneshot@db/jobs  # a runner of a fleet (docs/fleet.md)
 
 States (a job rests in the CAPITALISED ones between commands):
   DRAFT ─activate→ PENDING ─step→ provisioning → executing → harvesting → one of:
@@ -54,6 +56,9 @@ pub struct JobArgs {
     /// The verb.
     #[command(subcommand)]
     pub command: JobCommand,
+    /// `--store`, which every verb takes.
+    #[command(flatten)]
+    pub store: crate::cli::store::StoreFlag,
 }
 
 /// The verbs of `oneshot job`.
@@ -140,17 +145,21 @@ pub struct IdArg {
     pub id: String,
 }
 
-/// Runs `oneshot job …` with the store under `state_dir`; `signals` are installed for the
-/// commands that [run steps](JobCommand::runs_steps).
+/// Runs `oneshot job …` on the store `--store`, the config `files` or the environment name
+/// (else `<state_dir>/jobs.db`); `signals` are installed for the commands that [run
+/// steps](JobCommand::runs_steps).
 pub fn run(
     args: JobArgs,
     state_dir: &Path,
+    files: &crate::cli::config::Files,
     quiet: bool,
     signals: Option<crate::cli::signals::Signals>,
 ) -> Result<i32> {
     use oneshot::job::JobTrigger as T;
+    let (store, _) = crate::cli::store::location(args.store.store.as_deref(), files, state_dir)?;
     let cx = Cx {
         state_dir: state_dir.to_path_buf(),
+        store,
         quiet,
     };
     match args.command {
@@ -177,17 +186,19 @@ pub fn run(
 
 /// What every verb needs.
 pub(crate) struct Cx {
-    /// The state directory.
+    /// The state directory: the runner's sessions and workspaces.
     pub state_dir: PathBuf,
+    /// Where the jobs are (`--store`, `store`, `ONESHOT_STORE`, `<state dir>/jobs.db`).
+    pub store: StoreLocation,
     /// `--quiet`.
     pub quiet: bool,
 }
 
 impl Cx {
-    /// The job store, `<state dir>/jobs.db`.
-    pub fn store(&self) -> Result<SqliteStore> {
-        let path = self.state_dir.join("jobs.db");
-        SqliteStore::open(&path).map_err(|e| anyhow::Error::new(e).context("open the job store"))
+    /// The job store, SQLite or PostgreSQL.
+    pub fn store(&self) -> Result<Arc<dyn JobStore>> {
+        oneshot::job::store::open(&self.store)
+            .map_err(|e| anyhow::Error::new(e).context("open the job store"))
     }
 }
 

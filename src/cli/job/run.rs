@@ -8,7 +8,7 @@ use crate::cli::signals::Signals;
 use anyhow::{Context, Result};
 use clap::Args;
 use oneshot::job::runner::{self, Note, RunnerOptions, Shutdown, StepEnd};
-use oneshot::job::store::{JobStore, SqliteStore};
+use oneshot::job::store::JobStore;
 use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Duration;
@@ -63,7 +63,7 @@ pub fn step(cx: &Cx, a: StepArgs, signals: Option<Signals>) -> Result<i32> {
         let job = store
             .get(id)
             .map_err(|e| store_error(&format!("step {id}"), e))?;
-        claimable(&store, &job)?;
+        claimable(&*store, &job)?;
         let ends = drive(
             cx,
             store,
@@ -101,7 +101,7 @@ pub fn run(cx: &Cx, a: RunArgs, signals: Option<Signals>) -> Result<i32> {
 }
 
 /// Says why `job` cannot be stepped now, if it cannot (`oneshot::job::runner::claimable`).
-fn claimable(store: &SqliteStore, job: &oneshot::job::record::Job) -> Result<()> {
+fn claimable(store: &dyn JobStore, job: &oneshot::job::record::Job) -> Result<()> {
     use runner::NotClaimable;
     match runner::claimable(store, job) {
         Ok(()) => Ok(()),
@@ -126,7 +126,7 @@ fn claimable(store: &SqliteStore, job: &oneshot::job::record::Job) -> Result<()>
 #[allow(clippy::too_many_arguments)]
 fn drive(
     cx: &Cx,
-    store: SqliteStore,
+    store: Arc<dyn JobStore>,
     only: Option<String>,
     parallel: usize,
     max_steps: Option<usize>,
@@ -154,7 +154,6 @@ fn drive(
         errln!("oneshot: warning: {warning}");
     }
     let (rt, streams, early) = signals.split();
-    let store: Arc<dyn JobStore> = Arc::new(store);
     let local = tokio::task::LocalSet::new();
     let forwarding = local.spawn_local(forward(streams, shutdown, early));
     let ticked = Rc::clone(&progress);
@@ -165,9 +164,15 @@ fn drive(
             ticked.borrow_mut().tick();
         }
     });
+    // The last handle on the store is dropped here, after the runtime: a PostgreSQL client
+    // closes its connection by blocking on a runtime of its own, which cannot start on a
+    // thread that is running one.
+    let kept = Arc::clone(&store);
     let ends = local.block_on(&rt, runner::run(store, opts));
     forwarding.abort();
     ticking.abort();
+    drop(local);
+    drop(kept);
     progress.borrow_mut().done();
     ends.context("run the job steps")
 }

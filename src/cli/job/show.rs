@@ -8,7 +8,7 @@ use anyhow::{Context, Result};
 use clap::Args;
 use oneshot::job::overlap::{self, Overlap};
 use oneshot::job::record::AuditEntry;
-use oneshot::job::store::{JobStore, ListFilter};
+use oneshot::job::store::ListFilter;
 use oneshot::job::workspace;
 use oneshot::job::{JobReason, JobState};
 use serde_json::{Value, json};
@@ -83,7 +83,7 @@ pub fn list(cx: &Cx, a: ListArgs) -> Result<i32> {
         .list(&ListFilter { state: a.state })
         .map_err(|e| store_error("list the jobs", e))?;
     // Against every job, whatever `--state` shows.
-    let overlaps = overlap::find(&store).map_err(|e| store_error("list the jobs", e))?;
+    let overlaps = overlap::find(&*store).map_err(|e| store_error("list the jobs", e))?;
     let of = |id: &str| overlaps.get(id).map_or(&[][..], Vec::as_slice);
     if a.json {
         for j in &jobs {
@@ -151,7 +151,7 @@ pub fn show(cx: &Cx, a: ShowArgs) -> Result<i32> {
     // Live by the store's clock, as a claim judges it.
     let now = store.now_ms().unwrap_or_else(|_| now_ms());
     let live = lease.as_ref().filter(|l| l.until_ms > now);
-    let overlaps = overlap::find(&store)
+    let overlaps = overlap::find(&*store)
         .map_err(err)?
         .remove(&job.id)
         .unwrap_or_default();

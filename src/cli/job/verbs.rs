@@ -29,7 +29,7 @@ pub fn run(cx: &Cx, id: &str, verb: JobTrigger, feedback: Option<String>) -> Res
         feedback,
         now_ms: now_ms(),
     };
-    let given = verbs::give(&store, id, verb, &giving).map_err(|e| match e {
+    let given = verbs::give(&*store, id, verb, &giving).map_err(|e| match e {
         // "failed to approve: job-1a2b3c4d: approve is not allowed in PENDING; …"
         GiveError::Verb(VerbError::Refused { id, refused: r }) => {
             refused(format!("{verb}: {id}: {r}"))

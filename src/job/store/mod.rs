@@ -12,6 +12,7 @@
 mod clock;
 mod error;
 mod location;
+mod open;
 mod postgres;
 pub(crate) mod rows;
 mod runners;
@@ -23,6 +24,7 @@ pub(crate) mod work;
 pub use clock::{ManualClock, StoreClock, SystemClock};
 pub use error::{JobStoreError, StoreCause};
 pub use location::{PgUrl, StoreLocation};
+pub use open::open;
 pub use postgres::{Migrated, PostgresStore};
 pub use runners::{RunnerBeat, RunnerRow};
 pub use sqlite::SqliteStore;
