@@ -39,6 +39,7 @@ const FOREIGN: &[(&str, &str)] = &[
     ("--no-pretty", "aider"),
     ("--no-stream", "aider"),
     ("--no-auto-commits", "aider"),
+    ("--no-detect-urls", "aider"),
     ("--chat-mode", "aider"),
     ("--edit-format", "aider"),
     ("--data-dir", "cline"),

@@ -119,6 +119,11 @@ impl AgentSpec {
                     "--no-check-update",
                     "--analytics-disable",
                     "--no-show-model-warnings",
+                    // A URL in the prompt (a previous attempt's output quoting Aider's own
+                    // release-notes link) would otherwise be scraped — and Playwright installed
+                    // to scrape it: a network fetch nobody asked for, from text an agent wrote.
+                    "--no-detect-urls",
+                    "--no-show-release-notes",
                 ]));
                 if role == Role::Auditor {
                     // Answers questions, edits nothing.

@@ -164,15 +164,10 @@ fn drive(
             ticked.borrow_mut().tick();
         }
     });
-    // The last handle on the store is dropped here, after the runtime: a PostgreSQL client
-    // closes its connection by blocking on a runtime of its own, which cannot start on a
-    // thread that is running one.
-    let kept = Arc::clone(&store);
     let ends = local.block_on(&rt, runner::run(store, opts));
     forwarding.abort();
     ticking.abort();
     drop(local);
-    drop(kept);
     progress.borrow_mut().done();
     ends.context("run the job steps")
 }

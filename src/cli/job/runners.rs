@@ -7,7 +7,6 @@ use super::{Cx, store_error};
 use crate::cli::exit;
 use anyhow::Result;
 use clap::Args;
-use oneshot::job::store::JobStore;
 use serde::Serialize;
 
 /// Options of `job runners`.

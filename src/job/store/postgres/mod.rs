@@ -345,6 +345,17 @@ impl PostgresStore {
     }
 }
 
+impl Drop for PostgresStore {
+    /// The clients shut their connections down on their own runtimes, which cannot run on a
+    /// thread that runs another: dropped where the last handle went (a runner's task), they
+    /// would panic. Off any runtime, then.
+    fn drop(&mut self) {
+        let client = self.client.get_mut().map(Option::take).unwrap_or(None);
+        let listener = self.listener.get_mut().map(Option::take).unwrap_or(None);
+        off_runtime(move || drop((client, listener)));
+    }
+}
+
 /// Runs `f` here, or — on a thread that runs a tokio runtime, where the client's own runtime
 /// cannot start — on a scoped thread of its own.
 fn off_runtime<T: Send>(f: impl FnOnce() -> T + Send) -> T {
