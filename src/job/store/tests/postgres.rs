@@ -1,6 +1,7 @@
-//! The PostgreSQL store against a real server (a temporary cluster, `tests/common/pg_server.rs`):
-//! its schema refused until migrated, and the contract's core moves, including a wake-up by
-//! `NOTIFY` from another connection.
+//! What only the PostgreSQL store has, against a real server (a temporary cluster,
+//! `tests/common/pg_server.rs`): its schema refused until migrated, a wake-up by `NOTIFY` from
+//! another connection, leases judged by the server's clock, and per-job numbers without gaps
+//! under concurrent appends. The contract both stores keep is in the `on_postgres` modules.
 
 use super::*;
 
@@ -34,42 +35,6 @@ fn a_new_database_is_refused_until_migrated_and_migrating_twice_is_nothing() {
     let db = s.now_ms().unwrap() as i64;
     let here = SystemClock.now_ms() as i64;
     assert!((db - here).abs() < 5_000, "{db} vs {here}");
-}
-
-#[test]
-fn claims_fence_and_verbs_hold_on_postgres() {
-    let Some((_url, s)) = postgres() else {
-        return;
-    };
-    at(&s, 1_000);
-    add(&s, "job-aaaa1111", JobState::Pending, 100);
-    add(&s, "job-bbbb2222", JobState::Pending, 200);
-    assert_eq!(s.get("job-a").unwrap().id, "job-aaaa1111");
-    let c = s.claim("r1", None, TTL).unwrap().expect("a claim");
-    assert_eq!(c.job.id, "job-aaaa1111");
-    assert_eq!(c.lease.fence, 1);
-    let c2 = s.claim("r2", None, TTL).unwrap().expect("the other");
-    assert_eq!(c2.job.id, "job-bbbb2222");
-    assert!(s.claim("r3", None, TTL).unwrap().is_none());
-    let j = step(&s, &c.lease, c.job.clone(), JobState::Provisioning, 1_100);
-    // Expired by the store's clock: another runner takes it, the old lease writes nothing.
-    at(&s, 1_000 + TTL + 1);
-    let again = s
-        .claim("r3", Some("job-aaaa1111"), TTL)
-        .unwrap()
-        .expect("reclaimed");
-    assert!(again.reclaimed);
-    assert_eq!(again.lease.fence, 2);
-    let stale = s.advance(&c.lease, &sealed(&j), None).unwrap_err();
-    assert!(matches!(stale, JobStoreError::Fenced { .. }), "{stale}");
-    assert_eq!(s.history("job-aaaa1111").unwrap().len(), 1);
-    let v = s.add_artifact(&again.lease, &sealed(&artifact(1))).unwrap();
-    assert_eq!(v, 1);
-    assert_eq!(s.artifacts("job-aaaa1111").unwrap()[0].version, 1);
-    let rows = s.list(&ListFilter::default()).unwrap();
-    assert_eq!(rows.len(), 2);
-    assert_eq!(rows[0].runner.as_deref(), Some("r3"));
-    assert_eq!(s.audit(Some("job-aaaa1111")).unwrap().len(), 1);
 }
 
 #[test]
