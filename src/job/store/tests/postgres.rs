@@ -336,3 +336,28 @@ fn per_job_numbers_have_no_gaps_when_many_threads_append_to_one_job_at_once() {
         );
     }
 }
+
+#[test]
+fn a_database_failure_keeps_the_servers_own_words() {
+    let Some((url, s)) = postgres() else {
+        return;
+    };
+    add(&s, "job-1", JobState::Pending, 1);
+    // As a careless hand (or a half-applied restore) leaves it.
+    url.config
+        .connect(::postgres::NoTls)
+        .unwrap()
+        .batch_execute("DROP TABLE decisions")
+        .unwrap();
+    let e = s.decisions("job-1").unwrap_err();
+    let JobStoreError::Db { message, .. } = &e else {
+        panic!("{e:?}")
+    };
+    assert!(message.contains("oneshot store migrate"), "{message}");
+    // The cause, printed after the message: what PostgreSQL said, not only that it failed.
+    let cause = std::error::Error::source(&e).expect("a cause").to_string();
+    assert!(
+        cause.contains(r#"relation "decisions" does not exist"#),
+        "{cause}"
+    );
+}
