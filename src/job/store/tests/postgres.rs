@@ -1,7 +1,8 @@
 //! What only the PostgreSQL store has, against a real server (a temporary cluster,
 //! `tests/common/pg_server.rs`): its schema refused until migrated, a wake-up by `NOTIFY` from
-//! another connection, leases judged by the server's clock, and per-job numbers without gaps
-//! under concurrent appends. The contract both stores keep is in the `on_postgres` modules.
+//! another connection, leases judged by the server's clock, per-job numbers without gaps under
+//! concurrent appends, a legacy row written by hand, a failure in the server's own words. The
+//! contract both stores keep is in the `on_postgres` modules.
 
 use super::*;
 
@@ -360,4 +361,58 @@ fn a_database_failure_keeps_the_servers_own_words() {
         cause.contains(r#"relation "decisions" does not exist"#),
         "{cause}"
     );
+}
+
+#[test]
+fn a_legacy_row_is_migrated_on_read_written_back_and_audited_on_postgres() {
+    let Some((url, s)) = postgres() else {
+        return;
+    };
+    // As an older oneshot wrote it: a legacy state name, in the column and in the JSON alike.
+    let mut c = url.config.connect(::postgres::NoTls).unwrap();
+    for (id, state, owner) in [
+        ("job-stuck", "RUNNING", None),
+        ("job-live", "RUNNING", Some("r1")),
+    ] {
+        let mut value = serde_json::to_value(job(id, JobState::Pending, 100)).unwrap();
+        value["state"] = state.into();
+        c.execute(
+            "INSERT INTO jobs (id, state, data, title, risk, steps, created_ms, updated_ms,
+                               lease_owner, lease_until, fence)
+             VALUES ($1, $2, $3, 't', 'high', 0, 100, 100, $4, 5000, 1)",
+            &[&id, &state, &value.to_string(), &owner],
+        )
+        .unwrap();
+    }
+    let listed: Vec<_> = s
+        .list(&ListFilter::default())
+        .unwrap()
+        .iter()
+        .map(|j| j.state)
+        .collect();
+    assert_eq!(
+        listed,
+        [JobState::Executing, JobState::InterventionRequired],
+        "shown migrated before anything is written back"
+    );
+    let stuck = s.get("job-stuck").unwrap();
+    assert_eq!(stuck.state(), JobState::InterventionRequired);
+    let column: String = c
+        .query_one("SELECT state FROM jobs WHERE id = 'job-stuck'", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(column, "INTERVENTION_REQUIRED");
+    let audit = s.audit(Some("job-stuck")).unwrap();
+    assert_eq!(audit.len(), 1);
+    assert_eq!(
+        (audit[0].actor.as_str(), audit[0].action.as_str()),
+        ("oneshot", "migrate")
+    );
+    assert_eq!(audit[0].metadata["from"], "RUNNING");
+    assert_eq!(audit[0].metadata["to"], "INTERVENTION_REQUIRED");
+    assert_eq!(s.get("job-live").unwrap().state(), JobState::Executing);
+    // Migrated once: reading again records nothing more.
+    s.get("job-stuck").unwrap();
+    assert_eq!(s.audit(Some("job-stuck")).unwrap().len(), 1);
+    assert!(s.history("job-stuck").unwrap().is_empty());
 }

@@ -2,7 +2,7 @@
 //!
 //! SQLite only: each test writes the file behind the store's back with rusqlite (as an older
 //! oneshot or another program would) or hands it a file that is no store at all. PostgreSQL's
-//! own checks of what it finds (a database not yet migrated) are in `tests/postgres.rs`.
+//! own (a database not yet migrated, a legacy row) are in `tests/postgres.rs`.
 
 use super::*;
 
