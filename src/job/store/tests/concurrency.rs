@@ -9,7 +9,7 @@ use std::process::Command;
 use std::sync::Arc;
 
 const JOBS: usize = 500;
-/// Runner threads in [`runner_threads_with_their_own_connections_never_claim_a_job_twice`].
+/// Runner threads in [`runner_threads_claim`].
 const RUNNERS: usize = 4;
 const CHILD_ENV: &str = "ONESHOT_TEST_STORE_CHILD";
 
@@ -60,11 +60,16 @@ fn check(s: &dyn JobStore, claims: Vec<(String, u64)>) {
 /// from a store `s` filled with [`JOBS`] jobs until nothing is left.
 fn runner_threads_claim(s: &dyn JobStore, connect: &(dyn Fn() -> Box<dyn JobStore> + Sync)) {
     fill(s);
+    // Every runner connected before any claims, so that they claim at once.
+    let start = std::sync::Barrier::new(RUNNERS);
     let claims: Vec<Vec<(String, u64)>> = std::thread::scope(|scope| {
         let runners: Vec<_> = (0..RUNNERS)
             .map(|i| {
-                let store = connect();
-                scope.spawn(move || run(&*store, &format!("runner-{i}")))
+                let (store, start) = (connect(), &start);
+                scope.spawn(move || {
+                    start.wait();
+                    run(&*store, &format!("runner-{i}"))
+                })
             })
             .collect();
         runners.into_iter().map(|r| r.join().unwrap()).collect()
