@@ -1,4 +1,40 @@
-//! The SQLite store on real files in temporary directories.
+//! The store contract: one suite, two stores. Each contract test is a function of a
+//! `&dyn JobStore` and runs twice — `on_sqlite::NAME` on a fresh file, `on_postgres::NAME` on a
+//! fresh database of a temporary PostgreSQL cluster ([`postgres::postgres`]; skipped only where
+//! PostgreSQL is not installed and this is not CI) — so both stores are held to the same words.
+//! Both take the test's [`CLOCK`], so lease expiry is tested without waiting. What only one
+//! store has (SQLite's file, PostgreSQL's server clock and connections) is tested beside.
+
+/// Runs each named contract test (a `fn NAME(s: &dyn JobStore)` of the invoking module) on
+/// both stores, as `on_sqlite::NAME` and `on_postgres::NAME`. A contract function not named
+/// here is never called, which the compiler reports (dead code).
+macro_rules! on_both_stores {
+    ($($name:ident),* $(,)?) => {
+        /// The contract tests of this module on a fresh SQLite file.
+        mod on_sqlite {
+            $(
+                #[test]
+                fn $name() {
+                    let (_dir, s) = $crate::job::store::tests::store();
+                    super::$name(&s);
+                }
+            )*
+        }
+
+        /// The contract tests of this module on a fresh PostgreSQL database.
+        mod on_postgres {
+            $(
+                #[test]
+                fn $name() {
+                    let Some((_url, s)) = $crate::job::store::tests::postgres::postgres() else {
+                        return;
+                    };
+                    super::$name(&s);
+                }
+            )*
+        }
+    };
+}
 
 mod concurrency;
 mod decisions;
@@ -10,6 +46,22 @@ use super::*;
 use crate::job::record::{ArtifactVersion, AuditEntry, Job, JobSpec, Risk, Transition};
 use crate::job::{JobState, JobTrigger};
 use crate::redact::Redacted;
+
+on_both_stores!(
+    create_then_get_by_id_and_prefix_and_the_misses_say_why,
+    claim_takes_the_job_waiting_longest_and_leaves_its_state,
+    an_expired_transient_job_is_reclaimed_and_the_old_lease_writes_nothing,
+    a_runner_never_claims_back_a_job_its_own_lease_names_even_expired,
+    a_lease_handed_back_mid_step_is_claimable_at_once_and_a_stale_one_is_refused,
+    a_resting_state_releases_the_lease_and_history_keeps_every_move,
+    artifacts_are_appended_with_increasing_versions_whatever_version_is_passed,
+    decide_refuses_a_moved_job_and_a_busy_one_unless_revoking,
+    decide_may_take_a_job_whose_lease_expired_without_revoking,
+    the_audit_trail_is_numbered_store_wide_and_filtered_by_job,
+    list_shows_summaries_oldest_first_and_filters_by_state,
+    record_appends_to_the_trail_and_moves_nothing,
+    leases_are_judged_by_the_stores_clock_not_the_callers,
+);
 
 /// `value` as a store write takes it (a job of the built-in policy's redactor).
 fn sealed<T: serde::Serialize + serde::de::DeserializeOwned>(value: &T) -> Redacted<T> {
@@ -110,12 +162,10 @@ fn step(store: &(impl JobStore + ?Sized), lease: &Lease, mut j: Job, to: JobStat
     j
 }
 
-#[test]
-fn create_then_get_by_id_and_prefix_and_the_misses_say_why() {
-    let (_d, s) = store();
-    let a = add(&s, "job-aaaa0001", JobState::Pending, 10);
-    add(&s, "job-aaaa0002", JobState::Draft, 11);
-    add(&s, "job-bbbb0001", JobState::Draft, 12);
+fn create_then_get_by_id_and_prefix_and_the_misses_say_why(s: &dyn JobStore) {
+    let a = add(s, "job-aaaa0001", JobState::Pending, 10);
+    add(s, "job-aaaa0002", JobState::Draft, 11);
+    add(s, "job-bbbb0001", JobState::Draft, 12);
 
     assert_eq!(s.get("job-aaaa0001").unwrap(), a);
     assert_eq!(s.get("job-bbbb").unwrap().id, "job-bbbb0001");
@@ -147,15 +197,13 @@ fn create_then_get_by_id_and_prefix_and_the_misses_say_why() {
     assert_eq!(s.audit(Some("job-aaaa0001")).unwrap().len(), 1);
 }
 
-#[test]
-fn claim_takes_the_job_waiting_longest_and_leaves_its_state() {
-    let (_d, s) = store();
-    add(&s, "job-young", JobState::Pending, 300);
-    add(&s, "job-old", JobState::Pending, 100);
-    add(&s, "job-resting", JobState::ApprovalRequired, 50);
-    add(&s, "job-draft", JobState::Draft, 60);
+fn claim_takes_the_job_waiting_longest_and_leaves_its_state(s: &dyn JobStore) {
+    add(s, "job-young", JobState::Pending, 300);
+    add(s, "job-old", JobState::Pending, 100);
+    add(s, "job-resting", JobState::ApprovalRequired, 50);
+    add(s, "job-draft", JobState::Draft, 60);
 
-    let c = at(&s, 1_000)
+    let c = at(s, 1_000)
         .claim("r1", None, TTL)
         .unwrap()
         .expect("a claim");
@@ -175,43 +223,41 @@ fn claim_takes_the_job_waiting_longest_and_leaves_its_state() {
     assert_eq!(s.get("job-old").unwrap().state(), JobState::Pending);
 
     // The old one is leased now (live): the next claim takes the young one, then nothing.
-    let c2 = at(&s, 1_001)
+    let c2 = at(s, 1_001)
         .claim("r2", None, TTL)
         .unwrap()
         .expect("a second claim");
     assert_eq!(c2.job.id, "job-young");
-    assert_eq!(at(&s, 1_002).claim("r3", None, TTL).unwrap(), None);
+    assert_eq!(at(s, 1_002).claim("r3", None, TTL).unwrap(), None);
     // A resting job other than PENDING, or a leased one, is not claimable by id either.
     assert_eq!(
-        at(&s, 1_002).claim("r3", Some("job-resting"), TTL).unwrap(),
+        at(s, 1_002).claim("r3", Some("job-resting"), TTL).unwrap(),
         None
     );
     assert_eq!(
-        at(&s, 1_002).claim("r3", Some("job-old"), TTL).unwrap(),
+        at(s, 1_002).claim("r3", Some("job-old"), TTL).unwrap(),
         None
     );
     // Once the PENDING job's lease expires, it may be claimed again, with a higher fence.
-    let again = at(&s, 1_000 + TTL + 1)
+    let again = at(s, 1_000 + TTL + 1)
         .claim("r3", Some("job-o"), TTL)
         .unwrap()
         .unwrap();
     assert_eq!((again.lease.fence, again.reclaimed), (2, false));
 }
 
-#[test]
-fn an_expired_transient_job_is_reclaimed_and_the_old_lease_writes_nothing() {
-    let (_d, s) = store();
-    let j = add(&s, "job-1", JobState::Pending, 100);
-    let old = at(&s, 1_000).claim("r1", None, TTL).unwrap().unwrap().lease;
-    let j = step(&s, &old, j, JobState::Executing, 1_100);
-    let live = at(&s, 2_000).heartbeat(&old, TTL).unwrap();
+fn an_expired_transient_job_is_reclaimed_and_the_old_lease_writes_nothing(s: &dyn JobStore) {
+    let j = add(s, "job-1", JobState::Pending, 100);
+    let old = at(s, 1_000).claim("r1", None, TTL).unwrap().unwrap().lease;
+    let j = step(s, &old, j, JobState::Executing, 1_100);
+    let live = at(s, 2_000).heartbeat(&old, TTL).unwrap();
     assert_eq!(live.until_ms, 2_000 + TTL);
     assert_eq!(s.lease("job-1").unwrap(), Some(live.clone()));
 
     // Live: nobody else may take it.
-    assert_eq!(at(&s, 2_000 + TTL).claim("r2", None, TTL).unwrap(), None);
+    assert_eq!(at(s, 2_000 + TTL).claim("r2", None, TTL).unwrap(), None);
     // Expired: r2 recovers it.
-    let c = at(&s, 2_001 + TTL).claim("r2", None, TTL).unwrap().unwrap();
+    let c = at(s, 2_001 + TTL).claim("r2", None, TTL).unwrap().unwrap();
     assert!(c.reclaimed);
     assert_eq!(c.job, j);
     assert_eq!(c.lease.fence, old.fence + 1);
@@ -234,7 +280,7 @@ fn an_expired_transient_job_is_reclaimed_and_the_old_lease_writes_nothing() {
             .unwrap_err(),
         fenced
     );
-    assert_eq!(at(&s, 9_999).heartbeat(&live, TTL).unwrap_err(), fenced);
+    assert_eq!(at(s, 9_999).heartbeat(&live, TTL).unwrap_err(), fenced);
     assert_eq!(
         s.add_artifact(&live, &sealed(&artifact(1))).unwrap_err(),
         fenced
@@ -249,23 +295,21 @@ fn an_expired_transient_job_is_reclaimed_and_the_old_lease_writes_nothing() {
     assert_eq!(s.lease("job-1").unwrap(), Some(c.lease));
 }
 
-#[test]
-fn a_runner_never_claims_back_a_job_its_own_lease_names_even_expired() {
-    let (_d, s) = store();
-    let j = add(&s, "job-1", JobState::Pending, 100);
-    let held = at(&s, 1_000).claim("r1", None, TTL).unwrap().unwrap().lease;
-    step(&s, &held, j, JobState::Executing, 1_100);
+fn a_runner_never_claims_back_a_job_its_own_lease_names_even_expired(s: &dyn JobStore) {
+    let j = add(s, "job-1", JobState::Pending, 100);
+    let held = at(s, 1_000).claim("r1", None, TTL).unwrap().unwrap().lease;
+    step(s, &held, j, JobState::Executing, 1_100);
     let late = 1_001 + TTL;
     // Expired, but r1's: r1 may still be driving it (a late heartbeat), so not r1's to claim,
     // by id or not.
-    assert_eq!(at(&s, late).claim("r1", None, TTL).unwrap(), None);
-    assert_eq!(at(&s, late).claim("r1", Some("job-1"), TTL).unwrap(), None);
+    assert_eq!(at(s, late).claim("r1", None, TTL).unwrap(), None);
+    assert_eq!(at(s, late).claim("r1", Some("job-1"), TTL).unwrap(), None);
     assert_eq!(s.lease("job-1").unwrap(), Some(held.clone()));
     // r1's late heartbeat still holds it.
-    let renewed = at(&s, late).heartbeat(&held, TTL).unwrap();
+    let renewed = at(s, late).heartbeat(&held, TTL).unwrap();
     assert_eq!(renewed.fence, held.fence);
     // Any other runner recovers it once it expires.
-    let other = at(&s, late + TTL + 1)
+    let other = at(s, late + TTL + 1)
         .claim("r2", None, TTL)
         .unwrap()
         .unwrap();
@@ -273,16 +317,14 @@ fn a_runner_never_claims_back_a_job_its_own_lease_names_even_expired() {
     assert_eq!(other.lease.fence, held.fence + 1);
 }
 
-#[test]
-fn a_lease_handed_back_mid_step_is_claimable_at_once_and_a_stale_one_is_refused() {
-    let (_d, s) = store();
-    let j = add(&s, "job-1", JobState::Pending, 100);
-    let held = at(&s, 1_000).claim("r1", None, TTL).unwrap().unwrap().lease;
-    let j = step(&s, &held, j, JobState::Executing, 1_100);
+fn a_lease_handed_back_mid_step_is_claimable_at_once_and_a_stale_one_is_refused(s: &dyn JobStore) {
+    let j = add(s, "job-1", JobState::Pending, 100);
+    let held = at(s, 1_000).claim("r1", None, TTL).unwrap().unwrap().lease;
+    let j = step(s, &held, j, JobState::Executing, 1_100);
     s.release(&held).unwrap();
     assert_eq!(s.lease("job-1").unwrap(), None);
     // Long before the lease would have expired, another runner recovers the job as it was.
-    let c = at(&s, 1_200).claim("r2", None, TTL).unwrap().unwrap();
+    let c = at(s, 1_200).claim("r2", None, TTL).unwrap().unwrap();
     assert!(c.reclaimed);
     assert_eq!(c.job, j);
     assert_eq!(c.lease.fence, held.fence + 1);
@@ -295,25 +337,23 @@ fn a_lease_handed_back_mid_step_is_claimable_at_once_and_a_stale_one_is_refused(
     assert_eq!(s.lease("job-1").unwrap(), Some(c.lease));
 }
 
-#[test]
-fn a_resting_state_releases_the_lease_and_history_keeps_every_move() {
-    let (_d, s) = store();
-    let j = add(&s, "job-1", JobState::Pending, 100);
-    let lease = at(&s, 1_000).claim("r1", None, TTL).unwrap().unwrap().lease;
-    let mut j = step(&s, &lease, j, JobState::Provisioning, 1_001);
+fn a_resting_state_releases_the_lease_and_history_keeps_every_move(s: &dyn JobStore) {
+    let j = add(s, "job-1", JobState::Pending, 100);
+    let lease = at(s, 1_000).claim("r1", None, TTL).unwrap().unwrap().lease;
+    let mut j = step(s, &lease, j, JobState::Provisioning, 1_001);
     j.steps = 1;
-    let j = step(&s, &lease, j, JobState::Executing, 1_002);
+    let j = step(s, &lease, j, JobState::Executing, 1_002);
     // No transition: the job's data changes, the history does not.
     let mut quiet = j.clone();
     quiet.set_session("sess-1".into());
     s.advance(&lease, &sealed(&quiet), None).unwrap();
-    let j = step(&s, &lease, quiet, JobState::ApprovalRequired, 1_003);
+    let j = step(s, &lease, quiet, JobState::ApprovalRequired, 1_003);
 
     assert_eq!(s.get("job-1").unwrap(), j);
     assert_eq!(s.lease("job-1").unwrap(), None);
     // Released: the lease is gone, so the runner can neither write nor heartbeat.
     assert!(matches!(
-        at(&s, 1_004).heartbeat(&lease, TTL),
+        at(s, 1_004).heartbeat(&lease, TTL),
         Err(JobStoreError::Fenced { .. })
     ));
     let states: Vec<_> = s.history("job").unwrap().iter().map(|t| t.to).collect();
@@ -326,24 +366,22 @@ fn a_resting_state_releases_the_lease_and_history_keeps_every_move() {
         ]
     );
     // A lease of one job cannot write another.
-    let other = add(&s, "job-2", JobState::Draft, 5);
+    let other = add(s, "job-2", JobState::Draft, 5);
     assert!(matches!(
         s.advance(&lease, &sealed(&other), None),
         Err(JobStoreError::Fenced { .. })
     ));
 }
 
-#[test]
-fn artifacts_are_appended_with_increasing_versions_whatever_version_is_passed() {
-    let (_d, s) = store();
-    let j = add(&s, "job-1", JobState::Pending, 100);
-    add(&s, "job-2", JobState::Pending, 200);
-    let l1 = at(&s, 1_000)
+fn artifacts_are_appended_with_increasing_versions_whatever_version_is_passed(s: &dyn JobStore) {
+    let j = add(s, "job-1", JobState::Pending, 100);
+    add(s, "job-2", JobState::Pending, 200);
+    let l1 = at(s, 1_000)
         .claim("r1", Some("job-1"), TTL)
         .unwrap()
         .unwrap()
         .lease;
-    let l2 = at(&s, 1_000)
+    let l2 = at(s, 1_000)
         .claim("r1", Some("job-2"), TTL)
         .unwrap()
         .unwrap()
@@ -352,8 +390,8 @@ fn artifacts_are_appended_with_increasing_versions_whatever_version_is_passed() 
     assert_eq!(s.add_artifact(&l2, &sealed(&artifact(1))).unwrap(), 1);
     assert_eq!(s.add_artifact(&l1, &sealed(&artifact(2))).unwrap(), 2);
     // Released and claimed again (a later step): versions go on, the old ones stay.
-    step(&s, &l1, j, JobState::Pending, 1_001);
-    let l1 = at(&s, 1_002)
+    step(s, &l1, j, JobState::Pending, 1_001);
+    let l1 = at(s, 1_002)
         .claim("r2", Some("job-1"), TTL)
         .unwrap()
         .unwrap()
@@ -371,7 +409,7 @@ fn artifacts_are_appended_with_increasing_versions_whatever_version_is_passed() 
 
 /// A human verb on job-1: `expected` → `to`.
 fn verb(
-    s: &SqliteStore,
+    s: &dyn JobStore,
     expected: JobState,
     to: JobState,
     revoke: bool,
@@ -392,18 +430,9 @@ fn verb(
     Ok(j)
 }
 
-#[test]
-fn decide_refuses_a_moved_job_and_a_busy_one_unless_revoking() {
-    let (_d, s) = store();
-    let j = add(&s, "job-1", JobState::Pending, 100);
-    let conflict = verb(
-        &s,
-        JobState::ApprovalRequired,
-        JobState::Success,
-        false,
-        500,
-    )
-    .unwrap_err();
+fn decide_refuses_a_moved_job_and_a_busy_one_unless_revoking(s: &dyn JobStore) {
+    let j = add(s, "job-1", JobState::Pending, 100);
+    let conflict = verb(s, JobState::ApprovalRequired, JobState::Success, false, 500).unwrap_err();
     assert_eq!(
         conflict,
         JobStoreError::Conflict {
@@ -417,9 +446,9 @@ fn decide_refuses_a_moved_job_and_a_busy_one_unless_revoking() {
         "{conflict}"
     );
 
-    let lease = at(&s, 1_000).claim("r1", None, TTL).unwrap().unwrap().lease;
-    step(&s, &lease, j, JobState::Executing, 1_001);
-    let busy = verb(&s, JobState::Executing, JobState::Canceled, false, 2_000).unwrap_err();
+    let lease = at(s, 1_000).claim("r1", None, TTL).unwrap().unwrap().lease;
+    step(s, &lease, j, JobState::Executing, 1_001);
+    let busy = verb(s, JobState::Executing, JobState::Canceled, false, 2_000).unwrap_err();
     assert_eq!(
         busy,
         JobStoreError::Busy {
@@ -431,11 +460,11 @@ fn decide_refuses_a_moved_job_and_a_busy_one_unless_revoking() {
     assert_eq!(s.history("job-1").unwrap().len(), 1);
     assert_eq!(s.audit(Some("job-1")).unwrap().len(), 1);
 
-    let canceled = verb(&s, JobState::Executing, JobState::Canceled, true, 2_001).unwrap();
+    let canceled = verb(s, JobState::Executing, JobState::Canceled, true, 2_001).unwrap();
     assert_eq!(s.get("job-1").unwrap(), canceled);
     assert_eq!(s.lease("job-1").unwrap(), None);
     assert!(matches!(
-        at(&s, 2_002).heartbeat(&lease, TTL),
+        at(s, 2_002).heartbeat(&lease, TTL),
         Err(JobStoreError::Fenced { .. })
     ));
     let audit = s.audit(Some("job-1")).unwrap();
@@ -449,14 +478,12 @@ fn decide_refuses_a_moved_job_and_a_busy_one_unless_revoking() {
     );
 }
 
-#[test]
-fn decide_may_take_a_job_whose_lease_expired_without_revoking() {
-    let (_d, s) = store();
-    let j = add(&s, "job-1", JobState::Pending, 100);
-    let lease = at(&s, 1_000).claim("r1", None, TTL).unwrap().unwrap().lease;
-    step(&s, &lease, j, JobState::Executing, 1_001);
+fn decide_may_take_a_job_whose_lease_expired_without_revoking(s: &dyn JobStore) {
+    let j = add(s, "job-1", JobState::Pending, 100);
+    let lease = at(s, 1_000).claim("r1", None, TTL).unwrap().unwrap().lease;
+    step(s, &lease, j, JobState::Executing, 1_001);
     verb(
-        &s,
+        s,
         JobState::Executing,
         JobState::Suspended,
         false,
@@ -471,12 +498,10 @@ fn decide_may_take_a_job_whose_lease_expired_without_revoking() {
     ));
 }
 
-#[test]
-fn the_audit_trail_is_numbered_store_wide_and_filtered_by_job() {
-    let (_d, s) = store();
-    add(&s, "job-1", JobState::Pending, 1);
-    add(&s, "job-2", JobState::Pending, 2);
-    add(&s, "job-3", JobState::Pending, 3);
+fn the_audit_trail_is_numbered_store_wide_and_filtered_by_job(s: &dyn JobStore) {
+    add(s, "job-1", JobState::Pending, 1);
+    add(s, "job-2", JobState::Pending, 2);
+    add(s, "job-3", JobState::Pending, 3);
     let all = s.audit(None).unwrap();
     let seen: Vec<_> = all.iter().map(|a| (a.seq, a.entity_id.as_str())).collect();
     assert_eq!(seen, [(1, "job-1"), (2, "job-2"), (3, "job-3")]);
@@ -489,19 +514,17 @@ fn the_audit_trail_is_numbered_store_wide_and_filtered_by_job() {
     ));
 }
 
-#[test]
-fn list_shows_summaries_oldest_first_and_filters_by_state() {
-    let (_d, s) = store();
-    add(&s, "job-b", JobState::Pending, 200);
+fn list_shows_summaries_oldest_first_and_filters_by_state(s: &dyn JobStore) {
+    add(s, "job-b", JobState::Pending, 200);
     let mut long = job("job-a", JobState::Draft, 100);
     long.spec.task = format!("  {}\nmore", "x".repeat(120));
     long.spec.risk = Risk::Low;
     long.steps = 3;
     s.create(&sealed(&long), &sealed(&entry("job-a", "create", 100)))
         .unwrap();
-    let lease = at(&s, 1_000).claim("r9", None, TTL).unwrap().unwrap().lease;
+    let lease = at(s, 1_000).claim("r9", None, TTL).unwrap().unwrap().lease;
     let j = s.get("job-b").unwrap();
-    step(&s, &lease, j, JobState::Provisioning, 1_001);
+    step(s, &lease, j, JobState::Provisioning, 1_001);
 
     let all = s.list(&ListFilter::default()).unwrap();
     assert_eq!(all.len(), 2);
@@ -537,6 +560,8 @@ fn list_shows_summaries_oldest_first_and_filters_by_state() {
     );
 }
 
+/// SQLite only: what is tested is the file — closed and opened again by path. (A PostgreSQL
+/// store outlives its connections as the server does; `tests/postgres.rs` connects again.)
 #[test]
 fn the_store_survives_reopening() {
     let dir = tempfile::tempdir().unwrap();
@@ -550,10 +575,8 @@ fn the_store_survives_reopening() {
     assert_eq!(s.path(), path);
 }
 
-#[test]
-fn record_appends_to_the_trail_and_moves_nothing() {
-    let (_dir, s) = store();
-    let j = add(&s, "job-1", JobState::Success, 10);
+fn record_appends_to_the_trail_and_moves_nothing(s: &dyn JobStore) {
+    let j = add(s, "job-1", JobState::Success, 10);
     let history = s.history("job-1").unwrap();
     s.record(&sealed(&entry("job-1", "cleanup", 20))).unwrap();
     let trail = s.audit(Some("job-1")).unwrap();
@@ -576,18 +599,16 @@ fn record_appends_to_the_trail_and_moves_nothing() {
     );
 }
 
-#[test]
-fn leases_are_judged_by_the_stores_clock_not_the_callers() {
-    let (_d, s) = store();
-    let j = add(&s, "job-1", JobState::Pending, 100);
-    let lease = at(&s, 1_000).claim("r1", None, TTL).unwrap().unwrap().lease;
+fn leases_are_judged_by_the_stores_clock_not_the_callers(s: &dyn JobStore) {
+    let j = add(s, "job-1", JobState::Pending, 100);
+    let lease = at(s, 1_000).claim("r1", None, TTL).unwrap().unwrap().lease;
     assert_eq!(lease.until_ms, 1_000 + TTL, "from the store's now");
-    step(&s, &lease, j, JobState::Executing, 1_100);
+    step(s, &lease, j, JobState::Executing, 1_100);
     // A human whose own clock runs a day ahead: the store says the lease is live.
     let day = 86_400_000;
     let mut late = s.get("job-1").unwrap();
     late.phase = crate::job::JobPhase::of(JobState::Canceled, None, None);
-    let busy = at(&s, 1_200)
+    let busy = at(s, 1_200)
         .decide(&Decision {
             job: &sealed(&late),
             expected: JobState::Executing,
@@ -603,7 +624,7 @@ fn leases_are_judged_by_the_stores_clock_not_the_callers() {
         .unwrap_err();
     assert!(matches!(busy, JobStoreError::Busy { .. }), "{busy:?}");
     // The renewal is counted from the store's now too, whatever the runner thinks.
-    let renewed = at(&s, 2_000).heartbeat(&lease, TTL).unwrap();
+    let renewed = at(s, 2_000).heartbeat(&lease, TTL).unwrap();
     assert_eq!(renewed.until_ms, 2_000 + TTL);
     assert_eq!(s.now_ms().unwrap(), 2_000);
 }

@@ -424,8 +424,21 @@ fn db_error(path: &Path, e: &postgres::Error) -> JobStoreError {
     JobStoreError::Db {
         path: path.to_path_buf(),
         message,
-        source: Some(StoreCause::new(PgCause(e.to_string()))),
+        source: Some(StoreCause::new(PgCause(said(e)))),
     }
+}
+
+/// The client's error with its causes, as one line: its own `Display` is only "db error" or
+/// "error connecting to server", the server's words (or the OS's) being its source.
+fn said(e: &postgres::Error) -> String {
+    let mut text = e.to_string();
+    let mut cause = std::error::Error::source(e);
+    while let Some(c) = cause {
+        text.push_str(": ");
+        text.push_str(&c.to_string());
+        cause = c.source();
+    }
+    text
 }
 
 /// The client's error, kept as its words (its type is neither `Clone` nor shareable).

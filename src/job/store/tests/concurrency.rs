@@ -1,16 +1,21 @@
-//! Two runners on one store file: in two threads, each with its own connection, and in two
-//! processes (this test binary run again, for the ignored `runner_child` test only).
+//! Several runners claiming at once: no job claimed twice, every job claimed. On both stores,
+//! runner threads each with a connection of its own (stand-ins for runner processes); on SQLite
+//! also two real processes sharing the file (this test binary run again, for the ignored
+//! `runner_child` test only).
 
 use super::*;
 use std::collections::BTreeMap;
 use std::process::Command;
+use std::sync::Arc;
 
 const JOBS: usize = 500;
+/// Runner threads in [`runner_threads_claim`].
+const RUNNERS: usize = 4;
 const CHILD_ENV: &str = "ONESHOT_TEST_STORE_CHILD";
 
 /// Claims and finishes steps until nothing is left: claim, PENDING → PROVISIONING, then
 /// PROVISIONING → INTERVENTION_REQUIRED (resting: releases). Returns (job, fence) per claim.
-fn run(store: &SqliteStore, runner: &str) -> Vec<(String, u64)> {
+fn run(store: &dyn JobStore, runner: &str) -> Vec<(String, u64)> {
     let mut got = Vec::new();
     while let Some(c) = store.claim(runner, None, 60_000).expect("claim") {
         assert!(!c.reclaimed, "{runner} reclaimed {}", c.lease.job);
@@ -27,16 +32,15 @@ fn run(store: &SqliteStore, runner: &str) -> Vec<(String, u64)> {
     got
 }
 
-fn fill(path: &std::path::Path) -> SqliteStore {
-    let s = SqliteStore::open(path).unwrap();
+/// Adds the [`JOBS`] jobs, all PENDING.
+fn fill(s: &dyn JobStore) {
     for i in 0..JOBS {
-        add(&s, &format!("job-{i:08x}"), JobState::Pending, i as u64);
+        add(s, &format!("job-{i:08x}"), JobState::Pending, i as u64);
     }
-    s
 }
 
 /// Every job claimed exactly once, moved exactly twice, and resting unleased.
-fn check(s: &SqliteStore, claims: Vec<(String, u64)>) {
+fn check(s: &dyn JobStore, claims: Vec<(String, u64)>) {
     let mut seen = BTreeMap::new();
     for (id, fence) in claims {
         assert_eq!(fence, 1, "{id} claimed with fence {fence}");
@@ -52,17 +56,20 @@ fn check(s: &SqliteStore, claims: Vec<(String, u64)>) {
     }
 }
 
-#[test]
-fn two_runner_threads_with_their_own_connections_never_claim_a_job_twice() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("jobs.db");
-    let s = fill(&path);
+/// [`RUNNERS`] runner threads, each on a connection of its own that `connect` makes, claim
+/// from a store `s` filled with [`JOBS`] jobs until nothing is left.
+fn runner_threads_claim(s: &dyn JobStore, connect: &(dyn Fn() -> Box<dyn JobStore> + Sync)) {
+    fill(s);
+    // Every runner connected before any claims, so that they claim at once.
+    let start = std::sync::Barrier::new(RUNNERS);
     let claims: Vec<Vec<(String, u64)>> = std::thread::scope(|scope| {
-        let runners: Vec<_> = ["runner-a", "runner-b"]
-            .into_iter()
-            .map(|name| {
-                let path = &path;
-                scope.spawn(move || run(&SqliteStore::open(path).unwrap(), name))
+        let runners: Vec<_> = (0..RUNNERS)
+            .map(|i| {
+                let (store, start) = (connect(), &start);
+                scope.spawn(move || {
+                    start.wait();
+                    run(&*store, &format!("runner-{i}"))
+                })
             })
             .collect();
         runners.into_iter().map(|r| r.join().unwrap()).collect()
@@ -71,14 +78,50 @@ fn two_runner_threads_with_their_own_connections_never_claim_a_job_twice() {
         "claims per thread: {:?}",
         claims.iter().map(Vec::len).collect::<Vec<_>>()
     );
-    check(&s, claims.into_iter().flatten().collect());
+    check(s, claims.into_iter().flatten().collect());
 }
 
+/// The contract test above on SQLite: each runner opens the file again, and SQLite's locks
+/// between connections are what is tested.
+mod on_sqlite {
+    use super::*;
+
+    #[test]
+    fn runner_threads_with_their_own_connections_never_claim_a_job_twice() {
+        let (_dir, s) = store();
+        let clock = CLOCK.with(Arc::clone);
+        runner_threads_claim(&s, &|| {
+            Box::new(SqliteStore::open_with_clock(s.path(), clock.clone()).unwrap())
+        });
+    }
+}
+
+/// The contract test above on PostgreSQL: each runner connects to the database again, and
+/// `FOR UPDATE SKIP LOCKED` between server sessions is what is tested (each connection is a
+/// server process of its own, which is what a runner process brings).
+mod on_postgres {
+    use super::*;
+
+    #[test]
+    fn runner_threads_with_their_own_connections_never_claim_a_job_twice() {
+        let Some((url, s)) = postgres::postgres() else {
+            return;
+        };
+        let clock = CLOCK.with(Arc::clone);
+        runner_threads_claim(&s, &|| {
+            Box::new(PostgresStore::connect_with_clock(&url, clock.clone()).unwrap())
+        });
+    }
+}
+
+/// SQLite only: two processes taking turns through the file's locks. (On PostgreSQL every
+/// connection is already a server process of its own: the threads above cover it.)
 #[test]
 fn two_runner_processes_on_one_file_never_claim_a_job_twice() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("jobs.db");
-    let s = fill(&path);
+    let s = SqliteStore::open(&path).unwrap();
+    fill(&s);
     let me = std::env::current_exe().unwrap();
     let children: Vec<_> = ["proc-a", "proc-b"]
         .into_iter()

@@ -3,16 +3,16 @@
 
 use super::*;
 
-#[test]
-fn new_work_wakes_a_waiting_runner_and_decisions_append_under_the_lease() {
-    let (_dir, s) = store();
+on_both_stores!(new_work_wakes_a_waiting_runner_and_decisions_append_under_the_lease,);
+
+fn new_work_wakes_a_waiting_runner_and_decisions_append_under_the_lease(s: &dyn JobStore) {
     let since = s.work_seen();
-    add(&s, "job-00000077", JobState::Pending, 1);
+    add(s, "job-00000077", JobState::Pending, 1);
     assert!(
         s.wait_for_work(since, std::time::Duration::ZERO),
         "a new job raises the work signal"
     );
-    let claim = at(&s, 10).claim("r1", None, TTL).unwrap().unwrap();
+    let claim = at(s, 10).claim("r1", None, TTL).unwrap().unwrap();
     let since = s.work_seen();
     s.release(&claim.lease).unwrap();
     assert!(
@@ -21,7 +21,7 @@ fn new_work_wakes_a_waiting_runner_and_decisions_append_under_the_lease() {
     );
 
     // Decisions: numbered per job in order, refused under a stale lease.
-    let claim = at(&s, 20).claim("r1", None, TTL).unwrap().unwrap();
+    let claim = at(s, 20).claim("r1", None, TTL).unwrap().unwrap();
     let d = crate::job::decision::JobDecision {
         seq: 0,
         job_id: "job-00000077".into(),
@@ -50,6 +50,9 @@ fn new_work_wakes_a_waiting_runner_and_decisions_append_under_the_lease() {
     assert_eq!(read[0].judgement, d.judgement);
 }
 
+/// SQLite only: an older file, written as an older build left it (rusqlite, `user_version`),
+/// upgraded as it is opened. PostgreSQL's schema is upgraded by `oneshot store migrate` instead
+/// (`tests/postgres.rs`).
 #[test]
 fn a_version_1_store_gains_the_decisions_table_when_opened() {
     let dir = tempfile::tempdir().unwrap();

@@ -1,6 +1,8 @@
-//! The PostgreSQL store against a real server (a temporary cluster, `tests/common/pg_server.rs`):
-//! its schema refused until migrated, and the contract's core moves, including a wake-up by
-//! `NOTIFY` from another connection.
+//! What only the PostgreSQL store has, against a real server (a temporary cluster,
+//! `tests/common/pg_server.rs`): its schema refused until migrated, a wake-up by `NOTIFY` from
+//! another connection, leases judged by the server's clock, per-job numbers without gaps under
+//! concurrent appends, a legacy row written by hand, a failure in the server's own words. The
+//! contract both stores keep is in the `on_postgres` modules.
 
 use super::*;
 
@@ -37,42 +39,6 @@ fn a_new_database_is_refused_until_migrated_and_migrating_twice_is_nothing() {
 }
 
 #[test]
-fn claims_fence_and_verbs_hold_on_postgres() {
-    let Some((_url, s)) = postgres() else {
-        return;
-    };
-    at(&s, 1_000);
-    add(&s, "job-aaaa1111", JobState::Pending, 100);
-    add(&s, "job-bbbb2222", JobState::Pending, 200);
-    assert_eq!(s.get("job-a").unwrap().id, "job-aaaa1111");
-    let c = s.claim("r1", None, TTL).unwrap().expect("a claim");
-    assert_eq!(c.job.id, "job-aaaa1111");
-    assert_eq!(c.lease.fence, 1);
-    let c2 = s.claim("r2", None, TTL).unwrap().expect("the other");
-    assert_eq!(c2.job.id, "job-bbbb2222");
-    assert!(s.claim("r3", None, TTL).unwrap().is_none());
-    let j = step(&s, &c.lease, c.job.clone(), JobState::Provisioning, 1_100);
-    // Expired by the store's clock: another runner takes it, the old lease writes nothing.
-    at(&s, 1_000 + TTL + 1);
-    let again = s
-        .claim("r3", Some("job-aaaa1111"), TTL)
-        .unwrap()
-        .expect("reclaimed");
-    assert!(again.reclaimed);
-    assert_eq!(again.lease.fence, 2);
-    let stale = s.advance(&c.lease, &sealed(&j), None).unwrap_err();
-    assert!(matches!(stale, JobStoreError::Fenced { .. }), "{stale}");
-    assert_eq!(s.history("job-aaaa1111").unwrap().len(), 1);
-    let v = s.add_artifact(&again.lease, &sealed(&artifact(1))).unwrap();
-    assert_eq!(v, 1);
-    assert_eq!(s.artifacts("job-aaaa1111").unwrap()[0].version, 1);
-    let rows = s.list(&ListFilter::default()).unwrap();
-    assert_eq!(rows.len(), 2);
-    assert_eq!(rows[0].runner.as_deref(), Some("r3"));
-    assert_eq!(s.audit(Some("job-aaaa1111")).unwrap().len(), 1);
-}
-
-#[test]
 fn a_waiting_runner_is_woken_by_another_connections_write() {
     let Some((url, s)) = postgres() else {
         return;
@@ -91,4 +57,362 @@ fn a_waiting_runner_is_woken_by_another_connections_write() {
     let (woken, took) = waiter.join().unwrap();
     assert!(woken, "woken by the NOTIFY");
     assert!(took < std::time::Duration::from_secs(10), "{took:?}");
+}
+
+/// Cancels job `id` as a human does, with every time in the verb — the job's, the
+/// transition's and the audit entry's — at `believed`: what the human's own clock says.
+fn cancel_at(s: &dyn JobStore, id: &str, believed: u64) -> Result<(), JobStoreError> {
+    let mut j = s.get(id)?;
+    let from = j.state();
+    j.phase = crate::job::JobPhase::of(JobState::Canceled, None, None);
+    j.updated_ms = believed;
+    s.decide(&Decision {
+        job: &sealed(&j),
+        expected: from,
+        transition: Some(&sealed(&moved(
+            from,
+            JobState::Canceled,
+            JobTrigger::Cancel,
+            believed,
+        ))),
+        audit: &sealed(&entry(id, "cancel", believed)),
+        revoke: false,
+    })
+}
+
+#[test]
+fn leases_are_judged_by_the_databases_clock_whatever_the_caller_believes() {
+    let Some(url) = pg_server::fresh_database() else {
+        return;
+    };
+    let url = PgUrl::parse(&url).unwrap();
+    PostgresStore::migrate(&url).unwrap();
+    // No test clock: the server's.
+    let s = PostgresStore::connect(&url).unwrap();
+    // The test's clock is not asked (it says 5 ms past the epoch).
+    at(&s, 5);
+    let before = s.now_ms().unwrap();
+    let here = SystemClock.now_ms();
+    assert!(before.abs_diff(here) < 5_000, "{before} vs {here}");
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let later = s.now_ms().unwrap();
+    assert!(
+        (300..5_000).contains(&(later - before)),
+        "the server's clock moved {} ms in 300 ms",
+        later as i64 - before as i64
+    );
+
+    // A live lease, counted from the server's now.
+    let j = add(&s, "job-live", JobState::Pending, later);
+    let lease = s.claim("r1", None, TTL).unwrap().unwrap().lease;
+    let after = s.now_ms().unwrap();
+    assert!(
+        (later + TTL..=after + TTL).contains(&lease.until_ms),
+        "{} not within [{}, {}]",
+        lease.until_ms,
+        later + TTL,
+        after + TTL
+    );
+    step(&s, &lease, j, JobState::Executing, after);
+    // A human whose clock runs a day ahead believes the lease long expired: the server does
+    // not, and the verb waits for the runner.
+    let day = 86_400_000;
+    at(&s, after + day);
+    let busy = cancel_at(&s, "job-live", after + day).unwrap_err();
+    assert_eq!(
+        busy,
+        JobStoreError::Busy {
+            id: "job-live".into(),
+            runner: "r1".into()
+        }
+    );
+    // Nor can another runner, whatever its clock, take it.
+    assert_eq!(s.claim("r2", None, TTL).unwrap(), None);
+    assert_eq!(s.get("job-live").unwrap().state(), JobState::Executing);
+    // A heartbeat renews from the server's now too.
+    let renewed = s.heartbeat(&lease, TTL).unwrap();
+    assert!(renewed.until_ms >= after + TTL, "{renewed:?}");
+
+    // A short lease, expired by the server's clock: a human whose clock lags (believing the
+    // lease is still live) may act without revoking, and the runner is fenced.
+    let j = add(&s, "job-short", JobState::Pending, after);
+    let short = s
+        .claim("r1", Some("job-short"), 200)
+        .unwrap()
+        .unwrap()
+        .lease;
+    step(&s, &short, j, JobState::Executing, after);
+    while s.now_ms().unwrap() <= short.until_ms {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    cancel_at(&s, "job-short", short.until_ms - 200).unwrap();
+    assert_eq!(s.get("job-short").unwrap().state(), JobState::Canceled);
+    assert!(matches!(
+        s.heartbeat(&short, TTL),
+        Err(JobStoreError::Fenced { .. })
+    ));
+}
+
+/// The per-job numbers of `job` in the database, in order: transitions' `seq`, artifacts'
+/// `version`, decisions' `seq` and audit entries' `job_seq` — read each in one statement (one
+/// snapshot), as a reader paging them does.
+fn numbers(c: &mut ::postgres::Client, job: &str) -> [Vec<i64>; 4] {
+    let mut read = |sql: &str| -> Vec<i64> {
+        c.query(sql, &[&job])
+            .unwrap()
+            .iter()
+            .map(|r| r.get(0))
+            .collect()
+    };
+    [
+        read("SELECT seq FROM transitions WHERE job_id = $1 ORDER BY seq"),
+        read("SELECT version::bigint FROM artifacts WHERE job_id = $1 ORDER BY version"),
+        read("SELECT seq FROM decisions WHERE job_id = $1 ORDER BY seq"),
+        read("SELECT job_seq FROM audit WHERE job_id = $1 ORDER BY job_seq"),
+    ]
+}
+
+/// Raises its flag when dropped, also by a panic.
+struct Stop<'a>(&'a std::sync::atomic::AtomicBool);
+
+impl Drop for Stop<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// Whether `got` is 1, 2, …, n: no gap, no repeat.
+fn gap_free(got: &[i64]) -> bool {
+    got.iter().copied().eq(1..=got.len() as i64)
+}
+
+#[test]
+fn per_job_numbers_have_no_gaps_when_many_threads_append_to_one_job_at_once() {
+    const THREADS: usize = 8;
+    const EACH: usize = 15;
+    let Some((url, s)) = postgres() else {
+        return;
+    };
+    let id = "job-busy";
+    let j = add(&s, id, JobState::Pending, 1);
+    let lease = at(&s, 1_000).claim("r1", None, TTL).unwrap().unwrap().lease;
+    let j = step(&s, &lease, j, JobState::Executing, 1_001);
+    // A lease that is no longer current (as a runner that stalled holds): its appends are
+    // refused, and take no number.
+    let stale = Lease {
+        fence: lease.fence - 1,
+        ..lease.clone()
+    };
+    let clock = CLOCK.with(std::sync::Arc::clone);
+    let start = std::sync::Barrier::new(THREADS + 1);
+    let done = std::sync::atomic::AtomicBool::new(false);
+    let (written, snapshots) = std::thread::scope(|scope| {
+        let writers: Vec<_> = (0..THREADS)
+            .map(|t| {
+                let (url, clock, start, lease, j) = (&url, clock.clone(), &start, &lease, &j);
+                scope.spawn(move || {
+                    let w = PostgresStore::connect_with_clock(url, clock).unwrap();
+                    start.wait();
+                    let mut got = Vec::new();
+                    for k in 0..EACH {
+                        let tag = format!("{t}-{k}");
+                        let mut a = artifact(1);
+                        a.diff_hash.clone_from(&tag);
+                        let version = w.add_artifact(lease, &sealed(&a)).unwrap();
+                        let d = crate::job::decision::JobDecision {
+                            seq: 0,
+                            job_id: id.into(),
+                            step: 1,
+                            at_ms: 1,
+                            policy_hash: Some(tag.clone()),
+                            judgement: crate::job::decision::Judgement::Retry {
+                                failure: "locked".into(),
+                                retries: 0,
+                                attempts: 2,
+                                after_ms: None,
+                            },
+                        };
+                        let seq = w.add_decision(lease, &sealed(&d)).unwrap();
+                        let mut t = moved(
+                            JobState::Executing,
+                            JobState::Executing,
+                            JobTrigger::Step,
+                            2,
+                        );
+                        t.by.clone_from(&tag);
+                        w.advance(lease, &sealed(j), Some(&sealed(&t))).unwrap();
+                        let mut e = entry(id, "cleanup", 3);
+                        e.metadata.insert("tag".into(), tag.clone().into());
+                        w.record(&sealed(&e)).unwrap();
+                        got.push((tag, version, seq));
+                    }
+                    got
+                })
+            })
+            .collect();
+        let (url, clock, start, stale, done) = (&url, clock.clone(), &start, &stale, &done);
+        let refused = scope.spawn(move || {
+            let w = PostgresStore::connect_with_clock(url, clock).unwrap();
+            start.wait();
+            let mut n = 0;
+            while !done.load(std::sync::atomic::Ordering::SeqCst) {
+                assert!(matches!(
+                    w.add_artifact(stale, &sealed(&artifact(1))),
+                    Err(JobStoreError::Fenced { .. })
+                ));
+                n += 1;
+            }
+            n
+        });
+        // A reader paging the job's records while they are written: every snapshot it sees
+        // is 1, 2, …, n, never with a number missing that a later one fills in.
+        let reader = scope.spawn(move || {
+            let mut c = url.config.connect(::postgres::NoTls).unwrap();
+            let mut snapshots = 0;
+            while !done.load(std::sync::atomic::Ordering::SeqCst) {
+                for seen in numbers(&mut c, id) {
+                    assert!(gap_free(&seen), "a reader saw a gap: {seen:?}");
+                }
+                snapshots += 1;
+            }
+            snapshots
+        });
+        // However the writers end (a failed append panics one), the others stop looking.
+        let stop = Stop(done);
+        let written: Vec<_> = writers
+            .into_iter()
+            .flat_map(|w| w.join().unwrap())
+            .collect();
+        drop(stop);
+        assert!(refused.join().unwrap() > 0, "the stale lease tried");
+        (written, reader.join().unwrap())
+    });
+    eprintln!("a reader saw {snapshots} snapshots while the writers ran");
+
+    let n = THREADS * EACH;
+    let mut c = url.config.connect(::postgres::NoTls).unwrap();
+    let [transitions, versions, decisions, audit] = numbers(&mut c, id);
+    // The step before the writers, and each writer's move.
+    assert_eq!(transitions.len(), n + 1);
+    assert!(gap_free(&transitions), "{transitions:?}");
+    assert_eq!(versions.len(), n);
+    assert!(gap_free(&versions), "{versions:?}");
+    assert_eq!(decisions.len(), n);
+    assert!(gap_free(&decisions), "{decisions:?}");
+    // The creation, and each writer's entry.
+    assert_eq!(audit.len(), n + 1);
+    assert!(gap_free(&audit), "{audit:?}");
+
+    // The numbers each writer was given are the ones its records are stored under.
+    let artifacts = s.artifacts(id).unwrap();
+    let decided = s.decisions(id).unwrap();
+    for (tag, version, seq) in &written {
+        let a = &artifacts[*version as usize - 1];
+        assert_eq!((a.version, &a.diff_hash), (*version, tag));
+        let d = &decided[*seq as usize - 1];
+        assert_eq!((d.seq, d.policy_hash.as_ref()), (*seq, Some(tag)));
+    }
+    // Each writer's own appends are in its order: the numbers follow commit order.
+    let history = s.history(id).unwrap();
+    let trail = s.audit(Some(id)).unwrap();
+    for t in 0..THREADS {
+        let mine = |tags: Vec<String>| -> Vec<String> {
+            tags.into_iter()
+                .filter(|tag| tag.starts_with(&format!("{t}-")))
+                .collect()
+        };
+        let expected: Vec<String> = (0..EACH).map(|k| format!("{t}-{k}")).collect();
+        assert_eq!(
+            mine(history.iter().map(|h| h.by.clone()).collect()),
+            expected
+        );
+        assert_eq!(
+            mine(
+                trail
+                    .iter()
+                    .filter_map(|e| e.metadata.get("tag")?.as_str().map(String::from))
+                    .collect()
+            ),
+            expected
+        );
+    }
+}
+
+#[test]
+fn a_database_failure_keeps_the_servers_own_words() {
+    let Some((url, s)) = postgres() else {
+        return;
+    };
+    add(&s, "job-1", JobState::Pending, 1);
+    // As a careless hand (or a half-applied restore) leaves it.
+    url.config
+        .connect(::postgres::NoTls)
+        .unwrap()
+        .batch_execute("DROP TABLE decisions")
+        .unwrap();
+    let e = s.decisions("job-1").unwrap_err();
+    let JobStoreError::Db { message, .. } = &e else {
+        panic!("{e:?}")
+    };
+    assert!(message.contains("oneshot store migrate"), "{message}");
+    // The cause, printed after the message: what PostgreSQL said, not only that it failed.
+    let cause = std::error::Error::source(&e).expect("a cause").to_string();
+    assert!(
+        cause.contains(r#"relation "decisions" does not exist"#),
+        "{cause}"
+    );
+}
+
+#[test]
+fn a_legacy_row_is_migrated_on_read_written_back_and_audited_on_postgres() {
+    let Some((url, s)) = postgres() else {
+        return;
+    };
+    // As an older oneshot wrote it: a legacy state name, in the column and in the JSON alike.
+    let mut c = url.config.connect(::postgres::NoTls).unwrap();
+    for (id, state, owner) in [
+        ("job-stuck", "RUNNING", None),
+        ("job-live", "RUNNING", Some("r1")),
+    ] {
+        let mut value = serde_json::to_value(job(id, JobState::Pending, 100)).unwrap();
+        value["state"] = state.into();
+        c.execute(
+            "INSERT INTO jobs (id, state, data, title, risk, steps, created_ms, updated_ms,
+                               lease_owner, lease_until, fence)
+             VALUES ($1, $2, $3, 't', 'high', 0, 100, 100, $4, 5000, 1)",
+            &[&id, &state, &value.to_string(), &owner],
+        )
+        .unwrap();
+    }
+    let listed: Vec<_> = s
+        .list(&ListFilter::default())
+        .unwrap()
+        .iter()
+        .map(|j| j.state)
+        .collect();
+    assert_eq!(
+        listed,
+        [JobState::Executing, JobState::InterventionRequired],
+        "shown migrated before anything is written back"
+    );
+    let stuck = s.get("job-stuck").unwrap();
+    assert_eq!(stuck.state(), JobState::InterventionRequired);
+    let column: String = c
+        .query_one("SELECT state FROM jobs WHERE id = 'job-stuck'", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(column, "INTERVENTION_REQUIRED");
+    let audit = s.audit(Some("job-stuck")).unwrap();
+    assert_eq!(audit.len(), 1);
+    assert_eq!(
+        (audit[0].actor.as_str(), audit[0].action.as_str()),
+        ("oneshot", "migrate")
+    );
+    assert_eq!(audit[0].metadata["from"], "RUNNING");
+    assert_eq!(audit[0].metadata["to"], "INTERVENTION_REQUIRED");
+    assert_eq!(s.get("job-live").unwrap().state(), JobState::Executing);
+    // Migrated once: reading again records nothing more.
+    s.get("job-stuck").unwrap();
+    assert_eq!(s.audit(Some("job-stuck")).unwrap().len(), 1);
+    assert!(s.history("job-stuck").unwrap().is_empty());
 }

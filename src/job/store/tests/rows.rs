@@ -1,4 +1,8 @@
 //! Rows the store did not write itself: legacy states, damaged data, files that are no store.
+//!
+//! SQLite only: each test writes the file behind the store's back with rusqlite (as an older
+//! oneshot or another program would) or hands it a file that is no store at all. PostgreSQL's
+//! own (a database not yet migrated, a legacy row) are in `tests/postgres.rs`.
 
 use super::*;
 

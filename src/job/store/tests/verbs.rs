@@ -4,6 +4,14 @@
 use super::*;
 use crate::job::verbs::{GiveError, Giving, VerbError, give};
 
+on_both_stores!(
+    a_reject_tells_the_next_attempt_what_the_latest_artifact_was,
+    a_refused_verb_writes_nothing_and_says_what_the_state_allows,
+    cancel_takes_a_job_from_its_runner_and_the_runner_can_write_no_more,
+    create_stores_the_spec_without_its_secrets_and_refuses_a_command_line_holding_one,
+    claimable_says_why_not_by_the_stores_clock,
+);
+
 fn giving(feedback: Option<&str>, now_ms: u64) -> Giving {
     Giving {
         actor: "ann".into(),
@@ -12,20 +20,18 @@ fn giving(feedback: Option<&str>, now_ms: u64) -> Giving {
     }
 }
 
-#[test]
-fn a_reject_tells_the_next_attempt_what_the_latest_artifact_was() {
-    let (_d, s) = store();
-    add(&s, "job-1", JobState::Pending, 100);
-    let lease = at(&s, 1_000).claim("r1", None, TTL).unwrap().unwrap().lease;
+fn a_reject_tells_the_next_attempt_what_the_latest_artifact_was(s: &dyn JobStore) {
+    add(s, "job-1", JobState::Pending, 100);
+    let lease = at(s, 1_000).claim("r1", None, TTL).unwrap().unwrap().lease;
     let mut a = artifact(1);
     a.final_message = "added the flag".into();
     a.diff_stat = " 1 file changed".into();
     s.add_artifact(&lease, &sealed(&a)).unwrap();
     let j = s.get("job-1").unwrap();
-    step(&s, &lease, j, JobState::ApprovalRequired, 1_100);
+    step(s, &lease, j, JobState::ApprovalRequired, 1_100);
 
     let given = give(
-        &s,
+        s,
         "job-1",
         JobTrigger::Reject,
         &giving(Some("no tests"), 2_000),
@@ -43,12 +49,10 @@ fn a_reject_tells_the_next_attempt_what_the_latest_artifact_was() {
     assert!(last.metadata.contains_key("policy_hash"), "{last:?}");
 }
 
-#[test]
-fn a_refused_verb_writes_nothing_and_says_what_the_state_allows() {
-    let (_d, s) = store();
-    add(&s, "job-1", JobState::Pending, 100);
+fn a_refused_verb_writes_nothing_and_says_what_the_state_allows(s: &dyn JobStore) {
+    add(s, "job-1", JobState::Pending, 100);
     let before = (s.get("job-1").unwrap(), s.audit(Some("job-1")).unwrap());
-    match give(&s, "job-1", JobTrigger::Approve, &giving(None, 2_000)) {
+    match give(s, "job-1", JobTrigger::Approve, &giving(None, 2_000)) {
         Err(GiveError::Verb(VerbError::Refused { id, refused })) => {
             assert_eq!(id, "job-1");
             assert!(refused.to_string().contains("PENDING"), "{refused}");
@@ -56,11 +60,11 @@ fn a_refused_verb_writes_nothing_and_says_what_the_state_allows() {
         other => panic!("{other:?}"),
     }
     assert!(matches!(
-        give(&s, "job-1", JobTrigger::Reject, &giving(None, 2_000)),
+        give(s, "job-1", JobTrigger::Reject, &giving(None, 2_000)),
         Err(GiveError::Verb(_))
     ));
     assert!(matches!(
-        give(&s, "job-9", JobTrigger::Cancel, &giving(None, 2_000)),
+        give(s, "job-9", JobTrigger::Cancel, &giving(None, 2_000)),
         Err(GiveError::Store(JobStoreError::NotFound { .. }))
     ));
     assert_eq!(
@@ -69,29 +73,27 @@ fn a_refused_verb_writes_nothing_and_says_what_the_state_allows() {
     );
 }
 
-#[test]
-fn cancel_takes_a_job_from_its_runner_and_the_runner_can_write_no_more() {
-    let (_d, s) = store();
-    let j = add(&s, "job-1", JobState::Pending, 100);
-    let lease = at(&s, 1_000).claim("r1", None, TTL).unwrap().unwrap().lease;
-    step(&s, &lease, j, JobState::Executing, 1_100);
+fn cancel_takes_a_job_from_its_runner_and_the_runner_can_write_no_more(s: &dyn JobStore) {
+    let j = add(s, "job-1", JobState::Pending, 100);
+    let lease = at(s, 1_000).claim("r1", None, TTL).unwrap().unwrap().lease;
+    step(s, &lease, j, JobState::Executing, 1_100);
     // Any other verb waits for the runner.
     assert!(matches!(
-        give(&s, "job-1", JobTrigger::Suspend, &giving(None, 1_200)),
+        give(s, "job-1", JobTrigger::Suspend, &giving(None, 1_200)),
         Err(GiveError::Verb(_) | GiveError::Store(JobStoreError::Busy { .. }))
     ));
-    let given = give(&s, "job-1", JobTrigger::Cancel, &giving(None, 1_200)).unwrap();
+    let given = give(s, "job-1", JobTrigger::Cancel, &giving(None, 1_200)).unwrap();
     assert_eq!(given.job.state(), JobState::Canceled);
     assert!(matches!(
-        at(&s, 1_300).heartbeat(&lease, TTL),
+        at(s, 1_300).heartbeat(&lease, TTL),
         Err(JobStoreError::Fenced { .. })
     ));
 }
 
-#[test]
-fn create_stores_the_spec_without_its_secrets_and_refuses_a_command_line_holding_one() {
+fn create_stores_the_spec_without_its_secrets_and_refuses_a_command_line_holding_one(
+    s: &dyn JobStore,
+) {
     use crate::job::{CreateError, Creating, create};
-    let (_d, s) = store();
     let how = Creating {
         actor: "ann".into(),
         activate: true,
@@ -101,7 +103,7 @@ fn create_stores_the_spec_without_its_secrets_and_refuses_a_command_line_holding
     let mut spec = spec(&format!("deploy with {key}"));
     spec.inputs
         .insert("db".into(), format!("postgres://app:{key}@db/main"));
-    let made = create(&s, "job-1", spec, &how).unwrap();
+    let made = create(s, "job-1", spec, &how).unwrap();
     assert_eq!(made.job.state(), JobState::Pending);
     assert_eq!(made.redacted, ["the task", "input db"]);
     let stored = s.get("job-1").unwrap();
@@ -113,7 +115,7 @@ fn create_stores_the_spec_without_its_secrets_and_refuses_a_command_line_holding
 
     let mut bad = super::spec("t");
     bad.worker = format!("cmd:curl -H 'x-api-key: {key}' example.com");
-    match create(&s, "job-2", bad, &how) {
+    match create(s, "job-2", bad, &how) {
         Err(CreateError::SecretInCommand { role, shown }) => {
             assert_eq!(role, "worker");
             assert!(!shown.contains(key), "{shown}");
@@ -122,28 +124,26 @@ fn create_stores_the_spec_without_its_secrets_and_refuses_a_command_line_holding
     }
     assert!(s.get("job-2").is_err(), "nothing was written");
     assert!(matches!(
-        create(&s, "job-3", super::spec("  "), &how),
+        create(s, "job-3", super::spec("  "), &how),
         Err(CreateError::EmptyTask)
     ));
 }
 
-#[test]
-fn claimable_says_why_not_by_the_stores_clock() {
+fn claimable_says_why_not_by_the_stores_clock(s: &dyn JobStore) {
     use crate::job::runner::{NotClaimable, claimable};
-    let (_d, s) = store();
-    let j = add(&s, "job-1", JobState::Draft, 100);
-    assert!(matches!(claimable(&s, &j), Err(NotClaimable::Refused(_))));
-    let j = add(&s, "job-2", JobState::Pending, 100);
-    assert_eq!(claimable(&s, &j), Ok(()));
-    let lease = at(&s, 1_000).claim("r1", None, TTL).unwrap().unwrap().lease;
+    let j = add(s, "job-1", JobState::Draft, 100);
+    assert!(matches!(claimable(s, &j), Err(NotClaimable::Refused(_))));
+    let j = add(s, "job-2", JobState::Pending, 100);
+    assert_eq!(claimable(s, &j), Ok(()));
+    let lease = at(s, 1_000).claim("r1", None, TTL).unwrap().unwrap().lease;
     let j = step(
-        &s,
+        s,
         &lease,
         s.get("job-2").unwrap(),
         JobState::Executing,
         1_100,
     );
-    match claimable(at(&s, 1_000 + TTL - 1), &j) {
+    match claimable(at(s, 1_000 + TTL - 1), &j) {
         Err(NotClaimable::Held {
             runner, until_ms, ..
         }) => {
@@ -152,5 +152,5 @@ fn claimable_says_why_not_by_the_stores_clock() {
         other => panic!("{other:?}"),
     }
     // Expired by the store's clock: a dead runner's step, to recover.
-    assert_eq!(claimable(at(&s, 1_000 + TTL + 1), &j), Ok(()));
+    assert_eq!(claimable(at(s, 1_000 + TTL + 1), &j), Ok(()));
 }
