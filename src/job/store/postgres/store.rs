@@ -294,7 +294,16 @@ impl JobStore for PostgresStore {
             if let Some(t) = transition {
                 self.push_transition(tx, &job.id, t)?;
             }
+            // Back to PENDING (a retry after a failure): work for any runner, on any machine.
+            if job.state() == JobState::Pending {
+                self.notify(tx)?;
+            }
             Ok(())
+        })
+        .inspect(|()| {
+            if job.state() == JobState::Pending {
+                crate::job::store::work::raise();
+            }
         })
     }
 

@@ -284,6 +284,12 @@ impl JobStore for SqliteStore {
             }
             Ok(())
         })
+        .inspect(|()| {
+            // Back to PENDING (a retry after a failure): work for any runner.
+            if job.state() == JobState::Pending {
+                crate::job::store::work::raise();
+            }
+        })
     }
 
     fn add_artifact(
