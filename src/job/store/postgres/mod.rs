@@ -15,6 +15,7 @@
 //! inside another). A connection that broke (PostgreSQL restarted) is made again at the next
 //! call.
 
+mod db;
 mod notify;
 mod runners;
 pub(crate) mod schema;
@@ -27,6 +28,7 @@ use super::rows::{self, int, uint};
 use super::{JobStoreError, Lease, StoreCause, StoreClock};
 use crate::job::Migration;
 use crate::job::record::{AuditEntry, Job, Transition};
+use db::Db;
 use postgres::error::SqlState;
 use postgres::{Client, GenericClient, NoTls, Transaction};
 use std::path::{Path, PathBuf};
@@ -43,7 +45,8 @@ pub struct PostgresStore {
     url: PgUrl,
     /// The URL as errors name it (password masked), as a path for [`JobStoreError::Db`].
     shown: PathBuf,
-    client: Mutex<Option<Client>>,
+    /// The connection, with the statements prepared on it.
+    client: Mutex<Option<(Client, db::Prepared)>>,
     /// The connection that `LISTEN`s, made at the first wait for work.
     listener: Mutex<Option<Client>>,
     /// What leases are judged by when not the database's clock (tests).
@@ -86,7 +89,7 @@ impl PostgresStore {
             clock,
         };
         store.with(|c| {
-            let found = schema::found(c).map_err(|e| store.db(&e))?;
+            let found = schema::found(c.client()).map_err(|e| store.db(&e))?;
             match schema::refusal(found) {
                 None => Ok(()),
                 Some(message) => Err(JobStoreError::Db {
@@ -124,7 +127,7 @@ impl PostgresStore {
         db_error(&self.shown, e)
     }
 
-    fn lock(&self) -> MutexGuard<'_, Option<Client>> {
+    fn lock(&self) -> MutexGuard<'_, Option<(Client, db::Prepared)>> {
         // A panic while holding the lock left no transaction open (a dropped transaction
         // rolls back), so the connection is still good.
         self.client.lock().unwrap_or_else(|p| p.into_inner())
@@ -133,15 +136,15 @@ impl PostgresStore {
     /// Runs `f` on the store's connection (made again when it broke), off any tokio runtime.
     fn with<T: Send>(
         &self,
-        f: impl FnOnce(&mut Client) -> Result<T, JobStoreError> + Send,
+        f: impl FnOnce(&mut Db<'_, Client>) -> Result<T, JobStoreError> + Send,
     ) -> Result<T, JobStoreError> {
         off_runtime(|| {
             let mut guard = self.lock();
-            if guard.as_ref().is_none_or(Client::is_closed) {
-                *guard = Some(connect(&self.url, &self.shown)?);
+            if guard.as_ref().is_none_or(|(c, _)| c.is_closed()) {
+                *guard = Some((connect(&self.url, &self.shown)?, db::Prepared::new()));
             }
-            let client = guard.as_mut().ok_or_else(|| self.gone())?;
-            let out = f(client);
+            let (client, prepared) = guard.as_mut().ok_or_else(|| self.gone())?;
+            let out = f(&mut Db::new(client, prepared));
             if client.is_closed() {
                 // The next call connects afresh.
                 *guard = None;
@@ -161,18 +164,29 @@ impl PostgresStore {
     /// Runs `f` in a transaction, committed when `f` succeeds.
     fn write<T: Send>(
         &self,
-        f: impl FnOnce(&mut Transaction<'_>) -> Result<T, JobStoreError> + Send,
+        f: impl FnOnce(&mut Db<'_, Transaction<'_>>) -> Result<T, JobStoreError> + Send,
     ) -> Result<T, JobStoreError> {
-        self.with(|c| {
-            let mut tx = c.transaction().map_err(|e| self.db(&e))?;
-            let out = f(&mut tx)?;
-            tx.commit().map_err(|e| self.db(&e))?;
-            Ok(out)
+        off_runtime(|| {
+            let mut guard = self.lock();
+            if guard.as_ref().is_none_or(|(c, _)| c.is_closed()) {
+                *guard = Some((connect(&self.url, &self.shown)?, db::Prepared::new()));
+            }
+            let (client, prepared) = guard.as_mut().ok_or_else(|| self.gone())?;
+            let out = (|| {
+                let mut tx = client.transaction().map_err(|e| self.db(&e))?;
+                let out = f(&mut Db::new(&mut tx, prepared))?;
+                tx.commit().map_err(|e| self.db(&e))?;
+                Ok(out)
+            })();
+            if client.is_closed() {
+                *guard = None;
+            }
+            out
         })
     }
 
     /// The store's now, in ms: the database's clock, or the test clock.
-    fn now(&self, c: &mut impl GenericClient) -> Result<i64, JobStoreError> {
+    fn now(&self, c: &mut Db<'_, impl GenericClient>) -> Result<i64, JobStoreError> {
         if let Some(clock) = &self.clock {
             return Ok(int(clock.now_ms()));
         }
@@ -185,7 +199,11 @@ impl PostgresStore {
     }
 
     /// The full id of the job `id` names: itself, or the one job it is a prefix of.
-    fn resolve(&self, c: &mut impl GenericClient, id: &str) -> Result<String, JobStoreError> {
+    fn resolve(
+        &self,
+        c: &mut Db<'_, impl GenericClient>,
+        id: &str,
+    ) -> Result<String, JobStoreError> {
         let exact = c
             .query_opt("SELECT id FROM jobs WHERE id = $1", &[&id])
             .map_err(|e| self.db(&e))?;
@@ -219,7 +237,7 @@ impl PostgresStore {
     /// migration when its state was a legacy name.
     fn read(
         &self,
-        c: &mut impl GenericClient,
+        c: &mut Db<'_, impl GenericClient>,
         id: &str,
         lock: bool,
     ) -> Result<(Job, Option<Migration>), JobStoreError> {
@@ -240,7 +258,7 @@ impl PostgresStore {
     }
 
     /// Locks job `id`'s row for the transaction (appends to it are serialized by this).
-    fn lock_job(&self, tx: &mut Transaction<'_>, id: &str) -> Result<(), JobStoreError> {
+    fn lock_job(&self, tx: &mut Db<'_, Transaction<'_>>, id: &str) -> Result<(), JobStoreError> {
         tx.query_opt("SELECT 1 FROM jobs WHERE id = $1 FOR UPDATE", &[&id])
             .map_err(|e| self.db(&e))?
             .map(|_| ())
@@ -248,7 +266,7 @@ impl PostgresStore {
     }
 
     /// Writes `job`'s columns (not the lease ones) to its row.
-    fn update_job(&self, tx: &mut Transaction<'_>, job: &Job) -> Result<(), JobStoreError> {
+    fn update_job(&self, tx: &mut Db<'_, Transaction<'_>>, job: &Job) -> Result<(), JobStoreError> {
         tx.execute(
             "UPDATE jobs SET state = $2, data = $3, title = $4, risk = $5, steps = $6,
                  updated_ms = $7, nickname = $8 WHERE id = $1",
@@ -270,7 +288,7 @@ impl PostgresStore {
     /// The number the next row of job `id` in `table` gets (the job's row is locked).
     fn next_number(
         &self,
-        tx: &mut Transaction<'_>,
+        tx: &mut Db<'_, Transaction<'_>>,
         table: &'static str,
         column: &'static str,
         id: &str,
@@ -290,7 +308,7 @@ impl PostgresStore {
     /// Appends a transition to the job's history (the job's row is locked).
     fn push_transition(
         &self,
-        tx: &mut Transaction<'_>,
+        tx: &mut Db<'_, Transaction<'_>>,
         id: &str,
         t: &Transition,
     ) -> Result<(), JobStoreError> {
@@ -306,7 +324,7 @@ impl PostgresStore {
     /// Appends an audit entry (the job's row is locked, when there is one).
     fn push_audit(
         &self,
-        tx: &mut Transaction<'_>,
+        tx: &mut Db<'_, Transaction<'_>>,
         entry: &AuditEntry,
     ) -> Result<(), JobStoreError> {
         let id = &entry.entity_id;
@@ -328,7 +346,7 @@ impl PostgresStore {
     }
 
     /// Whether `lease` is still the job's current one; locks the job's row.
-    fn holds(&self, tx: &mut Transaction<'_>, lease: &Lease) -> Result<(), JobStoreError> {
+    fn holds(&self, tx: &mut Db<'_, Transaction<'_>>, lease: &Lease) -> Result<(), JobStoreError> {
         tx.query_opt(
             "SELECT 1 FROM jobs WHERE id = $1 AND fence = $2 AND lease_owner = $3 FOR UPDATE",
             &[&lease.job, &int(lease.fence), &lease.runner],
@@ -339,7 +357,7 @@ impl PostgresStore {
     }
 
     /// Tells every listening runner there may be work (delivered when the transaction commits).
-    fn notify(&self, tx: &mut Transaction<'_>) -> Result<(), JobStoreError> {
+    fn notify(&self, tx: &mut Db<'_, Transaction<'_>>) -> Result<(), JobStoreError> {
         tx.batch_execute(&format!("NOTIFY {WORK_CHANNEL}"))
             .map_err(|e| self.db(&e))
     }

@@ -1,5 +1,6 @@
 //! [`JobStore`] for [`PostgresStore`]: each method one statement or one transaction.
 
+use super::db::Db;
 use super::schema::CLAIMABLE;
 use super::{PostgresStore, fenced, is_unique_violation, number};
 use crate::job::decision::JobDecision;
@@ -15,7 +16,7 @@ impl PostgresStore {
     /// trail (as the SQLite store does).
     fn record_migration(
         &self,
-        tx: &mut Transaction<'_>,
+        tx: &mut Db<'_, Transaction<'_>>,
         job: &mut Job,
         migration: &Migration,
     ) -> Result<(), JobStoreError> {
@@ -45,7 +46,7 @@ impl PostgresStore {
     /// The lease columns of job `id`'s row.
     fn lease_of(
         &self,
-        c: &mut impl GenericClient,
+        c: &mut Db<'_, impl GenericClient>,
         id: &str,
     ) -> Result<Option<Lease>, JobStoreError> {
         let row = c
