@@ -305,17 +305,18 @@ impl PostgresStore {
         Ok(last.saturating_add(1))
     }
 
-    /// Appends a transition to the job's history (the job's row is locked).
+    /// Appends a transition to the job's history, numbered one past the last in the same
+    /// statement (the job's row is locked, so appends to it are serialized).
     fn push_transition(
         &self,
         tx: &mut Db<'_, Transaction<'_>>,
         id: &str,
         t: &Transition,
     ) -> Result<(), JobStoreError> {
-        let seq = self.next_number(tx, "transitions", "seq", id)?;
         tx.execute(
-            "INSERT INTO transitions (job_id, seq, data) VALUES ($1, $2, $3)",
-            &[&id, &seq, &rows::to_json(id, t)?],
+            "INSERT INTO transitions (job_id, seq, data)
+             SELECT $1, COALESCE(MAX(seq), 0) + 1, $2 FROM transitions WHERE job_id = $1",
+            &[&id, &rows::to_json(id, t)?],
         )
         .map_err(|e| self.db(&e))?;
         Ok(())

@@ -194,34 +194,41 @@ impl JobStore for PostgresStore {
         only: Option<&str>,
         ttl_ms: u64,
     ) -> Result<Option<Claim>, JobStoreError> {
-        self.write(|tx| {
+        let clock = self.clock.as_ref().map(|c| int(c.now_ms()));
+        self.with(|c| {
             let only = match only {
-                Some(id) => Some(self.resolve(tx, id)?),
+                Some(id) => Some(self.resolve(c, id)?),
                 None => None,
             };
-            let now = self.now(tx)?;
-            let until = now.saturating_add(int(ttl_ms));
-            // SKIP LOCKED: runners claiming at once each take a different job, none waits.
+            // One statement, atomic by itself: the store's now (the database's clock unless a
+            // test clock is given), the pick, the lease. SKIP LOCKED: runners claiming at
+            // once each take a different job, none waits for another's row.
             let sql = format!(
-                "WITH picked AS (
-                     SELECT id, state FROM jobs
+                "WITH t AS (SELECT COALESCE($1::bigint,
+                         (extract(epoch FROM clock_timestamp()) * 1000)::bigint) AS now),
+                 picked AS (
+                     SELECT jobs.id, jobs.state FROM jobs, t
                      WHERE {CLAIMABLE}
-                       AND (lease_owner IS NULL OR (lease_until < $1 AND lease_owner <> $3))
+                       AND (lease_owner IS NULL OR (lease_until < t.now AND lease_owner <> $3))
                        AND ($2::text IS NULL OR id = $2)
                      ORDER BY updated_ms, id LIMIT 1
-                     FOR UPDATE SKIP LOCKED)
-                 UPDATE jobs j SET lease_owner = $3, lease_until = $4, fence = j.fence + 1
-                 FROM picked WHERE j.id = picked.id
-                 RETURNING j.id, picked.state, j.fence"
+                     FOR UPDATE OF jobs SKIP LOCKED)
+                 UPDATE jobs j SET lease_owner = $3, lease_until = t.now + $4,
+                     fence = j.fence + 1
+                 FROM picked, t WHERE j.id = picked.id
+                 RETURNING j.id, picked.state, j.fence, j.lease_until, j.data"
             );
-            let Some(row) = tx
-                .query_opt(&sql, &[&now, &only, &runner, &until])
+            let Some(row) = c
+                .query_opt(&sql, &[&clock, &only, &runner, &int(ttl_ms)])
                 .map_err(|e| self.db(&e))?
             else {
                 return Ok(None);
             };
-            let (id, state, fence): (String, String, i64) = (row.get(0), row.get(1), row.get(2));
-            let (job, _) = self.read(tx, &id, false)?;
+            let (id, state, fence, until, data): (String, String, i64, i64, String) =
+                (row.get(0), row.get(1), row.get(2), row.get(3), row.get(4));
+            // Claimable states are this version's names: no legacy name to migrate here.
+            let (now_state, _) = rows::state(&self.shown, &id, &state, false)?;
+            let job = rows::job(&self.shown, &id, now_state, &data)?;
             Ok(Some(Claim {
                 job,
                 reclaimed: state != JobState::Pending.as_str(),
@@ -283,14 +290,32 @@ impl JobStore for PostgresStore {
             return Err(fenced(lease));
         }
         self.write(|tx| {
-            self.holds(tx, lease)?;
-            self.update_job(tx, job)?;
-            if job.state().is_resting() {
-                tx.execute(
-                    "UPDATE jobs SET lease_owner = NULL, lease_until = NULL WHERE id = $1",
-                    &[&job.id],
+            // The job's columns, and its lease released when it comes to rest, in one
+            // conditional update that also takes the row's lock: no row, no current lease.
+            let n = tx
+                .execute(
+                    "UPDATE jobs SET state = $4, data = $5, title = $6, risk = $7, steps = $8,
+                         updated_ms = $9, nickname = $10,
+                         lease_owner = CASE WHEN $11 THEN NULL ELSE lease_owner END,
+                         lease_until = CASE WHEN $11 THEN NULL ELSE lease_until END
+                     WHERE id = $1 AND fence = $2 AND lease_owner = $3",
+                    &[
+                        &lease.job,
+                        &int(lease.fence),
+                        &lease.runner,
+                        &job.state().as_str(),
+                        &rows::to_json(&job.id, job)?,
+                        &rows::title(&job.spec.task),
+                        &job.spec.risk.as_str(),
+                        &(i32::try_from(job.steps).unwrap_or(i32::MAX)),
+                        &int(job.updated_ms),
+                        &job.spec.nickname,
+                        &job.state().is_resting(),
+                    ],
                 )
                 .map_err(|e| self.db(&e))?;
+            if n == 0 {
+                return Err(fenced(lease));
             }
             if let Some(t) = transition {
                 self.push_transition(tx, &job.id, t)?;
