@@ -14,60 +14,22 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use oneshot::job::record::{AuditEntry, Job, JobSpec, Risk, Transition};
-use oneshot::job::{JobState, JobStore, JobTrigger, ListFilter, SqliteStore};
+#[path = "support/jobs.rs"]
+mod jobs;
+
+use jobs::{advance, create, job};
+use oneshot::job::{JobState, JobStore, ListFilter, SqliteStore};
 
 const CLAIM_JOBS: usize = 2_000;
 const LIST_JOBS: usize = 10_000;
 const TTL: u64 = 60_000;
 
-fn job(i: usize) -> Job {
-    let mut spec = JobSpec::new(
-        format!("Fix the parser bug number {i}\nThe tokenizer drops brackets."),
-        "/src/project",
-        "claude",
-        "codex",
-    );
-    spec.risk = Risk::Medium;
-    Job::new(format!("job-{i:08x}"), spec, JobState::Pending, i as u64)
-}
-
 fn fill(path: &Path, n: usize) -> SqliteStore {
     let store = SqliteStore::open(path).expect("open");
     for i in 0..n {
-        let j = job(i);
-        let audit = AuditEntry {
-            seq: 0,
-            at_ms: i as u64,
-            actor: "bench".into(),
-            entity_type: "job".into(),
-            entity_id: j.id.clone(),
-            action: oneshot::job::record::AuditAction::Create,
-            metadata: Default::default(),
-        };
-        let r = oneshot::job::redactor(None);
-        store
-            .create(&r.seal(&j).expect("seal"), &r.seal(&audit).expect("seal"))
-            .expect("create");
+        create(&store, &job(i, ""));
     }
     store
-}
-
-fn advance(store: &SqliteStore, lease: &oneshot::job::Lease, job: &mut Job, to: JobState) {
-    let t = Transition {
-        from: job.state(),
-        to,
-        trigger: JobTrigger::Step,
-        reason: None,
-        at_ms: 2_000,
-        by: lease.runner.clone(),
-    };
-    job.phase = oneshot::job::JobPhase::of(to, None, None);
-    job.updated_ms = 2_000;
-    // Sealed as a runner seals what it writes: part of a step's cost.
-    let r = oneshot::job::redactor(None);
-    let (job, t) = (r.seal(job).expect("seal"), r.seal(&t).expect("seal"));
-    store.advance(lease, &job, Some(&t)).expect("advance");
 }
 
 /// One runner's loop; returns its claims.

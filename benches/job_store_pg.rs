@@ -15,65 +15,19 @@
 //!
 //! Run: `cargo bench --bench job_store_pg` (`-- quick` for 10,000 jobs to list).
 
+#[path = "support/jobs.rs"]
+mod jobs;
 #[path = "../tests/common/pg_server.rs"]
 mod pg_server;
 
-use oneshot::job::record::{AuditEntry, Job, JobSpec, Risk, Transition};
+use jobs::{advance, create, job};
 use oneshot::job::store::{PgUrl, PostgresStore};
-use oneshot::job::{JobState, JobStore, JobTrigger, ListFilter, SqliteStore};
+use oneshot::job::{JobState, JobStore, ListFilter, SqliteStore};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 const CLAIM_JOBS: usize = 4_000;
 const TTL: u64 = 60_000;
-
-fn job(i: usize, tag: &str) -> Job {
-    let mut spec = JobSpec::new(
-        format!("Fix the parser bug number {i}\nThe tokenizer drops brackets."),
-        "/src/project",
-        "claude",
-        "codex",
-    );
-    spec.risk = Risk::Medium;
-    Job::new(
-        format!("job-{tag}{i:08x}"),
-        spec,
-        JobState::Pending,
-        i as u64,
-    )
-}
-
-fn create(store: &dyn JobStore, j: &Job) {
-    let audit = AuditEntry {
-        seq: 0,
-        at_ms: j.created_ms,
-        actor: "bench".into(),
-        entity_type: "job".into(),
-        entity_id: j.id.clone(),
-        action: oneshot::job::record::AuditAction::Create,
-        metadata: Default::default(),
-    };
-    let r = oneshot::job::redactor(None);
-    store
-        .create(&r.seal(j).expect("seal"), &r.seal(&audit).expect("seal"))
-        .expect("create");
-}
-
-fn advance(store: &dyn JobStore, lease: &oneshot::job::Lease, job: &mut Job, to: JobState) {
-    let t = Transition {
-        from: job.state(),
-        to,
-        trigger: JobTrigger::Step,
-        reason: None,
-        at_ms: 2_000,
-        by: lease.runner.clone(),
-    };
-    job.phase = oneshot::job::JobPhase::of(to, None, None);
-    job.updated_ms = 2_000;
-    let r = oneshot::job::redactor(None);
-    let (job, t) = (r.seal(job).expect("seal"), r.seal(&t).expect("seal"));
-    store.advance(lease, &job, Some(&t)).expect("advance");
-}
 
 /// One runner's loop; its steps.
 fn run(store: &dyn JobStore, runner: &str) -> usize {

@@ -97,6 +97,29 @@ pub(crate) fn job(
     Ok(job)
 }
 
+/// A legacy row's job as its migration leaves it (its reason says so), and the audit entry
+/// that records the migration (actor `oneshot`; the transition matrix has no trigger for it),
+/// dated at the job's last change: a store reads no clock for it.
+pub(crate) fn migrated(job: &mut Job, migration: &Migration) -> crate::job::record::AuditEntry {
+    job.reason = Some(crate::job::JobReason::Migrated {
+        from: migration.from.to_string(),
+        why: migration.why.to_string(),
+    });
+    let mut metadata = serde_json::Map::new();
+    metadata.insert("from".into(), migration.from.clone().into());
+    metadata.insert("to".into(), migration.to.as_str().into());
+    metadata.insert("why".into(), migration.why.clone().into());
+    crate::job::record::AuditEntry {
+        seq: 0,
+        at_ms: job.updated_ms,
+        actor: "oneshot".into(),
+        entity_type: "job".into(),
+        entity_id: job.id.clone(),
+        action: crate::job::record::AuditAction::Migrate,
+        metadata,
+    }
+}
+
 /// A `risk` column read.
 pub(crate) fn risk(path: &Path, id: &str, name: &str) -> Result<Risk, JobStoreError> {
     name.parse()

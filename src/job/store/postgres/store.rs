@@ -20,27 +20,9 @@ impl PostgresStore {
         job: &mut Job,
         migration: &Migration,
     ) -> Result<(), JobStoreError> {
-        job.reason = Some(crate::job::JobReason::Migrated {
-            from: migration.from.to_string(),
-            why: migration.why.to_string(),
-        });
+        let entry = rows::migrated(job, migration);
         self.update_job(tx, job)?;
-        let mut metadata = serde_json::Map::new();
-        metadata.insert("from".into(), migration.from.clone().into());
-        metadata.insert("to".into(), migration.to.as_str().into());
-        metadata.insert("why".into(), migration.why.clone().into());
-        self.push_audit(
-            tx,
-            &AuditEntry {
-                seq: 0,
-                at_ms: job.updated_ms,
-                actor: "oneshot".into(),
-                entity_type: "job".into(),
-                entity_id: job.id.clone(),
-                action: crate::job::record::AuditAction::Migrate,
-                metadata,
-            },
-        )
+        self.push_audit(tx, &entry)
     }
 
     /// The lease columns of job `id`'s row.
