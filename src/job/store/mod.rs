@@ -136,7 +136,8 @@ pub trait JobStore: Send + Sync {
     /// longest; the lease lasts `ttl_ms` from the store's now. Claimable: a PENDING job, or a
     /// job in a transient state whose lease expired by the store's clock — unless that lease
     /// is `runner`'s own: a runner never claims back a step it holds. `None` when there is
-    /// nothing to claim (or `only` is not claimable).
+    /// nothing to claim (or `only` is not claimable); [`JobStoreError::NotFound`] (or
+    /// `Ambiguous`) when `only` names no job (or several).
     fn claim(
         &self,
         runner: &str,

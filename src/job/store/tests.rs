@@ -61,6 +61,7 @@ on_both_stores!(
     list_shows_summaries_oldest_first_and_filters_by_state,
     record_appends_to_the_trail_and_moves_nothing,
     leases_are_judged_by_the_stores_clock_not_the_callers,
+    claiming_a_job_that_does_not_exist_says_so,
 );
 
 /// `value` as a store write takes it (a job of the built-in policy's redactor).
@@ -627,4 +628,25 @@ fn leases_are_judged_by_the_stores_clock_not_the_callers(s: &dyn JobStore) {
     let renewed = at(s, 2_000).heartbeat(&lease, TTL).unwrap();
     assert_eq!(renewed.until_ms, 2_000 + TTL);
     assert_eq!(s.now_ms().unwrap(), 2_000);
+}
+
+fn claiming_a_job_that_does_not_exist_says_so(s: &dyn JobStore) {
+    at(s, 1_000);
+    add(s, "job-aaaa0001", JobState::Pending, 1);
+    add(s, "job-aaaa0002", JobState::Pending, 2);
+    assert!(matches!(
+        s.claim("r", Some("job-ffff"), TTL),
+        Err(JobStoreError::NotFound { .. })
+    ));
+    assert!(matches!(
+        s.claim("r", Some("job-aaaa"), TTL),
+        Err(JobStoreError::Ambiguous { .. })
+    ));
+    // A job that exists but rests where no step goes is simply not claimable.
+    let c = s
+        .claim("r", Some("job-aaaa0001"), TTL)
+        .unwrap()
+        .expect("claimed");
+    assert_eq!(c.job.id, "job-aaaa0001");
+    assert!(s.claim("r2", Some("job-aaaa0001"), TTL).unwrap().is_none());
 }
