@@ -120,6 +120,19 @@ pub(crate) fn migrated(job: &mut Job, migration: &Migration) -> crate::job::reco
     }
 }
 
+/// The one job an id prefix names, from the ids that start with it (the first few):
+/// [`JobStoreError::NotFound`] for none, [`JobStoreError::Ambiguous`] for several.
+pub(crate) fn one_of(id: &str, matches: Vec<String>) -> Result<String, JobStoreError> {
+    match matches.len() {
+        0 => Err(JobStoreError::NotFound { id: id.to_string() }),
+        1 => Ok(matches.into_iter().next().unwrap_or_default()),
+        _ => Err(JobStoreError::Ambiguous {
+            id: id.to_string(),
+            matches,
+        }),
+    }
+}
+
 /// A `risk` column read.
 pub(crate) fn risk(path: &Path, id: &str, name: &str) -> Result<Risk, JobStoreError> {
     name.parse()

@@ -126,14 +126,7 @@ impl SqliteStore {
             .into_iter()
             .take_while(|m: &String| m.starts_with(id))
             .collect();
-        match matches.len() {
-            0 => Err(JobStoreError::NotFound { id: id.to_string() }),
-            1 => Ok(matches.into_iter().next().unwrap_or_default()),
-            _ => Err(JobStoreError::Ambiguous {
-                id: id.to_string(),
-                matches,
-            }),
-        }
+        rows::one_of(id, matches)
     }
 
     /// The job row `id` (a full id): the job, and the migration when its state was a legacy

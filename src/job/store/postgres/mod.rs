@@ -223,14 +223,7 @@ impl PostgresStore {
             .map(|r| r.get::<_, String>(0))
             .take_while(|m| m.starts_with(id))
             .collect();
-        match matches.len() {
-            0 => Err(JobStoreError::NotFound { id: id.to_string() }),
-            1 => Ok(matches.into_iter().next().unwrap_or_default()),
-            _ => Err(JobStoreError::Ambiguous {
-                id: id.to_string(),
-                matches,
-            }),
-        }
+        rows::one_of(id, matches)
     }
 
     /// The job row `id` (a full id), locked for the transaction when `lock`: the job, and the
