@@ -16,6 +16,7 @@ mod open;
 mod postgres;
 pub(crate) mod rows;
 mod runners;
+mod sessions;
 mod sqlite;
 #[cfg(test)]
 mod tests;
@@ -27,6 +28,7 @@ pub use location::{PgUrl, StoreLocation};
 pub use open::open;
 pub use postgres::{Migrated, PostgresStore};
 pub use runners::{RunnerBeat, RunnerRow};
+pub use sessions::{SessionEntry, SessionJournal};
 pub use sqlite::SqliteStore;
 
 use super::JobState;
@@ -194,6 +196,35 @@ pub trait JobStore: Send + Sync {
     /// lease and changes no row but the trail's (in PostgreSQL: one `INSERT … SELECT` that
     /// finds the job).
     fn record(&self, audit: &Redacted<AuditEntry>) -> Result<(), JobStoreError>;
+
+    /// Appends records of a session the step runs — its activity log, as written to disk —
+    /// to the job's session entries, if `lease` is still current; each is numbered one past
+    /// the job's last (its `seq` is assigned here). Returns the last number given (0 when
+    /// `entries` is empty: nothing is written).
+    fn add_session_entries(
+        &self,
+        lease: &Lease,
+        entries: &[Redacted<SessionEntry>],
+    ) -> Result<u64, JobStoreError>;
+
+    /// Writes a session's journal (its state file as it is now), replacing the one shipped
+    /// before, if `lease` is still current; `shipped_ms` is the store's now.
+    fn put_journal(
+        &self,
+        lease: &Lease,
+        journal: &Redacted<SessionJournal>,
+    ) -> Result<(), JobStoreError>;
+
+    /// The job's session entries numbered above `after`, oldest first, at most `limit`.
+    fn session_entries(
+        &self,
+        id: &str,
+        after: u64,
+        limit: usize,
+    ) -> Result<Vec<SessionEntry>, JobStoreError>;
+
+    /// The journals of the job's sessions, first shipped first.
+    fn journals(&self, id: &str) -> Result<Vec<SessionJournal>, JobStoreError>;
 
     /// The job's transitions, oldest first.
     fn history(&self, id: &str) -> Result<Vec<Transition>, JobStoreError>;

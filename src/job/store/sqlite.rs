@@ -5,6 +5,7 @@
 
 mod runners;
 mod schema;
+mod sessions;
 mod store;
 
 use super::rows::{self, int, uint};

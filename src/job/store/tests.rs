@@ -40,6 +40,7 @@ mod concurrency;
 mod decisions;
 pub(crate) mod postgres;
 mod rows;
+mod sessions;
 mod verbs;
 
 use super::*;

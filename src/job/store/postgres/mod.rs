@@ -19,6 +19,7 @@ mod db;
 mod notify;
 mod runners;
 pub(crate) mod schema;
+mod sessions;
 mod store;
 
 pub use schema::Migrated;

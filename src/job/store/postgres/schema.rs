@@ -14,7 +14,7 @@
 use postgres::{Client, GenericClient};
 
 /// The schema version this build writes and reads.
-pub(crate) const VERSION: i64 = 1;
+pub(crate) const VERSION: i64 = 2;
 
 /// An arbitrary key for the advisory lock migrations take, so that two `store migrate` at once
 /// apply each step once.
@@ -26,8 +26,9 @@ pub(crate) const CLAIMABLE: &str =
 
 /// Migration `n` (from 1) takes the schema from version `n - 1` to `n`.
 fn migrations() -> Vec<String> {
-    vec![format!(
-        "CREATE TABLE jobs (
+    vec![
+        format!(
+            "CREATE TABLE jobs (
             id          text PRIMARY KEY,
             state       text NOT NULL,
             data        text NOT NULL,
@@ -80,7 +81,28 @@ fn migrations() -> Vec<String> {
             beat_ms    bigint NOT NULL,
             ttl_ms     bigint NOT NULL
         );"
-    )]
+        ),
+        // 2: what a job's sessions leave in the store, so that any machine can read them
+        // (`crate::job::store::sessions`): their log records, numbered per job like the
+        // transitions, and their journals, one per session.
+        "CREATE TABLE session_entries (
+            job_id  text NOT NULL REFERENCES jobs (id),
+            seq     bigint NOT NULL,
+            session text NOT NULL,
+            data    text NOT NULL,
+            PRIMARY KEY (job_id, seq)
+        );
+        CREATE TABLE journals (
+            job_id     text NOT NULL REFERENCES jobs (id),
+            session    text NOT NULL,
+            runner     text NOT NULL,
+            first_ms   bigint NOT NULL,
+            shipped_ms bigint NOT NULL,
+            data       text NOT NULL,
+            PRIMARY KEY (job_id, session)
+        );"
+        .to_string(),
+    ]
 }
 
 /// Where the schema of a database stands.

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 /// The schema this build writes (`PRAGMA user_version`). A file with a higher one was written
 /// by a newer oneshot and is refused rather than misread.
-pub(super) const VERSION: i64 = 3;
+pub(super) const VERSION: i64 = 4;
 
 /// How long a write waits for another process's write to end before giving up: long enough
 /// for any single store operation, short enough that a stuck holder is reported.
@@ -84,6 +84,25 @@ const RUNNERS: &str = "CREATE TABLE runners (
             started_ms INTEGER NOT NULL,
             beat_ms    INTEGER NOT NULL,
             ttl_ms     INTEGER NOT NULL
+        );";
+
+/// Version 4 adds what a job's sessions leave in the store (`super::super::sessions`): their
+/// log records, numbered per job, and their journals, one per session.
+const SESSIONS: &str = "CREATE TABLE session_entries (
+            job_id  TEXT NOT NULL REFERENCES jobs (id),
+            seq     INTEGER NOT NULL,
+            session TEXT NOT NULL,
+            data    TEXT NOT NULL,
+            PRIMARY KEY (job_id, seq)
+        );
+        CREATE TABLE journals (
+            job_id     TEXT NOT NULL REFERENCES jobs (id),
+            session    TEXT NOT NULL,
+            runner     TEXT NOT NULL,
+            first_ms   INTEGER NOT NULL,
+            shipped_ms INTEGER NOT NULL,
+            data       TEXT NOT NULL,
+            PRIMARY KEY (job_id, session)
         );";
 
 /// Why a file cannot be used as a job store, besides SQLite's own errors.
@@ -218,6 +237,9 @@ pub(super) fn open(path: &Path) -> Result<Connection, Refusal> {
     }
     if version < 3 {
         tx.execute_batch(RUNNERS)?;
+    }
+    if version < 4 {
+        tx.execute_batch(SESSIONS)?;
     }
     if version < VERSION {
         tx.execute_batch(&format!("PRAGMA user_version = {VERSION}"))?;

@@ -430,6 +430,35 @@ impl JobStore for SqliteStore {
         self.forget_runner(runner)
     }
 
+    fn add_session_entries(
+        &self,
+        lease: &Lease,
+        entries: &[Redacted<crate::job::store::SessionEntry>],
+    ) -> Result<u64, JobStoreError> {
+        self.push_entries(lease, entries)
+    }
+
+    fn put_journal(
+        &self,
+        lease: &Lease,
+        journal: &Redacted<crate::job::store::SessionJournal>,
+    ) -> Result<(), JobStoreError> {
+        self.put_journal_row(lease, journal)
+    }
+
+    fn session_entries(
+        &self,
+        id: &str,
+        after: u64,
+        limit: usize,
+    ) -> Result<Vec<crate::job::store::SessionEntry>, JobStoreError> {
+        self.entries_after(id, after, limit)
+    }
+
+    fn journals(&self, id: &str) -> Result<Vec<crate::job::store::SessionJournal>, JobStoreError> {
+        self.journal_rows(id)
+    }
+
     fn runners(&self) -> Result<Vec<crate::job::store::RunnerRow>, JobStoreError> {
         self.runner_rows()
     }

@@ -61,7 +61,7 @@ fn a_version_1_store_gains_the_decisions_table_when_opened() {
     {
         // As a build before decision records left it.
         let c = rusqlite::Connection::open(&path).unwrap();
-        c.execute_batch("DROP TABLE decisions; DROP TABLE runners; PRAGMA user_version = 1;")
+        c.execute_batch("DROP TABLE decisions; DROP TABLE runners; DROP TABLE session_entries; DROP TABLE journals; PRAGMA user_version = 1;")
             .unwrap();
     }
     let s = SqliteStore::open(&path).unwrap();
@@ -71,6 +71,6 @@ fn a_version_1_store_gains_the_decisions_table_when_opened() {
     let v: i64 = c
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .unwrap();
-    assert_eq!(v, 3, "brought up to the current version");
+    assert_eq!(v, 4, "brought up to the current version");
     assert!(s.runners().unwrap().is_empty());
 }

@@ -28,14 +28,56 @@ fn a_new_database_is_refused_until_migrated_and_migrating_twice_is_nothing() {
     let e = PostgresStore::connect(&url).unwrap_err().to_string();
     assert!(e.contains("oneshot store migrate"), "{e}");
     let m = PostgresStore::migrate(&url).unwrap();
-    assert_eq!((m.from, m.to), (0, 1));
+    let current = crate::job::store::postgres::schema::VERSION;
+    assert_eq!((m.from, m.to), (0, current));
     let m = PostgresStore::migrate(&url).unwrap();
-    assert_eq!((m.from, m.to), (1, 1));
+    assert_eq!((m.from, m.to), (current, current));
     let s = PostgresStore::connect(&url).unwrap();
     // The database's clock: within a few seconds of this machine's.
     let db = s.now_ms().unwrap() as i64;
     let here = SystemClock.now_ms() as i64;
     assert!((db - here).abs() < 5_000, "{db} vs {here}");
+}
+
+/// A store a version-1 build made (no session tables): refused with the command to run, then
+/// `migrate` brings it up, keeping its jobs, and its sessions' records can be written.
+#[test]
+fn a_version_1_store_is_refused_then_migrated_keeping_its_jobs() {
+    let Some(url) = pg_server::fresh_database() else {
+        return;
+    };
+    let url = PgUrl::parse(&url).unwrap();
+    PostgresStore::migrate(&url).unwrap();
+    add(
+        &PostgresStore::connect(&url).unwrap(),
+        "job-11110000",
+        JobState::Pending,
+        1,
+    );
+    {
+        let mut c = url.config.connect(::postgres::NoTls).unwrap();
+        c.batch_execute(
+            "DROP TABLE session_entries; DROP TABLE journals;
+             DELETE FROM oneshot_schema WHERE version > 1;",
+        )
+        .unwrap();
+    }
+    let e = PostgresStore::connect(&url).unwrap_err().to_string();
+    assert!(
+        e.contains("schema is version 1") && e.contains("oneshot store migrate"),
+        "{e}"
+    );
+    let m = PostgresStore::migrate(&url).unwrap();
+    assert_eq!(m.from, 1);
+    let s = PostgresStore::connect(&url).unwrap();
+    assert_eq!(s.get("job-11110000").unwrap().state(), JobState::Pending);
+    let c = s.claim("r1", None, TTL).unwrap().unwrap();
+    let e = crate::job::store::SessionEntry {
+        seq: 0,
+        session: "s".into(),
+        record: serde_json::json!({"type": "x"}),
+    };
+    assert_eq!(s.add_session_entries(&c.lease, &[sealed(&e)]).unwrap(), 1);
 }
 
 #[test]

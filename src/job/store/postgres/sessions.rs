@@ -1,0 +1,119 @@
+//! What a job's sessions leave in the PostgreSQL store (`crate::job::store::sessions`).
+
+use super::{PostgresStore, number};
+use crate::job::store::rows::{self, int};
+use crate::job::store::{JobStoreError, Lease, SessionEntry, SessionJournal};
+use crate::redact::Redacted;
+
+impl PostgresStore {
+    /// One transaction, three round trips whatever the batch: the lease check (which locks
+    /// the job's row, serializing its numbering), the last number, one `INSERT … unnest`.
+    pub(super) fn push_entries(
+        &self,
+        lease: &Lease,
+        entries: &[Redacted<SessionEntry>],
+    ) -> Result<u64, JobStoreError> {
+        if entries.is_empty() {
+            return Ok(0);
+        }
+        self.write(|tx| {
+            self.holds(tx, lease)?;
+            let first = self.next_number(tx, "session_entries", "seq", &lease.job)?;
+            let mut sessions = Vec::with_capacity(entries.len());
+            let mut data = Vec::with_capacity(entries.len());
+            for (i, e) in entries.iter().enumerate() {
+                let e = e.get();
+                let stored = SessionEntry {
+                    seq: number(first + i as i64),
+                    ..e.clone()
+                };
+                sessions.push(e.session.clone());
+                data.push(rows::to_json(&lease.job, &stored)?);
+            }
+            tx.execute(
+                "INSERT INTO session_entries (job_id, seq, session, data)
+                 SELECT $1, $2 + t.n - 1, t.session, t.data
+                 FROM unnest($3::text[], $4::text[]) WITH ORDINALITY AS t(session, data, n)",
+                &[&lease.job, &first, &sessions, &data],
+            )
+            .map_err(|e| self.db(&e))?;
+            Ok(number(first + entries.len() as i64 - 1))
+        })
+    }
+
+    pub(super) fn put_journal_row(
+        &self,
+        lease: &Lease,
+        journal: &Redacted<SessionJournal>,
+    ) -> Result<(), JobStoreError> {
+        let j = journal.get();
+        self.write(|tx| {
+            self.holds(tx, lease)?;
+            let now = self.now(tx)?;
+            let stored = SessionJournal {
+                shipped_ms: number(now),
+                ..j.clone()
+            };
+            tx.execute(
+                "INSERT INTO journals (job_id, session, runner, first_ms, shipped_ms, data)
+                 VALUES ($1, $2, $3, $4, $4, $5)
+                 ON CONFLICT (job_id, session)
+                 DO UPDATE SET runner = $3, shipped_ms = $4, data = $5",
+                &[
+                    &lease.job,
+                    &j.session,
+                    &j.runner,
+                    &now,
+                    &rows::to_json(&lease.job, &stored)?,
+                ],
+            )
+            .map_err(|e| self.db(&e))?;
+            Ok(())
+        })
+    }
+
+    pub(super) fn entries_after(
+        &self,
+        id: &str,
+        after: u64,
+        limit: usize,
+    ) -> Result<Vec<SessionEntry>, JobStoreError> {
+        self.with(|c| {
+            let id = self.resolve(c, id)?;
+            let found = c
+                .query(
+                    "SELECT seq, data FROM session_entries WHERE job_id = $1 AND seq > $2
+                     ORDER BY seq LIMIT $3",
+                    &[&id, &int(after), &i64::try_from(limit).unwrap_or(i64::MAX)],
+                )
+                .map_err(|e| self.db(&e))?;
+            found
+                .iter()
+                .map(|r| {
+                    let (n, d): (i64, String) = (r.get(0), r.get(1));
+                    let e: SessionEntry = rows::record(&self.shown, &id, "session_entries", &d)?;
+                    Ok(SessionEntry {
+                        seq: number(n),
+                        ..e
+                    })
+                })
+                .collect()
+        })
+    }
+
+    pub(super) fn journal_rows(&self, id: &str) -> Result<Vec<SessionJournal>, JobStoreError> {
+        self.with(|c| {
+            let id = self.resolve(c, id)?;
+            let found = c
+                .query(
+                    "SELECT data FROM journals WHERE job_id = $1 ORDER BY first_ms, session",
+                    &[&id],
+                )
+                .map_err(|e| self.db(&e))?;
+            found
+                .iter()
+                .map(|r| rows::record(&self.shown, &id, "journals", &r.get::<_, String>(0)))
+                .collect()
+        })
+    }
+}

@@ -1,0 +1,45 @@
+//! What a job's sessions leave in the job store, so that any machine can read them: each
+//! session's activity log, record by record, and its journal (the state file). The runner
+//! that runs a session ships both as the session runs (`crate::job::runner`'s shipper); `job
+//! log`, `job show` and a runner that recovers the job on another machine read them back.
+//!
+//! Entries are numbered per job (1, 2, …) inside the transaction that holds the job's row,
+//! like its transitions: a reader paging them by number never skips one.
+
+use serde::{Deserialize, Serialize};
+
+/// One record of a session's activity log (`oneshot-log.json`), as its runner shipped it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionEntry {
+    /// Its number among the job's session entries, gap-free from 1; assigned by the store
+    /// (0 in what a runner hands it).
+    #[serde(default)]
+    pub seq: u64,
+    /// The session the record is of.
+    pub session: String,
+    /// The record, as the log file holds it (a blob's text is its own record, before the
+    /// record that refers to it).
+    pub record: serde_json::Value,
+}
+
+/// A session's journal — its state file (`oneshot.json`) — as last shipped.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionJournal {
+    /// The session.
+    pub session: String,
+    /// The runner that ran it (`<host>-<pid>-<nonce>-<n>`).
+    pub runner: String,
+    /// When it was shipped (ms since the epoch, the store's clock); assigned by the store.
+    #[serde(default)]
+    pub shipped_ms: u64,
+    /// The state file's JSON.
+    pub state: serde_json::Value,
+}
+
+impl SessionJournal {
+    /// The session's state, read from the journal the way `oneshot status` reads a state file.
+    pub fn session(&self) -> Result<crate::session::Session, String> {
+        serde_json::from_value(self.state.clone())
+            .map_err(|e| format!("session {}'s journal in the store: {e}", self.session))
+    }
+}
