@@ -227,6 +227,13 @@ Examples:
   oneshot job show job-1a2b3c4d
   oneshot job show job-1a2b --json | jq '.artifacts[-1].diff_stat'";
 
+/// `oneshot job log --help`.
+pub const JOB_LOG: &str = "\
+Examples:
+  oneshot job log job-1a2b3c4d              # what its sessions did, from any machine
+  oneshot job log job-1a2b --follow         # watch it run, until the job rests
+  oneshot job log job-1a2b --json | jq -c 'select(.record.type == \"state\")'";
+
 /// `oneshot job diff --help`.
 pub const JOB_DIFF: &str = "\
 Examples:

@@ -24,27 +24,12 @@ const PIPED_WIDTH: usize = 200;
 pub fn log(store: &Store, id: Option<&str>, follow: bool, json: bool, raw: bool) -> Result<i32> {
     let dir = session_or_latest(store, id, "show the latest session's log")?;
     let path = dir.log_path();
-    let mut decoder = Decoder::default();
-    let mut lines = Lines::new(raw, dir.id());
-    let mut print = |records: &[Value], warnings: &[String]| {
-        for w in warnings {
-            errln!("oneshot: warning: {w}");
-        }
-        for r in records {
-            if json {
-                outln!("{r}");
-                continue;
-            }
-            match decoder.decode(r.clone()) {
-                Ok((record, _)) => {
-                    for line in lines.render(&record) {
-                        outln!("{line}");
-                    }
-                }
-                Err(e) => errln!("oneshot: warning: {e}"),
-            }
-        }
-    };
+    let see_raw = format!(
+        "`oneshot log {} --raw` shows them",
+        super::term::short_id(dir.id())
+    );
+    let mut printer = Printer::new(raw, json, see_raw);
+    let mut print = |records: &[Value], warnings: &[String]| printer.print(records, warnings);
     if !follow {
         let all = read_log(&path)?;
         print(&all.records, &all.warnings);
@@ -79,6 +64,51 @@ fn finished(dir: &SessionDir) -> bool {
     !holder_alive(&dir.lock_path())
 }
 
+/// Prints a session's log records for people — or, with `json`, as they are — decoding blobs
+/// as it goes: what `oneshot log` and `oneshot job log` share. One per session's log.
+pub(crate) struct Printer {
+    decoder: Decoder,
+    lines: Lines,
+    json: bool,
+}
+
+impl Printer {
+    /// A printer; `see_raw` names the command that shows what a burst of stderr left out.
+    pub(crate) fn new(raw: bool, json: bool, see_raw: String) -> Printer {
+        Printer {
+            decoder: Decoder::default(),
+            lines: Lines::new(raw, see_raw),
+            json,
+        }
+    }
+
+    /// Prints `records` in order, after the `warnings` a read gave.
+    pub(crate) fn print(&mut self, records: &[Value], warnings: &[String]) {
+        for w in warnings {
+            errln!("oneshot: warning: {w}");
+        }
+        for r in records {
+            if self.json {
+                outln!("{r}");
+                continue;
+            }
+            self.print_one(r);
+        }
+    }
+
+    /// Prints one record for people (never as JSON).
+    pub(crate) fn print_one(&mut self, r: &Value) {
+        match self.decoder.decode(r.clone()) {
+            Ok((record, _)) => {
+                for line in self.lines.render(&record) {
+                    outln!("{line}");
+                }
+            }
+            Err(e) => errln!("oneshot: warning: {e}"),
+        }
+    }
+}
+
 /// Turns records into lines, reading each agent run's stdout into its account as it goes.
 struct Lines {
     raw: bool,
@@ -92,7 +122,7 @@ struct Lines {
 }
 
 impl Lines {
-    fn new(raw: bool, id: &str) -> Lines {
+    fn new(raw: bool, see_raw: String) -> Lines {
         let terminal = std::io::stdout().is_terminal();
         let width = if terminal {
             terminal_size::terminal_size().map_or(100, |(w, _)| usize::from(w.0))
@@ -105,10 +135,7 @@ impl Lines {
             width,
             readers: [None, None],
             burst: StderrBurst::default(),
-            see_raw: format!(
-                "`oneshot log {} --raw` shows them",
-                super::term::short_id(id)
-            ),
+            see_raw,
         }
     }
 

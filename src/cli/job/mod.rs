@@ -5,6 +5,7 @@
 mod cleanup;
 mod create;
 mod land;
+mod log;
 mod progress;
 mod replay;
 mod resolver;
@@ -109,6 +110,10 @@ pub enum JobCommand {
     /// Show a job: spec, state, lease, history, artifacts, audit trail, diff stat.
     #[command(after_help = examples::JOB_SHOW)]
     Show(show::ShowArgs),
+    /// The activity logs of the job's sessions, from the store: what each agent did, the
+    /// transitions, the decisions — the same on any machine (--follow to watch it run).
+    #[command(after_help = examples::JOB_LOG)]
+    Log(log::LogArgs),
     /// Print the full patch of a job's work (base to workspace, uncommitted changes too).
     #[command(after_help = examples::JOB_DIFF)]
     Diff(IdArg),
@@ -176,6 +181,7 @@ pub fn run(
         JobCommand::Run(a) => run::run(&cx, a, signals),
         JobCommand::List(a) => show::list(&cx, a),
         JobCommand::Show(a) => show::show(&cx, a),
+        JobCommand::Log(a) => log::log(&cx, a),
         JobCommand::Diff(a) => show::diff(&cx, &a.id),
         JobCommand::Audit(a) => show::audit(&cx, a),
         JobCommand::Runners(a) => runners::runners(&cx, a),

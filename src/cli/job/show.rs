@@ -8,7 +8,7 @@ use anyhow::{Context, Result};
 use clap::Args;
 use oneshot::job::overlap::{self, Overlap};
 use oneshot::job::record::AuditEntry;
-use oneshot::job::store::ListFilter;
+use oneshot::job::store::{ListFilter, SessionJournal};
 use oneshot::job::workspace;
 use oneshot::job::{JobReason, JobState};
 use serde_json::{Value, json};
@@ -148,6 +148,7 @@ pub fn show(cx: &Cx, a: ShowArgs) -> Result<i32> {
     let artifacts = store.artifacts(&job.id).map_err(err)?;
     let audit = store.audit(Some(&job.id)).map_err(err)?;
     let lease = store.lease(&job.id).map_err(err)?;
+    let journals = store.journals(&job.id).map_err(err)?;
     // Live by the store's clock, as a claim judges it.
     let now = store.now_ms().unwrap_or_else(|_| now_ms());
     let live = lease.as_ref().filter(|l| l.until_ms > now);
@@ -175,6 +176,7 @@ pub fn show(cx: &Cx, a: ShowArgs) -> Result<i32> {
             "artifacts": artifacts,
             "audit": audit,
             "overlaps": overlaps,
+            "sessions": journals.iter().map(session_json).collect::<Vec<_>>(),
         });
         // One object, pretty-printed like every single-object `--json` (docs/json.md).
         outln!("{}", serde_json::to_string_pretty(&v)?);
@@ -256,7 +258,7 @@ pub fn show(cx: &Cx, a: ShowArgs) -> Result<i32> {
         }
     }
     if let Some(sid) = &job.session() {
-        outln!("  session:  {sid}   (`oneshot log {sid}`)");
+        outln!("  session:  {sid}   (`oneshot job log {}`)", job.id);
     }
     outln!("\nHistory:");
     for t in &history {
@@ -274,6 +276,15 @@ pub fn show(cx: &Cx, a: ShowArgs) -> Result<i32> {
                 wrap::wrap(&format!("{head}  "), &format!("({r})"), 6, width)
             ),
             None => outln!("{head}"),
+        }
+    }
+    if !journals.is_empty() {
+        outln!(
+            "\nSessions (from the store; `oneshot job log {}` shows what they did):",
+            job.id
+        );
+        for j in &journals {
+            outln!("  {}", session_line(j));
         }
     }
     if !artifacts.is_empty() {
@@ -317,6 +328,39 @@ pub fn show(cx: &Cx, a: ShowArgs) -> Result<i32> {
         }
     }
     Ok(exit::OK)
+}
+
+/// A session of the job as its journal in the store has it, on one line: its state,
+/// iteration, the runner that ran it, when it was last shipped.
+fn session_line(j: &SessionJournal) -> String {
+    match j.session() {
+        Ok(s) => format!(
+            "{}  {}  iteration {}/{}  on {}  (as of {})",
+            j.session,
+            s.state(),
+            s.iteration,
+            s.max_iterations,
+            j.runner,
+            rfc3339(j.shipped_ms)
+        ),
+        Err(e) => format!(
+            "{}  on {}  (its journal does not read: {e})",
+            j.session, j.runner
+        ),
+    }
+}
+
+/// A session of the job for `job show --json` (docs/json.md).
+fn session_json(j: &SessionJournal) -> serde_json::Value {
+    let s = j.session().ok();
+    json!({
+        "session": j.session,
+        "runner": j.runner,
+        "shipped_at": crate::cli::show::rfc3339(j.shipped_ms),
+        "state": s.as_ref().map(|s| s.state().to_string()),
+        "iteration": s.as_ref().map(|s| s.iteration),
+        "max_iterations": s.as_ref().map(|s| s.max_iterations),
+    })
 }
 
 /// `N files changed, +A -D` of a patch, counted from its lines.

@@ -80,7 +80,14 @@ impl Stop {
 pub(super) async fn drive(store: Arc<dyn JobStore>, claim: Claim, opts: &RunnerOptions) -> StepEnd {
     let policy = JobPolicy::new(&claim.job.spec);
     let mut judge = policy.judge();
-    let mut hands = RealHands::new(opts, &policy);
+    let redactor = crate::job::redactor(claim.job.spec.policy.as_deref());
+    let mut hands = RealHands::new(
+        opts,
+        &policy,
+        Arc::clone(&store),
+        claim.lease.clone(),
+        redactor,
+    );
     step_loop(store, claim, opts, &mut hands, &mut judge).await
 }
 

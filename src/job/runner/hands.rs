@@ -5,11 +5,15 @@
 
 use super::RunnerOptions;
 use super::session;
+use super::ship::{self, Shipper};
 use crate::engine::{Engine, Interrupt};
 use crate::job::record::{Author, Job, Workspace};
 use crate::job::step::{HarvestFacts, RunnerEvent};
+use crate::job::store::{JobStore, Lease};
 use crate::job::workspace;
 use crate::redact::Redacted;
+use crate::redact::Redactor;
+use std::sync::Arc;
 
 /// The effects of a step that touch the world, each answered with what happened.
 #[allow(async_fn_in_trait)] // Used on one thread, by the runner's own loop: never `Send`.
@@ -59,15 +63,41 @@ pub(super) struct RealHands<'a> {
     /// The step's policy, shared with its judge: the panel's hooks ask the same copy.
     policy: &'a session::JobPolicy,
     engine: Option<Engine>,
+    /// Where the sessions' records are shipped, under the step's lease, through the job's
+    /// redactor.
+    store: Arc<dyn JobStore>,
+    lease: Lease,
+    redactor: Arc<Redactor>,
 }
 
 impl<'a> RealHands<'a> {
-    pub(super) fn new(opts: &'a RunnerOptions, policy: &'a session::JobPolicy) -> RealHands<'a> {
+    pub(super) fn new(
+        opts: &'a RunnerOptions,
+        policy: &'a session::JobPolicy,
+        store: Arc<dyn JobStore>,
+        lease: Lease,
+        redactor: Arc<Redactor>,
+    ) -> RealHands<'a> {
         RealHands {
             opts,
             policy,
             engine: None,
+            store,
+            lease,
+            redactor,
         }
+    }
+
+    /// A shipper of session `id`'s records into the job store.
+    fn shipper(&self, id: &str) -> Shipper {
+        Shipper::new(
+            Arc::clone(&self.store),
+            self.lease.clone(),
+            Arc::clone(&self.redactor),
+            &self.opts.runner,
+            &self.opts.state_dir,
+            id,
+        )
     }
 }
 
@@ -106,23 +136,35 @@ impl Hands for RealHands<'_> {
     }
 
     async fn run_session(&mut self, job: &str) -> RunnerEvent {
-        match self.engine.as_mut() {
-            Some(engine) => {
-                let ended = session::run(job, engine, self.opts).await;
+        let shipper = self.engine.as_ref().map(|e| self.shipper(e.id()));
+        match (self.engine.as_mut(), shipper) {
+            (Some(engine), Some(shipper)) => {
+                let ended = ship::alongside(session::run(job, engine, self.opts), shipper).await;
                 self.engine = None;
                 ended
             }
-            None => session::never_made(),
+            _ => session::never_made(),
         }
     }
 
     async fn inspect(&mut self, session: Option<String>) -> RunnerEvent {
         let dir = self.opts.state_dir.clone();
-        off_thread(move || session::inspect(session.as_deref(), &dir)).await
+        let found = {
+            let session = session.clone();
+            off_thread(move || session::inspect(session.as_deref(), &dir)).await
+        };
+        // A session found here may have ended before its runner shipped all of it.
+        if let (Some(id), RunnerEvent::Inspected(crate::job::step::Found::Session(_))) =
+            (&session, &found)
+        {
+            ship::once(self.shipper(id)).await;
+        }
+        found
     }
 
     async fn read_session(&mut self, id: String) -> RunnerEvent {
         let dir = self.opts.state_dir.clone();
+        ship::once(self.shipper(&id)).await;
         off_thread(move || session::read_end(&id, &dir)).await
     }
 

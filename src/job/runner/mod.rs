@@ -17,6 +17,7 @@ mod drive;
 mod hands;
 mod panel;
 mod session;
+mod ship;
 #[cfg(test)]
 mod tests;
 

@@ -223,6 +223,10 @@ pub trait JobStore: Send + Sync {
         limit: usize,
     ) -> Result<Vec<SessionEntry>, JobStoreError>;
 
+    /// Where the shipment of session `session`'s log stands: the highest
+    /// [`SessionEntry::log_end`] of its entries in job `id`, 0 when none was shipped.
+    fn shipped_to(&self, id: &str, session: &str) -> Result<u64, JobStoreError>;
+
     /// The journals of the job's sessions, first shipped first.
     fn journals(&self, id: &str) -> Result<Vec<SessionJournal>, JobStoreError>;
 

@@ -20,6 +20,10 @@ pub struct SessionEntry {
     /// The record, as the log file holds it (a blob's text is its own record, before the
     /// record that refers to it).
     pub record: serde_json::Value,
+    /// The byte offset just past the record's line in the session's log file: where the
+    /// next shipment of the session's log starts ([`super::JobStore::shipped_to`]), so a
+    /// runner that ships again after a crash sends no line twice.
+    pub log_end: u64,
 }
 
 /// A session's journal — its state file (`oneshot.json`) — as last shipped.

@@ -90,6 +90,7 @@ fn migrations() -> Vec<String> {
             seq     bigint NOT NULL,
             session text NOT NULL,
             data    text NOT NULL,
+            log_end bigint NOT NULL,
             PRIMARY KEY (job_id, seq)
         );
         CREATE TABLE journals (

@@ -21,6 +21,7 @@ impl PostgresStore {
             let first = self.next_number(tx, "session_entries", "seq", &lease.job)?;
             let mut sessions = Vec::with_capacity(entries.len());
             let mut data = Vec::with_capacity(entries.len());
+            let mut ends = Vec::with_capacity(entries.len());
             for (i, e) in entries.iter().enumerate() {
                 let e = e.get();
                 let stored = SessionEntry {
@@ -28,13 +29,15 @@ impl PostgresStore {
                     ..e.clone()
                 };
                 sessions.push(e.session.clone());
+                ends.push(int(e.log_end));
                 data.push(rows::to_json(&lease.job, &stored)?);
             }
             tx.execute(
-                "INSERT INTO session_entries (job_id, seq, session, data)
-                 SELECT $1, $2 + t.n - 1, t.session, t.data
-                 FROM unnest($3::text[], $4::text[]) WITH ORDINALITY AS t(session, data, n)",
-                &[&lease.job, &first, &sessions, &data],
+                "INSERT INTO session_entries (job_id, seq, session, data, log_end)
+                 SELECT $1, $2 + t.n - 1, t.session, t.data, t.log_end
+                 FROM unnest($3::text[], $4::text[], $5::bigint[])
+                     WITH ORDINALITY AS t(session, data, log_end, n)",
+                &[&lease.job, &first, &sessions, &data, &ends],
             )
             .map_err(|e| self.db(&e))?;
             Ok(number(first + entries.len() as i64 - 1))
@@ -98,6 +101,21 @@ impl PostgresStore {
                     })
                 })
                 .collect()
+        })
+    }
+
+    pub(super) fn shipped_to_row(&self, id: &str, session: &str) -> Result<u64, JobStoreError> {
+        self.with(|c| {
+            let id = self.resolve(c, id)?;
+            let end: i64 = c
+                .query_one(
+                    "SELECT COALESCE(MAX(log_end), 0)::bigint FROM session_entries
+                     WHERE job_id = $1 AND session = $2",
+                    &[&id, &session],
+                )
+                .map_err(|e| self.db(&e))?
+                .get(0);
+            Ok(number(end))
         })
     }
 

@@ -93,6 +93,7 @@ const SESSIONS: &str = "CREATE TABLE session_entries (
             seq     INTEGER NOT NULL,
             session TEXT NOT NULL,
             data    TEXT NOT NULL,
+            log_end INTEGER NOT NULL,
             PRIMARY KEY (job_id, seq)
         );
         CREATE TABLE journals (

@@ -20,8 +20,8 @@ impl SqliteStore {
             let mut seq = self.next_number(tx, "session_entries", "seq", &lease.job)?;
             let mut insert = tx
                 .prepare(
-                    "INSERT INTO session_entries (job_id, seq, session, data)
-                     VALUES (?1, ?2, ?3, ?4)",
+                    "INSERT INTO session_entries (job_id, seq, session, data, log_end)
+                     VALUES (?1, ?2, ?3, ?4, ?5)",
                 )
                 .map_err(|e| self.db(e))?;
             for e in entries {
@@ -32,7 +32,8 @@ impl SqliteStore {
                         lease.job,
                         int(seq),
                         e.session,
-                        rows::to_json(&lease.job, &stored)?
+                        rows::to_json(&lease.job, &stored)?,
+                        int(e.log_end)
                     ])
                     .map_err(|e| self.db(e))?;
                 seq += 1;
@@ -100,6 +101,20 @@ impl SqliteStore {
                 Ok(SessionEntry { seq: uint(*n), ..e })
             })
             .collect()
+    }
+
+    pub(super) fn shipped_to_row(&self, id: &str, session: &str) -> Result<u64, JobStoreError> {
+        let conn = self.conn();
+        let id = self.resolve(&conn, id)?;
+        let end: i64 = conn
+            .query_row(
+                "SELECT COALESCE(MAX(log_end), 0) FROM session_entries
+                 WHERE job_id = ?1 AND session = ?2",
+                params![id, session],
+                |r| r.get(0),
+            )
+            .map_err(|e| self.db(e))?;
+        Ok(uint(end))
     }
 
     pub(super) fn journal_rows(&self, id: &str) -> Result<Vec<SessionJournal>, JobStoreError> {

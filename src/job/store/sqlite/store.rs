@@ -455,6 +455,10 @@ impl JobStore for SqliteStore {
         self.entries_after(id, after, limit)
     }
 
+    fn shipped_to(&self, id: &str, session: &str) -> Result<u64, JobStoreError> {
+        self.shipped_to_row(id, session)
+    }
+
     fn journals(&self, id: &str) -> Result<Vec<crate::job::store::SessionJournal>, JobStoreError> {
         self.journal_rows(id)
     }

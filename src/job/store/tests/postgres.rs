@@ -76,6 +76,7 @@ fn a_version_1_store_is_refused_then_migrated_keeping_its_jobs() {
         seq: 0,
         session: "s".into(),
         record: serde_json::json!({"type": "x"}),
+        log_end: 10,
     };
     assert_eq!(s.add_session_entries(&c.lease, &[sealed(&e)]).unwrap(), 1);
 }

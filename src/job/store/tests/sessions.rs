@@ -14,6 +14,7 @@ fn line(session: &str, n: u64) -> Redacted<SessionEntry> {
         seq: 0,
         session: session.to_string(),
         record: serde_json::json!({"type": "activity", "n": n, "text": "key sk-ant-api03-abcdefghijklmnopqrstuv"}),
+        log_end: n * 100,
     })
 }
 
@@ -66,6 +67,10 @@ fn session_entries_are_numbered_per_job_under_the_lease_and_paged(s: &dyn JobSto
         .collect();
     assert_eq!(page, [3, 4]);
     assert!(s.session_entries("job-00000001", 5, 10).unwrap().is_empty());
+    // How far each session's log was shipped.
+    assert_eq!(s.shipped_to("job-00000001", "s-1").unwrap(), 300);
+    assert_eq!(s.shipped_to("job-00000001", "s-2").unwrap(), 500);
+    assert_eq!(s.shipped_to("job-00000001", "s-404").unwrap(), 0);
     // By prefix, as every read.
     assert!(matches!(
         s.session_entries("job-0000000", 0, 10),
