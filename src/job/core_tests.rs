@@ -291,6 +291,37 @@ fn recovery_harvests_a_session_that_had_ended_and_resumes_one_that_had_not() {
         fx.last(),
         Some(JobEffect::Execute { resume: None, .. })
     ));
+    // Run on another machine: a fresh conversation, told what the earlier one last said, and
+    // the history says so.
+    let mut core = recovering();
+    let fx = core
+        .step(
+            1,
+            RunnerEvent::Inspected(Found::Elsewhere {
+                session: "s9".into(),
+                runner: "other-host-7-ab12-0".into(),
+                account: "made half of it".into(),
+            }),
+            &mut judge,
+        )
+        .unwrap();
+    let Some(JobEffect::Execute {
+        resume: None,
+        prompt,
+    }) = fx.last()
+    else {
+        panic!("{fx:?}")
+    };
+    assert!(
+        prompt.contains("another machine") && prompt.contains("made half of it"),
+        "{prompt}"
+    );
+    assert_eq!(core.job.state(), JobState::Executing);
+    let said = core.job.reason_words().unwrap_or_default();
+    assert!(
+        said.contains("s9") && said.contains("other-host-7-ab12-0") && said.contains("fresh"),
+        "{said}"
+    );
     let mut core = recovering();
     core.step(
         1,
@@ -345,6 +376,11 @@ fn any_event() -> impl Strategy<Value = JobEvent> {
         any_session_state().prop_map(|s| RunnerEvent::SessionEnded(end(s))),
         any_session_state().prop_map(|s| RunnerEvent::Inspected(Found::Session(end(s)))),
         Just(RunnerEvent::Inspected(Found::Nothing)),
+        Just(RunnerEvent::Inspected(Found::Elsewhere {
+            session: "s3".into(),
+            runner: "r9".into(),
+            account: String::new(),
+        })),
         Just(RunnerEvent::Harvested(facts())),
         any::<bool>().prop_map(|o| RunnerEvent::HarvestFailed {
             reason: "x".into(),

@@ -81,6 +81,17 @@ pub enum Found {
     /// The session, as it rests now (its end, should it have ended before its runner could
     /// say so).
     Session(SessionEnd),
+    /// It is not on this machine, but the store holds its journal: it ran on another
+    /// machine, whose runner stopped (the conversation stayed there). A fresh session starts
+    /// with what the store holds.
+    Elsewhere {
+        /// The session.
+        session: String,
+        /// The runner that ran it.
+        runner: String,
+        /// What the session's worker last said, as its journal in the store has it.
+        account: String,
+    },
     /// It is there but cannot be read.
     Unreadable {
         /// Why.

@@ -52,6 +52,14 @@ pub enum JobReason {
         /// The session.
         session: String,
     },
+    /// Recovery found the session only in the store: it ran on another machine, whose
+    /// runner stopped; a fresh conversation starts from what the store holds.
+    FreshConversation {
+        /// The session that ran elsewhere.
+        session: String,
+        /// The runner that ran it.
+        runner: String,
+    },
     /// Recovery found the session had ended; its end is harvested.
     HadEnded {
         /// The session.
@@ -115,6 +123,12 @@ impl fmt::Display for JobReason {
             }
             JobReason::NewSession => f.write_str("starting a new session"),
             JobReason::Continuing { session } => write!(f, "continuing session {session}"),
+            JobReason::FreshConversation { session, runner } => write!(
+                f,
+                "session {session} ran on another machine (runner {runner}), and its \
+                 conversation stayed there: a fresh session starts from what the store holds \
+                 (the job's branch, its history, the earlier session's records)"
+            ),
             JobReason::HadEnded { session } => {
                 write!(f, "session {session} had ended; its end is harvested")
             }

@@ -210,6 +210,19 @@ impl Step {
                 });
                 fx
             }
+            Found::Elsewhere {
+                session,
+                runner,
+                account,
+            } => {
+                let why = JobReason::FreshConversation { session, runner };
+                let mut fx = self.go(now, JobTrigger::Recovered, Some(why));
+                fx.push(JobEffect::Execute {
+                    prompt: continued(&self.job, &account),
+                    resume: None,
+                });
+                fx
+            }
             Found::Session(end) if !end.transient() => {
                 let why = JobReason::HadEnded {
                     session: end.session.clone(),
@@ -556,6 +569,24 @@ pub fn approval_job(job: &Job) -> ApprovalJob {
         no_progress_limit: job.spec.limits.no_progress,
         inputs: job.spec.inputs.clone(),
     }
+}
+
+/// The prompt of a fresh session that takes over from one that ran on another machine: the
+/// job's prompt, then what the earlier attempt last said and that its work is already in the
+/// workspace (the job's branch as the other runner pushed it).
+pub fn continued(job: &Job, account: &str) -> String {
+    let mut p = prompt(job);
+    let said = if account.trim().is_empty() {
+        "(nothing recorded)"
+    } else {
+        account.trim()
+    };
+    p.push_str(&format!(
+        "\n\nEARLIER ATTEMPT: an earlier attempt at this task ran on another machine, which \
+         stopped before it finished. Its committed work is already in this workspace. What it \
+         last said: {said}\nINSTRUCTION: Continue the task from where it stopped."
+    ));
+    p
 }
 
 /// The worker's first prompt for a step: the task, the inputs, and a reject's feedback as

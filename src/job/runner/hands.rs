@@ -4,11 +4,12 @@
 //! turns one [`crate::job::step::JobEffect`] into the [`RunnerEvent`] the core is told next.
 
 use super::RunnerOptions;
+use super::drive;
 use super::session;
 use super::ship::{self, Shipper};
 use crate::engine::{Engine, Interrupt};
 use crate::job::record::{Author, Job, Workspace};
-use crate::job::step::{HarvestFacts, RunnerEvent};
+use crate::job::step::{Found, HarvestFacts, RunnerEvent};
 use crate::job::store::{JobStore, Lease};
 use crate::job::workspace;
 use crate::redact::Redacted;
@@ -153,13 +154,21 @@ impl Hands for RealHands<'_> {
             let session = session.clone();
             off_thread(move || session::inspect(session.as_deref(), &dir)).await
         };
-        // A session found here may have ended before its runner shipped all of it.
-        if let (Some(id), RunnerEvent::Inspected(crate::job::step::Found::Session(_))) =
-            (&session, &found)
-        {
-            ship::once(self.shipper(id)).await;
+        match (&session, found) {
+            // A session found here may have ended before its runner shipped all of it.
+            (Some(id), found @ RunnerEvent::Inspected(Found::Session(_))) => {
+                ship::once(self.shipper(id)).await;
+                found
+            }
+            // Not on this machine: another machine's runner may have run it.
+            (Some(id), RunnerEvent::Inspected(Found::Nothing)) => {
+                let (job, id) = (self.lease.job.clone(), id.clone());
+                RunnerEvent::Inspected(
+                    drive::off_loop(&self.store, move |s| elsewhere(s, &job, &id)).await,
+                )
+            }
+            (_, found) => found,
         }
-        found
     }
 
     async fn read_session(&mut self, id: String) -> RunnerEvent {
@@ -201,6 +210,32 @@ impl Hands for RealHands<'_> {
         RunnerEvent::Audited(
             super::panel::audit(job, ws, panel, &self.opts.state_dir, policy).await,
         )
+    }
+}
+
+/// What the store holds of session `id` of job `job`, which this machine does not have: its
+/// journal, when another machine's runner shipped it (else nothing: it never started).
+fn elsewhere(store: &dyn JobStore, job: &str, id: &str) -> Found {
+    match store.journals(job) {
+        Ok(journals) => match journals.into_iter().find(|j| j.session == id) {
+            Some(j) => {
+                let account = j
+                    .session()
+                    .map(|s| session::final_message(&s.worker_output))
+                    .unwrap_or_default();
+                Found::Elsewhere {
+                    session: j.session,
+                    runner: j.runner,
+                    account,
+                }
+            }
+            None => Found::Nothing,
+        },
+        Err(e) => Found::Unreadable {
+            reason: format!(
+                "session {id} is not on this machine, and the store could not say where it ran: {e}"
+            ),
+        },
     }
 }
 

@@ -255,11 +255,6 @@ pub(super) fn read_end(id: &str, state_dir: &Path) -> RunnerEvent {
 fn end_of(s: &Session) -> SessionEnd {
     let state = s.state();
     let verdict = s.last_verdict.as_ref();
-    let out = &s.worker_output;
-    let mut cut = out.len().saturating_sub(FINAL_MESSAGE);
-    while !out.is_char_boundary(cut) {
-        cut += 1;
-    }
     SessionEnd {
         session: s.id.clone(),
         outcome: SessionOutcome::Ended(state),
@@ -267,8 +262,17 @@ fn end_of(s: &Session) -> SessionEnd {
         verdict: verdict.map(|v| verdict_word(v.verdict).to_string()),
         confidence: verdict.and_then(|v| v.confidence),
         findings: verdict.map(|v| v.open_criteria.clone()).unwrap_or_default(),
-        final_message: out[cut..].trim().to_string(),
+        final_message: final_message(&s.worker_output),
     }
+}
+
+/// The end of the worker's output, as much as an artifact keeps.
+pub(super) fn final_message(out: &str) -> String {
+    let mut cut = out.len().saturating_sub(FINAL_MESSAGE);
+    while !out.is_char_boundary(cut) {
+        cut += 1;
+    }
+    out[cut..].trim().to_string()
 }
 
 /// A session that could not start: nothing to retry, a human must look.
