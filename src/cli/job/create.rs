@@ -161,7 +161,6 @@ pub fn run(cx: &Cx, a: CreateArgs) -> Result<i32> {
         PolicyHost::load(p, PolicyOptions::default())
             .with_context(|| format!("create the job: {from} {}", p.display()))?;
     }
-    let mut spec = spec;
     let id = oneshot::job::new_id();
     let made_base = match (&kind, &spec.base) {
         (workspace::SourceKind::Git { root }, None) if !a.from_head && remote.is_none() => {
@@ -294,9 +293,7 @@ fn create(cx: &Cx, a: &CreateArgs, id: &str, spec: JobSpec) -> Result<()> {
     let created = oneshot::job::create(&*store, id, spec, &how).map_err(|e| match e {
         CreateError::SecretInCommand { .. }
         | CreateError::SecretInRemote { .. }
-        | CreateError::EmptyTask => {
-            usage(format!("create the job: {e}"))
-        }
+        | CreateError::EmptyTask => usage(format!("create the job: {e}")),
         CreateError::Store(e) => store_error("create the job", e),
         e => anyhow::Error::new(e).context("create the job"),
     })?;
@@ -397,7 +394,9 @@ fn spec(
 /// may run from anywhere); a URL holding a password refused before anything prints it.
 fn remote_of(url: &str) -> Result<String> {
     if url.trim().is_empty() {
-        return Err(usage("create the job: --remote is empty: give a git URL or path"));
+        return Err(usage(
+            "create the job: --remote is empty: give a git URL or path",
+        ));
     }
     if workspace::holds_secret(url) {
         return Err(usage(format!(
@@ -429,13 +428,15 @@ fn remote_base(url: &str, base: Option<&str>) -> Result<String> {
     workspace::check_remote(url, base).map_err(failed)?;
     match base {
         Some(b) => Ok(b.to_owned()),
-        None => workspace::default_branch(url).map_err(failed)?.ok_or_else(|| {
-            usage(format!(
-                "create the job: --remote {}: it has no default branch (an empty repository?): \
+        None => workspace::default_branch(url)
+            .map_err(failed)?
+            .ok_or_else(|| {
+                usage(format!(
+                    "create the job: --remote {}: it has no default branch (an empty repository?): \
                  push a first commit there, or give --base BRANCH",
-                workspace::shown_url(url)
-            ))
-        }),
+                    workspace::shown_url(url)
+                ))
+            }),
     }
 }
 

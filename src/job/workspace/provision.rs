@@ -5,8 +5,8 @@
 use super::git::Git;
 use super::place::{in_the_way, make_dirs, make_root};
 use super::plain;
-use crate::job::record::Job;
 use super::{JobSpec, SourceKind, Workspace, WorkspaceError, check_job_id, check_source};
+use crate::job::record::Job;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
@@ -60,7 +60,9 @@ pub fn provision_job(job: &Job, state_dir: &Path) -> Result<Workspace, Workspace
             &job.spec,
             url,
             state_dir,
-            job.workspace.as_ref().and_then(|w| w.base_commit.as_deref()),
+            job.workspace
+                .as_ref()
+                .and_then(|w| w.base_commit.as_deref()),
         ),
         None => provision(&job.id, &job.spec, &state_dir.join("worktrees")),
     }
@@ -153,7 +155,10 @@ pub(super) fn check_out(
                         git.run(&["worktree", "prune"])?;
                     }
                     vacate(wt, job_id)?;
-                    git.cmd(&["worktree", "add", "-q"]).arg(wt).arg(branch).run()?;
+                    git.cmd(&["worktree", "add", "-q"])
+                        .arg(wt)
+                        .arg(branch)
+                        .run()?;
                 }
             }
             base

@@ -82,7 +82,10 @@ pub fn check_remote(url: &str, branch: Option<&str>) -> Result<(), WorkspaceErro
     let out = ls_remote(url, &["--heads"], &[])?;
     if let Some(b) = branch {
         let wanted = format!("refs/heads/{b}");
-        if !out.lines().any(|l| l.split('\t').nth(1) == Some(wanted.as_str())) {
+        if !out
+            .lines()
+            .any(|l| l.split('\t').nth(1) == Some(wanted.as_str()))
+        {
             return Err(WorkspaceError::RemoteUnreachable {
                 url: shown_url(url),
                 why: format!("it has no branch {b}"),
@@ -123,10 +126,12 @@ fn ls_remote(url: &str, opts: &[&str], patterns: &[&str]) -> Result<String, Work
 /// A path is given to git as it is; a relative one would be read from git's directory.
 fn url_arg(url: &str) -> String {
     let p = Path::new(url);
-    if !url.contains("://") && p.is_relative() && p.exists() {
-        if let Ok(abs) = std::fs::canonicalize(p) {
-            return abs.display().to_string();
-        }
+    if !url.contains("://")
+        && p.is_relative()
+        && p.exists()
+        && let Ok(abs) = std::fs::canonicalize(p)
+    {
+        return abs.display().to_string();
     }
     url.to_owned()
 }
@@ -220,7 +225,8 @@ impl Mirror {
         // A bare repository keeps no reflogs by default; a job branch moved by a recovery is
         // then still found in its reflog.
         git.run(&["config", "core.logAllRefUpdates", "always"])?;
-        std::fs::rename(&scratch, &self.dir).map_err(|e| WorkspaceError::io("renaming", &scratch, e))
+        std::fs::rename(&scratch, &self.dir)
+            .map_err(|e| WorkspaceError::io("renaming", &scratch, e))
     }
 
     /// Holds the mirror's lock until the returned guard is dropped: one git conversation with

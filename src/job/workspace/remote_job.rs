@@ -72,7 +72,12 @@ pub fn provision(
     if let Some(pushed) = &pushed {
         catch_up(&wt, pushed)?;
     }
-    let path = wt.join(prefix_of(spec));
+    let prefix = prefix_of(spec);
+    let path = if prefix.as_os_str().is_empty() {
+        wt
+    } else {
+        wt.join(prefix)
+    };
     make_dirs(&path, job_id)?;
     Ok(Workspace {
         path,
