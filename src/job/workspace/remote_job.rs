@@ -128,8 +128,9 @@ pub fn push_branch(ws: &Workspace) -> Result<(), WorkspaceError> {
     )
 }
 
-/// The job's patch, from any machine: the workspace's own diff ([`super::diff`]) where its
-/// worktree is here; else, for a job whose source is a remote, its branch as pushed there,
+/// The job's patch, from any machine: the workspace's own diff ([`super::diff`], uncommitted
+/// changes included) where its worktree is here — for a job whose source is a remote, under
+/// this `state_dir`; else, for a job whose source is a remote, its branch as pushed there,
 /// fetched into this machine's mirror (`<state_dir>/mirrors/`), from its base.
 pub fn diff_anywhere(
     spec: &JobSpec,
@@ -137,14 +138,20 @@ pub fn diff_anywhere(
     job_id: &str,
     state_dir: &Path,
 ) -> Result<String, WorkspaceError> {
-    if ws.path.is_dir() {
-        return super::diff(ws);
-    }
     let Some(url) = &spec.remote else {
+        if ws.path.is_dir() {
+            return super::diff(ws);
+        }
         return Err(WorkspaceError::Elsewhere {
             path: ws.path.clone(),
         });
     };
+    // A remote's job is read from its worktree only when this machine's runner made it (it
+    // is under this state directory): a path that merely exists may be another runner's, on
+    // a disk both see, and the remote has the work as pushed.
+    if ws.path.is_dir() && ws.path.starts_with(state_dir.join("worktrees")) {
+        return super::diff(ws);
+    }
     let base = super::base_of(ws)?;
     let mirror = Mirror::open(&state_dir.join("mirrors"), url)?;
     mirror.fetch()?;
