@@ -207,6 +207,11 @@ fn a_remote_job_runs_on_one_machine_and_is_diffed_and_landed_from_another() {
         "the rebased job branch was pushed with main"
     );
     assert!(m2.show(&id)["job"]["landed"].is_object());
+    // Machine 1's worktree goes: its work is on the remote.
+    let wt = m1.state_dir().join("worktrees").join(&id);
+    assert!(wt.is_dir());
+    m1.ok(&["job", "cleanup", &id]);
+    assert!(!wt.exists(), "cleanup removed {}", wt.display());
 }
 
 #[test]

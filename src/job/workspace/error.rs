@@ -183,7 +183,7 @@ pub enum WorkspaceError {
     /// last fetched it (another runner pushed: this one's work is stale), or the base branch
     /// moved on (not a fast-forward). Nothing was pushed.
     #[error(
-        "the job's remote {url} refused the push ({refused}): the branch moved there since this          machine last fetched it — another runner pushed newer work, or the base branch moved          on; nothing was pushed"
+        "the job's remote {url} refused the push ({refused}): the branch moved there since this machine last fetched it — another runner pushed newer work, or the base branch moved on; nothing was pushed"
     )]
     PushRefused {
         /// The remote's URL or path, its password masked.
@@ -193,7 +193,7 @@ pub enum WorkspaceError {
     },
     /// The job's work is on another machine and its source is no remote this one can fetch.
     #[error(
-        "the job's workspace {path} is not on this machine, and its source is not a git remote          (`job create --remote`): run this on the machine whose runner provisioned it"
+        "the job's workspace {path} is not on this machine: run this on the machine whose runner provisioned it (a job whose source is a git remote, `job create --remote`, is read from the remote where that suffices)"
     )]
     Elsewhere {
         /// The workspace, as recorded.
@@ -201,7 +201,7 @@ pub enum WorkspaceError {
     },
     /// The job's branch is not on its remote (no harvest pushed it yet).
     #[error(
-        "the job's branch {branch} is not on its remote {url} yet: no harvest has pushed it;          step the job first"
+        "the job's branch {branch} is not on its remote {url} yet: no harvest has pushed it; step the job first"
     )]
     NotPushed {
         /// The job's branch.
