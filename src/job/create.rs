@@ -45,6 +45,16 @@ pub enum CreateError {
         /// The command line as it would be stored.
         shown: String,
     },
+    /// The remote's URL holds a password or a token: the store would keep it.
+    #[error(
+        "the remote {shown} holds a password or token in its URL, which the job store would \
+         keep and every runner print; give the URL without it and let git find the \
+         credentials on each runner (a credential helper, ssh keys, ~/.netrc)"
+    )]
+    SecretInRemote {
+        /// The URL, its secret masked.
+        shown: String,
+    },
     /// The task is empty.
     #[error("the task is empty")]
     EmptyTask,
@@ -85,16 +95,31 @@ pub fn create(
     if spec.task.trim().is_empty() {
         return Err(CreateError::EmptyTask);
     }
+    if let Some(url) = &spec.remote
+        && super::workspace::holds_secret(url)
+    {
+        return Err(CreateError::SecretInRemote {
+            shown: super::workspace::shown_url(url),
+        });
+    }
     let (mut spec, redacted) = without_secrets(spec)?;
     if spec.author.is_none() {
-        spec.author = Some(author_of(&spec.source, &how.actor));
+        // A remote's job is asked for where it is made: the git identity configured here.
+        let here = std::path::Path::new(".");
+        let at = if spec.remote.is_some() {
+            here
+        } else {
+            &spec.source
+        };
+        spec.author = Some(author_of(at, &how.actor));
     }
     // Named from the task as stored: a secret never ends up in a branch name. A plain
-    // directory's copy has no branch of the job's.
-    let git = matches!(
-        super::workspace::check_source(&spec),
-        Ok(super::workspace::SourceKind::Git { .. })
-    );
+    // directory's copy has no branch of the job's; a remote is a git repository.
+    let git = spec.remote.is_some()
+        || matches!(
+            super::workspace::check_source(&spec),
+            Ok(super::workspace::SourceKind::Git { .. })
+        );
     if git {
         spec.branch = Some(branch(&spec, id));
     }

@@ -90,7 +90,25 @@ pub fn land_with(
     store: &dyn JobStore,
     id: &str,
     giving: &Giving,
+    resolver: Option<&mut dyn Resolver>,
+) -> Result<Land, LandError> {
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let state_dir = crate::store::default_state_dir(&cwd, |k| std::env::var_os(k))
+        .unwrap_or_else(|| cwd.join(".oneshot"));
+    land_in(store, id, giving, resolver, &state_dir)
+}
+
+/// [`land_with`] from the machine whose state directory is `state_dir`: a job whose source
+/// is a git remote is landed through this machine's mirror of it (`<state_dir>/mirrors/`),
+/// rebased in a scratch worktree there, and the remote's base branch and the job's branch
+/// pushed in one atomic push that refuses a base that moved meanwhile
+/// ([`Landing::start`]).
+pub fn land_in(
+    store: &dyn JobStore,
+    id: &str,
+    giving: &Giving,
     mut resolver: Option<&mut dyn Resolver>,
+    state_dir: &std::path::Path,
 ) -> Result<Land, LandError> {
     let job = store.get(id).map_err(GiveError::from)?;
     let cx = VerbContext {
@@ -126,7 +144,7 @@ pub fn land_with(
         id: job.id.clone(),
         source: Box::new(source),
     };
-    let landing = Landing::start(&job.spec, ws).map_err(ws_error)?;
+    let landing = Landing::start(&job.spec, ws, &job.id, state_dir).map_err(ws_error)?;
     let mut rebase = landing.rebase().map_err(ws_error)?;
     let mut rounds = 0;
     while let (Rebase::Conflicted(files), Some(r)) = (&rebase, resolver.as_deref_mut()) {

@@ -110,13 +110,23 @@ pub fn changed(store: &dyn JobStore) -> Result<Vec<Changed>, JobStoreError> {
         if job.landed.is_some() {
             continue;
         }
-        let source = job.spec.source.clone();
+        // A remote's job names its repository by the remote (its `source` is a directory
+        // inside it, the same `.` for every remote).
+        let source = match &job.spec.remote {
+            Some(url) => std::path::PathBuf::from(url),
+            None => job.spec.source.clone(),
+        };
         let repo = repos
             .entry(source.clone())
-            .or_insert_with(|| match workspace::check_source(&job.spec) {
-                Ok(SourceKind::Git { root }) => root,
-                // A plain directory, or a source gone since: its own path is all there is.
-                _ => source,
+            .or_insert_with(|| {
+                if job.spec.remote.is_some() {
+                    return source;
+                }
+                match workspace::check_source(&job.spec) {
+                    Ok(SourceKind::Git { root }) => root,
+                    // A plain directory, or a source gone since: its own path is all there is.
+                    _ => source,
+                }
             })
             .clone();
         out.push(Changed {

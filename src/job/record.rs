@@ -40,8 +40,16 @@ pub struct JobSpec {
     /// The task: the worker's first prompt.
     pub task: String,
     /// The directory the job works on: a git repository (the job gets a worktree of it on a
-    /// branch of its own) or a plain directory (the job works on a copy).
+    /// branch of its own) or a plain directory (the job works on a copy). For a job whose
+    /// source is a git remote ([`JobSpec::remote`]) it is the directory inside the repository
+    /// the agents work in, relative to its top (`.` for the top).
     pub source: PathBuf,
+    /// The git remote the job's source is (a URL, or a path every runner can reach, such as a
+    /// bare repository), as given to `job create --remote`: each runner provisions from a
+    /// mirror of it and pushes the job's branch back, so the job is bound to no runner's disk.
+    /// `None`: `source` is a directory of the machine that runs the job.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remote: Option<String>,
     /// The git revision the job's branch starts from (default: `HEAD` at provisioning).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub base: Option<String>,
@@ -273,6 +281,7 @@ impl JobSpec {
         JobSpec {
             task: task.into(),
             source: source.into(),
+            remote: None,
             base: None,
             worker: worker.into(),
             auditor: auditor.into(),

@@ -25,9 +25,21 @@ pub struct CreateArgs {
     /// its own (oneshot/<words of the task>-<short id>); a plain directory is copied. The oneshot.toml at or above
     /// it (the project the job works on, not the current directory) gives worker, worker-cmd,
     /// auditor, auditor-cmd and policy where no flag does.
+    /// With --remote: the directory inside the repository the agents work in, relative to its
+    /// top.
     #[arg(long, value_name = "DIR", default_value = ".")]
     pub source: PathBuf,
-    /// The git revision the job's branch starts from [default: HEAD when the step starts].
+    /// The job's source is this git remote — a URL (https://, ssh://, git@host:path) or a path
+    /// every runner can reach (a bare repository on a shared disk) — not a directory of this
+    /// machine: each runner provisions from its own mirror of it (<state dir>/mirrors/) and
+    /// pushes the job's branch there at each harvest, so `job diff` and `job land` work from
+    /// any machine. Checked now (`git ls-remote`); a password or token in the URL is refused
+    /// (use a credential helper or ssh keys).
+    #[arg(long, value_name = "URL|PATH", conflicts_with_all = ["include_uncommitted", "from_head"])]
+    pub remote: Option<String>,
+    /// The git revision the job's branch starts from [default: HEAD when the step starts];
+    /// with --remote, a branch of the remote, where `job land` puts the work [default: the
+    /// remote's default branch].
     #[arg(long, value_name = "REV", conflicts_with_all = ["include_uncommitted", "from_head"])]
     pub base: Option<String>,
     /// Start the job from the source's uncommitted changes (edits, staged changes, untracked
@@ -97,8 +109,17 @@ pub struct CreateArgs {
 
 /// `job create`.
 pub fn run(cx: &Cx, a: CreateArgs) -> Result<i32> {
-    // Absolute paths: runners may run from anywhere.
-    let source = absolute(&a.source, "--source")?;
+    let remote = a.remote.as_deref().map(remote_of).transpose()?;
+    // Absolute paths: runners may run from anywhere. A remote's job names a directory inside
+    // the repository instead, and reads its settings where it is made.
+    let source = match &remote {
+        Some(_) => inside(&a.source)?,
+        None => absolute(&a.source, "--source")?,
+    };
+    let settings_at = match &remote {
+        Some(_) => std::env::current_dir().context("create the job: the current directory")?,
+        None => source.clone(),
+    };
     let mut settings = settings::resolve(
         &settings::Flags {
             worker: a.worker.as_deref(),
@@ -109,31 +130,40 @@ pub fn run(cx: &Cx, a: CreateArgs) -> Result<i32> {
             check: &a.check,
             namer: a.namer.as_deref(),
         },
-        &source,
+        &settings_at,
     )?;
     let namer = settings
         .namer
         .as_ref()
         .map(|n| (n.value.clone(), n.from.clone()));
     let files = std::mem::take(&mut settings.files);
-    let (spec, policy_from) = spec(&a, source, settings)?;
-    let kind = workspace::check_source(&spec).map_err(|e| {
-        usage(format!(
-            "create the job: --source {}: {e}",
-            a.source.display()
-        ))
-    })?;
-    if let Some(rev) = &spec.base {
+    let (mut spec, policy_from) = spec(&a, source, settings)?;
+    let kind = match &remote {
+        Some(url) => {
+            spec.base = Some(remote_base(url, spec.base.as_deref())?);
+            spec.remote = Some(url.clone());
+            // A git repository, though not on this machine: named like one, never copied.
+            workspace::SourceKind::Git {
+                root: PathBuf::new(),
+            }
+        }
+        None => workspace::check_source(&spec).map_err(|e| {
+            usage(format!(
+                "create the job: --source {}: {e}",
+                a.source.display()
+            ))
+        })?,
+    };
+    if let (Some(rev), None) = (&spec.base, &remote) {
         check_base(&kind, &spec.source, rev)?;
     }
     if let (Some(p), Some(from)) = (&spec.policy, &policy_from) {
         PolicyHost::load(p, PolicyOptions::default())
             .with_context(|| format!("create the job: {from} {}", p.display()))?;
     }
-    let mut spec = spec;
     let id = oneshot::job::new_id();
     let made_base = match (&kind, &spec.base) {
-        (workspace::SourceKind::Git { root }, None) if !a.from_head => {
+        (workspace::SourceKind::Git { root }, None) if !a.from_head && remote.is_none() => {
             uncommitted_base(&id, root, &spec.source, a.include_uncommitted)?
         }
         _ => None,
@@ -261,9 +291,9 @@ fn create(cx: &Cx, a: &CreateArgs, id: &str, spec: JobSpec) -> Result<()> {
         now_ms: now_ms(),
     };
     let created = oneshot::job::create(&*store, id, spec, &how).map_err(|e| match e {
-        CreateError::SecretInCommand { .. } | CreateError::EmptyTask => {
-            usage(format!("create the job: {e}"))
-        }
+        CreateError::SecretInCommand { .. }
+        | CreateError::SecretInRemote { .. }
+        | CreateError::EmptyTask => usage(format!("create the job: {e}")),
         CreateError::Store(e) => store_error("create the job", e),
         e => anyhow::Error::new(e).context("create the job"),
     })?;
@@ -335,6 +365,8 @@ fn spec(
     let spec = JobSpec {
         task,
         source,
+        // Set by `run` once the remote answered.
+        remote: None,
         base: a.base.clone(),
         worker: settings.worker.value,
         auditor: settings.auditor.value,
@@ -356,6 +388,80 @@ fn spec(
         nickname: None,
     };
     Ok((spec, policy_from))
+}
+
+/// `--remote URL|PATH` as the spec keeps it: a path that exists here made absolute (runners
+/// may run from anywhere); a URL holding a password refused before anything prints it.
+fn remote_of(url: &str) -> Result<String> {
+    if url.trim().is_empty() {
+        return Err(usage(
+            "create the job: --remote is empty: give a git URL or path",
+        ));
+    }
+    if workspace::holds_secret(url) {
+        return Err(usage(format!(
+            "create the job: --remote {}: the URL holds a password or token, which the job \
+             store would keep; give it without one and let git find the credentials on each \
+             runner (a credential helper, ssh keys, ~/.netrc)",
+            workspace::shown_url(url)
+        )));
+    }
+    let path = Path::new(url);
+    if !url.contains("://") && path.exists() {
+        return Ok(std::fs::canonicalize(path)
+            .with_context(|| format!("create the job: --remote {url}"))?
+            .display()
+            .to_string());
+    }
+    Ok(url.to_owned())
+}
+
+/// The base branch of a remote's job: `--base`, which the remote must have, else the
+/// remote's default branch; asked of the remote now, so a bad URL is refused at the terminal.
+fn remote_base(url: &str, base: Option<&str>) -> Result<String> {
+    let failed = |e: workspace::WorkspaceError| {
+        anyhow::Error::new(e).context(format!(
+            "create the job: --remote {}",
+            workspace::shown_url(url)
+        ))
+    };
+    workspace::check_remote(url, base).map_err(failed)?;
+    match base {
+        Some(b) => Ok(b.to_owned()),
+        None => workspace::default_branch(url)
+            .map_err(failed)?
+            .ok_or_else(|| {
+                usage(format!(
+                    "create the job: --remote {}: it has no default branch (an empty repository?): \
+                 push a first commit there, or give --base BRANCH",
+                    workspace::shown_url(url)
+                ))
+            }),
+    }
+}
+
+/// `--source DIR` of a remote's job: a directory inside the repository, relative to its top.
+fn inside(p: &Path) -> Result<PathBuf> {
+    use std::path::Component;
+    let fine = p
+        .components()
+        .all(|c| matches!(c, Component::Normal(_) | Component::CurDir));
+    if !fine {
+        return Err(usage(format!(
+            "create the job: --source {}: with --remote it names a directory inside the \
+             repository, relative to its top (`.`, `crates/core`), without `..`",
+            p.display()
+        )));
+    }
+    let inside: PathBuf = p
+        .components()
+        .filter(|c| matches!(c, Component::Normal(_)))
+        .collect();
+    Ok(if inside.as_os_str().is_empty() {
+        PathBuf::from(".")
+    } else {
+        inside
+    })
 }
 
 /// `p` made absolute (runners may run from anywhere); `what` names where it was given.

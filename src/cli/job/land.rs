@@ -159,7 +159,7 @@ fn land_one(
         }
     };
     let resolver = resolver.as_mut().map(|r| r as &mut dyn landing::Resolver);
-    match landing::land_with(store, id, &giving(), resolver) {
+    match landing::land_in(store, id, &giving(), resolver, &cx.state_dir) {
         Ok(Land::Landed(job)) => {
             let landed = job.landed.as_ref();
             if json {

@@ -322,7 +322,7 @@ pub fn show(cx: &Cx, a: ShowArgs) -> Result<i32> {
         }
     }
     if let Some(ws) = &job.workspace {
-        match workspace::diff(ws) {
+        match workspace::diff_anywhere(&job.spec, ws, &job.id, &cx.state_dir) {
             Ok(patch) => outln!("\nDiff: {}", diff_stat(&patch)),
             Err(e) => outln!("\nDiff: (not readable: {e})"),
         }
@@ -396,7 +396,10 @@ pub fn diff(cx: &Cx, id: &str) -> Result<i32> {
             job.state()
         )));
     };
-    let patch = workspace::diff(ws).with_context(|| format!("diff {}", job.id))?;
+    // From any machine: a remote's job whose worktree is elsewhere is read from its pushed
+    // branch, fetched into this machine's mirror.
+    let patch = workspace::diff_anywhere(&job.spec, ws, &job.id, &cx.state_dir)
+        .with_context(|| format!("diff {}", job.id))?;
     out!("{patch}");
     Ok(exit::OK)
 }

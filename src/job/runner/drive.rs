@@ -169,7 +169,15 @@ pub(crate) async fn step_loop<H: Hands>(
                     tokio::time::sleep(after).await;
                     Flight::Done
                 }),
-                None => carry(effect, &core, &mut *hands, &store, &lease, &redactor),
+                None => carry(
+                    effect,
+                    &core,
+                    &mut *hands,
+                    &store,
+                    &lease,
+                    &redactor,
+                    opts.lease_ttl.as_millis() as u64,
+                ),
             };
             let mut flight = flight;
             loop {
@@ -335,6 +343,7 @@ fn carry<'a, H: Hands>(
     store: &'a Arc<dyn JobStore>,
     lease: &'a Lease,
     redactor: &'a crate::redact::Redactor,
+    ttl_ms: u64,
 ) -> Pin<Box<dyn Future<Output = Flight> + 'a>> {
     let job = &core.job;
     match effect {
@@ -372,6 +381,14 @@ fn carry<'a, H: Hands>(
             Box::pin(async move { Flight::Event(hands.read_session(id).await) })
         }
         JobEffect::Harvest { message } => Box::pin(async move {
+            // A harvest commits, and pushes a remote's branch: a runner that lost the job
+            // (stopped past its lease, then woke) must find out before, not at its next
+            // heartbeat — its late push would be refused anyway, but it would make the
+            // runner that holds the job now fetch again.
+            let l = lease.clone();
+            if let Err(e) = off_loop(store, move |s| s.heartbeat(&l, ttl_ms)).await {
+                return Flight::Stop(Stop::from_store(&e));
+            }
             let author = job.spec.author.clone();
             let message = redactor.text(&message);
             Flight::Event(hands.harvest(workspace_of(job), message, author).await)

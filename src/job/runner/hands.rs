@@ -44,8 +44,8 @@ pub(crate) trait Hands {
     /// Reads how session `id` rests: `SessionEnded`.
     async fn read_session(&mut self, id: String) -> RunnerEvent;
 
-    /// Commits and measures the workspace's changes, as `author` when known: `Harvested` or
-    /// `HarvestFailed`.
+    /// Commits and measures the workspace's changes, as `author` when known, and pushes the
+    /// job's branch when its source is a remote: `Harvested` or `HarvestFailed`.
     async fn harvest(
         &mut self,
         ws: Workspace,
@@ -104,11 +104,12 @@ impl<'a> RealHands<'a> {
 
 impl Hands for RealHands<'_> {
     async fn provision(&mut self, job: &Job) -> RunnerEvent {
-        let id = job.id.clone();
-        let spec = job.spec.clone();
-        let root = self.opts.state_dir.join("worktrees");
+        let job = job.clone();
+        let state_dir = self.opts.state_dir.clone();
+        // A job whose source is a remote is provisioned from this machine's mirror of it,
+        // from the base its first provisioning recorded (`workspace::provision_job`).
         let made =
-            tokio::task::spawn_blocking(move || workspace::provision(&id, &spec, &root)).await;
+            tokio::task::spawn_blocking(move || workspace::provision_job(&job, &state_dir)).await;
         match made {
             Ok(Ok(ws)) => RunnerEvent::Provisioned(ws),
             Ok(Err(e)) => RunnerEvent::ProvisionFailed {

@@ -66,15 +66,32 @@ fn cleanup_git(
     branch: &str,
     discard: bool,
 ) -> Result<Cleanup, WorkspaceError> {
-    let SourceKind::Git { root: repo } = check_source(spec)? else {
-        return Err(WorkspaceError::SourceNotRepo {
-            path: spec.source.clone(),
-        });
+    let (repo, depth) = if spec.remote.is_some() {
+        // A remote's job: its worktree is one of this machine's mirror, found from it.
+        let mirror = match ws.path.is_dir() {
+            true => super::remote::Mirror::of(&ws.path)?,
+            false => None,
+        };
+        let Some(mirror) = mirror else {
+            return Err(WorkspaceError::Elsewhere {
+                path: ws.path.clone(),
+            });
+        };
+        (
+            mirror.dir,
+            super::remote::prefix_of(spec).components().count(),
+        )
+    } else {
+        let SourceKind::Git { root: repo } = check_source(spec)? else {
+            return Err(WorkspaceError::SourceNotRepo {
+                path: spec.source.clone(),
+            });
+        };
+        // The workspace path is the source's subdirectory inside the worktree; walk back up.
+        let prefix = Git::new(&spec.source).run(&["rev-parse", "--show-prefix"])?;
+        (repo, Path::new(prefix.trim()).components().count())
     };
     let git = Git::new(&repo);
-    // The workspace path is the source's subdirectory inside the worktree; walk back up.
-    let prefix = Git::new(&spec.source).run(&["rev-parse", "--show-prefix"])?;
-    let depth = Path::new(prefix.trim()).components().count();
     let wt = ws
         .path
         .ancestors()
@@ -161,9 +178,15 @@ fn unsaved_commits(
     if let Some(base) = base {
         cmd = cmd.arg(base);
     }
-    // The source's HEAD counts unless it is the job's branch itself.
+    // The source's HEAD counts unless it is the job's branch itself, or unborn (a remote's
+    // mirror has no branch of its own checked out).
     let current = git.cmd(&["symbolic-ref", "-q", "HEAD"]).spawn()?;
-    if current.stdout.trim() != branch_ref {
+    let born = git
+        .cmd(&["rev-parse", "--verify", "--quiet", "HEAD"])
+        .spawn()?
+        .code
+        == Some(0);
+    if born && current.stdout.trim() != branch_ref {
         cmd = cmd.arg("HEAD");
     }
     // `--branches` matches its exclusions against names without `refs/heads/`.

@@ -169,6 +169,46 @@ pub enum WorkspaceError {
         /// Some of the changed files.
         files: String,
     },
+    /// The job's remote does not answer (or lacks the branch asked for).
+    #[error("the job's remote {url} cannot be used: {why}; {fix}")]
+    RemoteUnreachable {
+        /// The remote's URL or path, its password masked.
+        url: String,
+        /// What git said, or what is missing.
+        why: String,
+        /// What to do.
+        fix: String,
+    },
+    /// A push to the job's remote was refused: a job branch moved there since this machine
+    /// last fetched it (another runner pushed: this one's work is stale), or the base branch
+    /// moved on (not a fast-forward). Nothing was pushed.
+    #[error(
+        "the job's remote {url} refused the push ({refused}): the branch moved there since this machine last fetched it — another runner pushed newer work, or the base branch moved on; nothing was pushed"
+    )]
+    PushRefused {
+        /// The remote's URL or path, its password masked.
+        url: String,
+        /// Git's words for each refused ref.
+        refused: String,
+    },
+    /// The job's work is on another machine and its source is no remote this one can fetch.
+    #[error(
+        "the job's workspace {path} is not on this machine: run this on the machine whose runner provisioned it (a job whose source is a git remote, `job create --remote`, is read from the remote where that suffices)"
+    )]
+    Elsewhere {
+        /// The workspace, as recorded.
+        path: PathBuf,
+    },
+    /// The job's branch is not on its remote (no harvest pushed it yet).
+    #[error(
+        "the job's branch {branch} is not on its remote {url} yet: no harvest has pushed it; step the job first"
+    )]
+    NotPushed {
+        /// The job's branch.
+        branch: String,
+        /// The remote, its password masked.
+        url: String,
+    },
     /// A file operation failed.
     #[error("{action} {path}: {source}")]
     Io {

@@ -12,6 +12,7 @@
 use super::git::Git;
 use super::provision::worktree_of;
 use super::pull_request::pull_request;
+use super::remote::{Mirror, shown_url};
 use super::{JobSpec, SourceKind, Workspace, WorkspaceError, check_source};
 use crate::job::land::{LandFailure, LandTarget, short};
 use std::path::{Path, PathBuf};
@@ -44,6 +45,16 @@ enum Kind {
     },
     /// A plain directory: copy the changed files back.
     Plain { source: PathBuf, base: String },
+    /// The job's source is a git remote: the job's pushed branch is rebased in a worktree of
+    /// this machine's mirror, then the remote's base `branch` (at `from`) and the job's branch
+    /// (at `tip`) are pushed in one atomic, leased push.
+    Mirror {
+        mirror: PathBuf,
+        url: String,
+        branch: String,
+        from: String,
+        tip: String,
+    },
 }
 
 /// How a rebase went.
@@ -64,8 +75,78 @@ pub enum Rebase {
 impl Landing {
     /// Looks at the job's workspace and its source and finds where the work goes, fetching
     /// the base from the source's remote when its base branch tracks one. Changes nothing but
-    /// the remote-tracking ref.
-    pub fn start(spec: &JobSpec, ws: &Workspace) -> Result<Landing, WorkspaceError> {
+    /// the remote-tracking ref. Job `job_id` is landed from this machine, whose state
+    /// directory is `state_dir`: for a job whose source is a git remote, the remote is fetched into this
+    /// machine's mirror (`<state_dir>/mirrors/`) and the job's branch, as pushed there, is
+    /// checked out detached in a worktree of its own (`<state_dir>/worktrees/<job-id>-land`,
+    /// made afresh by each land) for the rebase and the checks.
+    pub fn start(
+        spec: &JobSpec,
+        ws: &Workspace,
+        job_id: &str,
+        state_dir: &Path,
+    ) -> Result<Landing, WorkspaceError> {
+        let Some(url) = &spec.remote else {
+            return Landing::start_local(spec, ws);
+        };
+        super::check_job_id(job_id)?;
+        let mirror = Mirror::open(&state_dir.join("mirrors"), url)?;
+        mirror.fetch()?;
+        let branch = ws.branch.clone().unwrap_or_else(|| spec.branch_of(job_id));
+        let tip = mirror
+            .remote_branch(&branch)?
+            .ok_or_else(|| WorkspaceError::NotPushed {
+                branch: branch.clone(),
+                url: shown_url(url),
+            })?;
+        let Some(base) = ws.base_branch.clone().or_else(|| spec.base.clone()) else {
+            return Err(WorkspaceError::NoBaseBranch {
+                path: ws.path.clone(),
+                branch,
+            });
+        };
+        let from =
+            mirror
+                .remote_branch(&base)?
+                .ok_or_else(|| WorkspaceError::RemoteUnreachable {
+                    url: shown_url(url),
+                    why: format!("it has no branch {base} to land on any more"),
+                    fix: format!(
+                        "push {base} there again, or land the job's branch {branch} by hand"
+                    ),
+                })?;
+        let root = super::place::make_root(&state_dir.join("worktrees"), job_id)?;
+        let wt = root.join(format!("{job_id}-land"));
+        let git = mirror.git();
+        // Each land starts from the branch as pushed: what an earlier land left is removed.
+        if wt.exists() {
+            git.cmd(&["worktree", "remove", "--force"])
+                .arg(&wt)
+                .spawn()?;
+            if wt.exists() {
+                std::fs::remove_dir_all(&wt).map_err(|e| WorkspaceError::io("removing", &wt, e))?;
+            }
+        }
+        git.run(&["worktree", "prune"])?;
+        git.cmd(&["worktree", "add", "-q", "--detach"])
+            .arg(&wt)
+            .arg(&tip)
+            .run()?;
+        Ok(Landing {
+            worktree: wt,
+            branch: Some(branch),
+            onto: from.clone(),
+            kind: Kind::Mirror {
+                mirror: mirror.dir,
+                url: url.clone(),
+                branch: base,
+                from,
+                tip,
+            },
+        })
+    }
+
+    fn start_local(spec: &JobSpec, ws: &Workspace) -> Result<Landing, WorkspaceError> {
         if !ws.path.is_dir() {
             return Err(WorkspaceError::NotReady {
                 path: ws.path.clone(),
@@ -157,6 +238,9 @@ impl Landing {
                 format!("{remote}/{branch} at {}", short(&self.onto))
             }
             Kind::Plain { source, .. } => format!("{}", source.display()),
+            Kind::Mirror { url, branch, .. } => {
+                format!("{branch} of {} at {}", shown_url(url), short(&self.onto))
+            }
         }
     }
 
@@ -350,6 +434,49 @@ impl Landing {
                         pushed_ref,
                         head,
                         pull_request: pull_request(remote, url.trim(), branch, &job_branch),
+                    },
+                    commits,
+                ))
+            }
+            Kind::Mirror {
+                mirror,
+                url,
+                branch,
+                from,
+                tip,
+            } => {
+                let commits = commits(&git)?;
+                let job_branch = self.branch.clone().unwrap_or_default();
+                // One atomic push, each ref leased on what was fetched: the base only moves
+                // from `from` (a compare-and-swap; another land in between refuses this one)
+                // and the job's branch only from its pushed `tip`.
+                let mirror = Mirror {
+                    dir: mirror.clone(),
+                    url: url.clone(),
+                };
+                mirror.push(
+                    &self.worktree,
+                    &[
+                        format!("HEAD:refs/heads/{branch}"),
+                        format!("HEAD:refs/heads/{job_branch}"),
+                    ],
+                    &[
+                        (branch.clone(), Some(from.clone())),
+                        (job_branch.clone(), Some(tip.clone())),
+                    ],
+                )?;
+                // Landed: the scratch worktree has served (best effort; the next land of
+                // this job would remove it anyway).
+                let _ = mirror
+                    .git()
+                    .cmd(&["worktree", "remove", "--force"])
+                    .arg(&self.worktree)
+                    .spawn();
+                Ok((
+                    LandTarget::Branch {
+                        branch: branch.clone(),
+                        from: from.clone(),
+                        to: head,
                     },
                     commits,
                 ))

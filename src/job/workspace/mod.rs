@@ -18,6 +18,8 @@ mod place;
 mod plain;
 mod provision;
 mod pull_request;
+mod remote;
+mod remote_job;
 #[cfg(test)]
 mod tests;
 mod uncommitted;
@@ -25,7 +27,9 @@ mod uncommitted;
 pub use cleanup::{Cleanup, cleanup, cleanup_job};
 pub use error::WorkspaceError;
 pub use land::{Landing, Rebase};
-pub use provision::provision;
+pub use provision::{provision, provision_job};
+pub use remote::{check_remote, default_branch, holds_secret, shown_url};
+pub use remote_job::{diff_anywhere, push_branch};
 pub use uncommitted::{commit_uncommitted, forget_base, uncommitted};
 
 use super::record::{JobSpec, Workspace};
@@ -90,7 +94,9 @@ pub fn check_source(spec: &JobSpec) -> Result<SourceKind, WorkspaceError> {
 }
 
 /// Commits everything in the workspace (on the job's branch) and describes the change since
-/// the base. Harvesting again with nothing new commits nothing and gives the same hash.
+/// the base; for a job whose source is a git remote, then pushes the branch there
+/// ([`push_branch`]). Harvesting again with nothing new commits nothing and gives the same
+/// hash.
 pub fn harvest(
     ws: &Workspace,
     message: &crate::redact::Redacted<String>,
@@ -147,6 +153,9 @@ pub fn harvest(
         .filter(|f| !f.is_empty())
         .map(str::to_owned)
         .collect();
+    // Pushed after the commit, and again by a harvest that finds nothing new: a push that
+    // failed last time goes through now.
+    push_branch(ws)?;
     Ok(Harvested {
         commit,
         diff_hash: hex_sha256(&patch),

@@ -6,6 +6,7 @@ use super::git::Git;
 use super::place::{in_the_way, make_dirs, make_root};
 use super::plain;
 use super::{JobSpec, SourceKind, Workspace, WorkspaceError, check_job_id, check_source};
+use crate::job::record::Job;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
@@ -18,6 +19,11 @@ const ATTEMPTS: u32 = 8;
 /// directory, a copy made into a private repository. Calling it again returns the same workspace: a worktree already there
 /// is reused, and one that was deleted or pruned is added again for the existing branch.
 pub fn provision(job_id: &str, spec: &JobSpec, root: &Path) -> Result<Workspace, WorkspaceError> {
+    if let Some(url) = &spec.remote {
+        // `root` is the state dir's `worktrees/`; the mirrors are beside it.
+        let state_dir = root.parent().unwrap_or(root);
+        return super::remote_job::provision(job_id, spec, url, state_dir, None);
+    }
     check_job_id(job_id)?;
     let kind = check_source(spec)?;
     let root = make_root(root, job_id)?;
@@ -43,8 +49,27 @@ pub fn provision(job_id: &str, spec: &JobSpec, root: &Path) -> Result<Workspace,
     }
 }
 
+/// Makes (or finds again) `job`'s workspace under `state_dir` (its `worktrees/`, and for a
+/// job whose source is a git remote its `mirrors/`): [`provision`], with a remote-sourced job's
+/// base taken from its workspace record when an earlier step (on any machine) recorded one, so
+/// every machine works from the same base.
+pub fn provision_job(job: &Job, state_dir: &Path) -> Result<Workspace, WorkspaceError> {
+    match &job.spec.remote {
+        Some(url) => super::remote_job::provision(
+            &job.id,
+            &job.spec,
+            url,
+            state_dir,
+            job.workspace
+                .as_ref()
+                .and_then(|w| w.base_commit.as_deref()),
+        ),
+        None => provision(&job.id, &job.spec, &state_dir.join("worktrees")),
+    }
+}
+
 /// A growing pause with some jitter, so that racing threads do not collide again in step.
-fn backoff(attempt: u32) -> Duration {
+pub(super) fn backoff(attempt: u32) -> Duration {
     let jitter = SystemTime::now()
         .duration_since(SystemTime::UNIX_EPOCH)
         .map(|d| d.subsec_nanos() % 40)
@@ -63,33 +88,57 @@ fn provision_git(
     let prefix = Git::new(&spec.source).run(&["rev-parse", "--show-prefix"])?;
     let prefix = prefix.trim();
     let branch = spec.branch_of(job_id);
-    let branch_ref = format!("refs/heads/{branch}");
-    let base_ref = base_ref(job_id);
     let wt = root.join(job_id);
     let base_name = spec.base.as_deref().unwrap_or("HEAD");
     let base_sha = resolve(&git, base_name)?.ok_or_else(|| WorkspaceError::BadBase {
         base: base_name.to_owned(),
         repo: repo.to_owned(),
     })?;
-    let base_commit = match resolve(&git, &branch_ref)? {
+    let base_commit = check_out(&git, job_id, &branch, &base_sha, &base_sha, &wt)?;
+    let path = wt.join(prefix);
+    // The subdirectory may exist only untracked in the source: give the agents the place.
+    make_dirs(&path, job_id)?;
+    Ok(Workspace {
+        path,
+        branch: Some(branch),
+        base_commit: Some(base_commit),
+        base_branch: base_branch(&git, spec.base.as_deref())?,
+    })
+}
+
+/// Checks job `job_id`'s `branch` out at `wt` as a worktree of `git`'s repository: the branch
+/// made at `start` (recording `base_sha`, where it started from, in the job's base ref) when
+/// it does not exist yet; else found again — the worktree reused, or added again when it was
+/// deleted or pruned. Returns the job's base commit: the recorded one for an existing branch.
+pub(super) fn check_out(
+    git: &Git,
+    job_id: &str,
+    branch: &str,
+    base_sha: &str,
+    start: &str,
+    wt: &Path,
+) -> Result<String, WorkspaceError> {
+    let branch_ref = format!("refs/heads/{branch}");
+    let base_ref = base_ref(job_id);
+    Ok(match resolve(git, &branch_ref)? {
         None => {
-            vacate(&wt, job_id)?;
+            vacate(wt, job_id)?;
             // The base is recorded in a ref of its own before the branch exists, so a later
             // recovery knows where the branch started even after `HEAD` has moved on.
-            git.cmd(&["update-ref", &base_ref, &base_sha]).run()?;
-            git.cmd(&["worktree", "add", "-q", "-b", &branch])
-                .arg(&wt)
-                .arg(&base_sha)
+            git.cmd(&["update-ref", &base_ref, base_sha]).run()?;
+            git.cmd(&["worktree", "add", "-q", "-b", branch])
+                .arg(wt)
+                .arg(start)
                 .run()?;
-            base_sha
+            base_sha.to_owned()
         }
         Some(head) => {
-            let base = recorded_base(&git, &branch, &base_ref, &base_sha, &head)?;
-            match worktree_of(&git, &branch_ref)? {
-                Some(path) if same_path(&path, &wt) => {}
+            let base = recorded_base(git, branch, &base_ref, base_sha, &head)?;
+            match worktree_of(git, &branch_ref)? {
+                Some(path) if same_path(&path, wt) => {}
                 Some(path) if path.exists() => {
                     return Err(WorkspaceError::BranchConflict {
-                        branch,
+                        branch: branch.to_owned(),
                         why: format!("is checked out in another worktree, {}", path.display()),
                         fix: format!(
                             "remove that worktree (`git worktree remove {}`) if it is stale, or give the job another id",
@@ -105,24 +154,15 @@ fn provision_git(
                     if registered.is_some() {
                         git.run(&["worktree", "prune"])?;
                     }
-                    vacate(&wt, job_id)?;
+                    vacate(wt, job_id)?;
                     git.cmd(&["worktree", "add", "-q"])
-                        .arg(&wt)
-                        .arg(&branch)
+                        .arg(wt)
+                        .arg(branch)
                         .run()?;
                 }
             }
             base
         }
-    };
-    let path = wt.join(prefix);
-    // The subdirectory may exist only untracked in the source: give the agents the place.
-    make_dirs(&path, job_id)?;
-    Ok(Workspace {
-        path,
-        branch: Some(branch),
-        base_commit: Some(base_commit),
-        base_branch: base_branch(&git, spec.base.as_deref())?,
     })
 }
 
@@ -177,7 +217,7 @@ fn recorded_base(
 }
 
 /// The commit `rev` names, or `None` when it names none.
-fn resolve(git: &Git, rev: &str) -> Result<Option<String>, WorkspaceError> {
+pub(super) fn resolve(git: &Git, rev: &str) -> Result<Option<String>, WorkspaceError> {
     let out = git
         .cmd(&["rev-parse", "--verify", "--quiet", "--end-of-options"])
         .arg(format!("{rev}^{{commit}}"))

@@ -3,6 +3,7 @@
 
 mod plain;
 mod race;
+mod remote;
 
 use super::*;
 use crate::job::record::JobSpec;
@@ -55,6 +56,7 @@ fn spec(source: &Path) -> JobSpec {
     JobSpec {
         task: "test".into(),
         source: source.to_owned(),
+        remote: None,
         base: None,
         worker: "cmd:true".into(),
         auditor: "cmd:true".into(),
