@@ -1,7 +1,8 @@
-//! Leases through the real binary (issue 20, defect 8): a lease too short to outlive its own
-//! heartbeats is refused, and a runner whose lease lapsed while it still drove the step — its
-//! heartbeat stuck behind another process's write to the store — does not claim the job again
-//! from itself: the worker runs once.
+//! Leases through the real binary (issue 20, defect 8; issue 23): a lease too short to outlive
+//! its own heartbeats is refused, and a runner whose lease could not be renewed in time — its
+//! heartbeat stuck behind another process's write to the store — stops its agent (it cannot
+//! know whether another runner took the job), never claims the job back itself, and leaves it
+//! for the next runner once the lease expired.
 
 #[path = "common/job_env.rs"]
 mod job_env;
@@ -35,7 +36,7 @@ fn a_lease_shorter_than_the_minimum_is_refused_naming_it() {
 }
 
 #[test]
-fn a_runner_never_claims_back_a_step_it_holds_so_the_worker_runs_once() {
+fn a_runner_that_cannot_renew_its_lease_stops_its_agent_and_never_claims_the_job_back() {
     let env = Env::new();
     let count = env.dir.path().join("runs.txt");
     let started = env.dir.path().join("started");
@@ -79,16 +80,24 @@ fn a_runner_never_claims_back_a_step_it_holds_so_the_worker_runs_once() {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr),
     );
-    assert!(out.status.success(), "{stdout}{stderr}");
+    // It could not renew its lease in time, and cannot know whether another runner took the
+    // job meanwhile: it stopped its agent and wrote nothing more (exit 1: the step failed).
+    assert_eq!(out.status.code(), Some(1), "{stdout}{stderr}");
+    assert!(
+        format!("{stdout}{stderr}").contains("could not renew the lease"),
+        "{stdout}{stderr}"
+    );
     let runs = std::fs::read_to_string(&count).unwrap();
     assert_eq!(
         runs.lines().count(),
         1,
-        "the worker ran {runs:?}\n{stdout}{stderr}"
+        "never claimed back by the runner that held it: {runs:?}\n{stdout}{stderr}"
     );
-    assert!(stdout.contains("1 step ran:"), "{stdout}{stderr}");
+    assert_eq!(env.state(&id), "EXECUTING");
+    // Once the lease expired, the next runner recovers the job.
+    std::thread::sleep(Duration::from_millis(1200));
+    env.ok(&["job", "run", "--lease", "10s"]);
     assert_eq!(env.state(&id), "APPROVAL_REQUIRED");
-    // One step, straight through: never reclaimed, never recovered.
     let history = env.show(&id)["history"].to_string();
-    assert!(!history.contains("RECOVERING"), "{history}");
+    assert!(history.contains("RECOVERING"), "{history}");
 }

@@ -55,6 +55,7 @@ fn options(state: &Path, parallel: usize, on_note: Rc<dyn Fn(&Note)>) -> RunnerO
         on_note,
         shutdown: Default::default(),
         session_output: false,
+        wait: false,
     }
 }
 

@@ -37,7 +37,22 @@ pub(crate) fn index(stream: Stream) -> usize {
 
 /// Milliseconds since the Unix epoch, for callers that stamp lines with the real clock.
 pub fn now_ms() -> u64 {
-    std::time::SystemTime::now()
+    let real = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64)
+        .map_or(0, |d| d.as_millis() as u64);
+    real.saturating_add_signed(clock_offset_ms())
+}
+
+/// `ONESHOT_CLOCK_OFFSET` (signed ms, read once): how far this process's idea of the time
+/// is moved from the machine's — a fault injected to test what a fleet does when one
+/// machine's clock is wrong (a PostgreSQL store's leases are judged by the database's clock,
+/// so a runner whose clock runs ahead steals no live lease). 0 when unset or unreadable.
+pub fn clock_offset_ms() -> i64 {
+    static OFFSET: std::sync::OnceLock<i64> = std::sync::OnceLock::new();
+    *OFFSET.get_or_init(|| {
+        std::env::var("ONESHOT_CLOCK_OFFSET")
+            .ok()
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(0)
+    })
 }

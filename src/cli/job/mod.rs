@@ -267,7 +267,6 @@ pub(crate) fn refused(message: String) -> anyhow::Error {
     exit::refused(message)
 }
 
-/// Now, in ms since the epoch (the store's clock).
 /// `value` through the job's redactor, for a store write.
 pub(crate) fn sealed<T: serde::Serialize + serde::de::DeserializeOwned>(
     job: &oneshot::job::record::Job,
@@ -278,8 +277,9 @@ pub(crate) fn sealed<T: serde::Serialize + serde::de::DeserializeOwned>(
         .map_err(|e| anyhow::anyhow!("redact what job {} writes: {e}", job.id))
 }
 
+/// Now, in ms since the epoch, as this machine believes it (what a verb stamps its records
+/// with; whether a lease is live is the store's clock's to say).
 pub(crate) fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64)
+    use oneshot::job::store::StoreClock;
+    oneshot::job::store::SystemClock.now_ms()
 }

@@ -73,6 +73,22 @@ impl Progress {
                     event(&step_end(end));
                 }
             }
+            Note::StoreUnreachable { error, retry_in } => {
+                let message = format!(
+                    "the job store cannot be reached ({error}); trying again in {}",
+                    humantime::format_duration(*retry_in)
+                );
+                if self.json {
+                    event(&Event::Warning {
+                        job_id: "-",
+                        message: &message,
+                    });
+                } else {
+                    self.clear();
+                    errln!("oneshot: warning: {message}");
+                    self.draw();
+                }
+            }
             // A note a newer library tells: nothing this status line counts.
             _ => {}
         }

@@ -53,6 +53,11 @@ pub struct RunArgs {
     /// and a summary (docs/json.md).
     #[arg(long)]
     pub json: bool,
+    /// Keep running when nothing is left, waiting for new work (a fleet's runner; stop it with
+    /// Ctrl-C or SIGTERM); a store that cannot be reached is tried again with a growing pause
+    /// (0.5 s up to 30 s) instead of ending the run.
+    #[arg(long)]
+    pub wait: bool,
 }
 
 /// `job step [ID]`.
@@ -72,11 +77,20 @@ pub fn step(cx: &Cx, a: StepArgs, signals: Option<Signals>) -> Result<i32> {
             Some(1),
             a.lease,
             signals,
-            false,
+            Flags::default(),
         )?;
         return finish(cx, ends, true);
     }
-    let ends = drive(cx, store, None, 1, Some(1), a.lease, signals, false)?;
+    let ends = drive(
+        cx,
+        store,
+        None,
+        1,
+        Some(1),
+        a.lease,
+        signals,
+        Flags::default(),
+    )?;
     finish(cx, ends, true)
 }
 
@@ -92,7 +106,10 @@ pub fn run(cx: &Cx, a: RunArgs, signals: Option<Signals>) -> Result<i32> {
         a.max_steps,
         a.lease,
         signals,
-        a.json,
+        Flags {
+            json: a.json,
+            wait: a.wait,
+        },
     )?;
     if a.json {
         return Ok(summary(&ends));
@@ -132,8 +149,9 @@ fn drive(
     max_steps: Option<usize>,
     lease: Duration,
     signals: Signals,
-    json: bool,
+    flags: Flags,
 ) -> Result<Vec<StepEnd>> {
+    let Flags { json, wait } = flags;
     let shutdown = Shutdown::new();
     let progress = Rc::new(std::cell::RefCell::new(super::progress::Progress::new(
         cx.quiet, json,
@@ -149,6 +167,7 @@ fn drive(
         on_note: Rc::new(move |note: &Note| noted.borrow_mut().note(note)),
         shutdown: shutdown.clone(),
         session_output: false,
+        wait,
     };
     if let Some(warning) = open_files_for(parallel) {
         errln!("oneshot: warning: {warning}");
@@ -170,6 +189,15 @@ fn drive(
     drop(local);
     progress.borrow_mut().done();
     ends.context("run the job steps")
+}
+
+/// How `job run` runs, beyond its numbers.
+#[derive(Debug, Clone, Copy, Default)]
+struct Flags {
+    /// NDJSON events on stdout.
+    json: bool,
+    /// Wait for new work rather than end ([`RunnerOptions::wait`]).
+    wait: bool,
 }
 
 /// Passes SIGINT, SIGTERM and SIGHUP on to the runner: the first stops it gracefully, the next

@@ -128,6 +128,15 @@ pub(crate) async fn step_loop<H: Hands>(
     let mut beat = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
     beat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut renewal: Option<tokio::task::JoinHandle<Result<Lease, JobStoreError>>> = None;
+    // When the last renewal that went through was sent (the claim's, at first): the lease
+    // lasts a ttl from then at least. Past it less a margin, with no renewal through — the
+    // store unreachable, or this process stopped (SIGSTOP) — the lease may have lapsed and
+    // another runner may hold the job: this runner cannot know whether it was fenced, so it
+    // stops its agents then rather than let them work on.
+    let mut renewed_from = tokio::time::Instant::now();
+    let mut sent = renewed_from;
+    let margin = (opts.lease_ttl / 10).min(Duration::from_secs(1));
+    let mut lapsed = false;
     let mut halted = opts.shutdown.watch();
     let mut watching = true;
     let mut interrupt: Option<Interrupt> = None;
@@ -186,12 +195,32 @@ pub(crate) async fn step_loop<H: Hands>(
                     _ = beat.tick(), if renewal.is_none() => {
                         let (l, ttl) = (lease.clone(), opts.lease_ttl.as_millis() as u64);
                         let s = Arc::clone(&store);
+                        sent = tokio::time::Instant::now();
                         renewal = Some(tokio::task::spawn_blocking(move || s.heartbeat(&l, ttl)));
+                    }
+                    _ = tokio::time::sleep_until(renewed_from + opts.lease_ttl - margin), if !lapsed && !resting => {
+                        lapsed = true;
+                        if let Some(i) = &interrupt {
+                            i.kill();
+                        }
+                        let why = Stop::Failed(format!(
+                            "could not renew the lease on job {} for {} (the store did not \
+                             answer in time, or this runner was stopped): its lease may have \
+                             lapsed and another runner may hold the job, so its agents were \
+                             stopped and nothing more is written; once the lease expires the \
+                             next runner's claim recovers the job",
+                            lease.job,
+                            humantime::format_duration(opts.lease_ttl)
+                        ));
+                        if wait.is_some() {
+                            break Flight::Stop(why);
+                        }
+                        stop = Some(why);
                     }
                     renewed = async { renewal.as_mut().expect("guarded").await }, if renewal.is_some() => {
                         renewal = None;
                         match renewed {
-                            Ok(Ok(_)) => {}
+                            Ok(Ok(_)) => renewed_from = sent,
                             Ok(Err(JobStoreError::Fenced { .. })) if resting => {}
                             Ok(Err(JobStoreError::Fenced { .. } | JobStoreError::NotFound { .. })) => {
                                 if let Some(i) = &interrupt {

@@ -56,6 +56,10 @@ pub struct RunnerOptions {
     /// sessions' transitions and warnings. Off by default: a thousand sessions' lines cost
     /// what nobody reads (they are in each session's log either way).
     pub session_output: bool,
+    /// Keep running when nothing is left to claim — a fleet's runner waiting for work — until
+    /// [`RunnerOptions::shutdown`] stops it; a store that fails (unreachable, restarting) is
+    /// tried again with a growing pause ([`Note::StoreUnreachable`]) instead of ending the run.
+    pub wait: bool,
 }
 
 impl RunnerOptions {
@@ -72,6 +76,7 @@ impl RunnerOptions {
             on_note: Rc::new(|_| {}),
             shutdown: Shutdown::new(),
             session_output: false,
+            wait: false,
         }
     }
 }
@@ -157,6 +162,15 @@ pub enum Note {
     },
     /// A step ended (the job rests, or the runner lost it).
     Ended(StepEnd),
+    /// A waiting runner ([`RunnerOptions::wait`]) could not reach the store: it tries again
+    /// after `retry_in`. Its running steps go on; each stops its agents if its lease cannot be
+    /// renewed in time.
+    StoreUnreachable {
+        /// What the store said.
+        error: String,
+        /// When the runner tries again.
+        retry_in: Duration,
+    },
     /// Something happened in the session a job's EXECUTING runs: its transitions, warnings,
     /// and — when [`RunnerOptions::session_output`] asks — its agents' lines and accounts.
     Session {
@@ -264,33 +278,49 @@ pub async fn run(
     let beat = presence(&opts);
     let mut beats = tokio::time::interval(opts.lease_ttl / 3);
     beats.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    // A waiting runner whose store failed claims nothing until then.
+    let mut retry_at: Option<tokio::time::Instant> = None;
+    let mut backoff = Backoff::default();
     loop {
         let room = opts.max_steps.is_none_or(|m| claimed < m) && opts.shutdown.halt() == Halt::Run;
-        if room && running.len() < parallel {
+        let may_claim = retry_at.is_none_or(|t| tokio::time::Instant::now() >= t);
+        if room && may_claim && running.len() < parallel {
+            retry_at = None;
             // Taken before looking, so that work added while we look wakes the wait below.
             since = store.work_seen();
             let ttl = opts.lease_ttl.as_millis() as u64;
             let (runner, only) = (opts.runner.clone(), opts.only.clone());
             let claimed_now =
-                drive::off_loop(&store, move |s| s.claim(&runner, only.as_deref(), ttl)).await?;
+                drive::off_loop(&store, move |s| s.claim(&runner, only.as_deref(), ttl)).await;
             match claimed_now {
-                Some(claim) => {
+                Ok(Some(claim)) => {
+                    backoff = Backoff::default();
                     claimed += 1;
                     let store = Arc::clone(&store);
                     let opts = opts.clone();
                     running.spawn_local(async move { drive::drive(store, claim, &opts).await });
                     continue;
                 }
-                None if running.is_empty() => break,
-                None => {}
+                Ok(None) if running.is_empty() && !opts.wait => break,
+                Ok(None) => backoff = Backoff::default(),
+                Err(e) if opts.wait => {
+                    let retry_in = backoff.next();
+                    (opts.on_note)(&Note::StoreUnreachable {
+                        error: crate::error::chain(&e),
+                        retry_in,
+                    });
+                    retry_at = Some(tokio::time::Instant::now() + retry_in);
+                }
+                Err(e) => return Err(e.into()),
             }
         }
-        if running.is_empty() {
+        let idle = opts.wait && room;
+        if running.is_empty() && !idle {
             break;
         }
         // With room to spare, wait for new work too: this process's writes wake it at once,
         // other processes' are found by the slow poll.
-        let looking = room && running.len() < parallel;
+        let looking = room && retry_at.is_none() && running.len() < parallel;
         if looking && waiter.is_none() {
             let s = Arc::clone(&store);
             waiter = Some(tokio::task::spawn_blocking(move || {
@@ -298,7 +328,7 @@ pub async fn run(
             }));
         }
         tokio::select! {
-            done = running.join_next() => {
+            done = running.join_next(), if !running.is_empty() => {
                 if let Some(Ok(end)) = done {
                     (opts.on_note)(&Note::Ended(end.clone()));
                     ends.push(end);
@@ -313,6 +343,7 @@ pub async fn run(
                 halted.borrow_and_update();
             }
             _ = beats.tick() => say_alive(&store, &beat).await,
+            _ = async { tokio::time::sleep_until(retry_at.expect("guarded")).await }, if retry_at.is_some() => {}
         }
     }
     let runner = opts.runner.clone();
@@ -325,6 +356,26 @@ pub async fn run(
         super::store::work::raise();
     }
     Ok(ends)
+}
+
+/// The pauses between a waiting runner's tries of a store that failed: 0.5 s, doubling, at
+/// most 30 s — a restarting database is found again within moments, a long outage costs a
+/// try every half minute.
+#[derive(Debug, Clone, Copy)]
+struct Backoff(Duration);
+
+impl Default for Backoff {
+    fn default() -> Self {
+        Backoff(Duration::from_millis(500))
+    }
+}
+
+impl Backoff {
+    fn next(&mut self) -> Duration {
+        let now = self.0;
+        self.0 = (self.0 * 2).min(Duration::from_secs(30));
+        now
+    }
 }
 
 /// What this runner says about itself in the store's runners table.

@@ -19,9 +19,8 @@ pub struct SystemClock;
 
 impl StoreClock for SystemClock {
     fn now_ms(&self) -> u64 {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_millis() as u64)
+        // With the offset a test may inject (`ONESHOT_CLOCK_OFFSET`).
+        crate::pipeline::now_ms()
     }
 }
 
