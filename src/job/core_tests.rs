@@ -301,6 +301,12 @@ fn recovery_harvests_a_session_that_had_ended_and_resumes_one_that_had_not() {
                 session: "s9".into(),
                 runner: "other-host-7-ab12-0".into(),
                 account: "made half of it".into(),
+                workspace: Some(crate::job::record::Workspace {
+                    path: "/here/worktrees/x".into(),
+                    branch: Some("oneshot/x".into()),
+                    base_commit: Some("abc".into()),
+                    base_branch: None,
+                }),
             }),
             &mut judge,
         )
@@ -317,6 +323,11 @@ fn recovery_harvests_a_session_that_had_ended_and_resumes_one_that_had_not() {
         "{prompt}"
     );
     assert_eq!(core.job.state(), JobState::Executing);
+    assert_eq!(
+        core.job.workspace.as_ref().map(|w| w.path.clone()),
+        Some("/here/worktrees/x".into()),
+        "the session runs in this machine's workspace"
+    );
     let said = core.job.reason_words().unwrap_or_default();
     assert!(
         said.contains("s9") && said.contains("other-host-7-ab12-0") && said.contains("fresh"),
@@ -380,6 +391,7 @@ fn any_event() -> impl Strategy<Value = JobEvent> {
             session: "s3".into(),
             runner: "r9".into(),
             account: String::new(),
+            workspace: None,
         })),
         Just(RunnerEvent::Harvested(facts())),
         any::<bool>().prop_map(|o| RunnerEvent::HarvestFailed {

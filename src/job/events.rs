@@ -91,6 +91,10 @@ pub enum Found {
         runner: String,
         /// What the session's worker last said, as its journal in the store has it.
         account: String,
+        /// This machine's workspace for the job, made from the job's branch as the other
+        /// machine pushed it, when the recorded workspace is the other machine's; `None` when
+        /// the recorded one serves (a source every machine reaches at one path).
+        workspace: Option<crate::job::record::Workspace>,
     },
     /// It is there but cannot be read.
     Unreadable {

@@ -214,7 +214,11 @@ impl Step {
                 session,
                 runner,
                 account,
+                workspace,
             } => {
+                if let Some(ws) = workspace {
+                    self.job.workspace = Some(ws);
+                }
                 let why = JobReason::FreshConversation { session, runner };
                 let mut fx = self.go(now, JobTrigger::Recovered, Some(why));
                 fx.push(JobEffect::Execute {

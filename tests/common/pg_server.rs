@@ -27,6 +27,12 @@ pub struct PgServer {
     pub user: String,
     /// The data directory (and the socket directory): removed by the server's shell at the end.
     _root: PathBuf,
+    /// The `pg_ctl` options that start it, for [`PgServer::restart`].
+    options: String,
+    /// Its data directory.
+    data: PathBuf,
+    /// Where its programs are.
+    bin: PathBuf,
     /// The shell holding the server; its stdin is the pipe that keeps the server up.
     _keeper: Child,
 }
@@ -88,6 +94,32 @@ pub fn fresh_database() -> Option<String> {
 }
 
 impl PgServer {
+    /// Restarts the server (`pg_ctl restart -m fast`: every connection is cut), waiting until
+    /// it takes connections again; `down` is how long it stays stopped in between.
+    pub fn restart(&self, down: Duration) {
+        let q = |p: &Path| format!("'{}'", p.display());
+        let stop = as_server_user(&format!(
+            "{} -D {} -m fast -w stop",
+            q(&self.bin.join("pg_ctl")),
+            q(&self.data)
+        ))
+        .output()
+        .expect("pg_ctl stop");
+        assert!(stop.status.success(), "pg_ctl stop: {stop:?}");
+        std::thread::sleep(down);
+        let start = as_server_user(&format!(
+            "{} -D {} -l {} -o \"{}\" -w start",
+            q(&self.bin.join("pg_ctl")),
+            q(&self.data),
+            q(&self._root.join("server.log")),
+            self.options
+        ))
+        .stdout(Stdio::null())
+        .output()
+        .expect("pg_ctl start");
+        assert!(start.status.success(), "pg_ctl start: {start:?}");
+    }
+
     /// The URL of database `name`.
     pub fn url(&self, name: &str) -> String {
         format!(
@@ -167,15 +199,19 @@ fn start(bin: &Path) -> PgServer {
     );
     // A port per process: the socket file's name carries it.
     let port = 20_000 + (std::process::id() % 20_000) as u16;
-    // The shell reads its stdin, a pipe this process holds: at EOF (this process ended, however
-    // it ended) it stops the server and removes the cluster.
+    // The shell starts the server (`pg_ctl`, so that a restart is the same server to it) and
+    // reads its stdin, a pipe this process holds: at EOF (this process ended, however it
+    // ended) it stops the server — whichever postmaster runs then — and removes the cluster.
+    let options = format!(
+        "-k {root} -p {port} -c listen_addresses= -c fsync=off -c synchronous_commit=off \
+         -c full_page_writes=off -c max_connections=300",
+        root = root.display()
+    );
     let script = format!(
-        "{postgres} -D {data} -k {sock} -p {port} -c listen_addresses='' -c fsync=off \
-         -c synchronous_commit=off -c full_page_writes=off -c max_connections=300 \
-         > {log} 2>&1 & pid=$!; cat > /dev/null; kill -INT $pid; wait $pid; rm -rf {root}",
-        postgres = q(&bin.join("postgres")),
+        "{pg_ctl} -D {data} -l {log} -o \"{options}\" start > /dev/null 2>&1; cat > /dev/null; \
+         {pg_ctl} -D {data} -m fast stop > /dev/null 2>&1; rm -rf {root}",
+        pg_ctl = q(&bin.join("pg_ctl")),
         data = q(&data),
-        sock = q(&root),
         log = q(&root.join("server.log")),
         root = q(&root),
     );
@@ -191,6 +227,9 @@ fn start(bin: &Path) -> PgServer {
         user,
         _root: root.clone(),
         _keeper: keeper,
+        options,
+        data,
+        bin: bin.to_path_buf(),
     };
     // Ready when psql gets in.
     let deadline = Instant::now() + Duration::from_secs(60);

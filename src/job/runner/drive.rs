@@ -404,7 +404,7 @@ fn carry<'a, H: Hands>(
             Box::pin(async move { Flight::Event(hands.run_session(&job.id).await) })
         }
         JobEffect::Recover { session, .. } => {
-            Box::pin(async move { Flight::Event(hands.inspect(session).await) })
+            Box::pin(async move { Flight::Event(hands.inspect(job, session).await) })
         }
         JobEffect::ReadSession(id) => {
             Box::pin(async move { Flight::Event(hands.read_session(id).await) })

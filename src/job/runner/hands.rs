@@ -38,8 +38,8 @@ pub(crate) trait Hands {
     /// Runs the session made to its end: `SessionEnded`.
     async fn run_session(&mut self, job: &str) -> RunnerEvent;
 
-    /// Looks at what a failed execution left of `session`: `Inspected`.
-    async fn inspect(&mut self, session: Option<String>) -> RunnerEvent;
+    /// Looks at what a failed execution of `job` left of `session`: `Inspected`.
+    async fn inspect(&mut self, job: &Job, session: Option<String>) -> RunnerEvent;
 
     /// Reads how session `id` rests: `SessionEnded`.
     async fn read_session(&mut self, id: String) -> RunnerEvent;
@@ -149,7 +149,7 @@ impl Hands for RealHands<'_> {
         }
     }
 
-    async fn inspect(&mut self, session: Option<String>) -> RunnerEvent {
+    async fn inspect(&mut self, job: &Job, session: Option<String>) -> RunnerEvent {
         let dir = self.opts.state_dir.clone();
         let found = {
             let session = session.clone();
@@ -163,10 +163,35 @@ impl Hands for RealHands<'_> {
             }
             // Not on this machine: another machine's runner may have run it.
             (Some(id), RunnerEvent::Inspected(Found::Nothing)) => {
-                let (job, id) = (self.lease.job.clone(), id.clone());
-                RunnerEvent::Inspected(
-                    drive::off_loop(&self.store, move |s| elsewhere(s, &job, &id)).await,
-                )
+                let (jid, id) = (self.lease.job.clone(), id.clone());
+                let found = drive::off_loop(&self.store, move |s| elsewhere(s, &jid, &id)).await;
+                RunnerEvent::Inspected(match found {
+                    Found::Elsewhere {
+                        session,
+                        runner,
+                        account,
+                        ..
+                    } => {
+                        let (job, dir) = (job.clone(), self.opts.state_dir.clone());
+                        match tokio::task::spawn_blocking(move || relocate(&job, &dir)).await {
+                            Ok(Ok(workspace)) => Found::Elsewhere {
+                                session,
+                                runner,
+                                account,
+                                workspace,
+                            },
+                            Ok(Err(e)) => Found::Unreadable {
+                                reason: format!(
+                                    "session {session} ran on another machine (runner \
+                                     {runner}), and the job's workspace could not be made \
+                                     here from its pushed branch: {e}"
+                                ),
+                            },
+                            Err(e) => std::panic::resume_unwind(e.into_panic()),
+                        }
+                    }
+                    other => other,
+                })
             }
             (_, found) => found,
         }
@@ -214,6 +239,27 @@ impl Hands for RealHands<'_> {
     }
 }
 
+/// This machine's workspace for `job` when the one it records is another machine's — made
+/// from the job's branch as that machine pushed it — or `None` when the recorded one serves: it
+/// is under this machine's state directory, or the job's source is no remote (a path every
+/// runner reaches, where the recorded workspace is too).
+fn relocate(
+    job: &Job,
+    state_dir: &std::path::Path,
+) -> Result<Option<Workspace>, workspace::WorkspaceError> {
+    let Some(ws) = &job.workspace else {
+        return Ok(None);
+    };
+    if job.spec.remote.is_none() {
+        return Ok(None);
+    }
+    let here = std::fs::canonicalize(state_dir).unwrap_or_else(|_| state_dir.to_path_buf());
+    if ws.path.starts_with(&here) || ws.path.starts_with(state_dir) {
+        return Ok(None);
+    }
+    workspace::provision_job(job, state_dir).map(Some)
+}
+
 /// What the store holds of session `id` of job `job`, which this machine does not have: its
 /// journal, when another machine's runner shipped it (else nothing: it never started).
 fn elsewhere(store: &dyn JobStore, job: &str, id: &str) -> Found {
@@ -228,6 +274,7 @@ fn elsewhere(store: &dyn JobStore, job: &str, id: &str) -> Found {
                     session: j.session,
                     runner: j.runner,
                     account,
+                    workspace: None,
                 }
             }
             None => Found::Nothing,

@@ -111,7 +111,7 @@ impl Hands for Script {
         }
     }
 
-    async fn inspect(&mut self, _: Option<String>) -> RunnerEvent {
+    async fn inspect(&mut self, _: &Job, _: Option<String>) -> RunnerEvent {
         RunnerEvent::Inspected(Found::Nothing)
     }
 
