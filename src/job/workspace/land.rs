@@ -90,15 +90,8 @@ impl Landing {
             return Landing::start_local(spec, ws);
         };
         super::check_job_id(job_id)?;
-        let mirror = Mirror::open(&state_dir.join("mirrors"), url)?;
-        mirror.fetch()?;
-        let branch = ws.branch.clone().unwrap_or_else(|| spec.branch_of(job_id));
-        let tip = mirror
-            .remote_branch(&branch)?
-            .ok_or_else(|| WorkspaceError::NotPushed {
-                branch: branch.clone(),
-                url: shown_url(url),
-            })?;
+        let (mirror, branch, tip) =
+            super::remote_job::pushed_tip(spec, ws, job_id, url, state_dir)?;
         let Some(base) = ws.base_branch.clone().or_else(|| spec.base.clone()) else {
             return Err(WorkspaceError::NoBaseBranch {
                 path: ws.path.clone(),

@@ -153,6 +153,19 @@ pub fn diff_anywhere(
         return super::diff(ws);
     }
     let base = super::base_of(ws)?;
+    let (mirror, _, tip) = pushed_tip(spec, ws, job_id, url, state_dir)?;
+    super::patch(&mirror.git(), &[base, &tip]).map_err(|e| masked(e, url))
+}
+
+/// This machine's mirror of `url`, fetched now, with the job's branch and its tip as the
+/// remote has it: [`WorkspaceError::NotPushed`] when no runner pushed it yet.
+pub(super) fn pushed_tip(
+    spec: &JobSpec,
+    ws: &Workspace,
+    job_id: &str,
+    url: &str,
+    state_dir: &Path,
+) -> Result<(Mirror, String, String), WorkspaceError> {
     let mirror = Mirror::open(&state_dir.join("mirrors"), url)?;
     mirror.fetch()?;
     let branch = ws.branch.clone().unwrap_or_else(|| spec.branch_of(job_id));
@@ -162,5 +175,5 @@ pub fn diff_anywhere(
             branch: branch.clone(),
             url: shown_url(url),
         })?;
-    super::patch(&mirror.git(), &[base, &tip]).map_err(|e| masked(e, url))
+    Ok((mirror, branch, tip))
 }
