@@ -8,20 +8,17 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-#[path = "common/job_env.rs"]
-mod job_env;
-use job_env::{DONE, git, repo};
+#[path = "common/fleet.rs"]
+mod fleet;
+use fleet::{Machine, git, repo};
+
+/// The auditor that says done.
+const DONE: &str = "echo VERDICT: DONE";
 
 /// The world: a bare repository (cloned from a repository with `a.txt` on main), the job
 /// store, and the machines' directories.
 struct World {
     dir: tempfile::TempDir,
-}
-
-/// One machine: its own HOME, state directory and working directory.
-struct Machine {
-    root: PathBuf,
-    store: PathBuf,
 }
 
 impl World {
@@ -46,13 +43,12 @@ impl World {
     }
 
     fn machine(&self, name: &str) -> Machine {
-        let root = self.dir.path().join(name);
-        std::fs::create_dir_all(root.join("home")).unwrap();
-        std::fs::create_dir_all(root.join("cwd")).unwrap();
-        Machine {
-            root,
-            store: self.dir.path().join("jobs.db"),
-        }
+        let store = self.dir.path().join("jobs.db");
+        Machine::at(
+            name,
+            self.dir.path().join(name),
+            &store.display().to_string(),
+        )
     }
 
     /// What the remote's `rev` holds in `file` (`git show`), or `None`.
@@ -65,60 +61,6 @@ impl World {
         out.status
             .success()
             .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
-    }
-}
-
-impl Machine {
-    fn command(&self, args: &[&str]) -> Command {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_oneshot"));
-        c.arg("--state-dir")
-            .arg(self.root.join("state"))
-            .args(args)
-            .current_dir(self.root.join("cwd"))
-            .env("HOME", self.root.join("home"))
-            .env("XDG_CONFIG_HOME", self.root.join("home/.config"))
-            .env("XDG_STATE_HOME", self.root.join("home/.state"))
-            .env("ONESHOT_ACTOR", "tester")
-            .env("NO_COLOR", "1")
-            .env("ONESHOT_STORE", &self.store);
-        for k in [
-            "ONESHOT_WORKER",
-            "ONESHOT_AUDITOR",
-            "ONESHOT_WORKER_CMD",
-            "ONESHOT_AUDITOR_CMD",
-            "ONESHOT_POLICY",
-            "ONESHOT_NAMER",
-        ] {
-            c.env_remove(k);
-        }
-        c
-    }
-
-    fn run(&self, args: &[&str]) -> Output {
-        self.command(args).output().unwrap()
-    }
-
-    fn ok(&self, args: &[&str]) -> String {
-        let out = self.run(args);
-        assert!(
-            out.status.success(),
-            "{args:?} failed: {}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
-    }
-
-    fn show(&self, id: &str) -> Value {
-        serde_json::from_str(&self.ok(&["job", "show", id, "--json"])).unwrap()
-    }
-
-    fn state(&self, id: &str) -> String {
-        self.show(id)["job"]["state"].as_str().unwrap().to_owned()
-    }
-
-    fn state_dir(&self) -> PathBuf {
-        self.root.join("state")
     }
 }
 

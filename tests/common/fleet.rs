@@ -31,7 +31,8 @@ pub struct Fleet {
 pub struct Machine {
     pub name: String,
     pub root: PathBuf,
-    url: String,
+    /// The job store: a PostgreSQL URL, or a SQLite file's path.
+    store: String,
 }
 
 /// A runner process of a machine: killed if the test ends with it still running.
@@ -113,15 +114,7 @@ impl Fleet {
 
     /// A new machine.
     pub fn machine(&self, name: &str) -> Machine {
-        let root = self.dir.path().join("machines").join(name);
-        for d in ["home", "cwd", "cache", "state"] {
-            std::fs::create_dir_all(root.join(d)).unwrap();
-        }
-        Machine {
-            name: name.to_string(),
-            root,
-            url: self.url.clone(),
-        }
+        Machine::at(name, self.dir.path().join("machines").join(name), &self.url)
     }
 
     /// A worker that records its run (`<session id>` as a line of `effects/<token>.log`),
@@ -236,6 +229,19 @@ pub fn wait_until(
 }
 
 impl Machine {
+    /// A machine whose directories are below `root`, its job store `store` (a URL or a
+    /// SQLite file's path).
+    pub fn at(name: &str, root: PathBuf, store: &str) -> Machine {
+        for d in ["home", "cwd", "cache", "state"] {
+            std::fs::create_dir_all(root.join(d)).unwrap();
+        }
+        Machine {
+            name: name.to_string(),
+            root,
+            store: store.to_string(),
+        }
+    }
+
     /// `oneshot ARGS` on this machine: its own HOME, state and cache directories, the fleet's
     /// store.
     pub fn command(&self, args: &[&str]) -> Command {
@@ -250,7 +256,7 @@ impl Machine {
             .env("XDG_CACHE_HOME", self.root.join("cache"))
             .env("ONESHOT_ACTOR", "tester")
             .env("NO_COLOR", "1")
-            .env("ONESHOT_STORE", &self.url);
+            .env("ONESHOT_STORE", &self.store);
         for k in [
             "ONESHOT_WORKER",
             "ONESHOT_AUDITOR",
