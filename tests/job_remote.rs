@@ -4,9 +4,8 @@
 //! remote: one machine runs the step and pushes the branch, the other diffs it, steps it again
 //! from the pushed branch, and lands it into the remote's main.
 
-use serde_json::Value;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
+use std::process::Command;
 
 #[path = "common/fleet.rs"]
 mod fleet;
