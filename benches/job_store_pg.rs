@@ -3,9 +3,11 @@
 //! socket, fsync off — what is measured is oneshot's queries and round trips, not a disk).
 //!
 //! Cases (issue 23's figures):
-//! * `claims`: N PENDING jobs; R runner threads, each with its own store connection, doing
-//!   claim → PROVISIONING → INTERVENTION_REQUIRED (3 writes a step) until nothing is left;
-//!   steps/s for R = 1 and 4, on both stores (the target on PostgreSQL with 4: ≥ 5,000);
+//! * `claims`: N PENDING jobs; R runner processes (this binary run again with
+//!   `--runner-process`), each with its own store connection, doing claim → PROVISIONING →
+//!   INTERVENTION_REQUIRED (3 writes a step) until nothing is left; steps/s for R = 1 and 4, on
+//!   both stores (the target on PostgreSQL with 4: ≥ 5,000), timed from the moment every
+//!   runner is connected to the moment the last finds nothing left;
 //! * `created → claimed`: an idle runner waiting for work (`wait_for_work`: LISTEN/NOTIFY on
 //!   PostgreSQL), another connection creating jobs one at a time; the time from `create`
 //!   returning to the runner's claim returning (target p50 ≤ 20 ms, p99 ≤ 100 ms);
@@ -23,6 +25,8 @@ mod pg_server;
 use jobs::{advance, create, job};
 use oneshot::job::store::{PgUrl, PostgresStore};
 use oneshot::job::{JobState, JobStore, ListFilter, SqliteStore};
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -41,23 +45,104 @@ fn run(store: &dyn JobStore, runner: &str) -> usize {
     n
 }
 
-/// Steps/s of `runners` threads, each opening its own store with `open`.
-fn steps(runners: usize, open: &(dyn Fn() -> Box<dyn JobStore> + Sync)) -> f64 {
+/// Where a runner process finds its store: the argument it is given.
+#[derive(Clone, Copy)]
+enum Kind {
+    Postgres,
+    Sqlite,
+}
+
+impl Kind {
+    fn name(self) -> &'static str {
+        match self {
+            Kind::Postgres => "postgres",
+            Kind::Sqlite => "sqlite",
+        }
+    }
+
+    fn open(self, at: &str) -> Box<dyn JobStore> {
+        match self {
+            Kind::Postgres => pg_store(&PgUrl::parse(at).expect("url")),
+            Kind::Sqlite => Box::new(SqliteStore::open(at).expect("open")),
+        }
+    }
+}
+
+/// A runner process (this binary run as `RUNNER_ARG KIND AT NAME`): opens its store, says
+/// `ready`, waits for a line on stdin, runs [`run`], and prints its steps.
+fn runner_process(args: &[String]) {
+    let [kind, at, name] = args else {
+        panic!("usage: job_store_pg {RUNNER_ARG} postgres|sqlite URL|PATH NAME")
+    };
+    let kind = match kind.as_str() {
+        "postgres" => Kind::Postgres,
+        _ => Kind::Sqlite,
+    };
+    let store = kind.open(at);
+    // The connection is made (and the schema checked) before the clock starts.
+    store.now_ms().expect("store");
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "ready")
+        .and_then(|()| out.flush())
+        .expect("stdout");
+    let mut go = String::new();
+    std::io::stdin().read_line(&mut go).expect("stdin");
+    let n = run(&*store, name);
+    writeln!(out, "{n}").expect("stdout");
+}
+
+/// The argument that makes this binary a runner process.
+const RUNNER_ARG: &str = "--runner-process";
+
+/// Steps/s of `runners` runner processes on the store `kind` at `at`, from the moment all
+/// are connected to the moment the last has found nothing left.
+fn steps(runners: usize, kind: Kind, at: &str) -> f64 {
     {
-        let s = open();
+        let s = kind.open(at);
         for i in 0..CLAIM_JOBS {
             create(&*s, &job(i, ""));
         }
     }
+    let exe = std::env::current_exe().expect("this binary");
+    let mut children: Vec<_> = (0..runners)
+        .map(|r| {
+            let mut child = Command::new(&exe)
+                .args([RUNNER_ARG, kind.name(), at, &format!("runner-{r}")])
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .spawn()
+                .expect("a runner process");
+            let mut out = BufReader::new(child.stdout.take().expect("stdout"));
+            let mut line = String::new();
+            out.read_line(&mut line).expect("ready");
+            assert_eq!(line.trim(), "ready", "the runner process started");
+            (child, out)
+        })
+        .collect();
     let start = Instant::now();
-    let total: usize = std::thread::scope(|sc| {
-        let hs: Vec<_> = (0..runners)
-            .map(|r| sc.spawn(move || run(&*open(), &format!("runner-{r}"))))
-            .collect();
-        hs.into_iter().map(|h| h.join().expect("runner")).sum()
-    });
+    for (child, _) in &mut children {
+        let stdin = child.stdin.as_mut().expect("stdin");
+        writeln!(stdin, "go")
+            .and_then(|()| stdin.flush())
+            .expect("go");
+    }
+    let total: usize = children
+        .iter_mut()
+        .map(|(_, out)| {
+            let mut line = String::new();
+            out.read_line(&mut line).expect("steps");
+            line.trim().parse::<usize>().expect("a count of steps")
+        })
+        .sum();
+    let took = start.elapsed();
+    for (mut child, _) in children {
+        assert!(
+            child.wait().expect("wait").success(),
+            "a runner process failed"
+        );
+    }
     assert_eq!(total, CLAIM_JOBS, "every job stepped exactly once");
-    total as f64 / start.elapsed().as_secs_f64()
+    total as f64 / took.as_secs_f64()
 }
 
 fn pg_store(url: &PgUrl) -> Box<dyn JobStore> {
@@ -117,18 +202,21 @@ fn cpu() -> Duration {
 }
 
 fn main() {
-    let quick = std::env::args().any(|a| a == "quick");
+    let args: Vec<String> = std::env::args().collect();
+    if args.get(1).map(String::as_str) == Some(RUNNER_ARG) {
+        return runner_process(&args[2..]);
+    }
+    let quick = args.iter().any(|a| a == "quick");
     let list_jobs = if quick { 10_000 } else { 100_000 };
     pg_server::server().expect("PostgreSQL is needed for this bench (apt-get install postgresql)");
 
     for runners in [1, 4] {
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("jobs.db");
-        let sqlite = steps(runners, &|| {
-            Box::new(SqliteStore::open(&path).expect("open"))
-        });
-        let url = fresh_pg();
-        let pg = steps(runners, &|| pg_store(&url));
+        let sqlite = steps(runners, Kind::Sqlite, path.to_str().expect("a UTF-8 path"));
+        let url = pg_server::fresh_database().expect("PostgreSQL");
+        PostgresStore::migrate(&PgUrl::parse(&url).expect("url")).expect("migrate");
+        let pg = steps(runners, Kind::Postgres, &url);
         println!(
             "claims, {runners} runner(s), {CLAIM_JOBS} jobs: PostgreSQL {pg:>7.0} steps/s, SQLite {sqlite:>7.0} steps/s"
         );
