@@ -184,26 +184,49 @@ impl JobStore for PostgresStore {
             };
             // One statement, atomic by itself: the store's now (the database's clock unless a
             // test clock is given), the pick, the lease. SKIP LOCKED: runners claiming at
-            // once each take a different job, none waits for another's row.
-            let sql = format!(
-                "WITH t AS (SELECT COALESCE($1::bigint,
-                         (extract(epoch FROM clock_timestamp()) * 1000)::bigint) AS now),
-                 picked AS (
-                     SELECT jobs.id, jobs.state FROM jobs, t
-                     WHERE {CLAIMABLE}
-                       AND (lease_owner IS NULL OR (lease_until < t.now AND lease_owner <> $3))
-                       AND ($2::text IS NULL OR id = $2)
-                     ORDER BY updated_ms, id LIMIT 1
-                     FOR UPDATE OF jobs SKIP LOCKED)
-                 UPDATE jobs j SET lease_owner = $3, lease_until = t.now + $4,
-                     fence = j.fence + 1
-                 FROM picked, t WHERE j.id = picked.id
-                 RETURNING j.id, picked.state, j.fence, j.lease_until, j.data"
-            );
-            let Some(row) = c
-                .query_opt(&sql, &[&clock, &only, &runner, &int(ttl_ms)])
-                .map_err(|e| self.db(&e))?
-            else {
+            // once each take a different job, none waits for another's row. A claim of any
+            // job and of one job are two statements: each has one plan, which the server
+            // keeps (a statement for both, `$2 IS NULL OR id = $2`, would be planned afresh
+            // at every call, costing more than running it).
+            let row = match &only {
+                None => c.query_opt(
+                    &format!(
+                        "WITH t AS (SELECT COALESCE($1::bigint,
+                                 (extract(epoch FROM clock_timestamp()) * 1000)::bigint) AS now),
+                         picked AS (
+                             SELECT jobs.id, jobs.state FROM jobs, t
+                             WHERE {CLAIMABLE}
+                               AND (lease_owner IS NULL
+                                    OR (lease_until < t.now AND lease_owner <> $2))
+                             ORDER BY updated_ms, id LIMIT 1
+                             FOR UPDATE OF jobs SKIP LOCKED)
+                         UPDATE jobs j SET lease_owner = $2, lease_until = t.now + $3,
+                             fence = j.fence + 1
+                         FROM picked, t WHERE j.id = picked.id
+                         RETURNING j.id, picked.state, j.fence, j.lease_until, j.data"
+                    ),
+                    &[&clock, &runner, &int(ttl_ms)],
+                ),
+                Some(id) => c.query_opt(
+                    &format!(
+                        "WITH t AS (SELECT COALESCE($1::bigint,
+                                 (extract(epoch FROM clock_timestamp()) * 1000)::bigint) AS now),
+                         picked AS (
+                             SELECT jobs.id, jobs.state FROM jobs, t
+                             WHERE id = $4 AND {CLAIMABLE}
+                               AND (lease_owner IS NULL
+                                    OR (lease_until < t.now AND lease_owner <> $2))
+                             FOR UPDATE OF jobs SKIP LOCKED)
+                         UPDATE jobs j SET lease_owner = $2, lease_until = t.now + $3,
+                             fence = j.fence + 1
+                         FROM picked, t WHERE j.id = picked.id
+                         RETURNING j.id, picked.state, j.fence, j.lease_until, j.data"
+                    ),
+                    &[&clock, &runner, &int(ttl_ms), id],
+                ),
+            }
+            .map_err(|e| self.db(&e))?;
+            let Some(row) = row else {
                 return Ok(None);
             };
             let (id, state, fence, until, data): (String, String, i64, i64, String) =
