@@ -1,13 +1,18 @@
 //! The PostgreSQL job store under load, beside the SQLite store in the same run, on a real
 //! PostgreSQL (a temporary cluster from Debian's binaries, `tests/common/pg_server.rs`: Unix
-//! socket, fsync off — what is measured is oneshot's queries and round trips, not a disk).
+//! socket, `fsync`, `synchronous_commit` and `full_page_writes` off — what is measured is
+//! oneshot's statements and round trips, not a disk).
 //!
 //! Cases (issue 23's figures):
 //! * `claims`: N PENDING jobs; R runner processes (this binary run again with
 //!   `--runner-process`), each with its own store connection, doing claim → PROVISIONING →
 //!   INTERVENTION_REQUIRED (3 writes a step) until nothing is left; steps/s for R = 1 and 4, on
 //!   both stores (the target on PostgreSQL with 4: ≥ 5,000), timed from the moment every
-//!   runner is connected to the moment the last finds nothing left;
+//!   runner is connected to the moment the last finds nothing left. Beside the rate, the CPU
+//!   a step cost the runner processes (each counts its own while it runs) and the PostgreSQL
+//!   server (its processes, read from `/proc`): on a shared machine the rate moves with the
+//!   other load, the CPU a step much less, and on C cores the rate cannot pass
+//!   C / (runners' + server's CPU a step);
 //! * `created → claimed`: an idle runner waiting for work (`wait_for_work`: LISTEN/NOTIFY on
 //!   PostgreSQL), another connection creating jobs one at a time; the time from `create`
 //!   returning to the runner's claim returning (target p50 ≤ 20 ms, p99 ≤ 100 ms);
@@ -15,7 +20,8 @@
 //! * `idle`: an idle runner's CPU while it waits 5 s with nothing to do (target ≤ 0.1 % of a
 //!   core), and its connections.
 //!
-//! Run: `cargo bench --bench job_store_pg` (`-- quick` for 10,000 jobs to list).
+//! Run: `cargo bench --bench job_store_pg` (`-- quick` for 10,000 jobs to list, `-- claims`
+//! for the claims case alone).
 
 #[path = "support/jobs.rs"]
 mod jobs;
@@ -87,16 +93,18 @@ fn runner_process(args: &[String]) {
         .expect("stdout");
     let mut go = String::new();
     std::io::stdin().read_line(&mut go).expect("stdin");
+    let cpu_before = cpu();
     let n = run(&*store, name);
-    writeln!(out, "{n}").expect("stdout");
+    // Its CPU while it ran, not while it started (loading, connecting).
+    writeln!(out, "{n} {}", (cpu() - cpu_before).as_nanos()).expect("stdout");
 }
 
 /// The argument that makes this binary a runner process.
 const RUNNER_ARG: &str = "--runner-process";
 
 /// Steps/s of `runners` runner processes on the store `kind` at `at`, from the moment all
-/// are connected to the moment the last has found nothing left.
-fn steps(runners: usize, kind: Kind, at: &str) -> f64 {
+/// are connected to the moment the last has found nothing left, and the CPU a step cost.
+fn steps(runners: usize, kind: Kind, at: &str) -> Rate {
     {
         let s = kind.open(at);
         for i in 0..CLAIM_JOBS {
@@ -119,21 +127,26 @@ fn steps(runners: usize, kind: Kind, at: &str) -> f64 {
             (child, out)
         })
         .collect();
-    let start = Instant::now();
+    let (start, server) = (Instant::now(), server_cpu());
     for (child, _) in &mut children {
         let stdin = child.stdin.as_mut().expect("stdin");
         writeln!(stdin, "go")
             .and_then(|()| stdin.flush())
             .expect("go");
     }
-    let total: usize = children
+    let (total, runners_cpu) = children
         .iter_mut()
         .map(|(_, out)| {
             let mut line = String::new();
             out.read_line(&mut line).expect("steps");
-            line.trim().parse::<usize>().expect("a count of steps")
+            let (n, ns) = line.trim().split_once(' ').expect("steps and CPU");
+            let ns: u64 = ns.parse().expect("CPU in ns");
+            (
+                n.parse::<usize>().expect("a count of steps"),
+                Duration::from_nanos(ns),
+            )
         })
-        .sum();
+        .fold((0, Duration::ZERO), |(n, t), (m, u)| (n + m, t + u));
     let took = start.elapsed();
     for (mut child, _) in children {
         assert!(
@@ -142,7 +155,24 @@ fn steps(runners: usize, kind: Kind, at: &str) -> f64 {
         );
     }
     assert_eq!(total, CLAIM_JOBS, "every job stepped exactly once");
-    total as f64 / took.as_secs_f64()
+    // The backends that served the runners have exited; let the postmaster reap them.
+    std::thread::sleep(Duration::from_millis(200));
+    let server = server_cpu() - server;
+    let per_step = |d: Duration| d.as_secs_f64() * 1e6 / total as f64;
+    Rate {
+        steps_per_s: total as f64 / took.as_secs_f64(),
+        runners_us: per_step(runners_cpu),
+        server_us: per_step(server),
+    }
+}
+
+/// What a claims run measured.
+struct Rate {
+    steps_per_s: f64,
+    /// CPU a step cost the runner processes, in µs.
+    runners_us: f64,
+    /// CPU a step cost PostgreSQL (its processes), in µs; about nothing for SQLite.
+    server_us: f64,
 }
 
 fn pg_store(url: &PgUrl) -> Box<dyn JobStore> {
@@ -201,6 +231,49 @@ fn cpu() -> Duration {
     t(u.ru_utime) + t(u.ru_stime)
 }
 
+/// The CPU time so far of the test cluster: its postmaster, the backends it reaped, and those
+/// alive — what the server spent, whatever else the machine runs.
+fn server_cpu() -> Duration {
+    let server = pg_server::server().expect("PostgreSQL");
+    let pid_file = server.socket_dir.join("data/postmaster.pid");
+    let text = std::fs::read_to_string(&pid_file).expect("postmaster.pid");
+    let postmaster: i64 = text
+        .lines()
+        .next()
+        .and_then(|l| l.parse().ok())
+        .expect("a pid");
+    // SAFETY: sysconf has no preconditions.
+    let tick = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+    let mut ticks = 0_u64;
+    for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        // After the command's name (in parentheses, maybe with spaces): state, ppid, …
+        let Some((head, rest)) = stat.rsplit_once(") ") else {
+            continue;
+        };
+        let pid: i64 = head
+            .split(' ')
+            .next()
+            .and_then(|p| p.parse().ok())
+            .unwrap_or(0);
+        let f: Vec<u64> = rest
+            .split(' ')
+            .skip(1)
+            .map(|x| x.parse().unwrap_or(0))
+            .collect();
+        // From the ppid on: utime, stime, cutime and cstime are the 11th to 14th.
+        let (ppid, times) = (f[0] as i64, f[10] + f[11]);
+        if pid == postmaster {
+            ticks += times + f[12] + f[13];
+        } else if ppid == postmaster {
+            ticks += times;
+        }
+    }
+    Duration::from_secs_f64(ticks as f64 / tick)
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     if args.get(1).map(String::as_str) == Some(RUNNER_ARG) {
@@ -218,8 +291,13 @@ fn main() {
         PostgresStore::migrate(&PgUrl::parse(&url).expect("url")).expect("migrate");
         let pg = steps(runners, Kind::Postgres, &url);
         println!(
-            "claims, {runners} runner(s), {CLAIM_JOBS} jobs: PostgreSQL {pg:>7.0} steps/s, SQLite {sqlite:>7.0} steps/s"
+            "claims, {runners} runner process(es), {CLAIM_JOBS} jobs: PostgreSQL {:>5.0} steps/s \
+             (CPU a step: runners {:.0} µs, server {:.0} µs), SQLite {:>5.0} steps/s (runners {:.0} µs)",
+            pg.steps_per_s, pg.runners_us, pg.server_us, sqlite.steps_per_s, sqlite.runners_us,
         );
+    }
+    if args.iter().any(|a| a == "claims") {
+        return;
     }
 
     let url = fresh_pg();
