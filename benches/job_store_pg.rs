@@ -1,11 +1,18 @@
 //! The PostgreSQL job store under load, beside the SQLite store in the same run, on a real
 //! PostgreSQL (a temporary cluster from Debian's binaries, `tests/common/pg_server.rs`: Unix
-//! socket, fsync off — what is measured is oneshot's queries and round trips, not a disk).
+//! socket, `fsync`, `synchronous_commit` and `full_page_writes` off — what is measured is
+//! oneshot's statements and round trips, not a disk).
 //!
 //! Cases (issue 23's figures):
-//! * `claims`: N PENDING jobs; R runner threads, each with its own store connection, doing
-//!   claim → PROVISIONING → INTERVENTION_REQUIRED (3 writes a step) until nothing is left;
-//!   steps/s for R = 1 and 4, on both stores (the target on PostgreSQL with 4: ≥ 5,000);
+//! * `claims`: N PENDING jobs; R runner processes (this binary run again with
+//!   `--runner-process`), each with its own store connection, doing claim → PROVISIONING →
+//!   INTERVENTION_REQUIRED (3 writes a step) until nothing is left; steps/s for R = 1 and 4, on
+//!   both stores (the target on PostgreSQL with 4: ≥ 5,000), timed from the moment every
+//!   runner is connected to the moment the last finds nothing left. Beside the rate, the CPU
+//!   a step cost the runner processes (each counts its own while it runs) and the PostgreSQL
+//!   server (its processes, read from `/proc`): on a shared machine the rate moves with the
+//!   other load, the CPU a step much less, and on C cores the rate cannot pass
+//!   C / (runners' + server's CPU a step);
 //! * `created → claimed`: an idle runner waiting for work (`wait_for_work`: LISTEN/NOTIFY on
 //!   PostgreSQL), another connection creating jobs one at a time; the time from `create`
 //!   returning to the runner's claim returning (target p50 ≤ 20 ms, p99 ≤ 100 ms);
@@ -13,7 +20,8 @@
 //! * `idle`: an idle runner's CPU while it waits 5 s with nothing to do (target ≤ 0.1 % of a
 //!   core), and its connections.
 //!
-//! Run: `cargo bench --bench job_store_pg` (`-- quick` for 10,000 jobs to list).
+//! Run: `cargo bench --bench job_store_pg` (`-- quick` for 10,000 jobs to list, `-- claims`
+//! for the claims case alone).
 
 #[path = "support/jobs.rs"]
 mod jobs;
@@ -23,6 +31,8 @@ mod pg_server;
 use jobs::{advance, create, job};
 use oneshot::job::store::{PgUrl, PostgresStore};
 use oneshot::job::{JobState, JobStore, ListFilter, SqliteStore};
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -41,23 +51,128 @@ fn run(store: &dyn JobStore, runner: &str) -> usize {
     n
 }
 
-/// Steps/s of `runners` threads, each opening its own store with `open`.
-fn steps(runners: usize, open: &(dyn Fn() -> Box<dyn JobStore> + Sync)) -> f64 {
+/// Where a runner process finds its store: the argument it is given.
+#[derive(Clone, Copy)]
+enum Kind {
+    Postgres,
+    Sqlite,
+}
+
+impl Kind {
+    fn name(self) -> &'static str {
+        match self {
+            Kind::Postgres => "postgres",
+            Kind::Sqlite => "sqlite",
+        }
+    }
+
+    fn open(self, at: &str) -> Box<dyn JobStore> {
+        match self {
+            Kind::Postgres => pg_store(&PgUrl::parse(at).expect("url")),
+            Kind::Sqlite => Box::new(SqliteStore::open(at).expect("open")),
+        }
+    }
+}
+
+/// A runner process (this binary run as `RUNNER_ARG KIND AT NAME`): opens its store, says
+/// `ready`, waits for a line on stdin, runs [`run`], and prints its steps.
+fn runner_process(args: &[String]) {
+    let [kind, at, name] = args else {
+        panic!("usage: job_store_pg {RUNNER_ARG} postgres|sqlite URL|PATH NAME")
+    };
+    let kind = match kind.as_str() {
+        "postgres" => Kind::Postgres,
+        _ => Kind::Sqlite,
+    };
+    let store = kind.open(at);
+    // The connection is made (and the schema checked) before the clock starts.
+    store.now_ms().expect("store");
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "ready")
+        .and_then(|()| out.flush())
+        .expect("stdout");
+    let mut go = String::new();
+    std::io::stdin().read_line(&mut go).expect("stdin");
+    let cpu_before = cpu();
+    let n = run(&*store, name);
+    // Its CPU while it ran, not while it started (loading, connecting).
+    writeln!(out, "{n} {}", (cpu() - cpu_before).as_nanos()).expect("stdout");
+}
+
+/// The argument that makes this binary a runner process.
+const RUNNER_ARG: &str = "--runner-process";
+
+/// Steps/s of `runners` runner processes on the store `kind` at `at`, from the moment all
+/// are connected to the moment the last has found nothing left, and the CPU a step cost.
+fn steps(runners: usize, kind: Kind, at: &str) -> Rate {
     {
-        let s = open();
+        let s = kind.open(at);
         for i in 0..CLAIM_JOBS {
             create(&*s, &job(i, ""));
         }
     }
-    let start = Instant::now();
-    let total: usize = std::thread::scope(|sc| {
-        let hs: Vec<_> = (0..runners)
-            .map(|r| sc.spawn(move || run(&*open(), &format!("runner-{r}"))))
-            .collect();
-        hs.into_iter().map(|h| h.join().expect("runner")).sum()
-    });
+    let exe = std::env::current_exe().expect("this binary");
+    let mut children: Vec<_> = (0..runners)
+        .map(|r| {
+            let mut child = Command::new(&exe)
+                .args([RUNNER_ARG, kind.name(), at, &format!("runner-{r}")])
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .spawn()
+                .expect("a runner process");
+            let mut out = BufReader::new(child.stdout.take().expect("stdout"));
+            let mut line = String::new();
+            out.read_line(&mut line).expect("ready");
+            assert_eq!(line.trim(), "ready", "the runner process started");
+            (child, out)
+        })
+        .collect();
+    let (start, server) = (Instant::now(), server_cpu());
+    for (child, _) in &mut children {
+        let stdin = child.stdin.as_mut().expect("stdin");
+        writeln!(stdin, "go")
+            .and_then(|()| stdin.flush())
+            .expect("go");
+    }
+    let (total, runners_cpu) = children
+        .iter_mut()
+        .map(|(_, out)| {
+            let mut line = String::new();
+            out.read_line(&mut line).expect("steps");
+            let (n, ns) = line.trim().split_once(' ').expect("steps and CPU");
+            let ns: u64 = ns.parse().expect("CPU in ns");
+            (
+                n.parse::<usize>().expect("a count of steps"),
+                Duration::from_nanos(ns),
+            )
+        })
+        .fold((0, Duration::ZERO), |(n, t), (m, u)| (n + m, t + u));
+    let took = start.elapsed();
+    for (mut child, _) in children {
+        assert!(
+            child.wait().expect("wait").success(),
+            "a runner process failed"
+        );
+    }
     assert_eq!(total, CLAIM_JOBS, "every job stepped exactly once");
-    total as f64 / start.elapsed().as_secs_f64()
+    // The backends that served the runners have exited; let the postmaster reap them.
+    std::thread::sleep(Duration::from_millis(200));
+    let server = server_cpu() - server;
+    let per_step = |d: Duration| d.as_secs_f64() * 1e6 / total as f64;
+    Rate {
+        steps_per_s: total as f64 / took.as_secs_f64(),
+        runners_us: per_step(runners_cpu),
+        server_us: per_step(server),
+    }
+}
+
+/// What a claims run measured.
+struct Rate {
+    steps_per_s: f64,
+    /// CPU a step cost the runner processes, in µs.
+    runners_us: f64,
+    /// CPU a step cost PostgreSQL (its processes), in µs; about nothing for SQLite.
+    server_us: f64,
 }
 
 fn pg_store(url: &PgUrl) -> Box<dyn JobStore> {
@@ -116,22 +231,73 @@ fn cpu() -> Duration {
     t(u.ru_utime) + t(u.ru_stime)
 }
 
+/// The CPU time so far of the test cluster: its postmaster, the backends it reaped, and those
+/// alive — what the server spent, whatever else the machine runs.
+fn server_cpu() -> Duration {
+    let server = pg_server::server().expect("PostgreSQL");
+    let pid_file = server.socket_dir.join("data/postmaster.pid");
+    let text = std::fs::read_to_string(&pid_file).expect("postmaster.pid");
+    let postmaster: i64 = text
+        .lines()
+        .next()
+        .and_then(|l| l.parse().ok())
+        .expect("a pid");
+    // SAFETY: sysconf has no preconditions.
+    let tick = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+    let mut ticks = 0_u64;
+    for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        // After the command's name (in parentheses, maybe with spaces): state, ppid, …
+        let Some((head, rest)) = stat.rsplit_once(") ") else {
+            continue;
+        };
+        let pid: i64 = head
+            .split(' ')
+            .next()
+            .and_then(|p| p.parse().ok())
+            .unwrap_or(0);
+        let f: Vec<u64> = rest
+            .split(' ')
+            .skip(1)
+            .map(|x| x.parse().unwrap_or(0))
+            .collect();
+        // From the ppid on: utime, stime, cutime and cstime are the 11th to 14th.
+        let (ppid, times) = (f[0] as i64, f[10] + f[11]);
+        if pid == postmaster {
+            ticks += times + f[12] + f[13];
+        } else if ppid == postmaster {
+            ticks += times;
+        }
+    }
+    Duration::from_secs_f64(ticks as f64 / tick)
+}
+
 fn main() {
-    let quick = std::env::args().any(|a| a == "quick");
+    let args: Vec<String> = std::env::args().collect();
+    if args.get(1).map(String::as_str) == Some(RUNNER_ARG) {
+        return runner_process(&args[2..]);
+    }
+    let quick = args.iter().any(|a| a == "quick");
     let list_jobs = if quick { 10_000 } else { 100_000 };
     pg_server::server().expect("PostgreSQL is needed for this bench (apt-get install postgresql)");
 
     for runners in [1, 4] {
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("jobs.db");
-        let sqlite = steps(runners, &|| {
-            Box::new(SqliteStore::open(&path).expect("open"))
-        });
-        let url = fresh_pg();
-        let pg = steps(runners, &|| pg_store(&url));
+        let sqlite = steps(runners, Kind::Sqlite, path.to_str().expect("a UTF-8 path"));
+        let url = pg_server::fresh_database().expect("PostgreSQL");
+        PostgresStore::migrate(&PgUrl::parse(&url).expect("url")).expect("migrate");
+        let pg = steps(runners, Kind::Postgres, &url);
         println!(
-            "claims, {runners} runner(s), {CLAIM_JOBS} jobs: PostgreSQL {pg:>7.0} steps/s, SQLite {sqlite:>7.0} steps/s"
+            "claims, {runners} runner process(es), {CLAIM_JOBS} jobs: PostgreSQL {:>5.0} steps/s \
+             (CPU a step: runners {:.0} µs, server {:.0} µs), SQLite {:>5.0} steps/s (runners {:.0} µs)",
+            pg.steps_per_s, pg.runners_us, pg.server_us, sqlite.steps_per_s, sqlite.runners_us,
         );
+    }
+    if args.iter().any(|a| a == "claims") {
+        return;
     }
 
     let url = fresh_pg();

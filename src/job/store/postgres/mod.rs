@@ -299,8 +299,9 @@ impl PostgresStore {
         Ok(last.saturating_add(1))
     }
 
-    /// Appends a transition to the job's history, numbered one past the last in the same
-    /// statement (the job's row is locked, so appends to it are serialized).
+    /// Appends a transition to the job's history, numbered by the job row's counter, bumped
+    /// in the same statement (under the row's lock, held to the commit: appends to the job
+    /// are serialized, as a runner's advance does them).
     fn push_transition(
         &self,
         tx: &mut Db<'_, Transaction<'_>>,
@@ -308,8 +309,9 @@ impl PostgresStore {
         t: &Transition,
     ) -> Result<(), JobStoreError> {
         tx.execute(
-            "INSERT INTO transitions (job_id, seq, data)
-             SELECT $1, COALESCE(MAX(seq), 0) + 1, $2 FROM transitions WHERE job_id = $1",
+            "WITH j AS (
+                 UPDATE jobs SET last_seq = last_seq + 1 WHERE id = $1 RETURNING id, last_seq)
+             INSERT INTO transitions (job_id, seq, data) SELECT id, last_seq, $2 FROM j",
             &[&id, &rows::to_json(id, t)?],
         )
         .map_err(|e| self.db(&e))?;

@@ -4,17 +4,22 @@
 //!
 //! Ordering guarantee (the events a reader pages): every record of a job — a transition, an
 //! artifact version, a decision, an audit entry — carries a number of that job's (`seq`,
-//! `version`, `job_seq`) assigned as one past the highest inside a transaction that first locks
-//! the job's row (`SELECT … FOR UPDATE`). Appends to one job are therefore serialized, and a
-//! number becomes visible only with every number before it: a reader paging a job's records by
-//! its number never skips one. (A PostgreSQL sequence would not do: its values are handed out
-//! at insert and committed in any order.) The audit table's global `seq` orders entries across
-//! jobs for `job audit` but is not for paging.
+//! `version`, `job_seq`) assigned while the transaction holds the job's row lock, which it
+//! keeps to its commit. Appends to one job are therefore serialized, and a number becomes
+//! visible only with every number before it: a reader paging a job's records by its number
+//! never skips one. (A PostgreSQL sequence would not do: its values are handed out at insert
+//! and committed in any order.) A transition's number is the job row's `last_seq` counter,
+//! bumped by the same `UPDATE` that writes the job and takes the lock (one statement for a
+//! runner's advance: the `UPDATE`'s `RETURNING` gives the bumped value of the row as locked,
+//! re-read after waiting for another writer, which a `MAX(seq)` read in the same statement
+//! would not see); the other records' numbers are one past the highest, read after locking the
+//! row (`SELECT … FOR UPDATE`). The audit table's global `seq` orders entries across jobs for
+//! `job audit` but is not for paging.
 
 use postgres::{Client, GenericClient};
 
 /// The schema version this build writes and reads.
-pub(crate) const VERSION: i64 = 2;
+pub(crate) const VERSION: i64 = 3;
 
 /// An arbitrary key for the advisory lock migrations take, so that two `store migrate` at once
 /// apply each step once.
@@ -27,6 +32,7 @@ pub(crate) const CLAIMABLE: &str =
 /// Migration `n` (from 1) takes the schema from version `n - 1` to `n`.
 fn migrations() -> Vec<String> {
     vec![
+        // 1: the tables.
         format!(
             "CREATE TABLE jobs (
             id          text PRIMARY KEY,
@@ -103,6 +109,14 @@ fn migrations() -> Vec<String> {
             PRIMARY KEY (job_id, session)
         );"
         .to_string(),
+        // 3: the number of each job's last transition, kept on its row, so that a runner's
+        // advance — the job's columns and its transition — is one statement. Counted from
+        // the histories there are (and `IF NOT EXISTS`: a store whose version was taken back
+        // by hand may still have the column; it is counted afresh all the same).
+        "ALTER TABLE jobs ADD COLUMN IF NOT EXISTS last_seq bigint NOT NULL DEFAULT 0;
+         UPDATE jobs SET last_seq =
+             COALESCE((SELECT MAX(seq) FROM transitions WHERE job_id = jobs.id), 0);"
+            .to_string(),
     ]
 }
 
@@ -181,9 +195,17 @@ pub struct Migrated {
     pub to: i64,
 }
 
-/// Brings the database's schema to [`VERSION`], one migration per transaction, under an
-/// advisory lock; refuses a database of another program or of a newer oneshot.
+/// Brings the database's schema to [`VERSION`], in one transaction, under an advisory lock;
+/// refuses a database of another program or of a newer oneshot.
 pub(crate) fn migrate(client: &mut Client) -> Result<Result<Migrated, String>, postgres::Error> {
+    migrate_to(client, VERSION)
+}
+
+/// [`migrate`], stopping at version `to` (tests of an upgrade start from an older schema).
+pub(crate) fn migrate_to(
+    client: &mut Client,
+    to: i64,
+) -> Result<Result<Migrated, String>, postgres::Error> {
     let mut tx = client.transaction()?;
     tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])?;
     let from = match found(&mut tx)? {
@@ -201,13 +223,19 @@ pub(crate) fn migrate(client: &mut Client) -> Result<Result<Migrated, String>, p
         }
     };
     for (i, step) in migrations().iter().enumerate() {
-        let to = i as i64 + 1;
-        if to <= from {
+        let version = i as i64 + 1;
+        if version <= from || version > to {
             continue;
         }
         tx.batch_execute(step)?;
-        tx.execute("INSERT INTO oneshot_schema (version) VALUES ($1)", &[&to])?;
+        tx.execute(
+            "INSERT INTO oneshot_schema (version) VALUES ($1)",
+            &[&version],
+        )?;
     }
     tx.commit()?;
-    Ok(Ok(Migrated { from, to: VERSION }))
+    Ok(Ok(Migrated {
+        from,
+        to: to.max(from),
+    }))
 }

@@ -2,7 +2,7 @@
 
 use super::db::Db;
 use super::schema::CLAIMABLE;
-use super::{PostgresStore, fenced, is_unique_violation, number};
+use super::{PostgresStore, WORK_CHANNEL, fenced, is_unique_violation, number};
 use crate::job::decision::JobDecision;
 use crate::job::record::{ArtifactVersion, AuditEntry, Job, Transition};
 use crate::job::store::rows::{self, int};
@@ -184,26 +184,49 @@ impl JobStore for PostgresStore {
             };
             // One statement, atomic by itself: the store's now (the database's clock unless a
             // test clock is given), the pick, the lease. SKIP LOCKED: runners claiming at
-            // once each take a different job, none waits for another's row.
-            let sql = format!(
-                "WITH t AS (SELECT COALESCE($1::bigint,
-                         (extract(epoch FROM clock_timestamp()) * 1000)::bigint) AS now),
-                 picked AS (
-                     SELECT jobs.id, jobs.state FROM jobs, t
-                     WHERE {CLAIMABLE}
-                       AND (lease_owner IS NULL OR (lease_until < t.now AND lease_owner <> $3))
-                       AND ($2::text IS NULL OR id = $2)
-                     ORDER BY updated_ms, id LIMIT 1
-                     FOR UPDATE OF jobs SKIP LOCKED)
-                 UPDATE jobs j SET lease_owner = $3, lease_until = t.now + $4,
-                     fence = j.fence + 1
-                 FROM picked, t WHERE j.id = picked.id
-                 RETURNING j.id, picked.state, j.fence, j.lease_until, j.data"
-            );
-            let Some(row) = c
-                .query_opt(&sql, &[&clock, &only, &runner, &int(ttl_ms)])
-                .map_err(|e| self.db(&e))?
-            else {
+            // once each take a different job, none waits for another's row. A claim of any
+            // job and of one job are two statements: each has one plan, which the server
+            // keeps (a statement for both, `$2 IS NULL OR id = $2`, would be planned afresh
+            // at every call, costing more than running it).
+            let row = match &only {
+                None => c.query_opt(
+                    &format!(
+                        "WITH t AS (SELECT COALESCE($1::bigint,
+                                 (extract(epoch FROM clock_timestamp()) * 1000)::bigint) AS now),
+                         picked AS (
+                             SELECT jobs.id, jobs.state FROM jobs, t
+                             WHERE {CLAIMABLE}
+                               AND (lease_owner IS NULL
+                                    OR (lease_until < t.now AND lease_owner <> $2))
+                             ORDER BY updated_ms, id LIMIT 1
+                             FOR UPDATE OF jobs SKIP LOCKED)
+                         UPDATE jobs j SET lease_owner = $2, lease_until = t.now + $3,
+                             fence = j.fence + 1
+                         FROM picked, t WHERE j.id = picked.id
+                         RETURNING j.id, picked.state, j.fence, j.lease_until, j.data"
+                    ),
+                    &[&clock, &runner, &int(ttl_ms)],
+                ),
+                Some(id) => c.query_opt(
+                    &format!(
+                        "WITH t AS (SELECT COALESCE($1::bigint,
+                                 (extract(epoch FROM clock_timestamp()) * 1000)::bigint) AS now),
+                         picked AS (
+                             SELECT jobs.id, jobs.state FROM jobs, t
+                             WHERE id = $4 AND {CLAIMABLE}
+                               AND (lease_owner IS NULL
+                                    OR (lease_until < t.now AND lease_owner <> $2))
+                             FOR UPDATE OF jobs SKIP LOCKED)
+                         UPDATE jobs j SET lease_owner = $2, lease_until = t.now + $3,
+                             fence = j.fence + 1
+                         FROM picked, t WHERE j.id = picked.id
+                         RETURNING j.id, picked.state, j.fence, j.lease_until, j.data"
+                    ),
+                    &[&clock, &runner, &int(ttl_ms), id],
+                ),
+            }
+            .map_err(|e| self.db(&e))?;
+            let Some(row) = row else {
                 return Ok(None);
             };
             let (id, state, fence, until, data): (String, String, i64, i64, String) =
@@ -245,18 +268,21 @@ impl JobStore for PostgresStore {
     }
 
     fn release(&self, lease: &Lease) -> Result<(), JobStoreError> {
-        self.write(|tx| {
-            let n = tx
-                .execute(
-                    "UPDATE jobs SET lease_owner = NULL, lease_until = NULL
-                     WHERE id = $1 AND fence = $2 AND lease_owner = $3",
-                    &[&lease.job, &int(lease.fence), &lease.runner],
-                )
-                .map_err(|e| self.db(&e))?;
-            if n == 0 {
-                return Err(fenced(lease));
-            }
-            self.notify(tx)
+        self.with(|c| {
+            // One statement: the lease handed back if it is still current, and then (the
+            // subquery is correlated with the updated row) the wake-up, sent at the commit.
+            c.query_opt(
+                "WITH r AS (
+                     UPDATE jobs SET lease_owner = NULL, lease_until = NULL
+                     WHERE id = $1 AND fence = $2 AND lease_owner = $3
+                     RETURNING id)
+                 SELECT (SELECT count(*) FROM pg_notify($4, '') WHERE r.id IS NOT NULL)
+                 FROM r",
+                &[&lease.job, &int(lease.fence), &lease.runner, &WORK_CHANNEL],
+            )
+            .map_err(|e| self.db(&e))?
+            .map(|_| ())
+            .ok_or_else(|| fenced(lease))
         })
         .inspect(|()| crate::job::store::work::raise())
     }
@@ -271,16 +297,33 @@ impl JobStore for PostgresStore {
         if job.id != lease.job {
             return Err(fenced(lease));
         }
-        self.write(|tx| {
-            // The job's columns, and its lease released when it comes to rest, in one
-            // conditional update that also takes the row's lock: no row, no current lease.
-            let n = tx
-                .execute(
-                    "UPDATE jobs SET state = $4, data = $5, title = $6, risk = $7, steps = $8,
-                         updated_ms = $9, nickname = $10,
-                         lease_owner = CASE WHEN $11 THEN NULL ELSE lease_owner END,
-                         lease_until = CASE WHEN $11 THEN NULL ELSE lease_until END
-                     WHERE id = $1 AND fence = $2 AND lease_owner = $3",
+        let notify = job.state() == JobState::Pending;
+        let transition = transition.map(|t| rows::to_json(&job.id, t)).transpose()?;
+        self.with(|c| {
+            // One statement, so one round trip, committed by itself: the job's columns, and
+            // its lease released when it comes to rest, in an update conditional on the
+            // lease (no row, no current lease) that also takes the row's lock and bumps the
+            // job's transition counter; the transition inserted under that number; and —
+            // back to PENDING (a retry after a failure), work for any runner on any machine —
+            // the wake-up, sent at the commit. The lock is held to the commit, so numbers are
+            // handed out in commit order with no gap ([`super::schema`]). The notification's
+            // subquery is correlated with the updated row: a refused write sends none.
+            let row = c
+                .query_opt(
+                    "WITH j AS (
+                         UPDATE jobs SET state = $4, data = $5, title = $6, risk = $7,
+                             steps = $8, updated_ms = $9, nickname = $10,
+                             lease_owner = CASE WHEN $11 THEN NULL ELSE lease_owner END,
+                             lease_until = CASE WHEN $11 THEN NULL ELSE lease_until END,
+                             last_seq = last_seq + CASE WHEN $12::text IS NULL THEN 0 ELSE 1 END
+                         WHERE id = $1 AND fence = $2 AND lease_owner = $3
+                         RETURNING id, last_seq),
+                     t AS (
+                         INSERT INTO transitions (job_id, seq, data)
+                         SELECT id, last_seq, $12 FROM j WHERE $12::text IS NOT NULL)
+                     SELECT (SELECT count(*) FROM pg_notify($14, '')
+                             WHERE $13 AND j.id IS NOT NULL)
+                     FROM j",
                     &[
                         &lease.job,
                         &int(lease.fence),
@@ -293,23 +336,16 @@ impl JobStore for PostgresStore {
                         &int(job.updated_ms),
                         &job.spec.nickname,
                         &job.state().is_resting(),
+                        &transition,
+                        &notify,
+                        &WORK_CHANNEL,
                     ],
                 )
                 .map_err(|e| self.db(&e))?;
-            if n == 0 {
-                return Err(fenced(lease));
-            }
-            if let Some(t) = transition {
-                self.push_transition(tx, &job.id, t)?;
-            }
-            // Back to PENDING (a retry after a failure): work for any runner, on any machine.
-            if job.state() == JobState::Pending {
-                self.notify(tx)?;
-            }
-            Ok(())
+            row.map(|_| ()).ok_or_else(|| fenced(lease))
         })
         .inspect(|()| {
-            if job.state() == JobState::Pending {
+            if notify {
                 crate::job::store::work::raise();
             }
         })

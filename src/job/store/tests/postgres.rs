@@ -459,3 +459,142 @@ fn a_legacy_row_is_migrated_on_read_written_back_and_audited_on_postgres() {
     assert_eq!(s.audit(Some("job-stuck")).unwrap().len(), 1);
     assert!(s.history("job-stuck").unwrap().is_empty());
 }
+
+#[test]
+fn a_version_1_store_is_refused_then_upgraded_and_its_histories_go_on_numbered() {
+    let Some(url) = pg_server::fresh_database() else {
+        return;
+    };
+    let url = PgUrl::parse(&url).unwrap();
+    let mut c = url.config.connect(::postgres::NoTls).unwrap();
+    let m = crate::job::store::postgres::schema::migrate_to(&mut c, 1)
+        .unwrap()
+        .unwrap();
+    assert_eq!((m.from, m.to), (0, 1));
+    // As a version-1 oneshot left it: a job three moves into its history, and one with none.
+    for (id, moves) in [("job-old", 3_i64), ("job-new", 0)] {
+        let value = serde_json::to_value(job(id, JobState::Pending, 100)).unwrap();
+        c.execute(
+            "INSERT INTO jobs (id, state, data, title, risk, steps, created_ms, updated_ms)
+             VALUES ($1, 'PENDING', $2, 't', 'medium', 0, 100, 100)",
+            &[&id, &value.to_string()],
+        )
+        .unwrap();
+        for seq in 1..=moves {
+            let mut t = moved(JobState::Pending, JobState::Pending, JobTrigger::Step, 1);
+            t.by = format!("v1-{seq}");
+            c.execute(
+                "INSERT INTO transitions (job_id, seq, data) VALUES ($1, $2, $3)",
+                &[&id, &seq, &serde_json::to_string(&t).unwrap()],
+            )
+            .unwrap();
+        }
+    }
+    let e = PostgresStore::connect(&url).unwrap_err().to_string();
+    assert!(
+        e.contains("version 1, older") && e.contains("oneshot store migrate"),
+        "{e}"
+    );
+
+    let m = PostgresStore::migrate(&url).unwrap();
+    assert_eq!(
+        (m.from, m.to),
+        (1, crate::job::store::postgres::schema::VERSION)
+    );
+    let clock = CLOCK.with(std::sync::Arc::clone);
+    let s = PostgresStore::connect_with_clock(&url, clock).unwrap();
+    // Each job's next transition is numbered one past its last, as version 1 numbered them.
+    for id in ["job-old", "job-new"] {
+        let claim = at(&s, 1_000).claim("r1", Some(id), TTL).unwrap().unwrap();
+        let j = step(&s, &claim.lease, claim.job, JobState::Provisioning, 1_001);
+        step(&s, &claim.lease, j, JobState::InterventionRequired, 1_002);
+    }
+    let [old, ..] = numbers(&mut c, "job-old");
+    assert_eq!(old, [1, 2, 3, 4, 5]);
+    let by: Vec<String> = s
+        .history("job-old")
+        .unwrap()
+        .into_iter()
+        .map(|t| t.by)
+        .collect();
+    assert_eq!(by, ["v1-1", "v1-2", "v1-3", "runner-test", "runner-test"]);
+    let [new, ..] = numbers(&mut c, "job-new");
+    assert_eq!(new, [1, 2]);
+}
+
+/// The next notification on `listener`'s work channel: its payload (waiting up to 10 s).
+fn next_note(listener: &mut ::postgres::Client) -> Option<String> {
+    use ::postgres::fallible_iterator::FallibleIterator;
+    listener
+        .notifications()
+        .timeout_iter(std::time::Duration::from_secs(10))
+        .next()
+        .unwrap()
+        .map(|n| n.payload().to_string())
+}
+
+#[test]
+fn a_one_statement_write_wakes_runners_only_when_it_makes_work_and_only_when_it_took() {
+    let Some((url, s)) = postgres() else {
+        return;
+    };
+    let mut listener = url.config.connect(::postgres::NoTls).unwrap();
+    listener.batch_execute("LISTEN oneshot_work").unwrap();
+    let mut other = url.config.connect(::postgres::NoTls).unwrap();
+    // Sent after a write that should have sent nothing: the next one heard must be this.
+    let mut marker = |tag: &str| {
+        other
+            .batch_execute(&format!("NOTIFY oneshot_work, '{tag}'"))
+            .unwrap();
+    };
+
+    let j = add(&s, "job-1", JobState::Pending, 1);
+    assert_eq!(next_note(&mut listener).as_deref(), Some(""), "created");
+    let lease = at(&s, 1_000).claim("r1", None, TTL).unwrap().unwrap().lease;
+    let j = step(&s, &lease, j, JobState::Executing, 1_001);
+    marker("executing");
+    assert_eq!(
+        next_note(&mut listener).as_deref(),
+        Some("executing"),
+        "a move to a busy state is no work for another runner"
+    );
+
+    // A stale lease moving the job back to PENDING is refused, and wakes no one.
+    let stale = Lease {
+        fence: lease.fence - 1,
+        ..lease.clone()
+    };
+    let mut back = j.clone();
+    back.phase = crate::job::JobPhase::of(JobState::Pending, None, None);
+    let t = moved(
+        JobState::Executing,
+        JobState::Pending,
+        JobTrigger::Step,
+        1_002,
+    );
+    assert!(matches!(
+        s.advance(&stale, &sealed(&back), Some(&sealed(&t))),
+        Err(JobStoreError::Fenced { .. })
+    ));
+    assert!(matches!(
+        s.release(&stale),
+        Err(JobStoreError::Fenced { .. })
+    ));
+    marker("refused");
+    assert_eq!(next_note(&mut listener).as_deref(), Some("refused"));
+    assert_eq!(
+        s.history("job-1").unwrap().len(),
+        1,
+        "the refused move left no trace"
+    );
+
+    // The current lease's move back to PENDING (a retry) is work: it wakes the runners.
+    step(&s, &lease, j, JobState::Pending, 1_003);
+    assert_eq!(next_note(&mut listener).as_deref(), Some(""), "a retry");
+    // So is a lease handed back.
+    let lease = at(&s, 2_000).claim("r2", None, TTL).unwrap().unwrap().lease;
+    s.release(&lease).unwrap();
+    assert_eq!(next_note(&mut listener).as_deref(), Some(""), "a release");
+    let [transitions, ..] = numbers(&mut other, "job-1");
+    assert_eq!(transitions, [1, 2]);
+}
