@@ -62,6 +62,7 @@ pub mod replay;
 pub mod schema;
 pub mod session;
 pub mod store;
+pub mod token;
 
 // What the engine and `ask` share to run an agent, below both: the reader of an agent's stdout
 // protocol, and what an agent is confined to.

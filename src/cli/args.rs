@@ -192,6 +192,8 @@ pub enum Command {
     Job(super::job::JobArgs),
     /// Look after the job store itself: `migrate` a PostgreSQL store to this oneshot's schema.
     Store(super::store::StoreArgs),
+    /// The dashboard's tokens: create (printed once), list, revoke, and one-time sign-in links.
+    Token(super::token::TokenArgs),
     /// Show what each iteration of a session did: the worker's prompt and account, what it
     /// changed, the auditor's verdict, and what the agents spent (the latest without ID).
     #[command(after_help = examples::SHOW)]

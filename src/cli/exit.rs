@@ -150,7 +150,10 @@ fn classify(e: &(dyn Error + 'static)) -> Option<i32> {
     if let Some(e) = e.downcast_ref::<oneshot::job::store::JobStoreError>() {
         use oneshot::job::store::JobStoreError as J;
         return Some(match e {
-            J::NotFound { .. } | J::Ambiguous { .. } => USAGE,
+            J::NotFound { .. }
+            | J::Ambiguous { .. }
+            | J::NoToken { .. }
+            | J::TokenExists { .. } => USAGE,
             J::Conflict { .. } | J::Busy { .. } | J::Fenced { .. } => REFUSED,
             _ => FAILED,
         });

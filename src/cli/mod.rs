@@ -34,4 +34,5 @@ pub mod statusline;
 pub mod stop;
 pub mod store;
 pub mod term;
+pub mod token;
 pub mod typo;

@@ -129,6 +129,16 @@ impl Invocation {
                 })
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped());
+            // No agent can approve its own work: no dashboard token, sign-in link or cookie
+            // reaches it, whether inherited or given in the target's own environment.
+            for name in crate::token::withheld_env() {
+                cmd.env_remove(name);
+            }
+            for (k, v) in &self.env {
+                if k == crate::token::TOKEN_ENV || crate::token::holds_secret(v) {
+                    cmd.env_remove(k);
+                }
+            }
             // Unset rather than inherited when too large: a stale prompt is worse than none.
             if fits_inline(&self.prompt) {
                 cmd.env("ONESHOT_PROMPT", &self.prompt);

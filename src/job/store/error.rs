@@ -36,6 +36,27 @@ pub enum JobStoreError {
         id: String,
     },
 
+    /// A token with this name exists already (revoked or not: a name is never reused, so
+    /// the audit trail's actor names one token).
+    #[error(
+        "a token named {name:?} exists already in the job store; nothing was written; choose \
+         another name (`oneshot token list` shows them)"
+    )]
+    TokenExists {
+        /// The name.
+        name: String,
+    },
+
+    /// No token that is not revoked has this name.
+    #[error(
+        "no token named {name:?} that is not revoked in the job store; `oneshot token list` \
+         shows them, `oneshot token create` makes one"
+    )]
+    NoToken {
+        /// The name asked for.
+        name: String,
+    },
+
     /// The runner's lease is no longer current.
     #[error(
         "job {id}: this runner lost its lease (fencing token {fence} is stale): another runner \

@@ -20,6 +20,7 @@ mod sessions;
 mod sqlite;
 #[cfg(test)]
 mod tests;
+mod tokens;
 pub(crate) mod work;
 
 pub use clock::{ManualClock, StoreClock, SystemClock};
@@ -30,6 +31,7 @@ pub use postgres::{Migrated, PostgresStore};
 pub use runners::{RunnerBeat, RunnerRow};
 pub use sessions::{SessionEntry, SessionJournal};
 pub use sqlite::SqliteStore;
+pub use tokens::{SecretHash, TokenRecord};
 
 use super::JobState;
 use super::decision::JobDecision;
@@ -252,6 +254,58 @@ pub trait JobStore: Send + Sync {
     /// Every runner that said it was alive and did not stop cleanly, with the leases each holds,
     /// oldest first.
     fn runners(&self) -> Result<Vec<RunnerRow>, JobStoreError>;
+
+    /// Adds a token: its record (`created_ms` is the store's now, `revoked_ms` none) and the
+    /// hash of its secret. [`JobStoreError::TokenExists`] when the name is taken, revoked or
+    /// not. Returns the record as stored.
+    fn add_token(
+        &self,
+        token: &Redacted<TokenRecord>,
+        hash: &SecretHash,
+    ) -> Result<TokenRecord, JobStoreError>;
+
+    /// Every token, revoked ones too, oldest first.
+    fn tokens(&self) -> Result<Vec<TokenRecord>, JobStoreError>;
+
+    /// Revokes token `name` at the store's now, and ends its sign-in codes and browser
+    /// sessions in the same write. Revoking a revoked token changes nothing. Returns the
+    /// record; [`JobStoreError::NoToken`] when no token has the name.
+    fn revoke_token(&self, name: &str) -> Result<TokenRecord, JobStoreError>;
+
+    /// The token that is not revoked whose secret hashes to `hash`, with the hash as stored
+    /// (for the caller's constant-time comparison).
+    fn token_by_hash(
+        &self,
+        hash: &SecretHash,
+    ) -> Result<Option<(TokenRecord, SecretHash)>, JobStoreError>;
+
+    /// Keeps a one-time sign-in code (its hash) for token `name`, valid `ttl_ms` from the
+    /// store's now; returns when it expires. [`JobStoreError::NoToken`] when the token does
+    /// not exist or is revoked.
+    fn add_login_code(
+        &self,
+        name: &str,
+        code: &SecretHash,
+        ttl_ms: u64,
+    ) -> Result<u64, JobStoreError>;
+
+    /// Redeems a sign-in code, once: in one write, the code is removed and — when it had not
+    /// expired by the store's clock and its token is not revoked — a browser session `session`
+    /// of that token is kept for `ttl_ms` from the store's now. The token, or `None` when the
+    /// code is unknown, used already, expired, or its token revoked.
+    fn redeem_login_code(
+        &self,
+        code: &SecretHash,
+        session: &SecretHash,
+        ttl_ms: u64,
+    ) -> Result<Option<TokenRecord>, JobStoreError>;
+
+    /// The token of a browser session that has not expired by the store's clock and whose
+    /// token is not revoked.
+    fn web_session(&self, session: &SecretHash) -> Result<Option<TokenRecord>, JobStoreError>;
+
+    /// Ends a browser session (signing out); one that is not there is no error.
+    fn end_web_session(&self, session: &SecretHash) -> Result<(), JobStoreError>;
 
     /// Blocks until there may be new work — a job created, a verb given, a lease handed back,
     /// by this process (SQLite) or by any (a store that can be told, as PostgreSQL's `LISTEN`)

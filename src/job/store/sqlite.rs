@@ -7,6 +7,7 @@ mod runners;
 mod schema;
 mod sessions;
 mod store;
+mod tokens;
 
 use super::rows::{self, int, uint};
 use super::{JobStoreError, Lease};

@@ -41,6 +41,7 @@ mod decisions;
 pub(crate) mod postgres;
 mod rows;
 mod sessions;
+mod tokens;
 mod verbs;
 
 use super::*;

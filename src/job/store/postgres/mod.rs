@@ -21,6 +21,7 @@ mod runners;
 pub(crate) mod schema;
 mod sessions;
 mod store;
+mod tokens;
 
 pub use schema::Migrated;
 

@@ -19,7 +19,7 @@
 use postgres::{Client, GenericClient};
 
 /// The schema version this build writes and reads.
-pub(crate) const VERSION: i64 = 3;
+pub(crate) const VERSION: i64 = 4;
 
 /// An arbitrary key for the advisory lock migrations take, so that two `store migrate` at once
 /// apply each step once.
@@ -116,6 +116,30 @@ fn migrations() -> Vec<String> {
         "ALTER TABLE jobs ADD COLUMN IF NOT EXISTS last_seq bigint NOT NULL DEFAULT 0;
          UPDATE jobs SET last_seq =
              COALESCE((SELECT MAX(seq) FROM transitions WHERE job_id = jobs.id), 0);"
+            .to_string(),
+        // 4: the dashboard's access control (`crate::job::store::tokens`): tokens (only the
+        // hash of each secret), one-time sign-in codes and browser sessions, in the store so
+        // that every `oneshot serve` on it agrees on them.
+        "CREATE TABLE tokens (
+            name       text PRIMARY KEY,
+            hash       text NOT NULL UNIQUE,
+            created_ms bigint NOT NULL,
+            revoked_ms bigint,
+            data       text NOT NULL
+        );
+        CREATE TABLE login_codes (
+            hash       text PRIMARY KEY,
+            token      text NOT NULL REFERENCES tokens (name),
+            expires_ms bigint NOT NULL
+        );
+        CREATE TABLE web_sessions (
+            hash       text PRIMARY KEY,
+            token      text NOT NULL REFERENCES tokens (name),
+            created_ms bigint NOT NULL,
+            expires_ms bigint NOT NULL
+        );
+        CREATE INDEX login_codes_token ON login_codes (token);
+        CREATE INDEX web_sessions_token ON web_sessions (token);"
             .to_string(),
     ]
 }

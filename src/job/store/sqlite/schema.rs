@@ -7,7 +7,7 @@ use std::time::Duration;
 
 /// The schema this build writes (`PRAGMA user_version`). A file with a higher one was written
 /// by a newer oneshot and is refused rather than misread.
-pub(super) const VERSION: i64 = 4;
+pub(super) const VERSION: i64 = 5;
 
 /// How long a write waits for another process's write to end before giving up: long enough
 /// for any single store operation, short enough that a stuck holder is reported.
@@ -105,6 +105,30 @@ const SESSIONS: &str = "CREATE TABLE session_entries (
             data       TEXT NOT NULL,
             PRIMARY KEY (job_id, session)
         );";
+
+/// Version 5 adds the dashboard's access control (`super::super::tokens`): tokens (only the
+/// hash of each secret), one-time sign-in codes and browser sessions, each code and session
+/// a token's, each secret found by its hash.
+pub(super) const TOKENS: &str = "CREATE TABLE tokens (
+            name       TEXT PRIMARY KEY NOT NULL,
+            hash       TEXT NOT NULL UNIQUE,
+            created_ms INTEGER NOT NULL,
+            revoked_ms INTEGER,
+            data       TEXT NOT NULL
+        );
+        CREATE TABLE login_codes (
+            hash       TEXT PRIMARY KEY NOT NULL,
+            token      TEXT NOT NULL REFERENCES tokens (name),
+            expires_ms INTEGER NOT NULL
+        );
+        CREATE TABLE web_sessions (
+            hash       TEXT PRIMARY KEY NOT NULL,
+            token      TEXT NOT NULL REFERENCES tokens (name),
+            created_ms INTEGER NOT NULL,
+            expires_ms INTEGER NOT NULL
+        );
+        CREATE INDEX login_codes_token ON login_codes (token);
+        CREATE INDEX web_sessions_token ON web_sessions (token);";
 
 /// Why a file cannot be used as a job store, besides SQLite's own errors.
 pub(super) enum Refusal {
@@ -241,6 +265,9 @@ pub(super) fn open(path: &Path) -> Result<Connection, Refusal> {
     }
     if version < 4 {
         tx.execute_batch(SESSIONS)?;
+    }
+    if version < 5 {
+        tx.execute_batch(TOKENS)?;
     }
     if version < VERSION {
         tx.execute_batch(&format!("PRAGMA user_version = {VERSION}"))?;

@@ -474,4 +474,65 @@ impl JobStore for SqliteStore {
         let tx = conn.transaction().map_err(|e| self.db(e))?;
         self.lease_of(&tx, &id)
     }
+
+    fn add_token(
+        &self,
+        token: &Redacted<crate::job::store::TokenRecord>,
+        hash: &crate::job::store::SecretHash,
+    ) -> Result<crate::job::store::TokenRecord, JobStoreError> {
+        self.insert_token(token, hash)
+    }
+
+    fn tokens(&self) -> Result<Vec<crate::job::store::TokenRecord>, JobStoreError> {
+        self.token_rows()
+    }
+
+    fn revoke_token(&self, name: &str) -> Result<crate::job::store::TokenRecord, JobStoreError> {
+        self.revoke_token_row(name)
+    }
+
+    fn token_by_hash(
+        &self,
+        hash: &crate::job::store::SecretHash,
+    ) -> Result<
+        Option<(
+            crate::job::store::TokenRecord,
+            crate::job::store::SecretHash,
+        )>,
+        JobStoreError,
+    > {
+        self.token_by_hash_row(hash)
+    }
+
+    fn add_login_code(
+        &self,
+        name: &str,
+        code: &crate::job::store::SecretHash,
+        ttl_ms: u64,
+    ) -> Result<u64, JobStoreError> {
+        self.insert_login_code(name, code, ttl_ms)
+    }
+
+    fn redeem_login_code(
+        &self,
+        code: &crate::job::store::SecretHash,
+        session: &crate::job::store::SecretHash,
+        ttl_ms: u64,
+    ) -> Result<Option<crate::job::store::TokenRecord>, JobStoreError> {
+        self.redeem_code(code, session, ttl_ms)
+    }
+
+    fn web_session(
+        &self,
+        session: &crate::job::store::SecretHash,
+    ) -> Result<Option<crate::job::store::TokenRecord>, JobStoreError> {
+        self.web_session_row(session)
+    }
+
+    fn end_web_session(
+        &self,
+        session: &crate::job::store::SecretHash,
+    ) -> Result<(), JobStoreError> {
+        self.end_web_session_row(session)
+    }
 }
