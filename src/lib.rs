@@ -60,6 +60,8 @@ pub mod process;
 pub mod redact;
 pub mod replay;
 pub mod schema;
+#[cfg(feature = "serve")]
+pub mod serve;
 pub mod session;
 pub mod store;
 pub mod token;

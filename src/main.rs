@@ -128,6 +128,9 @@ fn main() {
         Some(Command::Token(args)) => {
             cli::token::run(args, &effective.files, &effective.state_dir, quiet)
         }
+        Some(Command::Serve(args)) => {
+            cli::serve::run(args, &effective.files, &effective.state_dir, quiet)
+        }
         Some(Command::Ask(args)) => cli::ask::run(args, &effective.files),
         Some(Command::Eval(args)) => cli::eval::run(args, &effective.files),
         Some(Command::Saboteur(args)) => cli::saboteur::run(args),

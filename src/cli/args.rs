@@ -194,6 +194,9 @@ pub enum Command {
     Store(super::store::StoreArgs),
     /// The dashboard's tokens: create (printed once), list, revoke, and one-time sign-in links.
     Token(super::token::TokenArgs),
+    /// The dashboard: the board, jobs, the approval inbox, and the verbs, over HTTP on
+    /// 127.0.0.1 (scoped tokens; a one-time sign-in link is printed at start).
+    Serve(super::serve::ServeArgs),
     /// Show what each iteration of a session did: the worker's prompt and account, what it
     /// changed, the auditor's verdict, and what the agents spent (the latest without ID).
     #[command(after_help = examples::SHOW)]

@@ -28,6 +28,7 @@ pub mod run_flags;
 pub mod saboteur;
 pub mod sanitize;
 pub mod schema;
+pub mod serve;
 pub mod show;
 pub mod signals;
 pub mod statusline;

@@ -55,6 +55,18 @@ pub enum VerbError {
         /// The trigger.
         verb: JobTrigger,
     },
+    /// What the human saw is no longer what the job is: another step ran, a newer diff was
+    /// made, or its state moved (the dashboard's form was older than the job).
+    #[error(
+        "job {id}: the page you acted on is out of date ({what}); nothing was written; look \
+         at the job again and decide on what it is now"
+    )]
+    Stale {
+        /// The job.
+        id: String,
+        /// What differs: what was seen, and what the job is now.
+        what: String,
+    },
     /// `land` where the state allows it but the job does not (already landed, or in
     /// INTERVENTION_REQUIRED for another reason than a failed land).
     #[error("job {id}: land is refused: {why}")]
@@ -266,8 +278,89 @@ pub fn give(
     verb: JobTrigger,
     giving: &Giving,
 ) -> Result<Given, GiveError> {
+    give_seen(store, id, verb, giving, None)
+}
+
+/// What a human saw when they chose a verb (a dashboard's form carries it): the job's state,
+/// its step count, and its latest artifact's diff hash (empty when it has none). A verb given
+/// with it is bound to it: an approval of an older diff never approves a newer one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Seen {
+    /// The state shown.
+    pub state: JobState,
+    /// The job's steps when shown (each step may make a new artifact).
+    pub attempt: u32,
+    /// The latest artifact's diff hash when shown; empty when there was none.
+    pub diff_hash: String,
+}
+
+impl Seen {
+    /// What `job` (with its latest artifact's diff hash) shows now.
+    pub fn of(job: &Job, diff_hash: Option<&str>) -> Seen {
+        Seen {
+            state: job.state(),
+            attempt: job.steps,
+            diff_hash: diff_hash.unwrap_or_default().to_string(),
+        }
+    }
+
+    /// How `now` differs from what was seen, said for a person; `None` when it does not.
+    fn differs(&self, now: &Seen) -> Option<String> {
+        if self.attempt != now.attempt {
+            return Some(format!(
+                "it showed step {}; the job has taken {} since",
+                self.attempt, now.attempt
+            ));
+        }
+        if self.diff_hash != now.diff_hash {
+            return Some(format!(
+                "it showed diff {}; the job's latest is {}",
+                short(&self.diff_hash),
+                short(&now.diff_hash)
+            ));
+        }
+        if self.state != now.state {
+            return Some(format!(
+                "it showed {}; the job is {} now",
+                self.state, now.state
+            ));
+        }
+        None
+    }
+}
+
+/// A diff hash's first characters, or `none`.
+fn short(hash: &str) -> String {
+    match hash {
+        "" => "none".to_string(),
+        h => h.chars().take(12).collect(),
+    }
+}
+
+/// [`give`], bound to what the human saw when `seen` is given: refused
+/// ([`VerbError::Stale`], nothing written) when the job read for the verb is not what they saw
+/// — and the write, as every verb's, happens only if the job is still in that state. (A job
+/// would have to leave the state and come back between this read and the write, within
+/// milliseconds, for the two to differ; its steps are checked on the job as read.)
+pub fn give_seen(
+    store: &dyn super::store::JobStore,
+    id: &str,
+    verb: JobTrigger,
+    giving: &Giving,
+    seen: Option<&Seen>,
+) -> Result<Given, GiveError> {
     let job = store.get(id)?;
     let latest = store.artifacts(&job.id)?.pop();
+    if let Some(seen) = seen {
+        let now = Seen::of(&job, latest.as_ref().map(|a| a.diff_hash.as_str()));
+        if let Some(what) = seen.differs(&now) {
+            return Err(VerbError::Stale {
+                id: job.id.clone(),
+                what,
+            }
+            .into());
+        }
+    }
     let cx = VerbContext {
         actor: giving.actor.clone(),
         now_ms: giving.now_ms,

@@ -1,0 +1,119 @@
+//! `oneshot serve`: the dashboard (`oneshot::serve`), thin over the library: the flags, the
+//! store, a sign-in link at start, and the server until Ctrl-C.
+
+use super::config::Files;
+use super::exit::{self, usage};
+use super::store::StoreFlag;
+use anyhow::{Context, Result};
+use clap::Args;
+use oneshot::serve::{Bound, DEFAULT_LISTEN, ServeError, ServeOptions};
+use oneshot::token::{self, Scope};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+/// `oneshot serve --help`.
+const EXAMPLES: &str = "\
+Examples:
+  oneshot serve                                   # http://127.0.0.1:8719, prints a sign-in link
+  oneshot serve --token-name ana                  # the link signs in as token ana
+  oneshot serve --listen 127.0.0.1:9000 --store postgres://oneshot@db/jobs
+  oneshot serve --listen 0.0.0.0:8719 --behind-proxy --host dash.example.com
+
+Every request needs a token (`oneshot token create`), as `Authorization: Bearer …` or the
+cookie a sign-in link sets; its scopes say what it may do (read; operate: suspend, resume,
+cancel, resubmit; approve: approve, reject; admin). A request under a Host this server does
+not answer as is refused (421), a POST from another origin too (403). Only 127.0.0.1 unless a
+TLS-terminating proxy fronts it (--behind-proxy). docs/serve.md says more.";
+
+/// `oneshot serve`: the dashboard over the job store.
+#[derive(Debug, Args)]
+#[command(after_help = EXAMPLES)]
+pub struct ServeArgs {
+    /// Where to listen (port 0: a free one). A non-loopback address needs --behind-proxy.
+    #[arg(long, value_name = "ADDR", default_value = DEFAULT_LISTEN)]
+    pub listen: SocketAddr,
+    /// A TLS-terminating proxy fronts this server: allow a non-loopback --listen, and mark
+    /// the session cookie Secure.
+    #[arg(long)]
+    pub behind_proxy: bool,
+    /// Another name browsers reach this server by (the Host a proxy forwards), besides
+    /// 127.0.0.1, localhost and [::1] with the port (repeatable).
+    #[arg(long = "host", value_name = "NAME")]
+    pub hosts: Vec<String>,
+    /// The sign-in link printed at start signs in as this token [default: a new admin token
+    /// named serve-…, whose secret is never shown].
+    #[arg(long, value_name = "NAME")]
+    pub token_name: Option<String>,
+    /// TLS certificate (PEM) — not supported yet: use --behind-proxy.
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+    /// TLS private key (PEM) — not supported yet: use --behind-proxy.
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
+    #[command(flatten)]
+    pub flag: StoreFlag,
+}
+
+/// Runs `oneshot serve` until Ctrl-C.
+pub fn run(args: ServeArgs, files: &Files, state_dir: &Path, quiet: bool) -> Result<i32> {
+    if args.tls_cert.is_some() || args.tls_key.is_some() {
+        return Err(usage(
+            "serve: --tls-cert/--tls-key are not supported yet; put a TLS-terminating proxy \
+             (caddy, nginx) in front and pass --behind-proxy (with --host NAME)",
+        ));
+    }
+    let (at, _) = super::store::location(args.flag.store.as_deref(), files, state_dir)?;
+    let store = oneshot::job::store::open(&at)
+        .map_err(|e| anyhow::Error::new(e).context("open the job store"))?;
+    let opts = ServeOptions {
+        listen: args.listen,
+        behind_proxy: args.behind_proxy,
+        hosts: args.hosts.clone(),
+    };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("start the server's runtime")?;
+    let bound = rt
+        .block_on(Bound::bind(&opts, store.clone()))
+        .map_err(|e| match e {
+            e @ (ServeError::NotLoopback { .. } | ServeError::BadHost { .. }) => {
+                usage(format!("serve: {e}"))
+            }
+            e => anyhow::Error::new(e).context("serve"),
+        })?;
+    // The link a browser opens: through the proxy's name when one fronts the server.
+    let base = match (args.behind_proxy, args.hosts.first()) {
+        (true, Some(name)) => format!("https://{name}"),
+        _ => bound.url(),
+    };
+    let code = match &args.token_name {
+        Some(name) => token::login_code(&*store, name)
+            .map_err(|e| anyhow::Error::new(e).context(format!("sign-in link for {name}")))?,
+        None => {
+            let name = format!("serve-{}", &token::secret::fresh("")?[..8]);
+            let made = token::create(
+                &*store,
+                &name,
+                &[Scope::Admin],
+                &oneshot::job::verbs::actor(),
+            )
+            .context("make the serve's admin token")?;
+            // Its secret is dropped here: only the link signs in with it.
+            token::login_code(&*store, &made.record.name).context("make the sign-in link")?
+        }
+    };
+    outln!("listening on {} (store {at})", bound.url());
+    outln!("sign in: {}", code.link(&base));
+    if !quiet {
+        errln!(
+            "the link works once, within 10 minutes; `oneshot token login NAME` makes another. \
+             Ctrl-C stops the server."
+        );
+    }
+    rt.block_on(bound.run(async {
+        let _ = tokio::signal::ctrl_c().await;
+    }))
+    .context("serve")?;
+    Ok(exit::OK)
+}
