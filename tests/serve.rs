@@ -1,0 +1,507 @@
+//! `oneshot serve` over HTTP, through the real binary on a free port, a real job store and a
+//! job stepped by the real runner: every route behind the boundary (Host, Origin, token or
+//! session, scope), the sign-in link used once, revocation ending a session, the verbs going
+//! through the same library call as the CLI's with the token's name in the audit trail, and an
+//! approval bound to what its page showed. (That no agent is given a token: tests/token_cli.rs.)
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Stdio};
+use std::time::Duration;
+
+#[path = "common/job_env.rs"]
+mod job_env;
+use job_env::{DONE, Env, GOOD_WORKER};
+
+/// A running `oneshot serve`, killed when dropped.
+struct Server {
+    child: Child,
+    /// `127.0.0.1:PORT`, what the Host header says.
+    host: String,
+    /// The sign-in link printed at start.
+    link: String,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn serve(env: &Env, extra: &[&str]) -> Server {
+    let mut args = vec!["serve", "--listen", "127.0.0.1:0"];
+    args.extend_from_slice(extra);
+    let mut child = env
+        .command(&args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let listening = lines.next().expect("a first line").unwrap();
+    let url = listening
+        .strip_prefix("listening on http://")
+        .and_then(|r| r.split_whitespace().next())
+        .unwrap_or_else(|| panic!("{listening}"))
+        .to_string();
+    let signin = lines.next().expect("a second line").unwrap();
+    let link = signin
+        .strip_prefix("sign in: ")
+        .unwrap_or_else(|| panic!("{signin}"))
+        .to_string();
+    Server {
+        child,
+        host: url,
+        link,
+    }
+}
+
+/// An HTTP response, read whole.
+#[derive(Debug)]
+struct Resp {
+    status: u16,
+    head: String,
+    body: String,
+}
+
+impl Resp {
+    fn header(&self, name: &str) -> Option<String> {
+        self.head.lines().find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            k.eq_ignore_ascii_case(name).then(|| v.trim().to_string())
+        })
+    }
+}
+
+/// One request to the server at `s.host`, with `headers` as given (a `Host` among them
+/// replaces the right one).
+fn http(s: &Server, method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> Resp {
+    let mut conn = TcpStream::connect(&s.host).unwrap();
+    conn.set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    let mut req = format!("{method} {path} HTTP/1.1\r\nConnection: close\r\n");
+    if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
+        req.push_str(&format!("Host: {}\r\n", s.host));
+    }
+    for (k, v) in headers {
+        req.push_str(&format!("{k}: {v}\r\n"));
+    }
+    if method == "POST" {
+        req.push_str("Content-Type: application/x-www-form-urlencoded\r\n");
+        req.push_str(&format!("Content-Length: {}\r\n", body.len()));
+    }
+    req.push_str("\r\n");
+    req.push_str(body);
+    conn.write_all(req.as_bytes()).unwrap();
+    let mut raw = String::new();
+    conn.read_to_string(&mut raw).unwrap();
+    let (head, body) = raw.split_once("\r\n\r\n").unwrap_or((&raw, ""));
+    let status = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or_else(|| panic!("no status in {head}"));
+    Resp {
+        status,
+        head: head.to_string(),
+        body: body.to_string(),
+    }
+}
+
+fn bearer(token: &str) -> String {
+    format!("Bearer {token}")
+}
+
+/// The value of hidden input `name` in the first form of a page.
+fn field(page: &str, name: &str) -> String {
+    let at = page
+        .find(&format!("name=\"{name}\" value=\""))
+        .unwrap_or_else(|| panic!("no {name} in {page}"));
+    let rest = &page[at + name.len() + 15..];
+    rest[..rest.find('"').unwrap()].to_string()
+}
+
+/// A form body from pairs, urlencoded the way a browser does it.
+fn form(pairs: &[(&str, &str)]) -> String {
+    pairs
+        .iter()
+        .map(|(k, v)| {
+            let enc: String = v
+                .bytes()
+                .map(|b| match b {
+                    b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'-' | b'_' | b'.' => {
+                        (b as char).to_string()
+                    }
+                    b' ' => "+".to_string(),
+                    b => format!("%{b:02X}"),
+                })
+                .collect();
+            format!("{k}={enc}")
+        })
+        .collect::<Vec<_>>()
+        .join("&")
+}
+
+fn token(env: &Env, name: &str, scope: &str) -> String {
+    env.ok(&["token", "create", "--name", name, "--scope", scope])
+        .trim()
+        .to_string()
+}
+
+/// A job resting in APPROVAL_REQUIRED, stepped by the real runner.
+fn waiting(env: &Env, worker: &str) -> String {
+    let id = env.create(worker, DONE, &["--activate"]);
+    env.ok(&["job", "step", &id]);
+    assert_eq!(env.state(&id), "APPROVAL_REQUIRED");
+    id
+}
+
+fn audit(env: &Env, id: &str) -> Vec<serde_json::Value> {
+    env.ok(&["job", "audit", id, "--json"])
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[test]
+fn every_route_checks_its_scope_and_only_an_approve_token_approves_what_it_saw() {
+    let env = Env::new();
+    let id = waiting(&env, GOOD_WORKER);
+    let reader = token(&env, "reader", "read");
+    let operator = token(&env, "operator", "operate");
+    let approver = token(&env, "approver", "approve");
+    let s = serve(&env, &["--token-name", "reader"]);
+    let origin = format!("http://{}", s.host);
+    let job = format!("/jobs/{id}");
+    let approve = format!("/jobs/{id}/approve");
+
+    // Nothing without a token; a wrong one is refused too.
+    for path in ["/", "/inbox", job.as_str()] {
+        assert_eq!(http(&s, "GET", path, &[], "").status, 401, "{path}");
+        let fake = bearer(&format!("osk_{}", "A".repeat(43)));
+        let r = http(&s, "GET", path, &[("Authorization", &fake)], "");
+        assert_eq!(r.status, 401, "{path}");
+    }
+    let r = http(&s, "GET", "/assets/style.css", &[], "");
+    assert_eq!(r.status, 200, "static assets are public");
+
+    // Read: the board, the inbox and the job; no approve button.
+    let as_reader = [("Authorization", bearer(&reader))];
+    let as_reader: Vec<(&str, &str)> = as_reader.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let board = http(&s, "GET", "/", &as_reader, "");
+    assert_eq!(board.status, 200);
+    assert!(board.body.contains(&id), "{}", board.body);
+    let inbox = http(&s, "GET", "/inbox", &as_reader, "");
+    assert!(inbox.body.contains(&id), "{}", inbox.body);
+    let page = http(&s, "GET", &job, &as_reader, "");
+    assert_eq!(page.status, 200);
+    assert!(page.body.contains("APPROVAL_REQUIRED"));
+    assert!(
+        !page.body.contains("/approve\""),
+        "a read token is offered no approve"
+    );
+    assert!(!page.body.contains("/cancel\""), "nor cancel");
+    assert_eq!(
+        http(&s, "GET", "/jobs/job-nothere", &as_reader, "").status,
+        404
+    );
+
+    // What an approve token's page shows: the form carries it.
+    let approver_auth = bearer(&approver);
+    let page = http(&s, "GET", &job, &[("Authorization", &approver_auth)], "");
+    assert!(page.body.contains("/approve\""), "{}", page.body);
+    assert!(
+        !page.body.contains("/cancel\""),
+        "approve does not allow cancel"
+    );
+    let seen = [
+        ("attempt", field(&page.body, "attempt")),
+        ("diff_hash", field(&page.body, "diff_hash")),
+        ("state", field(&page.body, "state")),
+    ];
+    assert_eq!(seen[2].1, "APPROVAL_REQUIRED");
+    assert!(!seen[1].1.is_empty(), "the job has a diff");
+    let body = form(
+        &seen
+            .iter()
+            .map(|(k, v)| (*k, v.as_str()))
+            .collect::<Vec<_>>(),
+    );
+
+    let before = audit(&env, &id);
+    // A read token's forged POST, from the right origin: 403, nothing written or audited.
+    let r = http(
+        &s,
+        "POST",
+        &approve,
+        &[("Authorization", &bearer(&reader)), ("Origin", &origin)],
+        &body,
+    );
+    assert_eq!(r.status, 403, "{}", r.body);
+    assert!(r.body.contains("needs the approve scope"), "{}", r.body);
+    // An operate token may not approve either, but may reach the operate verbs (refused by
+    // the job's state here: APPROVAL_REQUIRED allows no suspend).
+    let op = bearer(&operator);
+    let r = http(
+        &s,
+        "POST",
+        &approve,
+        &[("Authorization", &op), ("Origin", &origin)],
+        &body,
+    );
+    assert_eq!(r.status, 403);
+    let r = http(
+        &s,
+        "POST",
+        &format!("/jobs/{id}/suspend"),
+        &[
+            ("Authorization", &op),
+            ("Origin", &origin),
+            ("Accept", "application/json"),
+        ],
+        "",
+    );
+    assert_eq!(r.status, 409, "{}", r.body);
+    assert!(
+        r.body
+            .contains("suspend is not allowed in APPROVAL_REQUIRED"),
+        "{}",
+        r.body
+    );
+
+    // The approve token, but from another site, or saying nothing of where from: 403.
+    for from in [
+        vec![("Origin", "http://evil.example")],
+        vec![("Origin", "null")],
+        vec![("Sec-Fetch-Site", "cross-site")],
+        vec![],
+    ] {
+        let mut h = vec![("Authorization", approver_auth.as_str())];
+        h.extend(from.iter().copied());
+        let r = http(&s, "POST", &approve, &h, &body);
+        assert_eq!(r.status, 403, "{from:?}: {}", r.body);
+    }
+    // Under a Host the server does not answer as (DNS rebinding): 421, even with a token.
+    for host in ["evil.example", "evil.example:80", "127.0.0.1"] {
+        let r = http(
+            &s,
+            "GET",
+            "/",
+            &[("Host", host), ("Authorization", &approver_auth)],
+            "",
+        );
+        assert_eq!(r.status, 421, "{host}");
+    }
+    // A page older than the job (another diff, another step): 409, nothing written.
+    let stale = form(&[
+        ("attempt", seen[0].1.as_str()),
+        ("diff_hash", "0000000000000000"),
+        ("state", "APPROVAL_REQUIRED"),
+    ]);
+    let r = http(
+        &s,
+        "POST",
+        &approve,
+        &[("Authorization", &approver_auth), ("Origin", &origin)],
+        &stale,
+    );
+    assert_eq!(r.status, 409, "{}", r.body);
+    assert!(r.body.contains("out of date"), "{}", r.body);
+    let earlier = form(&[
+        ("attempt", "0"),
+        ("diff_hash", seen[1].1.as_str()),
+        ("state", "APPROVAL_REQUIRED"),
+    ]);
+    let r = http(
+        &s,
+        "POST",
+        &approve,
+        &[("Authorization", &approver_auth), ("Origin", &origin)],
+        &earlier,
+    );
+    assert_eq!(r.status, 409, "{}", r.body);
+    let r = http(
+        &s,
+        "POST",
+        &approve,
+        &[("Authorization", &approver_auth), ("Origin", &origin)],
+        "",
+    );
+    assert_eq!(
+        r.status, 400,
+        "an approval must say what it saw: {}",
+        r.body
+    );
+    assert_eq!(env.state(&id), "APPROVAL_REQUIRED");
+    assert_eq!(audit(&env, &id), before, "nothing refused was audited");
+
+    // The approve token, from its own page: SUCCESS, the token's name as the actor.
+    let r = http(
+        &s,
+        "POST",
+        &approve,
+        &[
+            ("Authorization", &approver_auth),
+            ("Origin", &origin),
+            ("Accept", "application/json"),
+        ],
+        &body,
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    let said: serde_json::Value = serde_json::from_str(&r.body).unwrap();
+    assert_eq!(said["to"], "SUCCESS");
+    assert_eq!(said["actor"], "approver");
+    assert_eq!(env.state(&id), "SUCCESS");
+    let trail = audit(&env, &id);
+    assert_eq!(trail.len(), before.len() + 1);
+    let last = trail.last().unwrap();
+    assert_eq!(last["action"], "approve");
+    assert_eq!(last["actor"], "approver");
+    assert_eq!(last["metadata"]["diff_hash"], seen[1].1.as_str());
+}
+
+#[test]
+fn a_sign_in_link_works_once_and_revoking_its_token_ends_the_session() {
+    let env = Env::new();
+    token(&env, "ana", "approve");
+    let s = serve(&env, &["--token-name", "ana"]);
+    let path = s.link.split_once(&s.host).unwrap().1.to_string();
+    assert!(path.starts_with("/login/osl_"), "{}", s.link);
+    let r = http(&s, "GET", &path, &[], "");
+    assert_eq!(r.status, 303, "{}", r.body);
+    assert_eq!(r.header("location").as_deref(), Some("/"));
+    let set = r.header("set-cookie").unwrap();
+    for part in ["HttpOnly", "SameSite=Strict", "Path=/"] {
+        assert!(set.contains(part), "{set}");
+    }
+    assert!(!set.contains("Secure"), "plain http on loopback: {set}");
+    let cookie = set.split(';').next().unwrap().to_string();
+    let r = http(&s, "GET", "/", &[("Cookie", &cookie)], "");
+    assert_eq!(r.status, 200);
+    assert!(r.body.contains("signed in as <b>ana</b>"), "{}", r.body);
+    // Once only.
+    let again = http(&s, "GET", &path, &[], "");
+    assert_eq!(again.status, 403);
+    assert!(again.header("set-cookie").is_none());
+    // The link under a foreign Host is refused before it is redeemed.
+    let other = env.ok(&["token", "login", "ana"]);
+    let other_path = other.trim().split_once("8719").unwrap().1.to_string();
+    let r = http(&s, "GET", &other_path, &[("Host", "evil.example")], "");
+    assert_eq!(r.status, 421);
+    assert_eq!(
+        http(&s, "GET", &other_path, &[], "").status,
+        303,
+        "still unused"
+    );
+
+    env.ok(&["token", "revoke", "ana"]);
+    let r = http(&s, "GET", "/", &[("Cookie", &cookie)], "");
+    assert_eq!(r.status, 401, "{}", r.body);
+    assert!(r.body.contains("revoked"), "{}", r.body);
+}
+
+#[test]
+fn signing_out_ends_the_session_and_needs_the_servers_own_origin() {
+    let env = Env::new();
+    let s = serve(&env, &[]);
+    let path = s.link.split_once(&s.host).unwrap().1.to_string();
+    let r = http(&s, "GET", &path, &[], "");
+    let cookie = r.header("set-cookie").unwrap();
+    let cookie = cookie.split(';').next().unwrap();
+    let board = http(&s, "GET", "/", &[("Cookie", cookie)], "");
+    assert!(
+        board.body.contains("signed in as <b>serve-"),
+        "{}",
+        board.body
+    );
+    let r = http(
+        &s,
+        "POST",
+        "/logout",
+        &[("Cookie", cookie), ("Origin", "http://evil.example")],
+        "",
+    );
+    assert_eq!(r.status, 403, "a foreign page cannot sign you out");
+    assert_eq!(http(&s, "GET", "/", &[("Cookie", cookie)], "").status, 200);
+    let r = http(
+        &s,
+        "POST",
+        "/logout",
+        &[("Cookie", cookie), ("Sec-Fetch-Site", "same-origin")],
+        "",
+    );
+    assert_eq!(r.status, 200);
+    assert!(r.header("set-cookie").unwrap().contains("Max-Age=0"));
+    assert_eq!(http(&s, "GET", "/", &[("Cookie", cookie)], "").status, 401);
+    // The server's own admin token was made for the link, and its secret never printed.
+    let tokens = env.ok(&["token", "list", "--json"]);
+    assert!(tokens.contains("\"scopes\":[\"admin\"]"), "{tokens}");
+}
+
+#[test]
+fn a_reject_from_the_page_with_line_comments_reaches_the_next_prompt() {
+    let env = Env::new();
+    let dump = env.dir.path().join("prompt.txt");
+    let worker = format!(
+        "sh -c 'cat \"$ONESHOT_PROMPT_FILE\" > {}; echo hi > f.txt'",
+        dump.display()
+    );
+    let id = waiting(&env, &worker);
+    token(&env, "ana", "approve");
+    let s = serve(&env, &["--token-name", "ana"]);
+    let path = s.link.split_once(&s.host).unwrap().1.to_string();
+    let set = http(&s, "GET", &path, &[], "")
+        .header("set-cookie")
+        .unwrap();
+    let cookie = set.split(';').next().unwrap();
+    // A browser's POST: the cookie, and Sec-Fetch-Site instead of an Origin check.
+    let page = http(&s, "GET", &format!("/jobs/{id}"), &[("Cookie", cookie)], "");
+    let body = form(&[
+        ("attempt", field(&page.body, "attempt").as_str()),
+        ("diff_hash", field(&page.body, "diff_hash").as_str()),
+        ("state", field(&page.body, "state").as_str()),
+        ("feedback", "also write bye"),
+        ("comments", "f.txt:1: say hello, not hi\n"),
+    ]);
+    let bad = body.replace("f.txt%3A1", "f.txt");
+    let browser = [("Cookie", cookie), ("Sec-Fetch-Site", "same-origin")];
+    let r = http(&s, "POST", &format!("/jobs/{id}/reject"), &browser, &bad);
+    assert_eq!(r.status, 400, "a comment without a line: {}", r.body);
+    let r = http(&s, "POST", &format!("/jobs/{id}/reject"), &browser, &body);
+    assert_eq!(r.status, 303, "{}", r.body);
+    assert_eq!(r.header("location"), Some(format!("/jobs/{id}")));
+    assert_eq!(env.state(&id), "PENDING");
+    assert_eq!(audit(&env, &id).last().unwrap()["actor"], "ana");
+    env.ok(&["job", "step", &id]);
+    let prompt = std::fs::read_to_string(&dump).unwrap();
+    assert!(prompt.contains("CRITIQUE: also write bye"), "{prompt}");
+    assert!(prompt.contains("f.txt:1: say hello, not hi"), "{prompt}");
+}
+
+#[test]
+fn a_non_loopback_address_needs_a_proxy_and_tls_is_not_there_yet() {
+    let env = Env::new();
+    let out = env.oneshot(&["serve", "--listen", "0.0.0.0:0"]);
+    assert_eq!(out.status.code(), Some(2));
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        e.contains("not a loopback address") && e.contains("--behind-proxy"),
+        "{e}"
+    );
+    let out = env.oneshot(&["serve", "--tls-cert", "c.pem", "--tls-key", "k.pem"]);
+    assert_eq!(out.status.code(), Some(2));
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(e.contains("not supported yet"), "{e}");
+    // Behind a proxy: its name is answered as, and the cookie is Secure.
+    let s = serve(&env, &["--behind-proxy", "--host", "dash.example"]);
+    assert!(
+        s.link.starts_with("https://dash.example/login/osl_"),
+        "{}",
+        s.link
+    );
+    let path = s.link.split_once("dash.example").unwrap().1.to_string();
+    let r = http(&s, "GET", &path, &[("Host", "dash.example")], "");
+    assert_eq!(r.status, 303, "{}", r.body);
+    assert!(r.header("set-cookie").unwrap().contains("; Secure"));
+}
