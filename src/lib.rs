@@ -60,6 +60,7 @@ pub mod process;
 pub mod redact;
 pub mod replay;
 pub mod schema;
+pub mod serve;
 pub mod session;
 pub mod store;
 
