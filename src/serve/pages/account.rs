@@ -28,6 +28,8 @@ pub(crate) struct Account {
     burst: (usize, usize),
     out: String,
     lines: usize,
+    /// What the agents' runs reported spending, summed.
+    spent: crate::session::Spent,
 }
 
 fn slot(role: Role) -> usize {
@@ -64,7 +66,22 @@ impl Account {
             return "<p class=\"empty\">Nothing in its log reads as an event for people.</p>\n"
                 .into();
         }
-        format!("<ol class=\"account\">\n{}</ol>\n", self.out)
+        let s = self.spent;
+        let spent = if s == crate::session::Spent::default() {
+            String::new()
+        } else {
+            format!(
+                "<p class=\"spent\">The agents reported {} turn(s), {} tokens{}.</p>\n",
+                s.turns,
+                s.tokens,
+                if s.usd > 0.0 {
+                    format!(", ${:.4} (an estimate)", s.usd)
+                } else {
+                    String::new()
+                }
+            )
+        };
+        format!("{spent}<ol class=\"account\">\n{}</ol>\n", self.out)
     }
 
     fn line(&mut self, ts: Option<u64>, class: &str, html: &str) {
@@ -114,16 +131,21 @@ impl Account {
                         format!("agent session <code>{}</code>", Esc(&session.session_id))
                     }
                     ProcessEvent::AgentProgress { .. } => return,
-                    ProcessEvent::AgentUsage { spent } => format!(
-                        "used {} turn(s), {} tokens{}",
-                        spent.turns,
-                        spent.tokens,
-                        if spent.usd > 0.0 {
-                            format!(", ${:.4} (estimate)", spent.usd)
-                        } else {
-                            String::new()
-                        }
-                    ),
+                    ProcessEvent::AgentUsage { spent } => {
+                        self.spent.turns += spent.turns;
+                        self.spent.tokens += spent.tokens;
+                        self.spent.usd += spent.usd;
+                        format!(
+                            "used {} turn(s), {} tokens{}",
+                            spent.turns,
+                            spent.tokens,
+                            if spent.usd > 0.0 {
+                                format!(", ${:.4} (estimate)", spent.usd)
+                            } else {
+                                String::new()
+                            }
+                        )
+                    }
                     ProcessEvent::AgentFailed { failure } => format!(
                         "{} reported a failure ({}{}): {}",
                         failure.agent,

@@ -569,6 +569,15 @@ fn the_job_page_tells_each_attempt_as_the_agents_account() {
             "to": "AUDIT_PENDING", "iteration": 1, "policy_hash": "h", "generation": 1}),
         log_end: 2,
     });
+    for (turns, usd) in [(2, 0.01), (3, 0.02)] {
+        entries.push(SessionEntry {
+            seq: 0,
+            session: "s-1".into(),
+            record: json!({"type": "process", "ts": 121, "role": "worker", "iteration": 1,
+                "event": "agent_usage", "turns": turns, "tokens": 1000, "usd": usd}),
+            log_end: 3,
+        });
+    }
     let sealed_entries: Vec<_> = entries.iter().map(sealed).collect();
     w.at(120)
         .add_session_entries(&lease, &sealed_entries)
@@ -581,6 +590,34 @@ fn the_job_page_tells_each_attempt_as_the_agents_account() {
                 runner: "runner-a".into(),
                 shipped_ms: 0,
                 state: json!({"not": "a session"}),
+            }),
+        )
+        .unwrap();
+    // A second session whose journal reads: its state and iteration.
+    let session = crate::session::Session::new(
+        crate::session::NewSession {
+            id: "s-2".into(),
+            task: "Fix the parser".into(),
+            workdir: "/work".into(),
+            worker_cmd: "claude".into(),
+            auditor_cmd: "codex".into(),
+        },
+        crate::session::PolicyRef {
+            path: None,
+            hash: "builtin".into(),
+            generation: 1,
+        },
+        5,
+        125,
+    );
+    w.at(125)
+        .put_journal(
+            &lease,
+            &sealed(&SessionJournal {
+                session: "s-2".into(),
+                runner: "runner-a".into(),
+                shipped_ms: 0,
+                state: serde_json::to_value(&session).unwrap(),
             }),
         )
         .unwrap();
@@ -612,12 +649,25 @@ fn the_job_page_tells_each_attempt_as_the_agents_account() {
         "{attempt}"
     );
     assert!(!attempt.contains("tool_use"), "{attempt}");
+    // What the runs cost, summed over the attempt (dollars as an estimate).
+    assert!(
+        attempt.contains("The agents reported 5 turn(s), 2000 tokens, $0.0300 (an estimate)."),
+        "{attempt}"
+    );
     assert!(
         attempt.contains("<b>WORKER_EXECUTING</b> → <b>AUDIT_PENDING</b>"),
         "{attempt}"
     );
-    // A journal that does not read says so.
-    assert!(attempt.contains("badge unknown"), "{attempt}");
+    // A journal that does not read says so; one that reads gives the session's state.
+    let first = &attempt[..pos(attempt, "id=\"session-s-2\"")];
+    assert!(first.contains("badge unknown"), "{first}");
+    let second = &attempt[pos(attempt, "id=\"session-s-2\"")..];
+    assert!(
+        second.contains(
+            "<span class=\"badge session\">CREATED</span> iteration 0/5 on <code>runner-a</code>"
+        ),
+        "{second}"
+    );
     let said = pos(attempt, "I will run the tests.");
     assert!(
         said < pos(attempt, "cargo test") && pos(attempt, "cargo test") < pos(attempt, "12 passed")
