@@ -569,6 +569,23 @@ fn the_job_page_tells_each_attempt_as_the_agents_account() {
             "to": "AUDIT_PENDING", "iteration": 1, "policy_hash": "h", "generation": 1}),
         log_end: 2,
     });
+    entries.push(SessionEntry {
+        seq: 0,
+        session: "s-1".into(),
+        record: json!({"type": "check", "ts": 122, "iteration": 1, "name": "tests",
+            "run": "cargo test", "exit_code": 101, "duration_ms": 1500, "tail": "1 failed"}),
+        log_end: 3,
+    });
+    // A burst of stderr: the first lines, then a count of the rest.
+    for n in 0..5 {
+        entries.push(SessionEntry {
+            seq: 0,
+            session: "s-1".into(),
+            record: json!({"type": "activity", "ts": 123, "role": "auditor", "iteration": 1,
+                "executor": "codex", "stream": "stderr", "data": format!("trace line {n}")}),
+            log_end: 3,
+        });
+    }
     for (turns, usd) in [(2, 0.01), (3, 0.02)] {
         entries.push(SessionEntry {
             seq: 0,
@@ -649,6 +666,12 @@ fn the_job_page_tells_each_attempt_as_the_agents_account() {
         "{attempt}"
     );
     assert!(!attempt.contains("tool_use"), "{attempt}");
+    assert!(
+        attempt.contains("check <b>tests</b> failed (exit 101, 1.5s) <code>cargo test</code>"),
+        "{attempt}"
+    );
+    assert!(attempt.contains("trace line 2") && !attempt.contains("trace line 3"));
+    assert!(attempt.contains("… 2 more lines on stderr"), "{attempt}");
     // What the runs cost, summed over the attempt (dollars as an estimate).
     assert!(
         attempt.contains("The agents reported 5 turn(s), 2000 tokens, $0.0300 (an estimate)."),
