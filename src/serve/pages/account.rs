@@ -7,12 +7,8 @@
 use super::html::{Esc, w};
 use crate::agent::{AccountReader, Entry};
 use crate::engine::Stream;
-use crate::policy::GuardOutcome;
 use crate::process::Role;
-use crate::store::{
-    Activity, DecisionInput, DecisionRecord, DecisionResult, Decoder, ProcessEvent, Record,
-    SessionEvent,
-};
+use crate::store::{Activity, Decoder, ProcessEvent, Record, SessionEvent};
 use serde_json::Value;
 
 /// How many lines of one burst of an agent's stderr are shown (a stack trace is one event).
@@ -204,7 +200,7 @@ impl Account {
                 );
             }
             // A built-in default that let things go on as usual decided nothing worth reading.
-            Record::Decision(d) if d.builtin && routine(&d.result) => {}
+            Record::Decision(d) if d.builtin && super::hook::routine(&d.result) => {}
             Record::Decision(d) => {
                 self.end_burst();
                 let class = if d.result.is_error() {
@@ -212,7 +208,7 @@ impl Account {
                 } else {
                     "decision"
                 };
-                self.line(ts, class, &decision(d));
+                self.line(ts, class, &super::hook::line(d));
             }
             Record::Evidence(e) => self.line(
                 ts,
@@ -387,60 +383,4 @@ impl Account {
             );
         }
     }
-}
-
-/// An answer that changes nothing: a guard allowing, an observer returning, a prompt.
-fn routine(r: &DecisionResult) -> bool {
-    matches!(
-        r,
-        DecisionResult::Guard(GuardOutcome::Allow)
-            | DecisionResult::Observed
-            | DecisionResult::Prompt(_)
-    )
-}
-
-/// A decision in a few words: the hook (and tool) and what it answered, escaped.
-fn decision(d: &DecisionRecord) -> String {
-    let key = d.key.clone().unwrap_or_else(|| d.hook.to_string());
-    let builtin = if d.builtin { " (built-in)" } else { "" };
-    let reason = |r: &Option<String>| {
-        r.as_ref()
-            .map(|r| format!(": {}", Esc(r)))
-            .unwrap_or_default()
-    };
-    let answer = match &d.result {
-        DecisionResult::Verdict(v) => format!(
-            "<b>{}</b>{}{}",
-            crate::policy::verdict_word(v.verdict).to_uppercase(),
-            v.confidence
-                .map(|c| format!(" (confidence {c:.2})"))
-                .unwrap_or_default(),
-            reason(&v.reason)
-        ),
-        DecisionResult::Salvage(s) => format!(
-            "{}{}",
-            format!("{:?}", s.salvage).to_lowercase(),
-            reason(&s.reason)
-        ),
-        DecisionResult::Guard(GuardOutcome::Allow) => "allow".into(),
-        DecisionResult::Guard(GuardOutcome::Veto(why)) => format!("<b>VETO</b>: {}", Esc(why)),
-        DecisionResult::Prompt(p) => format!("prompt ({} bytes)", p.len()),
-        DecisionResult::Observed => "ok".into(),
-        DecisionResult::Permit(p) => {
-            let word = if p.allow { "allow" } else { "<b>DENY</b>" };
-            format!("{word}{}", reason(&p.reason))
-        }
-        DecisionResult::Checks(c) => format!("{} check(s)", c.len()),
-        DecisionResult::Error { message, kind } => {
-            format!("error ({}): {}", Esc(kind), Esc(message))
-        }
-    };
-    let tool = match &d.input {
-        DecisionInput::Permit { tool, .. } => format!(" <code>{}</code>", Esc(tool)),
-        _ => String::new(),
-    };
-    format!(
-        "<span class=\"hook\">{}</span>{tool}{builtin} → {answer}",
-        Esc(&key)
-    )
 }

@@ -12,6 +12,7 @@ mod account;
 mod board;
 mod decisions;
 mod forms;
+mod hook;
 mod html;
 mod inbox;
 mod job;

@@ -576,6 +576,13 @@ fn the_job_page_tells_each_attempt_as_the_agents_account() {
             "run": "cargo test", "exit_code": 101, "duration_ms": 1500, "tail": "1 failed"}),
         log_end: 3,
     });
+    // The auditor's verdict as the policy read it (a record as the log writes it).
+    entries.push(SessionEntry {
+        seq: 0,
+        session: "s-1".into(),
+        record: serde_json::from_str(r#"{"type":"decision","ts":122,"hook":"verdict","state":"AUDITOR_EXECUTING","iteration":1,"generation":1,"policy_hash":"sha256:0123456789abcdef","builtin":false,"duration_us":42,"input":{"ctx":{"auditor_output":"VERDICT: RETRY","changed_files":[],"confidence":null,"critique":null,"elapsed":12.5,"exit_code":0,"iteration":1,"max_iterations":5,"reason":null,"session_id":"s-1","state":"AUDITOR_EXECUTING","task":"t","verdict":null,"workdir":"/w","worker_output":"","worker_prompt":"t"},"output":"VERDICT: RETRY"},"result":{"confidence":0.4,"reason":"the <tests> fail","verdict":"retry"}}"#).unwrap(),
+        log_end: 3,
+    });
     // A burst of stderr: the first lines, then a count of the rest.
     for n in 0..5 {
         entries.push(SessionEntry {
@@ -668,6 +675,12 @@ fn the_job_page_tells_each_attempt_as_the_agents_account() {
     assert!(!attempt.contains("tool_use"), "{attempt}");
     assert!(
         attempt.contains("check <b>tests</b> failed (exit 101, 1.5s) <code>cargo test</code>"),
+        "{attempt}"
+    );
+    assert!(
+        attempt.contains(
+            "<span class=\"hook\">verdict</span> → <b>RETRY</b> (confidence 0.40): the &lt;tests&gt; fail"
+        ),
         "{attempt}"
     );
     assert!(attempt.contains("trace line 2") && !attempt.contains("trace line 3"));
