@@ -1,7 +1,7 @@
 //! Writing HTML by hand, safely: every dynamic text goes through [`Esc`], which escapes what
 //! could open a tag, an entity or leave a quoted attribute. Pages are built with `write!` into
 //! a `String`; a `String` never fails to take a write, so those results are ignored through
-//! [`w!`](crate::serve::pages::html::w).
+//! `w!`.
 
 use std::fmt;
 
