@@ -50,12 +50,12 @@ pub(crate) fn refuse(status: StatusCode, json: bool, message: &str) -> Response 
     let title = status.canonical_reason().unwrap_or("Refused");
     let body = format!(
         "<h1>{}</h1><p>{}</p><p><a href=\"/\">the board</a></p>",
-        super::plain::esc(title),
-        super::plain::esc(message)
+        super::views::esc(title),
+        super::views::esc(message)
     );
     (
         status,
-        axum::response::Html(super::plain::page(title, &body)),
+        axum::response::Html(super::views::page(title, &body)),
     )
         .into_response()
 }

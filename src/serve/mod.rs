@@ -10,8 +10,9 @@
 //! The store is synchronous; every call to it runs on tokio's blocking pool.
 
 mod boundary;
-mod plain;
+pub mod pages;
 mod routes;
+mod views;
 
 use crate::job::store::JobStore;
 use axum::Router;

@@ -1,4 +1,4 @@
-//! The routes: the pages (`super::plain` until the pages land), the sign-in link, sign-out,
+//! The routes: the pages (`super::views` → `super::pages`), the sign-in link, sign-out,
 //! and the verbs — each a POST through the same library call as the CLI's verb
 //! ([`verbs::give_seen`]), with the token's name as the actor in the audit trail.
 
@@ -19,9 +19,9 @@ use serde::Deserialize;
 /// Every route, behind the boundary (the fallback too).
 pub(super) fn router(app: App) -> Router {
     Router::new()
-        .route("/", get(super::plain::board))
-        .route("/inbox", get(super::plain::inbox))
-        .route("/jobs/{id}", get(super::plain::job))
+        .route("/", get(super::views::board))
+        .route("/inbox", get(super::views::inbox))
+        .route("/jobs/{id}", get(super::views::job))
         .route("/jobs/{id}/{verb}", post(verb))
         .route("/login/{code}", get(login))
         .route("/logout", post(logout))
@@ -40,7 +40,7 @@ async fn not_found(headers: HeaderMap) -> Response {
 }
 
 async fn style() -> Response {
-    ([(header::CONTENT_TYPE, "text/css")], super::plain::STYLE).into_response()
+    ([(header::CONTENT_TYPE, "text/css")], super::pages::STYLE).into_response()
 }
 
 /// The session cookie, set (`Some`) or cleared (`None`).
@@ -111,7 +111,7 @@ async fn logout(
     } else {
         let body = "<h1>Signed out</h1><p>Run <code>oneshot token login NAME</code> for a new \
                     sign-in link.</p>";
-        axum::response::Html(super::plain::page("Signed out", body)).into_response()
+        axum::response::Html(super::views::page("Signed out", body)).into_response()
     };
     r.headers_mut()
         .insert(header::SET_COOKIE, session_cookie(&app, None));

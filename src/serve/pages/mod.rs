@@ -1,0 +1,91 @@
+//! The dashboard's pages, rendered on the server from the job store: the board, a job's page
+//! and the inbox of what waits for a human. Each function returns a whole HTML5 document in
+//! which every text read from the store is escaped; no script runs in them.
+//! What they show is what the store holds — a state is never inferred — and whether anyone is
+//! working on a job is judged by the store's clock, saying *stale* or *unknown* when it must.
+//!
+//! The server (another part of [`crate::serve`]) routes `/` to [`board`], `/jobs/{id}` to
+//! [`job`], `/inbox` to [`inbox`] and `/assets/style.css` to [`STYLE`]; a page's forms POST to
+//! `/jobs/{id}/{verb}` with the fields `forms.rs` describes: `state`, `attempt` and
+//! `diff_hash` binding the verb to what the page showed; a reject adds `feedback` and
+//! `comments` (`file:line: text` lines).
+
+mod account;
+mod board;
+mod decisions;
+mod forms;
+mod hook;
+mod html;
+mod inbox;
+mod job;
+mod liveness;
+mod runners;
+#[cfg(test)]
+mod tests;
+mod time;
+mod timeline;
+mod trail;
+
+use crate::job::store::{JobStore, JobStoreError};
+
+/// Who is looking, and what their token lets them do: a form shows only for a verb the
+/// viewer's scopes cover (the server checks the scope again on the POST).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Viewer {
+    /// The token's name: shown in the header (and the actor the server audits a verb as).
+    pub name: String,
+    /// The `operate` scope: resubmit, suspend, resume, cancel.
+    pub can_operate: bool,
+    /// The `approve` scope: approve, reject.
+    pub can_approve: bool,
+}
+
+/// The board's filters, as its GET form sends them; a blank field filters nothing.
+#[derive(Debug, Default, Clone, serde::Deserialize)]
+pub struct BoardQuery {
+    /// Only jobs in this state (any case: `approval_required`).
+    pub state: Option<String>,
+    /// Only jobs of this risk (`low`, `medium`, `high`).
+    pub risk: Option<String>,
+    /// Only jobs whose lease names a runner containing this.
+    pub runner: Option<String>,
+    /// Only jobs whose id, nickname or task contains this (any case).
+    pub q: Option<String>,
+}
+
+/// Where the board is served.
+pub const BOARD_PATH: &str = "/";
+
+/// Where the inbox is served.
+pub const INBOX_PATH: &str = "/inbox";
+
+/// Where [`STYLE`] is served.
+pub const STYLE_PATH: &str = "/assets/style.css";
+
+/// The pages' stylesheet, served at [`STYLE_PATH`].
+pub const STYLE: &str = include_str!("style.css");
+
+/// The board: every job grouped by state with counts, filtered by `query`, each with the
+/// runner holding it and its heartbeat age (or *stale* / *unknown*), and the runners panel.
+/// Fails only when the store cannot list the jobs.
+pub fn board(
+    store: &dyn JobStore,
+    query: &BoardQuery,
+    viewer: &Viewer,
+) -> Result<String, JobStoreError> {
+    board::render(store, query, viewer)
+}
+
+/// Job `id`'s page (an id or a unique prefix): spec, state and reason, lease, the action
+/// forms `viewer` may use, attempts with the agents' accounts, history, decisions and audit
+/// trail. [`JobStoreError::NotFound`] / [`JobStoreError::Ambiguous`] when `id` names no job /
+/// several.
+pub fn job(store: &dyn JobStore, id: &str, viewer: &Viewer) -> Result<String, JobStoreError> {
+    job::render(store, id, viewer)
+}
+
+/// The inbox: the jobs waiting for a human (APPROVAL_REQUIRED, INTERVENTION_REQUIRED), the
+/// longest wait first, each with how long it has waited.
+pub fn inbox(store: &dyn JobStore, viewer: &Viewer) -> Result<String, JobStoreError> {
+    inbox::render(store, viewer)
+}
