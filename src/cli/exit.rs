@@ -154,7 +154,7 @@ fn classify(e: &(dyn Error + 'static)) -> Option<i32> {
             | J::Ambiguous { .. }
             | J::NoToken { .. }
             | J::TokenExists { .. } => USAGE,
-            J::Conflict { .. } | J::Busy { .. } | J::Fenced { .. } => REFUSED,
+            J::Conflict { .. } | J::Stepped { .. } | J::Busy { .. } | J::Fenced { .. } => REFUSED,
             _ => FAILED,
         });
     }

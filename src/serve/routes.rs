@@ -291,9 +291,11 @@ fn status_of(e: &GiveError) -> StatusCode {
         GiveError::Store(JobStoreError::NotFound { .. } | JobStoreError::Ambiguous { .. }) => {
             StatusCode::NOT_FOUND
         }
-        GiveError::Store(JobStoreError::Conflict { .. } | JobStoreError::Busy { .. }) => {
-            StatusCode::CONFLICT
-        }
+        GiveError::Store(
+            JobStoreError::Conflict { .. }
+            | JobStoreError::Stepped { .. }
+            | JobStoreError::Busy { .. },
+        ) => StatusCode::CONFLICT,
         GiveError::Store(_) => StatusCode::SERVICE_UNAVAILABLE,
         _ => StatusCode::INTERNAL_SERVER_ERROR,
     }

@@ -84,6 +84,22 @@ pub enum JobStoreError {
         now: JobState,
     },
 
+    /// A human's verb was judged against a step the job has left: a runner stepped it again
+    /// meanwhile (it may have made a new result), though it rests in the same state.
+    #[error(
+        "job {id} was stepped again meanwhile (it is at step {now}; the verb was meant for step \
+         {seen}); nothing was written; look at it again (`oneshot job show {id}`) and give the \
+         verb again if it still applies"
+    )]
+    Stepped {
+        /// The job.
+        id: String,
+        /// The step the verb was judged at.
+        seen: u32,
+        /// The job's step now.
+        now: u32,
+    },
+
     /// A runner holds a live lease on the job.
     #[error(
         "job {id}: runner {runner} is stepping it right now; nothing was written; wait for the \

@@ -422,6 +422,15 @@ impl JobStore for PostgresStore {
                     now: now_job.state(),
                 });
             }
+            // Bound to the step it was judged at: a runner's new step (a new result) in
+            // between makes the verb stale, whatever the state.
+            if now_job.steps != job.steps {
+                return Err(JobStoreError::Stepped {
+                    id: id.clone(),
+                    seen: job.steps,
+                    now: now_job.steps,
+                });
+            }
             let now = self.now(tx)?;
             if let Some(lease) = self.lease_of(tx, id)?
                 && int(lease.until_ms) >= now

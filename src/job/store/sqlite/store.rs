@@ -340,6 +340,15 @@ impl JobStore for SqliteStore {
                     now: now.state(),
                 });
             }
+            // Bound to the step it was judged at: a runner's new step (a new result) in
+            // between makes the verb stale, whatever the state.
+            if now.steps != job.steps {
+                return Err(JobStoreError::Stepped {
+                    id: id.clone(),
+                    seen: job.steps,
+                    now: now.steps,
+                });
+            }
             // Live by the store's clock, not the caller's.
             if let Some(lease) = self.lease_of(tx, id)?
                 && lease.until_ms >= self.clock.now_ms()

@@ -61,8 +61,12 @@ fn a_version_1_store_gains_the_decisions_table_when_opened() {
     {
         // As a build before decision records left it.
         let c = rusqlite::Connection::open(&path).unwrap();
-        c.execute_batch("DROP TABLE decisions; DROP TABLE runners; DROP TABLE session_entries; DROP TABLE journals; PRAGMA user_version = 1;")
-            .unwrap();
+        c.execute_batch(
+            "DROP TABLE decisions; DROP TABLE runners; DROP TABLE session_entries;
+             DROP TABLE journals; DROP TABLE web_sessions; DROP TABLE login_codes;
+             DROP TABLE tokens; PRAGMA user_version = 1;",
+        )
+        .unwrap();
     }
     let s = SqliteStore::open(&path).unwrap();
     add(&s, "job-00000001", JobState::Pending, 1);
@@ -71,6 +75,6 @@ fn a_version_1_store_gains_the_decisions_table_when_opened() {
     let v: i64 = c
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .unwrap();
-    assert_eq!(v, 4, "brought up to the current version");
+    assert_eq!(v, 5, "brought up to the current version");
     assert!(s.runners().unwrap().is_empty());
 }

@@ -10,7 +10,58 @@ on_both_stores!(
     cancel_takes_a_job_from_its_runner_and_the_runner_can_write_no_more,
     create_stores_the_spec_without_its_secrets_and_refuses_a_command_line_holding_one,
     claimable_says_why_not_by_the_stores_clock,
+    a_verb_judged_at_an_older_step_is_refused_though_the_state_is_the_same,
 );
+
+/// A verb is bound to the step it was judged at: a runner that stepped the job again in
+/// between (a new result, the same resting state) makes it stale, and nothing is written.
+fn a_verb_judged_at_an_older_step_is_refused_though_the_state_is_the_same(s: &dyn JobStore) {
+    let j = add(s, "job-1", JobState::Pending, 100);
+    let lease = at(s, 1_000).claim("r1", None, TTL).unwrap().unwrap().lease;
+    let mut stepped = j.clone();
+    stepped.steps = 1;
+    stepped.phase = crate::job::JobPhase::of(JobState::ApprovalRequired, None, None);
+    s.advance(
+        &lease,
+        &sealed(&stepped),
+        Some(&sealed(&moved(
+            JobState::Pending,
+            JobState::ApprovalRequired,
+            JobTrigger::Step,
+            1_001,
+        ))),
+    )
+    .unwrap();
+    // Judged on the job as it was one step ago.
+    let mut seen = stepped.clone();
+    seen.steps = 0;
+    seen.phase = crate::job::JobPhase::of(JobState::Success, None, None);
+    let refused = at(s, 2_000)
+        .decide(&Decision {
+            job: &sealed(&seen),
+            expected: JobState::ApprovalRequired,
+            transition: Some(&sealed(&moved(
+                JobState::ApprovalRequired,
+                JobState::Success,
+                JobTrigger::Approve,
+                2_000,
+            ))),
+            audit: &sealed(&entry("job-1", "approve", 2_000)),
+            revoke: false,
+        })
+        .unwrap_err();
+    assert_eq!(
+        refused,
+        JobStoreError::Stepped {
+            id: "job-1".into(),
+            seen: 0,
+            now: 1
+        }
+    );
+    assert!(refused.to_string().contains("stepped again"), "{refused}");
+    assert_eq!(s.get("job-1").unwrap().state(), JobState::ApprovalRequired);
+    assert_eq!(s.audit(Some("job-1")).unwrap().len(), 1, "nothing audited");
+}
 
 fn giving(feedback: Option<&str>, now_ms: u64) -> Giving {
     Giving {
