@@ -505,3 +505,70 @@ fn a_non_loopback_address_needs_a_proxy_and_tls_is_not_there_yet() {
     assert_eq!(r.status, 303, "{}", r.body);
     assert!(r.header("set-cookie").unwrap().contains("; Secure"));
 }
+
+#[test]
+fn an_approved_job_lands_from_its_page_bound_to_what_the_page_showed() {
+    let env = Env::new();
+    let id = waiting(&env, GOOD_WORKER);
+    env.ok(&["job", "approve", &id]);
+    assert_eq!(env.state(&id), "SUCCESS");
+    let lander = token(&env, "lander", "approve");
+    let reader = token(&env, "reader", "read");
+    let s = serve(&env, &[]);
+    let origin = format!("http://{}", s.host);
+    let job = format!("/jobs/{id}");
+    let auth = bearer(&lander);
+    let page = http(&s, "GET", &job, &[("Authorization", &auth)], "");
+    assert!(
+        page.body.contains(&format!("{job}/land\"")),
+        "{}",
+        page.body
+    );
+    let read_page = http(&s, "GET", &job, &[("Authorization", &bearer(&reader))], "");
+    assert!(
+        !read_page.body.contains("/land\""),
+        "a read token is offered no land"
+    );
+    let body = form(&[
+        ("state", &field(&page.body, "state")),
+        ("attempt", &field(&page.body, "attempt")),
+        ("diff_hash", &field(&page.body, "diff_hash")),
+    ]);
+    let land = format!("{job}/land");
+    let reader_auth = bearer(&reader);
+    let json = "application/json";
+    let as_lander = [
+        ("Authorization", auth.as_str()),
+        ("Origin", origin.as_str()),
+        ("Accept", json),
+    ];
+    let as_reader = [
+        ("Authorization", reader_auth.as_str()),
+        ("Origin", origin.as_str()),
+        ("Accept", json),
+    ];
+    // A read token may not land; a page older than the job may not either.
+    let r = http(&s, "POST", &land, &as_reader, &body);
+    assert_eq!(r.status, 403, "{}", r.body);
+    let stale = form(&[("state", "SUCCESS"), ("attempt", "7"), ("diff_hash", "")]);
+    let r = http(&s, "POST", &land, &as_lander, &stale);
+    assert_eq!(r.status, 409, "{}", r.body);
+    assert!(env.show(&id)["job"]["landed"].is_null());
+    // From its page: landed in the source's main, the token's name in the trail.
+    let r = http(&s, "POST", &land, &as_lander, &body);
+    assert_eq!(r.status, 200, "{}", r.body);
+    let said: serde_json::Value = serde_json::from_str(&r.body).unwrap();
+    assert_eq!(said["result"], "landed", "{said}");
+    assert!(env.show(&id)["job"]["landed"].is_object());
+    assert_eq!(
+        std::fs::read_to_string(env.repo().join("f.txt")).unwrap(),
+        "hi\n",
+        "the work is in the source's checkout"
+    );
+    let last = audit(&env, &id).pop().unwrap();
+    assert_eq!(last["action"], "land");
+    assert_eq!(last["actor"], "lander");
+    // Landed: no land offered again.
+    let page = http(&s, "GET", &job, &[("Authorization", &auth)], "");
+    assert!(!page.body.contains("/land\""), "{}", page.body);
+}

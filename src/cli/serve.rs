@@ -68,6 +68,7 @@ pub fn run(args: ServeArgs, files: &Files, state_dir: &Path, quiet: bool) -> Res
     let opts = ServeOptions {
         listen: args.listen,
         behind_proxy: args.behind_proxy,
+        state_dir: state_dir.to_path_buf(),
         hosts: args.hosts.clone(),
     };
     let rt = tokio::runtime::Builder::new_current_thread()

@@ -30,6 +30,9 @@ pub struct ServeOptions {
     /// A TLS-terminating proxy fronts the server: a non-loopback address is allowed and the
     /// session cookie is `Secure`.
     pub behind_proxy: bool,
+    /// This machine's state directory: where a land from the page rebases (its `worktrees/`,
+    /// and for a job whose source is a remote its `mirrors/`), as `job land` does here.
+    pub state_dir: std::path::PathBuf,
     /// The names (a host, or `host:port`) the server is reached by besides its own address
     /// and `localhost`: what a proxy forwards as `Host`.
     pub hosts: Vec<String>,
@@ -88,6 +91,8 @@ pub(crate) struct App {
     pub hosts: Arc<Vec<String>>,
     /// The session cookie carries `Secure`.
     pub secure: bool,
+    /// This machine's state directory ([`ServeOptions::state_dir`]).
+    pub state_dir: Arc<std::path::PathBuf>,
 }
 
 /// A server bound to its address, not serving yet.
@@ -128,6 +133,7 @@ impl Bound {
             store,
             hosts: Arc::new(hosts),
             secure: opts.behind_proxy,
+            state_dir: Arc::new(opts.state_dir.clone()),
         };
         Ok(Bound {
             listener,

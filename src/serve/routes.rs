@@ -4,6 +4,7 @@
 
 use super::App;
 use super::boundary::{COOKIE, Signed, boundary, refuse, wants_json};
+use crate::job::landing::{self, Land, LandError};
 use crate::job::store::{JobStoreError, StoreClock, SystemClock};
 use crate::job::verbs::{self, GiveError, Giving, Seen, VerbError};
 use crate::job::{JobState, JobTrigger};
@@ -143,6 +144,7 @@ fn trigger(verb: &str) -> Option<JobTrigger> {
         "suspend" => JobTrigger::Suspend,
         "resume" => JobTrigger::Resume,
         "cancel" => JobTrigger::Cancel,
+        "land" => JobTrigger::Land,
         _ => return None,
     })
 }
@@ -169,7 +171,10 @@ fn comments(text: &str) -> Result<Vec<String>, String> {
 
 /// What the form says was seen; `None` when it says nothing. Approve and reject must say it.
 fn seen(form: &VerbForm, verb: JobTrigger) -> Result<Option<Seen>, String> {
-    let bound = matches!(verb, JobTrigger::Approve | JobTrigger::Reject);
+    let bound = matches!(
+        verb,
+        JobTrigger::Approve | JobTrigger::Reject | JobTrigger::Land
+    );
     let (Some(attempt), Some(diff_hash), Some(state)) =
         (form.attempt, form.diff_hash.as_ref(), form.state.as_ref())
     else {
@@ -248,6 +253,9 @@ async fn verb(
         feedback,
         now_ms: SystemClock.now_ms(),
     };
+    if trigger == JobTrigger::Land {
+        return land(&app, &id, giving, seen, json).await;
+    }
     let store = app.store.clone();
     let job_id = id.clone();
     let given = tokio::task::spawn_blocking(move || {
@@ -279,6 +287,72 @@ async fn verb(
         }
         Err(e) => refuse(status_of(&e), json, &format!("{verb} {id}: {e}")),
     }
+}
+
+/// `POST /jobs/{id}/land`: the job's work landed in its source as `job land` lands it on this
+/// machine (`landing::land_in`, no resolver: a conflict leaves the base untouched and the job
+/// INTERVENTION_REQUIRED), bound to what the page showed (its state and step).
+async fn land(app: &App, id: &str, giving: Giving, seen: Option<Seen>, json: bool) -> Response {
+    let (store, state_dir, job_id) = (app.store.clone(), app.state_dir.clone(), id.to_string());
+    let done = tokio::task::spawn_blocking(move || {
+        if let Some(seen) = &seen {
+            let now = store
+                .get(&job_id)
+                .map_err(|e| (status_of(&GiveError::Store(e.clone())), e.to_string()))?;
+            if now.state() != seen.state || now.steps != seen.attempt {
+                return Err((
+                    StatusCode::CONFLICT,
+                    format!(
+                        "job {} is {} at step {} now, not what the page showed ({} at step {}); \
+                         nothing was landed: look at it again",
+                        now.id,
+                        now.state(),
+                        now.steps,
+                        seen.state,
+                        seen.attempt
+                    ),
+                ));
+            }
+        }
+        landing::land_in(&*store, &job_id, &giving, None, &state_dir).map_err(|e| {
+            let status = match &e {
+                LandError::Give(g) => status_of(g),
+                _ => StatusCode::SERVICE_UNAVAILABLE,
+            };
+            (status, e.to_string())
+        })
+    })
+    .await;
+    let landed = match done {
+        Ok(Ok(l)) => l,
+        Ok(Err((status, message))) => {
+            return refuse(status, json, &format!("land {id}: {message}"));
+        }
+        Err(e) => {
+            return refuse(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                json,
+                &format!("land {id} failed: {e}"),
+            );
+        }
+    };
+    let job = landed.job().clone();
+    if json {
+        let (result, reason) = match &landed {
+            Land::Landed(_) => ("landed", None),
+            Land::Failed(_, f) => ("failed", Some(f.to_string())),
+        };
+        return Json(serde_json::json!({
+            "id": job.id,
+            "result": result,
+            "to": job.state().as_str(),
+            "reason": reason,
+        }))
+        .into_response();
+    }
+    let mut r = Redirect::to(&format!("/jobs/{}", job.id)).into_response();
+    *r.status_mut() = StatusCode::SEE_OTHER;
+    r
 }
 
 /// The HTTP status of a verb that wrote nothing.

@@ -9,7 +9,8 @@ use super::html::{Esc, job_path, w};
 use crate::job::{Job, JobTrigger, allowed};
 
 /// The verbs the `approve` scope gives, in the order shown.
-pub(crate) const APPROVE_VERBS: [JobTrigger; 2] = [JobTrigger::Approve, JobTrigger::Reject];
+pub(crate) const APPROVE_VERBS: [JobTrigger; 3] =
+    [JobTrigger::Approve, JobTrigger::Reject, JobTrigger::Land];
 
 /// The verbs the `operate` scope gives.
 pub(crate) const OPERATE_VERBS: [JobTrigger; 4] = [
@@ -23,11 +24,24 @@ pub(crate) const OPERATE_VERBS: [JobTrigger; 4] = [
 pub(crate) fn verbs(job: &Job, viewer: &Viewer) -> Vec<JobTrigger> {
     allowed(job.state())
         .into_iter()
+        .filter(|v| *v != JobTrigger::Land || landable(job))
         .filter(|v| {
             (viewer.can_approve && APPROVE_VERBS.contains(v))
                 || (viewer.can_operate && OPERATE_VERBS.contains(v))
         })
         .collect()
+}
+
+/// Whether a land is for this job now: a SUCCESS not landed yet, or an INTERVENTION_REQUIRED
+/// a failed land left (fixed in the workspace); the core judges it again on the POST.
+fn landable(job: &Job) -> bool {
+    match job.state() {
+        crate::job::JobState::Success => job.landed.is_none(),
+        crate::job::JobState::InterventionRequired => {
+            matches!(job.reason, Some(crate::job::JobReason::LandFailed { .. }))
+        }
+        _ => false,
+    }
 }
 
 /// The forms' section; empty when the viewer may give no verb here.
@@ -91,6 +105,7 @@ fn label(verb: JobTrigger) -> &'static str {
         JobTrigger::Suspend => "Suspend",
         JobTrigger::Resume => "Resume",
         JobTrigger::Cancel => "Cancel",
+        JobTrigger::Land => "Land",
         other => other.name(),
     }
 }
