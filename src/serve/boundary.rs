@@ -201,7 +201,10 @@ pub(crate) async fn boundary(State(app): State<App>, mut req: Request, next: Nex
 }
 
 /// Headers every response carries: never framed (clickjacking), never cached (a page shows
-/// what a token may see), no referrer (a sign-in link's code is in its URL), no sniffing.
+/// what a token may see), no referrer to another site (a sign-in link's code is in its URL),
+/// no sniffing. The referrer policy is `same-origin`, not `no-referrer`: under `no-referrer` a
+/// browser sends `Origin: null` with a form's POST, and the server's own forms would be
+/// refused as coming from nowhere (tests/browser.rs found it).
 fn harden(mut response: Response) -> Response {
     let h = response.headers_mut();
     for (name, value) in [
@@ -211,7 +214,7 @@ fn harden(mut response: Response) -> Response {
             "default-src 'self'; frame-ancestors 'none'; form-action 'self'",
         ),
         (header::CACHE_CONTROL, "no-store"),
-        (header::REFERRER_POLICY, "no-referrer"),
+        (header::REFERRER_POLICY, "same-origin"),
         (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
     ] {
         h.insert(name, HeaderValue::from_static(value));

@@ -89,7 +89,7 @@ pub(crate) fn document(title: &str, viewer: &super::Viewer, body: &str) -> Strin
         out,
         "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-         <meta name=\"referrer\" content=\"no-referrer\">\n\
+         <meta name=\"referrer\" content=\"same-origin\">\n\
          <title>{} · oneshot</title>\n<link rel=\"stylesheet\" href=\"{}\">\n</head>\n<body>\n\
          <header class=\"top\"><nav><a class=\"brand\" href=\"{}\">oneshot</a> \
          <a href=\"{}\">Board</a> <a href=\"{}\">Inbox</a></nav>\
