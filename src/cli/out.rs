@@ -68,6 +68,27 @@ pub fn stdout(args: fmt::Arguments) {
     }
 }
 
+/// Writes one line of command output that IS a secret the user asked to see — a dashboard
+/// token `token create` shows once, a one-time sign-in link — unredacted: the one deliberate
+/// exception to [`stdout`]'s rule (the redactor knows these secrets' shapes, so everywhere
+/// else they are masked).
+pub fn secret_line(text: &str) {
+    let mut out = io::stdout().lock();
+    if let Err(e) = out
+        .write_all(text.as_bytes())
+        .and_then(|()| out.write_all(b"\n"))
+        .and_then(|()| out.flush())
+    {
+        if e.kind() == io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        stderr(format_args!(
+            "oneshot: error: failed to write the output: {e}\n"
+        ));
+        std::process::exit(super::exit::FAILED);
+    }
+}
+
 /// Writes a diagnostic, ignoring failure (there is nowhere left to report it).
 pub fn stderr(args: fmt::Arguments) {
     let text = fmt::format(args);

@@ -105,7 +105,8 @@ pub fn run(args: ServeArgs, files: &Files, state_dir: &Path, quiet: bool) -> Res
         }
     };
     outln!("listening on {} (store {at})", bound.url());
-    outln!("sign in: {}", code.link(&base));
+    // The link is its own credential: shown as it is (the redactor masks it everywhere else).
+    crate::cli::out::secret_line(&format!("sign in: {}", code.link(&base)));
     if !quiet {
         errln!(
             "the link works once, within 10 minutes; `oneshot token login NAME` makes another. \

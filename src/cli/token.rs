@@ -124,7 +124,8 @@ fn create(store: &dyn JobStore, a: CreateArgs, quiet: bool) -> Result<i32> {
         .map_err(|e| said(&doing, e))?;
     let made = token::create(store, &a.name, &scopes, &oneshot::job::verbs::actor())
         .map_err(|e| said(&doing, e))?;
-    outln!("{}", made.token);
+    // Shown this once, as it is (the redactor masks it everywhere else).
+    crate::cli::out::secret_line(&made.token);
     if !quiet {
         errln!(
             "token {} ({}): shown this once; only its hash is kept. Send it as \
@@ -213,7 +214,7 @@ fn login(store: &dyn JobStore, a: &LoginArgs, quiet: bool) -> Result<i32> {
     }
     let code = token::login_code(store, &a.name)
         .map_err(|e| said(&format!("make a sign-in link for token {}", a.name), e))?;
-    outln!("{}", code.link(url));
+    crate::cli::out::secret_line(&code.link(url));
     if !quiet {
         errln!(
             "open it in a browser within 10 minutes; it works once, and signs the browser in \

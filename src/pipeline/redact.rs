@@ -283,6 +283,18 @@ mod tests {
     }
 
     #[test]
+    fn oneshots_own_dashboard_secrets_keep_only_their_kind() {
+        let r = Redactor::new(&[], Vec::new()).unwrap();
+        let body = "AbCdEfGhIjKlMnOpQrStUvWxYz0123456789-_AbCdE";
+        for kind in ["osk_", "osl_", "oss_"] {
+            let said = r.redact(&format!("token {kind}{body} here")).into_owned();
+            assert_eq!(said, format!("token {kind}[REDACTED] here"));
+        }
+        // A word that merely starts like one stays.
+        assert_eq!(r.redact("osk_short").as_ref(), "osk_short");
+    }
+
+    #[test]
     fn env_names_are_filtered() {
         let vars = [
             ("MY_API_KEY", "abcdefgh1234"),

@@ -86,6 +86,14 @@ const SOURCES: &[(&str, &str, Check, &[&str])] = &[
         &["ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"],
     ),
     (
+        // oneshot's own dashboard secrets (`crate::token`): a token, a sign-in code, a
+        // browser session — the kind prefix is kept, the 32 random bytes go.
+        "oneshot",
+        r"(os[kls]_)([A-Za-z0-9_-]{43})",
+        Check::None,
+        &["osk_", "osl_", "oss_"],
+    ),
+    (
         "aws-key-id",
         r"(AKIA|ASIA)([A-Z0-9]{16})\b",
         Check::None,
