@@ -43,6 +43,8 @@ const FOREIGN: &[(&str, &str)] = &[
     ("--chat-mode", "aider"),
     ("--edit-format", "aider"),
     ("--data-dir", "cline"),
+    ("--port", "chromedriver (the browser tests)"),
+    ("--no-sandbox", "chromium (the browser tests)"),
     ("--auto-approve", "cline"),
     ("--plan", "cline"),
     ("--id", "cline"),
