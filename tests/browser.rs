@@ -10,57 +10,27 @@
 //! tests/serve.rs.) Skipped, saying so, without chromedriver outside CI.
 
 use fantoccini::Locator;
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 #[path = "common/browser.rs"]
 mod browser;
 #[path = "common/job_env.rs"]
 mod job_env;
+#[path = "common/serve_process.rs"]
+mod serve_process;
 use browser::Browser;
 use job_env::{DONE, Env, GOOD_WORKER};
+use serve_process::Server;
 
-/// A running `oneshot serve`, killed when dropped.
-struct Server {
-    child: Child,
-    /// `http://127.0.0.1:PORT`.
-    url: String,
-    /// The sign-in link printed at start.
-    link: String,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// `oneshot serve` on a free port, with `extra` flags; its address and link as it prints them.
+/// `oneshot serve` on a free port, with `extra` flags; its link signs in with a code.
 fn serve(env: &Env, extra: &[&str]) -> Server {
-    let mut args = vec!["serve", "--listen", "127.0.0.1:0"];
-    args.extend_from_slice(extra);
-    let mut child = env
-        .command(&args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let listening = lines.next().expect("a first line").unwrap();
-    let url = listening
-        .strip_prefix("listening on ")
-        .and_then(|r| r.split_whitespace().next())
-        .unwrap_or_else(|| panic!("{listening}"))
-        .to_string();
-    let signin = lines.next().expect("a second line").unwrap();
-    let link = signin
-        .strip_prefix("sign in: ")
-        .unwrap_or_else(|| panic!("{signin}"))
-        .to_string();
-    assert!(link.starts_with(&format!("{url}/login/osl_")), "{link}");
-    Server { child, url, link }
+    let s = serve_process::serve(env, extra);
+    assert!(
+        s.link.starts_with(&format!("{}/login/osl_", s.url())),
+        "{}",
+        s.link
+    );
+    s
 }
 
 /// A token named `name` with one scope, and a sign-in link for it to the server at `url`.
@@ -178,7 +148,7 @@ async fn the_printed_link_signs_in_once_and_the_board_groups_the_jobs_by_state()
     open(&b, &s.link, 200).await;
     assert_eq!(
         b.client.current_url().await.unwrap().as_str(),
-        format!("{}/", s.url)
+        format!("{}/", s.url())
     );
     let text = b.text().await;
     assert!(text.contains("signed in as serve-"), "{text}");
@@ -208,7 +178,7 @@ async fn the_printed_link_signs_in_once_and_the_board_groups_the_jobs_by_state()
     open(&b, &s.link, 403).await;
     let text = b.text().await;
     assert!(text.contains("used already"), "{text}");
-    open(&b, &format!("{}/inbox", s.url), 200).await;
+    open(&b, &format!("{}/inbox", s.url()), 200).await;
     let text = b.text().await;
     assert!(text.contains(&waiting_id), "{text}");
     assert!(
@@ -226,7 +196,7 @@ async fn the_printed_link_signs_in_once_and_the_board_groups_the_jobs_by_state()
         .unwrap();
     wait_for_text(&b, "Signed out").await;
     assert_eq!(b.status().await, 200);
-    open(&b, &format!("{}/", s.url), 401).await;
+    open(&b, &format!("{}/", s.url()), 401).await;
     b.close().await;
 }
 
@@ -236,9 +206,9 @@ async fn approving_from_a_job_page_makes_it_success_with_the_token_named_in_the_
     let env = Env::new();
     let id = waiting(&env, GOOD_WORKER);
     let s = serve(&env, &[]);
-    let link = login_link(&env, "ana", "approve", &s.url);
+    let link = login_link(&env, "ana", "approve", &s.url());
     open(&b, &link, 200).await;
-    open(&b, &format!("{}/jobs/{id}", s.url), 200).await;
+    open(&b, &format!("{}/jobs/{id}", s.url()), 200).await;
     page_state_becomes(&b, "APPROVAL_REQUIRED").await;
     let seen = bound(&b, "approve", "diff_hash").await;
     assert_eq!(
@@ -288,9 +258,9 @@ async fn a_reject_with_a_line_comment_from_the_page_reaches_the_next_prompt() {
     );
     let id = waiting(&env, &worker);
     let s = serve(&env, &[]);
-    let link = login_link(&env, "ana", "approve", &s.url);
+    let link = login_link(&env, "ana", "approve", &s.url());
     open(&b, &link, 200).await;
-    open(&b, &format!("{}/jobs/{id}", s.url), 200).await;
+    open(&b, &format!("{}/jobs/{id}", s.url()), 200).await;
 
     let feedback = b
         .client
@@ -331,9 +301,9 @@ async fn a_read_sessions_page_offers_no_approve_and_its_forged_post_is_refused_u
     let env = Env::new();
     let id = waiting(&env, GOOD_WORKER);
     let s = serve(&env, &[]);
-    let link = login_link(&env, "reader", "read", &s.url);
+    let link = login_link(&env, "reader", "read", &s.url());
     open(&b, &link, 200).await;
-    open(&b, &format!("{}/jobs/{id}", s.url), 200).await;
+    open(&b, &format!("{}/jobs/{id}", s.url()), 200).await;
     page_state_becomes(&b, "APPROVAL_REQUIRED").await;
     let text = b.text().await;
     assert!(text.contains("signed in as reader"), "{text}");
@@ -392,9 +362,9 @@ async fn a_page_showing_an_older_diff_cannot_approve_the_newer_one() {
     );
     let id = waiting(&env, &worker);
     let s = serve(&env, &[]);
-    let link = login_link(&env, "ana", "approve", &s.url);
+    let link = login_link(&env, "ana", "approve", &s.url());
     open(&b, &link, 200).await;
-    open(&b, &format!("{}/jobs/{id}", s.url), 200).await;
+    open(&b, &format!("{}/jobs/{id}", s.url()), 200).await;
     let old = bound(&b, "approve", "diff_hash").await;
     assert_eq!(old, latest_diff(&env, &id));
 
@@ -424,7 +394,7 @@ async fn a_page_showing_an_older_diff_cannot_approve_the_newer_one() {
     assert_eq!(audit(&env, &id), before, "nothing written");
 
     // Reloaded, the page shows the new diff, and approves it.
-    open(&b, &format!("{}/jobs/{id}", s.url), 200).await;
+    open(&b, &format!("{}/jobs/{id}", s.url()), 200).await;
     assert_eq!(bound(&b, "approve", "diff_hash").await, new);
     submit(&b, "approve").await;
     page_state_becomes(&b, "SUCCESS").await;

@@ -4,58 +4,16 @@
 //! through the same library call as the CLI's with the token's name in the audit trail, and an
 //! approval bound to what its page showed. (That no agent is given a token: tests/token_cli.rs.)
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::process::{Child, Stdio};
 use std::time::Duration;
 
 #[path = "common/job_env.rs"]
 mod job_env;
+#[path = "common/serve_process.rs"]
+mod serve_process;
 use job_env::{DONE, Env, GOOD_WORKER};
-
-/// A running `oneshot serve`, killed when dropped.
-struct Server {
-    child: Child,
-    /// `127.0.0.1:PORT`, what the Host header says.
-    host: String,
-    /// The sign-in link printed at start.
-    link: String,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn serve(env: &Env, extra: &[&str]) -> Server {
-    let mut args = vec!["serve", "--listen", "127.0.0.1:0"];
-    args.extend_from_slice(extra);
-    let mut child = env
-        .command(&args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let listening = lines.next().expect("a first line").unwrap();
-    let url = listening
-        .strip_prefix("listening on http://")
-        .and_then(|r| r.split_whitespace().next())
-        .unwrap_or_else(|| panic!("{listening}"))
-        .to_string();
-    let signin = lines.next().expect("a second line").unwrap();
-    let link = signin
-        .strip_prefix("sign in: ")
-        .unwrap_or_else(|| panic!("{signin}"))
-        .to_string();
-    Server {
-        child,
-        host: url,
-        link,
-    }
-}
+use serve_process::{Server, serve};
 
 /// An HTTP response, read whole.
 #[derive(Debug)]
