@@ -10,6 +10,7 @@
 //! The store is synchronous; every call to it runs on tokio's blocking pool.
 
 mod boundary;
+pub(crate) mod live;
 pub mod pages;
 mod routes;
 mod views;
@@ -93,6 +94,8 @@ pub(crate) struct App {
     pub secure: bool,
     /// This machine's state directory ([`ServeOptions::state_dir`]).
     pub state_dir: Arc<std::path::PathBuf>,
+    /// The live streams' hub.
+    pub hub: Arc<live::hub::Hub>,
 }
 
 /// A server bound to its address, not serving yet.
@@ -130,6 +133,7 @@ impl Bound {
         })?;
         let hosts = answers_as(addr, &opts.hosts);
         let app = App {
+            hub: live::hub::Hub::start(store.clone()),
             store,
             hosts: Arc::new(hosts),
             secure: opts.behind_proxy,

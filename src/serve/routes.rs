@@ -23,10 +23,13 @@ pub(super) fn router(app: App) -> Router {
         .route("/", get(super::views::board))
         .route("/inbox", get(super::views::inbox))
         .route("/jobs/{id}", get(super::views::job))
+        .route("/jobs/{id}/events", get(super::live::job))
+        .route("/events", get(super::live::board))
         .route("/jobs/{id}/{verb}", post(verb))
         .route("/login/{code}", get(login))
         .route("/logout", post(logout))
         .route("/assets/style.css", get(style))
+        .route("/assets/live.js", get(script))
         .fallback(not_found)
         .layer(axum::middleware::from_fn_with_state(app.clone(), boundary))
         .with_state(app)
@@ -38,6 +41,14 @@ async fn not_found(headers: HeaderMap) -> Response {
         wants_json(&headers),
         "no such page; the board is at /",
     )
+}
+
+async fn script() -> Response {
+    (
+        [(header::CONTENT_TYPE, "text/javascript; charset=utf-8")],
+        super::pages::LIVE_JS,
+    )
+        .into_response()
 }
 
 async fn style() -> Response {

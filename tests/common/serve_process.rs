@@ -31,7 +31,12 @@ impl Server {
 
 /// `oneshot serve` on a free port, with `extra` flags.
 pub fn serve(env: &Env, extra: &[&str]) -> Server {
-    let mut args = vec!["serve", "--listen", "127.0.0.1:0"];
+    serve_at(env, "127.0.0.1:0", extra)
+}
+
+/// `oneshot serve` listening on `listen` (a restarted server takes its old port back).
+pub fn serve_at(env: &Env, listen: &str, extra: &[&str]) -> Server {
+    let mut args = vec!["serve", "--listen", listen];
     args.extend_from_slice(extra);
     let mut child = env
         .command(&args)

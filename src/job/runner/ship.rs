@@ -3,7 +3,7 @@
 //! under the step's lease, so that `job log`, `job show` and a runner on another machine read
 //! it there (`crate::job::store::sessions`).
 //!
-//! Every half second while the session runs, and once more when it ends, the log's complete
+//! Every tenth of a second while the session runs (a dashboard shows a line within about that), and once more when it ends, the log's complete
 //! lines past what the store already holds go in as one write, each record redacted again by
 //! the job's redactor (the log on disk is redacted already; the store's writes take nothing
 //! unredacted), and the journal goes in when the file changed. Where a shipment starts is the
@@ -18,7 +18,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 /// How often a running session's new records are shipped.
-pub(super) const EVERY: Duration = Duration::from_millis(500);
+pub(super) const EVERY: Duration = Duration::from_millis(100);
 
 /// Why a shipment did not go in.
 #[derive(Debug, thiserror::Error)]

@@ -321,4 +321,20 @@ pub trait JobStore: Send + Sync {
     fn work_seen(&self) -> u64 {
         work::seen()
     }
+
+    /// Blocks until the store may have changed since `since` ([`JobStore::change_seen`]) —
+    /// a job created or moved, a session's records shipped, a verb, an artifact, a lease
+    /// handed back — by any process this store can hear: SQLite watches its file, PostgreSQL
+    /// `LISTEN`s; this default hears this process only. Or until `timeout`; whether it was
+    /// woken. A hint, never the news itself: the caller reads the store to find out, so a
+    /// spurious wake-up costs a read and a missed one is impossible once listening started.
+    fn wait_for_change(&self, since: u64, timeout: std::time::Duration) -> bool {
+        work::CHANGE.wait(since, timeout)
+    }
+
+    /// Where the change signal stands now, for [`JobStore::wait_for_change`]. The first call
+    /// starts listening, so take it before the first read that the waits are to follow.
+    fn change_seen(&self) -> u64 {
+        work::CHANGE.seen()
+    }
 }

@@ -8,6 +8,7 @@ mod schema;
 mod sessions;
 mod store;
 mod tokens;
+mod watch;
 
 use super::rows::{self, int, uint};
 use super::{JobStoreError, Lease};
@@ -32,6 +33,8 @@ pub struct SqliteStore {
     conn: Mutex<Connection>,
     /// What leases are judged by.
     clock: std::sync::Arc<dyn super::StoreClock>,
+    /// The watch on the store's files, started by the first look for changes.
+    watcher: std::sync::OnceLock<Option<notify::RecommendedWatcher>>,
 }
 
 impl SqliteStore {
@@ -72,6 +75,7 @@ impl SqliteStore {
             path,
             conn: Mutex::new(conn),
             clock,
+            watcher: std::sync::OnceLock::new(),
         })
     }
 

@@ -7,42 +7,76 @@
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-/// Writes seen so far, and the condition a waiter sleeps on.
-static SIGNAL: (Mutex<u64>, Condvar) = (Mutex::new(0), Condvar::new());
-
-/// Says that there may be new work (called after the write commits).
-pub(crate) fn raise() {
-    let (count, woken) = &SIGNAL;
-    if let Ok(mut n) = count.lock() {
-        *n = n.wrapping_add(1);
-    }
-    woken.notify_all();
+/// A count that writers raise and waiters sleep on until it moves.
+pub(crate) struct Signal {
+    count: Mutex<u64>,
+    woken: Condvar,
 }
 
-/// The signal's count now: what [`wait`] compares against, so that a raise between a look at
-/// the store and the wait is not missed.
-pub(crate) fn seen() -> u64 {
-    SIGNAL.0.lock().map_or(0, |n| *n)
-}
-
-/// Blocks until the signal moves past `since` or `timeout` passes; whether it moved.
-pub(crate) fn wait(since: u64, timeout: Duration) -> bool {
-    let (count, woken) = &SIGNAL;
-    let deadline = Instant::now() + timeout;
-    let Ok(mut n) = count.lock() else {
-        return false;
-    };
-    while *n == since {
-        let left = deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return false;
+impl Signal {
+    /// A signal at zero.
+    pub(crate) const fn new() -> Signal {
+        Signal {
+            count: Mutex::new(0),
+            woken: Condvar::new(),
         }
-        n = match woken.wait_timeout(n, left) {
-            Ok((n, _)) => n,
-            Err(_) => return false,
-        };
     }
-    true
+
+    /// Says that something happened (called after the write commits).
+    pub(crate) fn raise(&self) {
+        if let Ok(mut n) = self.count.lock() {
+            *n = n.wrapping_add(1);
+        }
+        self.woken.notify_all();
+    }
+
+    /// The count now: what [`Signal::wait`] compares against, so that a raise between a
+    /// look at the store and the wait is not missed.
+    pub(crate) fn seen(&self) -> u64 {
+        self.count.lock().map_or(0, |n| *n)
+    }
+
+    /// Blocks until the count moves past `since` or `timeout` passes; whether it moved.
+    pub(crate) fn wait(&self, since: u64, timeout: Duration) -> bool {
+        let deadline = Instant::now() + timeout;
+        let Ok(mut n) = self.count.lock() else {
+            return false;
+        };
+        while *n == since {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return false;
+            }
+            n = match self.woken.wait_timeout(n, left) {
+                Ok((n, _)) => n,
+                Err(_) => return false,
+            };
+        }
+        true
+    }
+}
+
+/// There may be new work: raised by every write that can make a job claimable.
+static WORK: Signal = Signal::new();
+
+/// The store may have changed: raised by whatever tells this process of a write — its own,
+/// or (see [`crate::job::store::JobStore::wait_for_change`]) another process's.
+pub(crate) static CHANGE: Signal = Signal::new();
+
+/// Says that there may be new work (called after the write commits); a change too.
+pub(crate) fn raise() {
+    WORK.raise();
+    CHANGE.raise();
+}
+
+/// The work signal's count now, for [`wait`].
+pub(crate) fn seen() -> u64 {
+    WORK.seen()
+}
+
+/// Blocks until the work signal moves past `since` or `timeout` passes; whether it moved.
+pub(crate) fn wait(since: u64, timeout: Duration) -> bool {
+    WORK.wait(since, timeout)
 }
 
 #[cfg(test)]

@@ -14,9 +14,17 @@ use serde_json::Value;
 /// How many lines of one burst of an agent's stderr are shown (a stack trace is one event).
 const BURST: usize = 3;
 
-/// Renders one session's records, in order, into an `<ol>` of lines.
+/// Renders one session's records, in order, into an `<ol>` of lines. Each line names the store
+/// entry that produced it (`data-entry`), so a page that a live stream extends can tell a line
+/// it has from one it lacks (`crate::serve::live`): the lines an entry produces depend only on
+/// the entries before it, so rendering from the start and from a cursor agree.
 #[derive(Default)]
 pub(crate) struct Account {
+    /// The session whose log this is (the list's `data-session`).
+    session: String,
+    /// The store entry being rendered (`None`: the lines [`Account::finish`] flushes, which a
+    /// later entry may complete, marked `pending`).
+    entry: Option<u64>,
     decoder: Decoder,
     /// The reader of each role's agent run under way (`None`: a command, or no run yet).
     readers: [Option<AccountReader>; 2],
@@ -44,23 +52,46 @@ fn stamp(ts: u64) -> String {
 }
 
 impl Account {
-    /// Adds one record as the store holds it (blobs resolved as they pass).
-    pub(crate) fn record(&mut self, raw: &Value) {
+    /// The account of session `session`, empty.
+    pub(crate) fn of(session: &str) -> Account {
+        Account {
+            session: session.to_string(),
+            ..Account::default()
+        }
+    }
+
+    /// Adds store entry `seq`, one record as the store holds it (blobs resolved as they
+    /// pass).
+    pub(crate) fn record(&mut self, seq: u64, raw: &Value) {
+        self.entry = Some(seq);
         match self.decoder.decode(raw.clone()) {
             Ok((record, _missing)) => self.render(&record),
             Err(e) => self.line(None, "warning", &format!("record skipped: {}", Esc(&e))),
         }
+        self.entry = None;
     }
 
-    /// The lines so far, the agents' last words flushed.
+    /// The lines rendered since the last take (`<li>`s), leaving the account to go on.
+    pub(crate) fn take(&mut self) -> String {
+        std::mem::take(&mut self.out)
+    }
+
+    /// The lines so far, the agents' last words flushed (as `pending` lines: the entry that
+    /// completes them may still come), in the session's list.
     pub(crate) fn finish(mut self) -> String {
         for role in [Role::Worker, Role::Auditor] {
             self.flush(role, None, &format!("{role}"));
         }
         self.end_burst();
+        let list = format!(
+            "<ol class=\"account\" data-session=\"{}\">\n{}</ol>\n",
+            Esc(&self.session),
+            self.out
+        );
         if self.lines == 0 {
-            return "<p class=\"empty\">Nothing in its log reads as an event for people.</p>\n"
-                .into();
+            return format!(
+                "<p class=\"empty\">Nothing in its log reads as an event for people.</p>\n{list}"
+            );
         }
         let s = self.spent;
         let spent = if s == crate::session::Spent::default() {
@@ -77,12 +108,21 @@ impl Account {
                 }
             )
         };
-        format!("{spent}<ol class=\"account\">\n{}</ol>\n", self.out)
+        format!("{spent}{list}")
     }
 
     fn line(&mut self, ts: Option<u64>, class: &str, html: &str) {
         let time = ts.map(stamp).unwrap_or_default();
-        w!(self.out, "<li class=\"{class}\">{time} {html}</li>\n");
+        match self.entry {
+            Some(seq) => w!(
+                self.out,
+                "<li class=\"{class}\" data-entry=\"{seq}\">{time} {html}</li>\n"
+            ),
+            None => w!(
+                self.out,
+                "<li class=\"{class} pending\">{time} {html}</li>\n"
+            ),
+        }
         self.lines += 1;
     }
 

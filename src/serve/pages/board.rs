@@ -91,6 +91,7 @@ pub(crate) fn render(
     }
 
     let mut body = String::from("<h1>Jobs</h1>\n");
+    body.push_str(&super::html::live_feed(super::BOARD_EVENTS_PATH, None));
     for n in &filters.notices {
         w!(body, "<p class=\"notice\">{}</p>\n", Esc(n));
     }

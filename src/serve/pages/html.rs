@@ -90,15 +90,18 @@ pub(crate) fn document(title: &str, viewer: &super::Viewer, body: &str) -> Strin
         "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
          <meta name=\"referrer\" content=\"same-origin\">\n\
-         <title>{} · oneshot</title>\n<link rel=\"stylesheet\" href=\"{}\">\n</head>\n<body>\n\
+         <title>{} · oneshot</title>\n<link rel=\"stylesheet\" href=\"{}\">\n\
+         <script src=\"{}\" defer></script>\n</head>\n<body>\n\
          <header class=\"top\"><nav><a class=\"brand\" href=\"{}\">oneshot</a> \
-         <a href=\"{}\">Board</a> <a href=\"{}\">Inbox</a></nav>\
+         <a href=\"{}\">Board</a> <a href=\"{}\">Inbox</a> \
+         <span id=\"live-badge\" class=\"badge live\" hidden></span></nav>\
          <span class=\"viewer\">signed in as <b>{}</b> <small>({})</small> \
          <form class=\"signout\" method=\"post\" action=\"/logout\"><button>sign out</button>\
          </form></span></header>\n<main>\n{body}</main>\n\
          </body>\n</html>\n",
         Esc(title),
         super::STYLE_PATH,
+        super::LIVE_JS_PATH,
         super::BOARD_PATH,
         super::BOARD_PATH,
         super::INBOX_PATH,
@@ -106,6 +109,18 @@ pub(crate) fn document(title: &str, viewer: &super::Viewer, body: &str) -> Strin
         scopes.join(", "),
     );
     out
+}
+
+/// The element that tells the page's script where its live stream is, and from where the
+/// page as rendered goes on (`after`, a job stream's cursor).
+pub(crate) fn live_feed(src: &str, after: Option<&str>) -> String {
+    let after = after
+        .map(|a| format!(" data-after=\"{}\"", Esc(a)))
+        .unwrap_or_default();
+    format!(
+        "<div id=\"live\" hidden data-src=\"{}\"{after}></div>\n",
+        Esc(src)
+    )
 }
 
 #[cfg(test)]

@@ -21,7 +21,12 @@ pub(crate) fn render(
     let decisions = store.decisions(&job.id)?;
     let fleet = Fleet::read(store);
     let live = fleet.of(store, &job.id, job.state());
-    let (timeline, diff_hash) = super::timeline::render(store, &job)?;
+    let timeline = super::timeline::render(store, &job)?;
+    let diff_hash = timeline.diff_hash.clone();
+    let cursor = crate::serve::live::Cursor {
+        transitions: history.len() as u64,
+        entries: timeline.last_entry,
+    };
 
     let mut body = String::new();
     w!(
@@ -30,13 +35,17 @@ pub(crate) fn render(
         Esc(&job.id),
         state_badge(job.state())
     );
+    body.push_str(&super::html::live_feed(
+        &format!("{}/events", super::html::job_path(&job.id)),
+        Some(&cursor.to_string()),
+    ));
     if let Some(r) = &job.reason {
         w!(body, "<p class=\"reason\">{}</p>\n", Esc(&r.to_string()));
     }
     body.push_str(&lease(store, &job, &live, &fleet));
     body.push_str(&super::forms::actions(&job, diff_hash.as_deref(), viewer));
     body.push_str(&spec(&job, fleet.now_or_local()));
-    body.push_str(&timeline);
+    body.push_str(&timeline.html);
     body.push_str(&super::trail::history(&history));
     body.push_str(&super::decisions::render(&decisions));
     body.push_str(&super::trail::audit(&audit));

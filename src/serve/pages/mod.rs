@@ -1,6 +1,7 @@
 //! The dashboard's pages, rendered on the server from the job store: the board, a job's page
 //! and the inbox of what waits for a human. Each function returns a whole HTML5 document in
-//! which every text read from the store is escaped; no script runs in them.
+//! which every text read from the store is escaped; their one script, [`LIVE_JS`], only
+//! keeps them live.
 //! What they show is what the store holds — a state is never inferred — and whether anyone is
 //! working on a job is judged by the store's clock, saying *stale* or *unknown* when it must.
 //!
@@ -25,6 +26,8 @@ mod tests;
 mod time;
 mod timeline;
 mod trail;
+
+pub(crate) use account::Account;
 
 use crate::job::store::{JobStore, JobStoreError};
 
@@ -64,6 +67,16 @@ pub const STYLE_PATH: &str = "/assets/style.css";
 
 /// The pages' stylesheet, served at [`STYLE_PATH`].
 pub const STYLE: &str = include_str!("style.css");
+
+/// Where [`LIVE_JS`] is served.
+pub const LIVE_JS_PATH: &str = "/assets/live.js";
+
+/// The pages' one script: it keeps a page in step with its live stream (`crate::serve`'s
+/// `/events` routes) and shows the connection badge. A page works without it, as a snapshot.
+pub const LIVE_JS: &str = include_str!("live.js");
+
+/// Where the board's live stream is served.
+pub const BOARD_EVENTS_PATH: &str = "/events";
 
 /// The board: every job grouped by state with counts, filtered by `query`, each with the
 /// runner holding it and its heartbeat age (or *stale* / *unknown*), and the runners panel.

@@ -17,11 +17,18 @@ const PAGE: usize = 1000;
 /// The most session entries one page renders; past it the page says what was left out.
 const MAX_ENTRIES: usize = 20_000;
 
-/// The timeline's section, and the latest artifact's diff hash (what the forms bind to).
-pub(crate) fn render(
-    store: &dyn JobStore,
-    job: &Job,
-) -> Result<(String, Option<String>), JobStoreError> {
+/// What the timeline rendered besides its section.
+pub(crate) struct Rendered {
+    /// The section.
+    pub html: String,
+    /// The latest artifact's diff hash (what the forms bind to).
+    pub diff_hash: Option<String>,
+    /// The last log entry rendered (0: none): where the page's live stream goes on.
+    pub last_entry: u64,
+}
+
+/// The timeline's section.
+pub(crate) fn render(store: &dyn JobStore, job: &Job) -> Result<Rendered, JobStoreError> {
     let artifacts = store.artifacts(&job.id)?;
     let journals = store.journals(&job.id)?;
     let (entries, cut) = entries(store, &job.id)?;
@@ -74,9 +81,9 @@ pub(crate) fn render(
         for a in mine {
             out.push_str(&artifact(a));
         }
-        let mut account = Account::default();
+        let mut account = Account::of(session);
         for e in entries.iter().filter(|e| e.session == *session) {
-            account.record(&e.record);
+            account.record(e.seq, &e.record);
         }
         out.push_str("<h4>Log</h4>\n");
         out.push_str(&account.finish());
@@ -91,7 +98,11 @@ pub(crate) fn render(
         );
     }
     out.push_str("</section>\n");
-    Ok((out, latest_hash))
+    Ok(Rendered {
+        html: out,
+        diff_hash: latest_hash,
+        last_entry: entries.last().map_or(0, |e| e.seq),
+    })
 }
 
 /// The job's session entries, oldest first, at most [`MAX_ENTRIES`]; whether more were left.

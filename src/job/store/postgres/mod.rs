@@ -42,6 +42,10 @@ const AMBIGUOUS_SHOWN: i64 = 5;
 /// The `NOTIFY` channel of new work.
 pub(crate) const WORK_CHANNEL: &str = "oneshot_work";
 
+/// The `NOTIFY` channel of changes a dashboard shows: every write to a job's records, the
+/// job's id as the payload (`JobStore::wait_for_change`).
+pub(crate) const CHANGE_CHANNEL: &str = "oneshot_change";
+
 /// A [`JobStore`](super::JobStore) in a PostgreSQL database.
 pub struct PostgresStore {
     url: PgUrl,
@@ -51,6 +55,8 @@ pub struct PostgresStore {
     client: Mutex<Option<(Client, db::Prepared)>>,
     /// The connection that `LISTEN`s, made at the first wait for work.
     listener: Mutex<Option<Client>>,
+    /// The connection that `LISTEN`s for changes, made at the first look for them.
+    changes: Mutex<Option<Client>>,
     /// What leases are judged by when not the database's clock (tests).
     clock: Option<Arc<dyn StoreClock>>,
 }
@@ -88,6 +94,7 @@ impl PostgresStore {
             shown: PathBuf::from(url.shown()),
             client: Mutex::new(None),
             listener: Mutex::new(None),
+            changes: Mutex::new(None),
             clock,
         };
         store.with(|c| {
@@ -359,6 +366,14 @@ impl PostgresStore {
         tx.batch_execute(&format!("NOTIFY {WORK_CHANNEL}"))
             .map_err(|e| self.db(&e))
     }
+
+    /// Tells every listening dashboard that job `id` changed (delivered at the commit; a
+    /// rolled-back write tells nobody).
+    fn changed(&self, tx: &mut Db<'_, Transaction<'_>>, id: &str) -> Result<(), JobStoreError> {
+        tx.execute("SELECT pg_notify($1, $2)", &[&CHANGE_CHANNEL, &id])
+            .map(|_| ())
+            .map_err(|e| self.db(&e))
+    }
 }
 
 impl Drop for PostgresStore {
@@ -368,7 +383,8 @@ impl Drop for PostgresStore {
     fn drop(&mut self) {
         let client = self.client.get_mut().map(Option::take).unwrap_or(None);
         let listener = self.listener.get_mut().map(Option::take).unwrap_or(None);
-        off_runtime(move || drop((client, listener)));
+        let changes = self.changes.get_mut().map(Option::take).unwrap_or(None);
+        off_runtime(move || drop((client, listener, changes)));
     }
 }
 

@@ -4,7 +4,8 @@
 //! notification (the connection broke, the listener was not up yet) delays work by the slow
 //! poll, never loses it, because the caller claims after every wait.
 
-use super::{PostgresStore, WORK_CHANNEL, connect, off_runtime};
+use super::{CHANGE_CHANNEL, PostgresStore, WORK_CHANNEL, connect, off_runtime};
+use crate::job::store::work::CHANGE;
 use postgres::fallible_iterator::FallibleIterator;
 use std::time::Duration;
 
@@ -44,6 +45,58 @@ impl PostgresStore {
             }
             let woken = matches!(notes.timeout_iter(timeout).next(), Ok(Some(_)));
             // Several notifications for one burst of work: one wake-up.
+            while notes.iter().next().ok().flatten().is_some() {}
+            woken
+        })
+    }
+
+    /// Makes sure a connection `LISTEN`s for changes; whether it had to be (re)made — when
+    /// it was, changes may have gone unheard and the caller must look again.
+    pub(super) fn listen_for_changes(&self) -> bool {
+        off_runtime(|| {
+            let mut guard = self.changes.lock().unwrap_or_else(|p| p.into_inner());
+            if guard.as_ref().is_some_and(|c| !c.is_closed()) {
+                return false;
+            }
+            let listening = connect(&self.url, &self.shown).and_then(|mut c| {
+                c.batch_execute(&format!("LISTEN {CHANGE_CHANNEL}"))
+                    .map_err(|e| self.db(&e))
+                    .map(|()| c)
+            });
+            match listening {
+                Ok(c) => *guard = Some(c),
+                Err(e) => tracing::warn!(error = %e, "cannot listen for changes"),
+            }
+            true
+        })
+    }
+
+    /// Blocks until a change notification arrives (or came since the last wait), this
+    /// process raised the change signal after `since`, the listening connection had to be
+    /// made again (what happened meanwhile is unknown: a wake-up), or `timeout` passes.
+    pub(super) fn wait_change(&self, since: u64, timeout: Duration) -> bool {
+        if CHANGE.seen() != since || self.listen_for_changes() {
+            return true;
+        }
+        off_runtime(|| {
+            let mut guard = self.changes.lock().unwrap_or_else(|p| p.into_inner());
+            let Some(client) = guard.as_mut() else {
+                drop(guard);
+                // No connection to listen on (the warning said why): the slow poll.
+                std::thread::sleep(timeout);
+                return true;
+            };
+            let mut notes = client.notifications();
+            if notes.iter().next().ok().flatten().is_some() {
+                while notes.iter().next().ok().flatten().is_some() {}
+                return true;
+            }
+            let woken = match notes.timeout_iter(timeout).next() {
+                Ok(Some(_)) => true,
+                Ok(None) => false,
+                // The connection broke: the next look makes another, and looks again.
+                Err(_) => true,
+            };
             while notes.iter().next().ok().flatten().is_some() {}
             woken
         })

@@ -40,6 +40,7 @@ impl PostgresStore {
                 &[&lease.job, &first, &sessions, &data, &ends],
             )
             .map_err(|e| self.db(&e))?;
+            self.changed(tx, &lease.job)?;
             Ok(number(first + entries.len() as i64 - 1))
         })
     }
@@ -71,7 +72,7 @@ impl PostgresStore {
                 ],
             )
             .map_err(|e| self.db(&e))?;
-            Ok(())
+            self.changed(tx, &lease.job)
         })
     }
 

@@ -2,7 +2,7 @@
 
 use super::db::Db;
 use super::schema::CLAIMABLE;
-use super::{PostgresStore, WORK_CHANNEL, fenced, is_unique_violation, number};
+use super::{CHANGE_CHANNEL, PostgresStore, WORK_CHANNEL, fenced, is_unique_violation, number};
 use crate::job::decision::JobDecision;
 use crate::job::record::{ArtifactVersion, AuditEntry, Job, Transition};
 use crate::job::store::rows::{self, int};
@@ -108,6 +108,7 @@ impl JobStore for PostgresStore {
                 other => other.map_err(|e| self.db(&e))?,
             };
             self.push_audit(tx, audit)?;
+            self.changed(tx, &job.id)?;
             self.notify(tx)
         })
         .inspect(|()| crate::job::store::work::raise())
@@ -276,9 +277,16 @@ impl JobStore for PostgresStore {
                      UPDATE jobs SET lease_owner = NULL, lease_until = NULL
                      WHERE id = $1 AND fence = $2 AND lease_owner = $3
                      RETURNING id)
-                 SELECT (SELECT count(*) FROM pg_notify($4, '') WHERE r.id IS NOT NULL)
+                 SELECT (SELECT count(*) FROM pg_notify($4, '') WHERE r.id IS NOT NULL),
+                     (SELECT count(*) FROM pg_notify($5, r.id))
                  FROM r",
-                &[&lease.job, &int(lease.fence), &lease.runner, &WORK_CHANNEL],
+                &[
+                    &lease.job,
+                    &int(lease.fence),
+                    &lease.runner,
+                    &WORK_CHANNEL,
+                    &CHANGE_CHANNEL,
+                ],
             )
             .map_err(|e| self.db(&e))?
             .map(|_| ())
@@ -322,7 +330,8 @@ impl JobStore for PostgresStore {
                          INSERT INTO transitions (job_id, seq, data)
                          SELECT id, last_seq, $12 FROM j WHERE $12::text IS NOT NULL)
                      SELECT (SELECT count(*) FROM pg_notify($14, '')
-                             WHERE $13 AND j.id IS NOT NULL)
+                             WHERE $13 AND j.id IS NOT NULL),
+                         (SELECT count(*) FROM pg_notify($15, j.id))
                      FROM j",
                     &[
                         &lease.job,
@@ -339,6 +348,7 @@ impl JobStore for PostgresStore {
                         &transition,
                         &notify,
                         &WORK_CHANNEL,
+                        &CHANGE_CHANNEL,
                     ],
                 )
                 .map_err(|e| self.db(&e))?;
@@ -374,6 +384,7 @@ impl JobStore for PostgresStore {
                 ],
             )
             .map_err(|e| self.db(&e))?;
+            self.changed(tx, &lease.job)?;
             Ok(version)
         })
     }
@@ -396,6 +407,7 @@ impl JobStore for PostgresStore {
                 &[&lease.job, &seq, &rows::to_json(&lease.job, &stored)?],
             )
             .map_err(|e| self.db(&e))?;
+            self.changed(tx, &lease.job)?;
             Ok(number(seq))
         })
     }
@@ -452,6 +464,7 @@ impl JobStore for PostgresStore {
                 self.push_transition(tx, id, t)?;
             }
             self.push_audit(tx, audit)?;
+            self.changed(tx, id)?;
             self.notify(tx)
         })
         .inspect(|()| crate::job::store::work::raise())
@@ -461,7 +474,8 @@ impl JobStore for PostgresStore {
         let audit = audit.get();
         self.write(|tx| {
             self.lock_job(tx, &audit.entity_id)?;
-            self.push_audit(tx, audit)
+            self.push_audit(tx, audit)?;
+            self.changed(tx, &audit.entity_id)
         })
     }
 
@@ -557,6 +571,15 @@ impl JobStore for PostgresStore {
 
     fn wait_for_work(&self, since: u64, timeout: std::time::Duration) -> bool {
         self.wait(since, timeout)
+    }
+
+    fn wait_for_change(&self, since: u64, timeout: std::time::Duration) -> bool {
+        self.wait_change(since, timeout)
+    }
+
+    fn change_seen(&self) -> u64 {
+        self.listen_for_changes();
+        crate::job::store::work::CHANGE.seen()
     }
 
     fn add_token(

@@ -49,6 +49,16 @@ impl SqliteStore {
 }
 
 impl JobStore for SqliteStore {
+    fn change_seen(&self) -> u64 {
+        self.watch();
+        crate::job::store::work::CHANGE.seen()
+    }
+
+    fn wait_for_change(&self, since: u64, timeout: std::time::Duration) -> bool {
+        self.watch();
+        crate::job::store::work::CHANGE.wait(since, timeout)
+    }
+
     fn create(
         &self,
         job: &Redacted<Job>,

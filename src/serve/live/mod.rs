@@ -1,0 +1,154 @@
+//! The live stream: one server-sent-event stream per open page, over what the store holds.
+//!
+//! - `GET /jobs/{id}/events` — a job page's stream: each new log entry's account lines
+//!   (`line`), and a `job` event when the job itself moved. Every event's id is the store's
+//!   own numbers (`T.E`: the job's transitions seen, its last log entry seen — both numbered
+//!   per job with no gap), so a browser that reconnects sends `Last-Event-ID` and gets exactly
+//!   what it lacks, replayed from the store; the page sends the cursor it was rendered at as
+//!   `?after=T.E` on its first connect. A finished job's stream is the same replay.
+//! - `GET /events` — the board's stream: which jobs changed; the board reads itself again.
+//!
+//! One [`hub`] thread per process waits for the store to change (heard, not polled) and
+//! sends each topic's news once to all its readers; a reader that falls [`hub::CAPACITY`]
+//! events behind is sent `lagged` and dropped, and its reconnect replays — a stream is never
+//! silently thinned.
+
+mod board_topic;
+mod cursor;
+mod event;
+pub(crate) mod hub;
+mod job_topic;
+#[cfg(test)]
+mod tests;
+
+pub(crate) use cursor::Cursor;
+
+use super::App;
+use super::boundary::{refuse, wants_json};
+use crate::job::store::JobStoreError;
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use event::LiveEvent;
+use futures_util::stream::{self, Stream};
+use std::collections::VecDeque;
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::broadcast;
+
+/// How long a browser waits before it reconnects a dropped stream.
+const RETRY: Duration = Duration::from_secs(1);
+
+/// How often an idle stream sends a comment, so a proxy or a dead peer is found out.
+const KEEP_ALIVE: Duration = Duration::from_secs(30);
+
+/// The query a page's first connect carries.
+#[derive(Debug, Default, serde::Deserialize)]
+pub(crate) struct After {
+    /// The cursor the page was rendered at.
+    after: Option<String>,
+}
+
+/// `GET /jobs/{id}/events`.
+pub(crate) async fn job(
+    State(app): State<App>,
+    Path(id): Path<String>,
+    Query(q): Query<After>,
+    headers: HeaderMap,
+) -> Response {
+    // A reconnect's `Last-Event-ID` is newer than the page's `after`.
+    let after = headers
+        .get("last-event-id")
+        .and_then(|v| v.to_str().ok())
+        .and_then(Cursor::parse)
+        .or_else(|| q.after.as_deref().and_then(Cursor::parse));
+    let hub = app.hub.clone();
+    let joined = tokio::task::spawn_blocking(move || {
+        let topic = hub.job(&id)?;
+        topic.join(hub.store(), after)
+    })
+    .await;
+    match joined {
+        Ok(Ok(j)) => sse(j.replay, j.rx),
+        Ok(Err(e)) => failed(&e, &headers),
+        Err(e) => refuse(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            wants_json(&headers),
+            &e.to_string(),
+        ),
+    }
+}
+
+/// `GET /events`: the board's stream.
+pub(crate) async fn board(State(app): State<App>, headers: HeaderMap) -> Response {
+    let hub = app.hub.clone();
+    match tokio::task::spawn_blocking(move || hub.board().map(|b| b.join())).await {
+        Ok(Ok(rx)) => sse(Vec::new(), rx),
+        Ok(Err(e)) => failed(&e, &headers),
+        Err(e) => refuse(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            wants_json(&headers),
+            &e.to_string(),
+        ),
+    }
+}
+
+fn failed(e: &JobStoreError, headers: &HeaderMap) -> Response {
+    let status = match e {
+        JobStoreError::NotFound { .. } | JobStoreError::Ambiguous { .. } => StatusCode::NOT_FOUND,
+        _ => StatusCode::SERVICE_UNAVAILABLE,
+    };
+    refuse(status, wants_json(headers), &e.to_string())
+}
+
+/// Where a reader's stream is.
+enum Phase {
+    /// The retry interval not sent yet.
+    Start(
+        VecDeque<Arc<LiveEvent>>,
+        broadcast::Receiver<Arc<LiveEvent>>,
+    ),
+    /// Replaying, then live.
+    Live(
+        VecDeque<Arc<LiveEvent>>,
+        broadcast::Receiver<Arc<LiveEvent>>,
+    ),
+    /// Ended.
+    Done,
+}
+
+/// The replay, then the live events, as a response.
+fn sse(replay: Vec<Arc<LiveEvent>>, rx: broadcast::Receiver<Arc<LiveEvent>>) -> Response {
+    Sse::new(events(replay.into(), rx))
+        .keep_alive(KeepAlive::new().interval(KEEP_ALIVE))
+        .into_response()
+}
+
+fn events(
+    replay: VecDeque<Arc<LiveEvent>>,
+    rx: broadcast::Receiver<Arc<LiveEvent>>,
+) -> impl Stream<Item = Result<Event, Infallible>> {
+    stream::unfold(Phase::Start(replay, rx), |phase| async move {
+        match phase {
+            Phase::Start(replay, rx) => Some((
+                Ok(Event::default().retry(RETRY).comment("oneshot live")),
+                Phase::Live(replay, rx),
+            )),
+            Phase::Live(mut replay, mut rx) => {
+                if let Some(e) = replay.pop_front() {
+                    return Some((Ok(e.sse()), Phase::Live(replay, rx)));
+                }
+                match rx.recv().await {
+                    Ok(e) => Some((Ok(e.sse()), Phase::Live(replay, rx))),
+                    Err(broadcast::error::RecvError::Lagged(_)) => {
+                        Some((Ok(LiveEvent::Lagged.sse()), Phase::Done))
+                    }
+                    Err(broadcast::error::RecvError::Closed) => None,
+                }
+            }
+            Phase::Done => None,
+        }
+    })
+}
