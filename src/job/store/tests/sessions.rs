@@ -7,6 +7,7 @@ use crate::job::store::{SessionEntry, SessionJournal};
 on_both_stores!(
     session_entries_are_numbered_per_job_under_the_lease_and_paged,
     a_journal_is_kept_per_session_and_replaced_by_a_newer_one,
+    a_shipped_record_wakes_whoever_waits_for_a_change,
 );
 
 fn line(session: &str, n: u64) -> Redacted<SessionEntry> {
@@ -140,4 +141,34 @@ fn a_journal_is_kept_per_session_and_replaced_by_a_newer_one(s: &dyn JobStore) {
         s.put_journal(&stale, &journal("s-1", 9)),
         Err(JobStoreError::Fenced { .. })
     ));
+}
+
+/// What a dashboard waits on: a write that makes no work (a session's records) still wakes a
+/// waiter for changes — SQLite hears its file, PostgreSQL its `NOTIFY` — soon, not at the
+/// wait's timeout.
+fn a_shipped_record_wakes_whoever_waits_for_a_change(s: &dyn JobStore) {
+    add(s, "job-00000001", JobState::Pending, 1);
+    let a = at(s, 10)
+        .claim("r1", Some("job-00000001"), TTL)
+        .unwrap()
+        .unwrap();
+    // Each try may be woken early by another test's write in this process (the signal is the
+    // process's): one of several must be woken by this write, soon.
+    let heard = (0..5).any(|n| {
+        let since = s.change_seen();
+        std::thread::scope(|scope| {
+            let waiter = scope.spawn(|| {
+                let t = std::time::Instant::now();
+                let woken = s.wait_for_change(since, std::time::Duration::from_secs(20));
+                (woken, t.elapsed())
+            });
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            s.add_session_entries(&a.lease, &[line("s-1", n)]).unwrap();
+            let (woken, took) = waiter.join().unwrap();
+            woken
+                && took >= std::time::Duration::from_millis(100)
+                && took < std::time::Duration::from_secs(5)
+        })
+    });
+    assert!(heard, "no wait was woken by the write");
 }
