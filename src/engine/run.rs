@@ -9,9 +9,13 @@ use std::collections::VecDeque;
 use std::time::Duration;
 use tokio::time::{Instant, sleep_until};
 
-/// How often the status line refreshes, and how soon output reaches the log file for
-/// `oneshot log --follow`.
+/// How often the status line refreshes.
 const TICK: Duration = Duration::from_secs(1);
+
+/// How soon output reaches the log file after it arrived — for `oneshot log --follow`, and for
+/// the runner's shipment to the job store that a dashboard streams (its line → browser figure
+/// counts this wait). Writes are batched up to it: one write for a burst, not one a line.
+const FLUSH: Duration = Duration::from_millis(50);
 
 impl Engine {
     /// Runs the session until it reaches a terminal state or is interrupted, telling
@@ -60,7 +64,7 @@ impl Engine {
                 ev = p.supervised.events.recv() => {
                     self.on_process(ev, observer, &mut queue)?;
                     if queue.is_empty() && flush_at.is_none() {
-                        flush_at = Some(Instant::now() + TICK);
+                        flush_at = Some(Instant::now() + FLUSH);
                     }
                 }
                 ask = self.interrupts.recv() => match ask {
