@@ -12,6 +12,7 @@
 mod boundary;
 pub mod pages;
 mod routes;
+mod sessions;
 mod views;
 
 use crate::job::store::JobStore;

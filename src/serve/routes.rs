@@ -24,6 +24,8 @@ pub(super) fn router(app: App) -> Router {
         .route("/inbox", get(super::views::inbox))
         .route("/jobs/{id}", get(super::views::job))
         .route("/jobs/{id}/{verb}", post(verb))
+        .route("/sessions/{id}", get(super::sessions::page))
+        .route("/sessions/{id}/stop", post(super::sessions::stop))
         .route("/login/{code}", get(login))
         .route("/logout", post(logout))
         .route("/assets/style.css", get(style))

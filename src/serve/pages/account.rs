@@ -26,6 +26,8 @@ pub(crate) struct Account {
     lines: usize,
     /// What the agents' runs reported spending, summed.
     spent: crate::session::Spent,
+    /// The policy's reloads the log tells of.
+    reloads: super::policy::Reloads,
 }
 
 fn slot(role: Role) -> usize {
@@ -50,6 +52,11 @@ impl Account {
             Ok((record, _missing)) => self.render(&record),
             Err(e) => self.line(None, "warning", &format!("record skipped: {}", Esc(&e))),
         }
+    }
+
+    /// The policy's last reload and last refused reload, as the records so far tell.
+    pub(crate) fn reloads(&self) -> super::policy::Reloads {
+        self.reloads.clone()
     }
 
     /// The lines so far, the agents' last words flushed.
@@ -92,6 +99,7 @@ impl Account {
 
     fn render(&mut self, r: &Record) {
         let ts = r.ts();
+        self.reloads.record(r);
         match r {
             Record::Activity(a) => self.activity(a),
             Record::Process(p) => {

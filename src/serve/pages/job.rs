@@ -14,6 +14,7 @@ pub(crate) fn render(
     store: &dyn JobStore,
     id: &str,
     viewer: &Viewer,
+    state_dir: &std::path::Path,
 ) -> Result<String, JobStoreError> {
     let job = store.get(id)?;
     let history = store.history(&job.id)?;
@@ -21,7 +22,8 @@ pub(crate) fn render(
     let decisions = store.decisions(&job.id)?;
     let fleet = Fleet::read(store);
     let live = fleet.of(store, &job.id, job.state());
-    let (timeline, diff_hash) = super::timeline::render(store, &job)?;
+    let timeline = super::timeline::render(store, &job)?;
+    let diff_hash = timeline.latest.as_ref().map(|a| a.diff_hash.clone());
 
     let mut body = String::new();
     w!(
@@ -36,8 +38,14 @@ pub(crate) fn render(
     body.push_str(&lease(store, &job, &live, &fleet));
     body.push_str(&super::forms::actions(&job, diff_hash.as_deref(), viewer));
     body.push_str(&spec(&job, fleet.now_or_local()));
-    body.push_str(&timeline);
+    body.push_str(&super::diff::section(
+        &job,
+        timeline.latest.as_ref(),
+        state_dir,
+    ));
+    body.push_str(&timeline.html);
     body.push_str(&super::trail::history(&history));
+    body.push_str(&super::policy::section(&timeline.policies));
     body.push_str(&super::decisions::render(&decisions));
     body.push_str(&super::trail::audit(&audit));
     let title = job.spec.nickname.clone().unwrap_or_else(|| job.id.clone());

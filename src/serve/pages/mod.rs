@@ -13,13 +13,16 @@
 mod account;
 mod board;
 mod decisions;
+mod diff;
 mod forms;
 mod hook;
 mod html;
 mod inbox;
 mod job;
 mod liveness;
+mod policy;
 mod runners;
+mod sessions;
 #[cfg(test)]
 mod tests;
 mod time;
@@ -27,6 +30,8 @@ mod timeline;
 mod trail;
 
 use crate::job::store::{JobStore, JobStoreError};
+use crate::store::StoreError;
+use std::path::Path;
 
 /// Who is looking, and what their token lets them do: a form shows only for a verb the
 /// viewer's scopes cover (the server checks the scope again on the POST).
@@ -73,15 +78,48 @@ pub fn board(
     query: &BoardQuery,
     viewer: &Viewer,
 ) -> Result<String, JobStoreError> {
-    board::render(store, query, viewer)
+    board::render(store, query, viewer, None)
+}
+
+/// [`board`], with a section listing the sessions under `state_dir` (`oneshot list`'s):
+/// each with its state, task, age and whether a live oneshot drives it (*stale* when the one
+/// that did is gone mid-step, *unknown* when its state file does not read).
+pub fn board_with_sessions(
+    store: &dyn JobStore,
+    query: &BoardQuery,
+    viewer: &Viewer,
+    state_dir: &Path,
+) -> Result<String, JobStoreError> {
+    board::render(store, query, viewer, Some(state_dir))
+}
+
+/// Session `id`'s page (an id or unique prefix) under `state_dir`: its state, who drives it,
+/// its policy, a stop form when a live oneshot drives it and `viewer` may operate, and its
+/// activity log. [`StoreError::NotFound`] / [`StoreError::Ambiguous`] when `id` names no
+/// session / several.
+pub fn session(state_dir: &Path, id: &str, viewer: &Viewer) -> Result<String, StoreError> {
+    sessions::render(state_dir, id, viewer)
+}
+
+/// Where session `id`'s page is served (its stop is a POST to this path + `/stop`).
+pub fn session_path(id: &str) -> String {
+    sessions::session_path(id)
 }
 
 /// Job `id`'s page (an id or a unique prefix): spec, state and reason, lease, the action
 /// forms `viewer` may use, attempts with the agents' accounts, history, decisions and audit
 /// trail. [`JobStoreError::NotFound`] / [`JobStoreError::Ambiguous`] when `id` names no job /
 /// several.
-pub fn job(store: &dyn JobStore, id: &str, viewer: &Viewer) -> Result<String, JobStoreError> {
-    job::render(store, id, viewer)
+///
+/// The diff against the job's base is read from its workspace when it is on this machine
+/// (`state_dir`, as `job diff` judges it), with a file list linking to each file's hunks.
+pub fn job(
+    store: &dyn JobStore,
+    id: &str,
+    viewer: &Viewer,
+    state_dir: &Path,
+) -> Result<String, JobStoreError> {
+    job::render(store, id, viewer, state_dir)
 }
 
 /// The inbox: the jobs waiting for a human (APPROVAL_REQUIRED, INTERVENTION_REQUIRED), the

@@ -51,6 +51,11 @@ fn viewer(operate: bool, approve: bool) -> Viewer {
 }
 
 impl World {
+    /// The state directory the pages are served with (nothing in it).
+    fn state_dir(&self) -> &std::path::Path {
+        self._dir.path()
+    }
+
     /// The store, its clock set to `ms`.
     fn at(&self, ms: u64) -> &SqliteStore {
         self.clock.set(ms);
@@ -226,7 +231,13 @@ fn a_lease_that_expired_by_the_stores_clock_reads_stale_and_a_live_one_names_its
     assert!(runners.contains("badge stale"), "{runners}");
     assert!(runners.contains("<small>(expired)</small>"), "{runners}");
     // The job's page says the same.
-    let page = job(w.at(45_000), "job-00000001", &viewer(false, false)).unwrap();
+    let page = job(
+        w.at(45_000),
+        "job-00000001",
+        &viewer(false, false),
+        w.state_dir(),
+    )
+    .unwrap();
     assert!(page.contains("badge stale"));
 
     // A lease still live whose runner went silent past its own ttl is stale too.
@@ -366,7 +377,7 @@ fn text_from_the_store_is_escaped_and_no_script_runs() {
     for page in [
         board(w.at(30), &q, &viewer(true, true)).unwrap(),
         inbox(w.at(30), &viewer(true, true)).unwrap(),
-        job(w.at(30), "job-00000001", &viewer(true, true)).unwrap(),
+        job(w.at(30), "job-00000001", &viewer(true, true), w.state_dir()).unwrap(),
     ] {
         assert!(!page.contains("<script"), "{page}");
         assert!(
@@ -388,7 +399,13 @@ fn text_from_the_store_is_escaped_and_no_script_runs() {
     w.at(40)
         .add_session_entries(&lease, &[sealed(&entry)])
         .unwrap();
-    let page = job(w.at(50), "job-00000002", &viewer(false, false)).unwrap();
+    let page = job(
+        w.at(50),
+        "job-00000002",
+        &viewer(false, false),
+        w.state_dir(),
+    )
+    .unwrap();
     assert!(
         page.contains("&lt;img src=x onerror=alert(1)&gt;"),
         "{page}"
@@ -402,7 +419,7 @@ fn a_viewer_without_the_scope_sees_no_form() {
     let mut j = w.add("job-00000001", "t", Risk::Low, 10);
     w.to_approval(&mut j, "s-1", "sha256:aa", 20);
     let post = |v: Viewer| {
-        let page = job(w.at(30), "job-00000001", &v).unwrap();
+        let page = job(w.at(30), "job-00000001", &v, w.state_dir()).unwrap();
         [
             "approve", "reject", "cancel", "resubmit", "suspend", "resume",
         ]
@@ -410,7 +427,13 @@ fn a_viewer_without_the_scope_sees_no_form() {
         .filter(|verb| page.contains(&format!("action=\"/jobs/job-00000001/{verb}\"")))
         .collect::<Vec<_>>()
     };
-    let read = job(w.at(30), "job-00000001", &viewer(false, false)).unwrap();
+    let read = job(
+        w.at(30),
+        "job-00000001",
+        &viewer(false, false),
+        w.state_dir(),
+    )
+    .unwrap();
     let read = main_of(&read);
     assert!(!read.contains("method=\"post\""), "{read}");
     assert!(!read.contains("<button"), "{read}");
@@ -428,7 +451,7 @@ fn every_form_carries_what_the_page_showed() {
     let w = world();
     let mut j = w.add("job-00000001", "t", Risk::Low, 10);
     w.to_approval(&mut j, "s-1", "sha256:0123456789abcdef", 20);
-    let page = job(w.at(30), "job-00000001", &viewer(true, true)).unwrap();
+    let page = job(w.at(30), "job-00000001", &viewer(true, true), w.state_dir()).unwrap();
     let forms: Vec<&str> = main_of(&page).split("<form").skip(1).collect();
     assert_eq!(forms.len(), 3, "{page}");
     for f in &forms {
@@ -476,7 +499,7 @@ fn every_form_carries_what_the_page_showed() {
             revoke: false,
         })
         .unwrap();
-    let page = job(w.at(50), "job-00000002", &viewer(true, true)).unwrap();
+    let page = job(w.at(50), "job-00000002", &viewer(true, true), w.state_dir()).unwrap();
     let forms: Vec<&str> = main_of(&page).split("<form").skip(1).collect();
     let actions: Vec<bool> = ["resume", "cancel"]
         .iter()
@@ -661,7 +684,13 @@ fn the_job_page_tells_each_attempt_as_the_agents_account() {
     };
     w.at(130).add_decision(&lease, &sealed(&retry)).unwrap();
 
-    let page = job(w.at(140), "job-00000001", &viewer(false, false)).unwrap();
+    let page = job(
+        w.at(140),
+        "job-00000001",
+        &viewer(false, false),
+        w.state_dir(),
+    )
+    .unwrap();
     let attempt = &page[pos(&page, "id=\"session-s-1\"")..];
     // The account: what the agent said, the tool it ran and how it went — not the protocol.
     assert!(attempt.contains("I will run the tests."), "{attempt}");
@@ -751,7 +780,13 @@ fn the_job_page_tells_each_attempt_as_the_agents_account() {
         panel: vec![],
     };
     w.at(160).add_artifact(&lease, &sealed(&v)).unwrap();
-    let page = job(w.at(170), "job-00000001", &viewer(false, false)).unwrap();
+    let page = job(
+        w.at(170),
+        "job-00000001",
+        &viewer(false, false),
+        w.state_dir(),
+    )
+    .unwrap();
     let attempt = &page[pos(&page, "id=\"session-s-1\"")..];
     assert!(
         attempt.contains("<h3>step 1 · session <code>s-1</code></h3>"),
@@ -766,7 +801,7 @@ fn the_job_page_tells_each_attempt_as_the_agents_account() {
 #[test]
 fn a_job_that_does_not_exist_is_the_stores_error() {
     let w = world();
-    let err = job(w.at(1), "job-404", &viewer(false, false)).unwrap_err();
+    let err = job(w.at(1), "job-404", &viewer(false, false), w.state_dir()).unwrap_err();
     assert!(
         matches!(err, crate::job::JobStoreError::NotFound { .. }),
         "{err:?}"

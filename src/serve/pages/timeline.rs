@@ -6,6 +6,7 @@
 use super::account::Account;
 use super::forms::short;
 use super::html::{Esc, w};
+use super::policy::SessionPolicy;
 use super::time::at;
 use crate::job::Job;
 use crate::job::record::ArtifactVersion;
@@ -17,15 +18,23 @@ const PAGE: usize = 1000;
 /// The most session entries one page renders; past it the page says what was left out.
 const MAX_ENTRIES: usize = 20_000;
 
-/// The timeline's section, and the latest artifact's diff hash (what the forms bind to).
-pub(crate) fn render(
-    store: &dyn JobStore,
-    job: &Job,
-) -> Result<(String, Option<String>), JobStoreError> {
+/// What the job page takes from its attempts.
+pub(crate) struct Timeline {
+    /// The timeline's section.
+    pub html: String,
+    /// The latest artifact (its diff hash is what the forms bind to).
+    pub latest: Option<ArtifactVersion>,
+    /// Each session's policy, in the order the sessions ran.
+    pub policies: Vec<SessionPolicy>,
+}
+
+/// The timeline's section, the latest artifact and each session's policy.
+pub(crate) fn render(store: &dyn JobStore, job: &Job) -> Result<Timeline, JobStoreError> {
     let artifacts = store.artifacts(&job.id)?;
     let journals = store.journals(&job.id)?;
     let (entries, cut) = entries(store, &job.id)?;
-    let latest_hash = artifacts.last().map(|a| a.diff_hash.clone());
+    let latest = artifacts.last().cloned();
+    let mut policies = Vec::new();
 
     // Sessions in the order they first wrote, then those known only by a journal or an
     // artifact.
@@ -78,6 +87,12 @@ pub(crate) fn render(
         for e in entries.iter().filter(|e| e.session == *session) {
             account.record(&e.record);
         }
+        policies.push(SessionPolicy {
+            session: (*session).to_string(),
+            policy: journal.map(|j| j.session().map(|s| s.policy)),
+            as_of_ms: journal.map(|j| j.shipped_ms),
+            reloads: account.reloads(),
+        });
         out.push_str("<h4>Log</h4>\n");
         out.push_str(&account.finish());
         out.push_str("</article>\n");
@@ -91,7 +106,11 @@ pub(crate) fn render(
         );
     }
     out.push_str("</section>\n");
-    Ok((out, latest_hash))
+    Ok(Timeline {
+        html: out,
+        latest,
+        policies,
+    })
 }
 
 /// The job's session entries, oldest first, at most [`MAX_ENTRIES`]; whether more were left.
