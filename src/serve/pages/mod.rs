@@ -14,15 +14,21 @@ mod account;
 mod board;
 mod decisions;
 mod diff;
+#[cfg(test)]
+mod diff_tests;
 mod forms;
 mod hook;
 mod html;
 mod inbox;
 mod job;
+#[cfg(test)]
+mod job_sections_tests;
 mod liveness;
 mod policy;
 mod runners;
 mod sessions;
+#[cfg(test)]
+mod sessions_tests;
 #[cfg(test)]
 mod tests;
 mod time;

@@ -15,22 +15,22 @@ use crate::store::{Activity, Record};
 use serde_json::json;
 use std::sync::Arc;
 
-const TTL: u64 = 30_000;
+pub(super) const TTL: u64 = 30_000;
 
-fn sealed<T: serde::Serialize + serde::de::DeserializeOwned>(
+pub(super) fn sealed<T: serde::Serialize + serde::de::DeserializeOwned>(
     value: &T,
 ) -> crate::redact::Redacted<T> {
     crate::job::redactor(None).seal(value).expect("seal")
 }
 
 /// A store on a temporary file, and its clock.
-struct World {
+pub(super) struct World {
     _dir: tempfile::TempDir,
     clock: Arc<ManualClock>,
     store: SqliteStore,
 }
 
-fn world() -> World {
+pub(super) fn world() -> World {
     let dir = tempfile::tempdir().expect("tempdir");
     let clock = Arc::new(ManualClock::new(0));
     let store =
@@ -42,7 +42,7 @@ fn world() -> World {
     }
 }
 
-fn viewer(operate: bool, approve: bool) -> Viewer {
+pub(super) fn viewer(operate: bool, approve: bool) -> Viewer {
     Viewer {
         name: "ann".into(),
         can_operate: operate,
@@ -52,18 +52,18 @@ fn viewer(operate: bool, approve: bool) -> Viewer {
 
 impl World {
     /// The state directory the pages are served with (nothing in it).
-    fn state_dir(&self) -> &std::path::Path {
+    pub(super) fn state_dir(&self) -> &std::path::Path {
         self._dir.path()
     }
 
     /// The store, its clock set to `ms`.
-    fn at(&self, ms: u64) -> &SqliteStore {
+    pub(super) fn at(&self, ms: u64) -> &SqliteStore {
         self.clock.set(ms);
         &self.store
     }
 
     /// A job made PENDING at `at`.
-    fn add(&self, id: &str, task: &str, risk: Risk, at: u64) -> Job {
+    pub(super) fn add(&self, id: &str, task: &str, risk: Risk, at: u64) -> Job {
         let mut spec = JobSpec::new(task, "/src", "claude", "codex");
         spec.risk = risk;
         let j = Job::new(id, spec, JobState::Pending, at);
@@ -75,7 +75,7 @@ impl World {
     }
 
     /// `runner` claims `j` at `at` and moves it into PROVISIONING.
-    fn claim(&self, j: &mut Job, runner: &str, ttl: u64, at: u64) -> Lease {
+    pub(super) fn claim(&self, j: &mut Job, runner: &str, ttl: u64, at: u64) -> Lease {
         let claim = self
             .at(at)
             .claim(runner, Some(&j.id), ttl)
@@ -93,7 +93,14 @@ impl World {
     }
 
     /// Moves `j` to `to` under `lease`.
-    fn moved(&self, j: &mut Job, lease: &Lease, to: JobState, trigger: JobTrigger, at: u64) {
+    pub(super) fn moved(
+        &self,
+        j: &mut Job,
+        lease: &Lease,
+        to: JobState,
+        trigger: JobTrigger,
+        at: u64,
+    ) {
         let t = Transition {
             from: j.state(),
             to,
@@ -111,7 +118,13 @@ impl World {
 
     /// A whole step of `j` from PENDING to APPROVAL_REQUIRED at `at`, harvesting an
     /// artifact of `diff_hash` made by session `session`.
-    fn to_approval(&self, j: &mut Job, session: &str, diff_hash: &str, at: u64) -> Lease {
+    pub(super) fn to_approval(
+        &self,
+        j: &mut Job,
+        session: &str,
+        diff_hash: &str,
+        at: u64,
+    ) -> Lease {
         let lease = self.claim(j, "runner-a", TTL, at);
         self.moved(j, &lease, JobState::Executing, JobTrigger::Provisioned, at);
         self.moved(j, &lease, JobState::Harvesting, JobTrigger::Completed, at);
@@ -145,7 +158,7 @@ impl World {
 }
 
 /// The position of `needle` in `page`, which must hold it.
-fn pos(page: &str, needle: &str) -> usize {
+pub(super) fn pos(page: &str, needle: &str) -> usize {
     page.find(needle)
         .unwrap_or_else(|| panic!("{needle:?} is not in the page:\n{page}"))
 }
