@@ -1,6 +1,7 @@
 //! A job's page: what it is to do (its spec), where it stands and why, who holds it, what the
-//! viewer may do about it, its attempts, its history, the policy's decisions and the audit
-//! trail — all read from the store in one go.
+//! viewer may do about it, its diff against the base, its attempts, its history, the policy
+//! each session ran under, the policy's decisions and the audit trail — read from the store in
+//! one go (the diff from the workspace, when it is on this machine).
 
 use super::Viewer;
 use super::html::{Esc, document, state_badge, w};

@@ -1,11 +1,13 @@
-//! The dashboard's pages, rendered on the server from the job store: the board, a job's page
-//! and the inbox of what waits for a human. Each function returns a whole HTML5 document in
+//! The dashboard's pages, rendered on the server from the job store (and the state
+//! directory's sessions): the board, a job's page, a session's page and the inbox of what
+//! waits for a human. Each function returns a whole HTML5 document in
 //! which every text read from the store is escaped; no script runs in them.
 //! What they show is what the store holds — a state is never inferred — and whether anyone is
 //! working on a job is judged by the store's clock, saying *stale* or *unknown* when it must.
 //!
-//! The server (another part of [`crate::serve`]) routes `/` to [`board`], `/jobs/{id}` to
-//! [`job`], `/inbox` to [`inbox`] and `/assets/style.css` to [`STYLE`]; a page's forms POST to
+//! The server (another part of [`crate::serve`]) routes `/` to [`board_with_sessions`],
+//! `/jobs/{id}` to [`job`], `/sessions/{id}` to [`session`], `/inbox` to [`inbox`] and
+//! `/assets/style.css` to [`STYLE`]; a page's forms POST to
 //! `/jobs/{id}/{verb}` with the fields `forms.rs` describes: `state`, `attempt` and
 //! `diff_hash` binding the verb to what the page showed; a reject adds `feedback` and
 //! `comments` (`file:line: text` lines).
