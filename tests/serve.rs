@@ -415,6 +415,23 @@ fn a_reject_from_the_page_with_line_comments_reaches_the_next_prompt() {
     let cookie = set.split(';').next().unwrap();
     // A browser's POST: the cookie, and Sec-Fetch-Site instead of an Origin check.
     let page = http(&s, "GET", &format!("/jobs/{id}"), &[("Cookie", cookie)], "");
+    // The page shows the diff the approval binds to, each line named as a comment names it.
+    assert!(
+        page.body.contains("what an approval on this page binds to"),
+        "{}",
+        page.body
+    );
+    assert!(
+        page.body
+            .contains("<a href=\"#file-0\"><code>f.txt</code></a>"),
+        "{}",
+        page.body
+    );
+    assert!(
+        page.body.contains("title=\"f.txt:1\">1</a>"),
+        "{}",
+        page.body
+    );
     let body = form(&[
         ("attempt", field(&page.body, "attempt").as_str()),
         ("diff_hash", field(&page.body, "diff_hash").as_str()),
@@ -529,4 +546,155 @@ fn an_approved_job_lands_from_its_page_bound_to_what_the_page_showed() {
     // Landed: no land offered again.
     let page = http(&s, "GET", &job, &[("Authorization", &auth)], "");
     assert!(!page.body.contains("/land\""), "{}", page.body);
+}
+
+#[test]
+fn a_running_session_is_on_the_board_and_only_an_operate_token_stops_it_from_its_page() {
+    let env = Env::new();
+    let marker = env.dir.path().join("started");
+    let worker = format!("sh -c 'touch {}; sleep 60'", marker.display());
+    let mut session = env
+        .command(&[
+            "--worker-cmd",
+            &worker,
+            "--auditor-cmd",
+            DONE,
+            "sleep a while",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    while !marker.exists() {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "the worker never started"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let ids: Vec<String> = std::fs::read_dir(env.state_dir().join("sessions"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    let [id] = ids.as_slice() else {
+        panic!("one session: {ids:?}")
+    };
+    let reader = bearer(&token(&env, "rita", "read"));
+    let operator = bearer(&token(&env, "otto", "operate"));
+    let s = serve(&env, &[]);
+    let origin = format!("http://{}", s.host);
+    let page = format!("/sessions/{id}");
+    let stop = format!("/sessions/{id}/stop");
+
+    // The board lists it, driven by a live oneshot.
+    let board = http(&s, "GET", "/", &[("Authorization", &reader)], "");
+    assert_eq!(board.status, 200);
+    let row = &board.body[board
+        .body
+        .find(&format!("data-session=\"{id}\""))
+        .expect("its row")..];
+    let row = &row[..row.find("</tr>").unwrap()];
+    assert!(
+        row.contains("badge live") && row.contains("sleep a while"),
+        "{row}"
+    );
+    assert!(row.contains("WORKER_EXECUTING"), "{row}");
+    // Its page: a read token is offered no stop, an operate token is.
+    let r = http(&s, "GET", &page, &[("Authorization", &reader)], "");
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert!(
+        r.body.contains("WORKER_EXECUTING") && !r.body.contains("/stop\""),
+        "{}",
+        r.body
+    );
+    let r = http(&s, "GET", &page, &[("Authorization", &operator)], "");
+    assert!(r.body.contains(&format!("action=\"{stop}\"")), "{}", r.body);
+    assert_eq!(
+        http(
+            &s,
+            "GET",
+            "/sessions/nothere",
+            &[("Authorization", &reader)],
+            ""
+        )
+        .status,
+        404
+    );
+
+    // A read token's POST is refused, and the session runs on.
+    let r = http(
+        &s,
+        "POST",
+        &stop,
+        &[("Authorization", &reader), ("Origin", &origin)],
+        "",
+    );
+    assert_eq!(r.status, 403, "{}", r.body);
+    assert!(r.body.contains("needs the operate scope"), "{}", r.body);
+    assert!(session.try_wait().unwrap().is_none(), "still running");
+    // From another origin, refused too.
+    let r = http(
+        &s,
+        "POST",
+        &stop,
+        &[
+            ("Authorization", &operator),
+            ("Origin", "http://evil.example"),
+        ],
+        "",
+    );
+    assert_eq!(r.status, 403, "{}", r.body);
+    assert!(session.try_wait().unwrap().is_none(), "still running");
+
+    // Operate: it pauses, as `oneshot stop` pauses it.
+    let r = http(
+        &s,
+        "POST",
+        &stop,
+        &[("Authorization", &operator), ("Origin", &origin)],
+        "",
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert!(
+        r.body.contains(&format!(
+            "Session {id} paused in INTERRUPTED; continue it with oneshot resume {id}."
+        )),
+        "{}",
+        r.body
+    );
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(st) = session.try_wait().unwrap() {
+            break st;
+        }
+        assert!(start.elapsed() < Duration::from_secs(10), "it did not exit");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(status.code(), Some(130));
+    let board = http(&s, "GET", "/", &[("Authorization", &reader)], "");
+    let row = &board.body[board.body.find(&format!("data-session=\"{id}\"")).unwrap()..];
+    assert!(
+        row[..row.find("</tr>").unwrap()].contains("badge paused"),
+        "{row}"
+    );
+
+    // Not running any more: 409, saying so.
+    let r = http(
+        &s,
+        "POST",
+        &stop,
+        &[
+            ("Authorization", &operator),
+            ("Origin", &origin),
+            ("Accept", "application/json"),
+        ],
+        "",
+    );
+    assert_eq!(r.status, 409, "{}", r.body);
+    assert!(
+        r.body.contains("it is not running (paused in INTERRUPTED)"),
+        "{}",
+        r.body
+    );
 }

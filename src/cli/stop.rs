@@ -1,9 +1,11 @@
 //! `oneshot stop ID`: pause a session that runs in another terminal, as Ctrl-C there would.
+//! The decision is the library's ([`oneshot::store::stop`], which the dashboard's stop uses
+//! too); this says how it went.
 
 use super::show::resume_command;
-use anyhow::{Context, Result, anyhow};
-use oneshot::store::{Liveness, SessionDir, Store, live_holder, signal_holder};
-use std::time::{Duration, Instant};
+use anyhow::{Result, anyhow};
+use oneshot::store::{StopError, Stopped, Store};
+use std::time::Duration;
 
 /// What `stop` was asked to do.
 #[derive(Debug, Clone, Copy)]
@@ -19,65 +21,26 @@ pub struct StopArgs {
 pub fn stop(store: &Store, id: &str, args: StopArgs) -> Result<i32> {
     let dir = store.open(id)?;
     let id = dir.id().to_string();
-    let state = dir.read_state()?.state();
-    match Liveness::of(state, &dir.lock_path()) {
-        Liveness::Running { .. } => {}
-        Liveness::Stale => {
-            return Err(anyhow!(
-                "stop session {id}: it is not running: the oneshot that drove it is gone and \
-                 left it in {state} (stale); continue it with {}",
-                resume_command(&id)
-            ));
+    match oneshot::store::stop(&dir, args.wait) {
+        Ok(Stopped::Asked { pid }) => outln!("asked oneshot (pid {pid}) to pause session {id}"),
+        Ok(Stopped::LetGo { state }) if state.is_terminal() => {
+            outln!("session {id} ended before it could pause: {state}")
         }
-        Liveness::Paused => {
-            return Err(anyhow!(
-                "stop session {id}: it is not running (paused in {state}); continue it with {}",
-                resume_command(&id)
-            ));
-        }
-        Liveness::Ended => {
-            return Err(anyhow!(
-                "stop session {id}: it is not running ({state}); there is nothing to stop"
-            ));
-        }
-    }
-    let pid = signal_holder(&dir.lock_path(), libc::SIGTERM)
-        .with_context(|| format!("stop session {id}: signal the oneshot that drives it"))?;
-    let Some(pid) = pid else {
-        // It let go between the two looks: report where it is now.
-        return report(&dir);
-    };
-    let Some(wait) = args.wait else {
-        outln!("asked oneshot (pid {pid}) to pause session {id}");
-        return Ok(0);
-    };
-    let deadline = Instant::now() + wait;
-    while live_holder(&dir.lock_path()) == Some(pid) {
-        if Instant::now() >= deadline {
+        Ok(Stopped::LetGo { state }) => outln!(
+            "session {id} paused in {state}; continue it with {}",
+            resume_command(&id)
+        ),
+        // The CLI's own words for what to do next: its flags.
+        Err(StopError::StillRunning { pid, waited, .. }) => {
             return Err(anyhow!(
                 "stop session {id}: oneshot (pid {pid}) was asked to pause but still drives it \
                  after {} (its agent may be using its grace period to stop); wait longer \
                  (--wait 2m), or run oneshot stop {id} again to kill the agent now, as a second \
                  Ctrl-C would",
-                humantime::format_duration(wait)
+                humantime::format_duration(waited)
             ));
         }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    report(&dir)
-}
-
-/// Where a session that nobody drives any more stands.
-fn report(dir: &SessionDir) -> Result<i32> {
-    let id = dir.id();
-    let state = dir.read_state()?.state();
-    if state.is_terminal() {
-        outln!("session {id} ended before it could pause: {state}");
-    } else {
-        outln!(
-            "session {id} paused in {state}; continue it with {}",
-            resume_command(id)
-        );
+        Err(e) => return Err(e.into()),
     }
     Ok(0)
 }

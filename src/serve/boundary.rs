@@ -61,10 +61,19 @@ pub(crate) fn refuse(status: StatusCode, json: bool, message: &str) -> Response 
 }
 
 /// The scope a request needs: reading needs `read`; approve and reject (and land) need
-/// `approve`; the other verbs `operate`; anything else unsafe, `admin`.
+/// `approve`; the other verbs (a session's stop among them) `operate`; anything else unsafe,
+/// `admin`.
 pub(crate) fn needed(method: &Method, path: &str) -> Scope {
     if matches!(*method, Method::GET | Method::HEAD) || path == "/logout" {
         return Scope::Read;
+    }
+    // A session's one verb: `POST /sessions/{id}/stop`.
+    if path
+        .strip_prefix("/sessions/")
+        .and_then(|rest| rest.split_once('/'))
+        .is_some_and(|(_, verb)| verb == "stop")
+    {
+        return Scope::Operate;
     }
     let verb = path
         .strip_prefix("/jobs/")
@@ -238,6 +247,8 @@ mod tests {
             assert_eq!(needed(&post, &format!("/jobs/j/{verb}")), Scope::Operate);
         }
         assert_eq!(needed(&post, "/logout"), Scope::Read);
+        assert_eq!(needed(&post, "/sessions/s-1/stop"), Scope::Operate);
+        assert_eq!(needed(&post, "/sessions/s-1/approve"), Scope::Admin);
         assert_eq!(needed(&post, "/jobs/j/unknown"), Scope::Admin);
         assert_eq!(needed(&Method::DELETE, "/"), Scope::Admin);
     }

@@ -13,6 +13,7 @@ mod boundary;
 pub(crate) mod live;
 pub mod pages;
 mod routes;
+mod sessions;
 mod views;
 
 use crate::job::store::JobStore;

@@ -26,6 +26,8 @@ pub(super) fn router(app: App) -> Router {
         .route("/jobs/{id}/events", get(super::live::job))
         .route("/events", get(super::live::board))
         .route("/jobs/{id}/{verb}", post(verb))
+        .route("/sessions/{id}", get(super::sessions::page))
+        .route("/sessions/{id}/stop", post(super::sessions::stop))
         .route("/login/{code}", get(login))
         .route("/logout", post(logout))
         .route("/assets/style.css", get(style))

@@ -38,7 +38,7 @@ pub(crate) fn page(title: &str, body: &str) -> String {
 }
 
 /// Who is looking, as the pages need it: what the token's scopes let them do.
-fn viewer(signed: &Signed) -> Viewer {
+pub(super) fn viewer(signed: &Signed) -> Viewer {
     Viewer {
         name: signed.grant.name.clone(),
         can_operate: signed.grant.allows(Scope::Operate),
@@ -71,7 +71,7 @@ async fn render(
     }
 }
 
-/// `GET /`: the board ([`pages::board`]), filtered by the query's fields.
+/// `GET /`: the board ([`pages::board_with_sessions`]), filtered by the query's fields.
 pub(super) async fn board(
     State(app): State<App>,
     Extension(signed): Extension<Signed>,
@@ -79,8 +79,9 @@ pub(super) async fn board(
     headers: HeaderMap,
 ) -> Response {
     let viewer = viewer(&signed);
+    let state_dir = app.state_dir.clone();
     render(&app, &headers, move |store| {
-        pages::board(store, &query, &viewer)
+        pages::board_with_sessions(store, &query, &viewer, &state_dir)
     })
     .await
 }
@@ -104,5 +105,9 @@ pub(super) async fn job(
     headers: HeaderMap,
 ) -> Response {
     let viewer = viewer(&signed);
-    render(&app, &headers, move |store| pages::job(store, &id, &viewer)).await
+    let state_dir = app.state_dir.clone();
+    render(&app, &headers, move |store| {
+        pages::job(store, &id, &viewer, &state_dir)
+    })
+    .await
 }

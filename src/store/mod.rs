@@ -14,6 +14,7 @@ mod private_dir;
 mod prune;
 pub(crate) mod regular;
 mod seal;
+mod stop;
 mod summary;
 
 pub use dir::{Listed, SessionDir, Store};
@@ -25,6 +26,7 @@ pub use lock::{LockError, SessionLock, holder_alive, live_holder};
 pub use log::*;
 pub use prune::{Kept, PruneOptions, Pruned};
 pub use seal::SealError;
+pub use stop::{StopError, Stopped, stop};
 pub use summary::{Summary, SummaryReader};
 
 pub(crate) use atomic::{replace, sync};

@@ -103,7 +103,8 @@ fn page_entries(store: &dyn JobStore, id: &str) -> Vec<u64> {
         can_operate: false,
         can_approve: false,
     };
-    let page = crate::serve::pages::job(store, id, &viewer).unwrap();
+    let page =
+        crate::serve::pages::job(store, id, &viewer, std::path::Path::new("/nonexistent")).unwrap();
     page.match_indices("data-entry=\"")
         .map(|(i, m)| {
             let rest = &page[i + m.len()..];
@@ -197,6 +198,7 @@ fn a_reader_gets_from_any_cursor_exactly_what_the_page_shows_once() {
             can_operate: false,
             can_approve: false,
         },
+        std::path::Path::new("/nonexistent"),
     )
     .unwrap();
     for e in &live {
@@ -224,7 +226,16 @@ async fn a_reader_that_falls_behind_is_told_and_dropped_not_thinned() {
     let store = SqliteStore::open(dir.path().join("jobs.db")).unwrap();
     let (_j, lease) = running(&store, "job-1");
     let topic = JobTopic::open(&store, "job-1", 4).unwrap();
-    let slow = topic.join(&store, Some(Cursor::default())).unwrap();
+    let slow = topic
+        .join(
+            &store,
+            Some(Cursor {
+                transitions: 2,
+                entries: 0,
+            }),
+        )
+        .unwrap();
+    assert!(slow.replay.is_empty());
     said(&store, &lease, "s-1", 1, 10);
     topic.poll(&store).unwrap();
     let sent: Vec<String> = super::events(slow.replay.into(), slow.rx)

@@ -34,6 +34,8 @@ pub(crate) struct Account {
     lines: usize,
     /// What the agents' runs reported spending, summed.
     spent: crate::session::Spent,
+    /// The policy's reloads the log tells of.
+    reloads: super::policy::Reloads,
 }
 
 fn slot(role: Role) -> usize {
@@ -74,6 +76,11 @@ impl Account {
     /// The lines rendered since the last take (`<li>`s), leaving the account to go on.
     pub(crate) fn take(&mut self) -> String {
         std::mem::take(&mut self.out)
+    }
+
+    /// The policy's last reload and last refused reload, as the records so far tell.
+    pub(crate) fn reloads(&self) -> super::policy::Reloads {
+        self.reloads.clone()
     }
 
     /// The lines so far, the agents' last words flushed (as `pending` lines: the entry that
@@ -132,6 +139,7 @@ impl Account {
 
     fn render(&mut self, r: &Record) {
         let ts = r.ts();
+        self.reloads.record(r);
         match r {
             Record::Activity(a) => self.activity(a),
             Record::Process(p) => {

@@ -69,6 +69,7 @@ pub(crate) fn render(
     store: &dyn JobStore,
     query: &BoardQuery,
     viewer: &Viewer,
+    sessions: Option<&std::path::Path>,
 ) -> Result<String, JobStoreError> {
     let filters = Filters::of(query);
     let fleet = Fleet::read(store);
@@ -121,6 +122,9 @@ pub(crate) fn render(
             body.push_str(&row(r, now));
         }
         body.push_str("</tbody>\n</table>\n</section>\n");
+    }
+    if let Some(dir) = sessions {
+        body.push_str(&super::sessions::board_section(dir));
     }
     body.push_str(&super::runners::panel(&fleet));
     Ok(document("Jobs", viewer, &body))

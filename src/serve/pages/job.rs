@@ -1,6 +1,7 @@
 //! A job's page: what it is to do (its spec), where it stands and why, who holds it, what the
-//! viewer may do about it, its attempts, its history, the policy's decisions and the audit
-//! trail — all read from the store in one go.
+//! viewer may do about it, its diff against the base, its attempts, its history, the policy
+//! each session ran under, the policy's decisions and the audit trail — read from the store in
+//! one go (the diff from the workspace, when it is on this machine).
 
 use super::Viewer;
 use super::html::{Esc, document, state_badge, w};
@@ -14,6 +15,7 @@ pub(crate) fn render(
     store: &dyn JobStore,
     id: &str,
     viewer: &Viewer,
+    state_dir: &std::path::Path,
 ) -> Result<String, JobStoreError> {
     let job = store.get(id)?;
     let history = store.history(&job.id)?;
@@ -22,7 +24,7 @@ pub(crate) fn render(
     let fleet = Fleet::read(store);
     let live = fleet.of(store, &job.id, job.state());
     let timeline = super::timeline::render(store, &job)?;
-    let diff_hash = timeline.diff_hash.clone();
+    let diff_hash = timeline.latest.as_ref().map(|a| a.diff_hash.clone());
     let cursor = crate::serve::live::Cursor {
         transitions: history.len() as u64,
         entries: timeline.last_entry,
@@ -45,8 +47,14 @@ pub(crate) fn render(
     body.push_str(&lease(store, &job, &live, &fleet));
     body.push_str(&super::forms::actions(&job, diff_hash.as_deref(), viewer));
     body.push_str(&spec(&job, fleet.now_or_local()));
+    body.push_str(&super::diff::section(
+        &job,
+        timeline.latest.as_ref(),
+        state_dir,
+    ));
     body.push_str(&timeline.html);
     body.push_str(&super::trail::history(&history));
+    body.push_str(&super::policy::section(&timeline.policies));
     body.push_str(&super::decisions::render(&decisions));
     body.push_str(&super::trail::audit(&audit));
     let title = job.spec.nickname.clone().unwrap_or_else(|| job.id.clone());

@@ -1,12 +1,13 @@
-//! The dashboard's pages, rendered on the server from the job store: the board, a job's page
-//! and the inbox of what waits for a human. Each function returns a whole HTML5 document in
-//! which every text read from the store is escaped; their one script, [`LIVE_JS`], only
-//! keeps them live.
+//! The dashboard's pages, rendered on the server from the job store (and the state
+//! directory's sessions): the board, a job's page, a session's page and the inbox of what
+//! waits for a human. Each function returns a whole HTML5 document in which every text read
+//! from the store is escaped; their one script, [`LIVE_JS`], only keeps them live.
 //! What they show is what the store holds — a state is never inferred — and whether anyone is
 //! working on a job is judged by the store's clock, saying *stale* or *unknown* when it must.
 //!
-//! The server (another part of [`crate::serve`]) routes `/` to [`board`], `/jobs/{id}` to
-//! [`job`], `/inbox` to [`inbox`] and `/assets/style.css` to [`STYLE`]; a page's forms POST to
+//! The server (another part of [`crate::serve`]) routes `/` to [`board_with_sessions`],
+//! `/jobs/{id}` to [`job`], `/sessions/{id}` to [`session`], `/inbox` to [`inbox`] and
+//! `/assets/style.css` to [`STYLE`]; a page's forms POST to
 //! `/jobs/{id}/{verb}` with the fields `forms.rs` describes: `state`, `attempt` and
 //! `diff_hash` binding the verb to what the page showed; a reject adds `feedback` and
 //! `comments` (`file:line: text` lines).
@@ -14,13 +15,22 @@
 mod account;
 mod board;
 mod decisions;
+mod diff;
+#[cfg(test)]
+mod diff_tests;
 mod forms;
 mod hook;
 mod html;
 mod inbox;
 mod job;
+#[cfg(test)]
+mod job_sections_tests;
 mod liveness;
+mod policy;
 mod runners;
+mod sessions;
+#[cfg(test)]
+mod sessions_tests;
 #[cfg(test)]
 mod tests;
 mod time;
@@ -30,6 +40,8 @@ mod trail;
 pub(crate) use account::Account;
 
 use crate::job::store::{JobStore, JobStoreError};
+use crate::store::StoreError;
+use std::path::Path;
 
 /// Who is looking, and what their token lets them do: a form shows only for a verb the
 /// viewer's scopes cover (the server checks the scope again on the POST).
@@ -86,15 +98,48 @@ pub fn board(
     query: &BoardQuery,
     viewer: &Viewer,
 ) -> Result<String, JobStoreError> {
-    board::render(store, query, viewer)
+    board::render(store, query, viewer, None)
+}
+
+/// [`board`], with a section listing the sessions under `state_dir` (`oneshot list`'s):
+/// each with its state, task, age and whether a live oneshot drives it (*stale* when the one
+/// that did is gone mid-step, *unknown* when its state file does not read).
+pub fn board_with_sessions(
+    store: &dyn JobStore,
+    query: &BoardQuery,
+    viewer: &Viewer,
+    state_dir: &Path,
+) -> Result<String, JobStoreError> {
+    board::render(store, query, viewer, Some(state_dir))
+}
+
+/// Session `id`'s page (an id or unique prefix) under `state_dir`: its state, who drives it,
+/// its policy, a stop form when a live oneshot drives it and `viewer` may operate, and its
+/// activity log. [`StoreError::NotFound`] / [`StoreError::Ambiguous`] when `id` names no
+/// session / several.
+pub fn session(state_dir: &Path, id: &str, viewer: &Viewer) -> Result<String, StoreError> {
+    sessions::render(state_dir, id, viewer)
+}
+
+/// Where session `id`'s page is served (its stop is a POST to this path + `/stop`).
+pub fn session_path(id: &str) -> String {
+    sessions::session_path(id)
 }
 
 /// Job `id`'s page (an id or a unique prefix): spec, state and reason, lease, the action
 /// forms `viewer` may use, attempts with the agents' accounts, history, decisions and audit
 /// trail. [`JobStoreError::NotFound`] / [`JobStoreError::Ambiguous`] when `id` names no job /
 /// several.
-pub fn job(store: &dyn JobStore, id: &str, viewer: &Viewer) -> Result<String, JobStoreError> {
-    job::render(store, id, viewer)
+///
+/// The diff against the job's base is read from its workspace when it is on this machine
+/// (`state_dir`, as `job diff` judges it), with a file list linking to each file's hunks.
+pub fn job(
+    store: &dyn JobStore,
+    id: &str,
+    viewer: &Viewer,
+    state_dir: &Path,
+) -> Result<String, JobStoreError> {
+    job::render(store, id, viewer, state_dir)
 }
 
 /// The inbox: the jobs waiting for a human (APPROVAL_REQUIRED, INTERVENTION_REQUIRED), the

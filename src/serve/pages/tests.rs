@@ -15,22 +15,22 @@ use crate::store::{Activity, Record};
 use serde_json::json;
 use std::sync::Arc;
 
-const TTL: u64 = 30_000;
+pub(super) const TTL: u64 = 30_000;
 
-fn sealed<T: serde::Serialize + serde::de::DeserializeOwned>(
+pub(super) fn sealed<T: serde::Serialize + serde::de::DeserializeOwned>(
     value: &T,
 ) -> crate::redact::Redacted<T> {
     crate::job::redactor(None).seal(value).expect("seal")
 }
 
 /// A store on a temporary file, and its clock.
-struct World {
+pub(super) struct World {
     _dir: tempfile::TempDir,
     clock: Arc<ManualClock>,
     store: SqliteStore,
 }
 
-fn world() -> World {
+pub(super) fn world() -> World {
     let dir = tempfile::tempdir().expect("tempdir");
     let clock = Arc::new(ManualClock::new(0));
     let store =
@@ -42,7 +42,7 @@ fn world() -> World {
     }
 }
 
-fn viewer(operate: bool, approve: bool) -> Viewer {
+pub(super) fn viewer(operate: bool, approve: bool) -> Viewer {
     Viewer {
         name: "ann".into(),
         can_operate: operate,
@@ -51,14 +51,19 @@ fn viewer(operate: bool, approve: bool) -> Viewer {
 }
 
 impl World {
+    /// The state directory the pages are served with (nothing in it).
+    pub(super) fn state_dir(&self) -> &std::path::Path {
+        self._dir.path()
+    }
+
     /// The store, its clock set to `ms`.
-    fn at(&self, ms: u64) -> &SqliteStore {
+    pub(super) fn at(&self, ms: u64) -> &SqliteStore {
         self.clock.set(ms);
         &self.store
     }
 
     /// A job made PENDING at `at`.
-    fn add(&self, id: &str, task: &str, risk: Risk, at: u64) -> Job {
+    pub(super) fn add(&self, id: &str, task: &str, risk: Risk, at: u64) -> Job {
         let mut spec = JobSpec::new(task, "/src", "claude", "codex");
         spec.risk = risk;
         let j = Job::new(id, spec, JobState::Pending, at);
@@ -70,7 +75,7 @@ impl World {
     }
 
     /// `runner` claims `j` at `at` and moves it into PROVISIONING.
-    fn claim(&self, j: &mut Job, runner: &str, ttl: u64, at: u64) -> Lease {
+    pub(super) fn claim(&self, j: &mut Job, runner: &str, ttl: u64, at: u64) -> Lease {
         let claim = self
             .at(at)
             .claim(runner, Some(&j.id), ttl)
@@ -88,7 +93,14 @@ impl World {
     }
 
     /// Moves `j` to `to` under `lease`.
-    fn moved(&self, j: &mut Job, lease: &Lease, to: JobState, trigger: JobTrigger, at: u64) {
+    pub(super) fn moved(
+        &self,
+        j: &mut Job,
+        lease: &Lease,
+        to: JobState,
+        trigger: JobTrigger,
+        at: u64,
+    ) {
         let t = Transition {
             from: j.state(),
             to,
@@ -106,7 +118,13 @@ impl World {
 
     /// A whole step of `j` from PENDING to APPROVAL_REQUIRED at `at`, harvesting an
     /// artifact of `diff_hash` made by session `session`.
-    fn to_approval(&self, j: &mut Job, session: &str, diff_hash: &str, at: u64) -> Lease {
+    pub(super) fn to_approval(
+        &self,
+        j: &mut Job,
+        session: &str,
+        diff_hash: &str,
+        at: u64,
+    ) -> Lease {
         let lease = self.claim(j, "runner-a", TTL, at);
         self.moved(j, &lease, JobState::Executing, JobTrigger::Provisioned, at);
         self.moved(j, &lease, JobState::Harvesting, JobTrigger::Completed, at);
@@ -140,7 +158,7 @@ impl World {
 }
 
 /// The position of `needle` in `page`, which must hold it.
-fn pos(page: &str, needle: &str) -> usize {
+pub(super) fn pos(page: &str, needle: &str) -> usize {
     page.find(needle)
         .unwrap_or_else(|| panic!("{needle:?} is not in the page:\n{page}"))
 }
@@ -226,7 +244,13 @@ fn a_lease_that_expired_by_the_stores_clock_reads_stale_and_a_live_one_names_its
     assert!(runners.contains("badge stale"), "{runners}");
     assert!(runners.contains("<small>(expired)</small>"), "{runners}");
     // The job's page says the same.
-    let page = job(w.at(45_000), "job-00000001", &viewer(false, false)).unwrap();
+    let page = job(
+        w.at(45_000),
+        "job-00000001",
+        &viewer(false, false),
+        w.state_dir(),
+    )
+    .unwrap();
     assert!(page.contains("badge stale"));
 
     // A lease still live whose runner went silent past its own ttl is stale too.
@@ -366,7 +390,7 @@ fn text_from_the_store_is_escaped_and_no_script_runs_but_the_pages_own() {
     for page in [
         board(w.at(30), &q, &viewer(true, true)).unwrap(),
         inbox(w.at(30), &viewer(true, true)).unwrap(),
-        job(w.at(30), "job-00000001", &viewer(true, true)).unwrap(),
+        job(w.at(30), "job-00000001", &viewer(true, true), w.state_dir()).unwrap(),
     ] {
         // The one script is the pages' own, from this server (the policy allows no other).
         let own = format!("<script src=\"{LIVE_JS_PATH}\" defer></script>");
@@ -391,7 +415,13 @@ fn text_from_the_store_is_escaped_and_no_script_runs_but_the_pages_own() {
     w.at(40)
         .add_session_entries(&lease, &[sealed(&entry)])
         .unwrap();
-    let page = job(w.at(50), "job-00000002", &viewer(false, false)).unwrap();
+    let page = job(
+        w.at(50),
+        "job-00000002",
+        &viewer(false, false),
+        w.state_dir(),
+    )
+    .unwrap();
     assert!(
         page.contains("&lt;img src=x onerror=alert(1)&gt;"),
         "{page}"
@@ -405,7 +435,7 @@ fn a_viewer_without_the_scope_sees_no_form() {
     let mut j = w.add("job-00000001", "t", Risk::Low, 10);
     w.to_approval(&mut j, "s-1", "sha256:aa", 20);
     let post = |v: Viewer| {
-        let page = job(w.at(30), "job-00000001", &v).unwrap();
+        let page = job(w.at(30), "job-00000001", &v, w.state_dir()).unwrap();
         [
             "approve", "reject", "cancel", "resubmit", "suspend", "resume",
         ]
@@ -413,7 +443,13 @@ fn a_viewer_without_the_scope_sees_no_form() {
         .filter(|verb| page.contains(&format!("action=\"/jobs/job-00000001/{verb}\"")))
         .collect::<Vec<_>>()
     };
-    let read = job(w.at(30), "job-00000001", &viewer(false, false)).unwrap();
+    let read = job(
+        w.at(30),
+        "job-00000001",
+        &viewer(false, false),
+        w.state_dir(),
+    )
+    .unwrap();
     let read = main_of(&read);
     assert!(!read.contains("method=\"post\""), "{read}");
     assert!(!read.contains("<button"), "{read}");
@@ -431,7 +467,7 @@ fn every_form_carries_what_the_page_showed() {
     let w = world();
     let mut j = w.add("job-00000001", "t", Risk::Low, 10);
     w.to_approval(&mut j, "s-1", "sha256:0123456789abcdef", 20);
-    let page = job(w.at(30), "job-00000001", &viewer(true, true)).unwrap();
+    let page = job(w.at(30), "job-00000001", &viewer(true, true), w.state_dir()).unwrap();
     let forms: Vec<&str> = main_of(&page).split("<form").skip(1).collect();
     assert_eq!(forms.len(), 3, "{page}");
     for f in &forms {
@@ -479,7 +515,7 @@ fn every_form_carries_what_the_page_showed() {
             revoke: false,
         })
         .unwrap();
-    let page = job(w.at(50), "job-00000002", &viewer(true, true)).unwrap();
+    let page = job(w.at(50), "job-00000002", &viewer(true, true), w.state_dir()).unwrap();
     let forms: Vec<&str> = main_of(&page).split("<form").skip(1).collect();
     let actions: Vec<bool> = ["resume", "cancel"]
         .iter()
@@ -664,7 +700,13 @@ fn the_job_page_tells_each_attempt_as_the_agents_account() {
     };
     w.at(130).add_decision(&lease, &sealed(&retry)).unwrap();
 
-    let page = job(w.at(140), "job-00000001", &viewer(false, false)).unwrap();
+    let page = job(
+        w.at(140),
+        "job-00000001",
+        &viewer(false, false),
+        w.state_dir(),
+    )
+    .unwrap();
     let attempt = &page[pos(&page, "id=\"session-s-1\"")..];
     // The account: what the agent said, the tool it ran and how it went — not the protocol.
     assert!(attempt.contains("I will run the tests."), "{attempt}");
@@ -754,7 +796,13 @@ fn the_job_page_tells_each_attempt_as_the_agents_account() {
         panel: vec![],
     };
     w.at(160).add_artifact(&lease, &sealed(&v)).unwrap();
-    let page = job(w.at(170), "job-00000001", &viewer(false, false)).unwrap();
+    let page = job(
+        w.at(170),
+        "job-00000001",
+        &viewer(false, false),
+        w.state_dir(),
+    )
+    .unwrap();
     let attempt = &page[pos(&page, "id=\"session-s-1\"")..];
     assert!(
         attempt.contains("<h3>step 1 · session <code>s-1</code></h3>"),
@@ -769,7 +817,7 @@ fn the_job_page_tells_each_attempt_as_the_agents_account() {
 #[test]
 fn a_job_that_does_not_exist_is_the_stores_error() {
     let w = world();
-    let err = job(w.at(1), "job-404", &viewer(false, false)).unwrap_err();
+    let err = job(w.at(1), "job-404", &viewer(false, false), w.state_dir()).unwrap_err();
     assert!(
         matches!(err, crate::job::JobStoreError::NotFound { .. }),
         "{err:?}"

@@ -6,6 +6,7 @@
 use super::account::Account;
 use super::forms::short;
 use super::html::{Esc, w};
+use super::policy::SessionPolicy;
 use super::time::at;
 use crate::job::Job;
 use crate::job::record::ArtifactVersion;
@@ -17,22 +18,25 @@ const PAGE: usize = 1000;
 /// The most session entries one page renders; past it the page says what was left out.
 const MAX_ENTRIES: usize = 20_000;
 
-/// What the timeline rendered besides its section.
-pub(crate) struct Rendered {
-    /// The section.
+/// What the job page takes from its attempts.
+pub(crate) struct Timeline {
+    /// The timeline's section.
     pub html: String,
-    /// The latest artifact's diff hash (what the forms bind to).
-    pub diff_hash: Option<String>,
+    /// The latest artifact (its diff hash is what the forms bind to).
+    pub latest: Option<ArtifactVersion>,
+    /// Each session's policy, in the order the sessions ran.
+    pub policies: Vec<SessionPolicy>,
     /// The last log entry rendered (0: none): where the page's live stream goes on.
     pub last_entry: u64,
 }
 
-/// The timeline's section.
-pub(crate) fn render(store: &dyn JobStore, job: &Job) -> Result<Rendered, JobStoreError> {
+/// The timeline's section, the latest artifact, each session's policy, and the last entry.
+pub(crate) fn render(store: &dyn JobStore, job: &Job) -> Result<Timeline, JobStoreError> {
     let artifacts = store.artifacts(&job.id)?;
     let journals = store.journals(&job.id)?;
     let (entries, cut) = entries(store, &job.id)?;
-    let latest_hash = artifacts.last().map(|a| a.diff_hash.clone());
+    let latest = artifacts.last().cloned();
+    let mut policies = Vec::new();
 
     // Sessions in the order they first wrote, then those known only by a journal or an
     // artifact.
@@ -85,6 +89,12 @@ pub(crate) fn render(store: &dyn JobStore, job: &Job) -> Result<Rendered, JobSto
         for e in entries.iter().filter(|e| e.session == *session) {
             account.record(e.seq, &e.record);
         }
+        policies.push(SessionPolicy {
+            session: (*session).to_string(),
+            policy: journal.map(|j| j.session().map(|s| s.policy)),
+            as_of_ms: journal.map(|j| j.shipped_ms),
+            reloads: account.reloads(),
+        });
         out.push_str("<h4>Log</h4>\n");
         out.push_str(&account.finish());
         out.push_str("</article>\n");
@@ -98,9 +108,10 @@ pub(crate) fn render(store: &dyn JobStore, job: &Job) -> Result<Rendered, JobSto
         );
     }
     out.push_str("</section>\n");
-    Ok(Rendered {
+    Ok(Timeline {
         html: out,
-        diff_hash: latest_hash,
+        latest,
+        policies,
         last_entry: entries.last().map_or(0, |e| e.seq),
     })
 }
