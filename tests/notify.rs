@@ -50,7 +50,7 @@ fn lines(path: &Path) -> Vec<String> {
 }
 
 fn store(env: &Env) -> SqliteStore {
-    SqliteStore::open(&env.state_dir().join("jobs.db")).unwrap()
+    SqliteStore::open(env.state_dir().join("jobs.db")).unwrap()
 }
 
 #[test]
