@@ -315,3 +315,56 @@ fn config_mistakes_are_named_with_their_line_and_what_to_write() {
         );
     }
 }
+
+#[test]
+fn a_stalled_agent_is_told_once_per_stall() {
+    let env = Env::new();
+    let out = env.private.path().join("events.jsonl");
+    config(
+        &env,
+        &format!(
+            "[[notify.sink]]\ncommand = \"{}\"\nevents = [\"agent_stalled\"]\n",
+            appending_sink(&env, &out)
+        ),
+    );
+    let policy = env.private.path().join("quick.lua");
+    std::fs::write(
+        &policy,
+        "return { limits = { inactivity_timeout = '1s', max_iterations = 1, \
+         retry = { attempts = 1 } } }\n",
+    )
+    .unwrap();
+    let id = env.create(
+        "sleep 5",
+        DONE,
+        &["--policy", policy.to_str().unwrap(), "--activate"],
+    );
+    let run = env.oneshot(&["job", "run", "--max-steps", "1"]);
+    assert!(run.status.success(), "{}", common::text(&run));
+    let got = lines(&out);
+    assert!(!got.is_empty(), "a stall was told: {}", common::text(&run));
+    let event: Value = serde_json::from_str(&got[0]).unwrap();
+    assert_eq!(event["kind"], "agent_stalled", "{event}");
+    assert_eq!(event["job"], id.as_str());
+    assert!(
+        event["reason"]
+            .as_str()
+            .unwrap()
+            .contains("printed nothing for the inactivity timeout"),
+        "{event}"
+    );
+    assert!(
+        event["cause"]
+            .as_str()
+            .unwrap()
+            .contains("iteration 1 worker"),
+        "{event}"
+    );
+    let causes: Vec<String> = lines(&out)
+        .iter()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap()["cause"].to_string())
+        .collect();
+    let mut unique = causes.clone();
+    unique.dedup();
+    assert_eq!(causes, unique, "no stall told twice");
+}

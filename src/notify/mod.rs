@@ -430,3 +430,37 @@ pub fn session_event(session: &str, update: &Update) -> Option<(NotifyKind, Stri
         _ => None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_session_s_first_budget_warning_and_an_inactivity_stop_are_events() {
+        // The words of the session's warning (`crate::session`'s agent_usage).
+        let warn =
+            Update::Warning("80% of the usd budget is used: 0.8 of 1 (limits.budget)".to_string());
+        let (kind, cause, _) = session_event("s1", &warn).unwrap();
+        assert_eq!((kind, cause.as_str()), (NotifyKind::Budget80, "session s1"));
+        let later =
+            Update::Warning("95% of the usd budget is used: 0.95 of 1 (limits.budget)".to_string());
+        assert!(session_event("s1", &later).is_none(), "80 % only");
+        let stop = Update::Transition {
+            session_id: "s1".into(),
+            from: crate::machine::SessionState::WorkerExecuting,
+            to: crate::machine::SessionState::RecoveryPending,
+            iteration: 2,
+            max_iterations: 5,
+            reason: Some(crate::session::Reason::TimedOut {
+                role: crate::process::Role::Worker,
+                why: crate::process::StopReason::InactivityTimeout,
+            }),
+        };
+        let (kind, cause, _) = session_event("s1", &stop).unwrap();
+        assert_eq!(
+            (kind, cause.as_str()),
+            (NotifyKind::AgentStalled, "session s1 iteration 2 worker")
+        );
+        assert!(session_event("s1", &Update::Note("reloaded".into())).is_none());
+    }
+}
