@@ -55,6 +55,7 @@ pub mod eval;
 pub mod iterations;
 pub mod job;
 pub mod machine;
+pub mod notify;
 pub mod policy;
 pub mod process;
 pub mod redact;

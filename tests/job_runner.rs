@@ -56,6 +56,7 @@ fn options(state: &Path, parallel: usize, on_note: Rc<dyn Fn(&Note)>) -> RunnerO
         shutdown: Default::default(),
         session_output: false,
         wait: false,
+        notify: None,
     }
 }
 

@@ -81,6 +81,15 @@ impl Files {
         Ok(Files { project, user })
     }
 
+    /// The `[notify]` table in force: the project file's, else the user file's (a table is
+    /// taken whole, not merged).
+    pub(crate) fn notify(&self) -> Option<&oneshot::config::NotifyDef> {
+        [&self.project, &self.user]
+            .into_iter()
+            .flatten()
+            .find_map(|f| f.notify.as_ref())
+    }
+
     /// The value of `key` and where it is: the project file's, else the user file's.
     pub(crate) fn get(&self, key: Key) -> Option<(&Value, Origin)> {
         [&self.project, &self.user]

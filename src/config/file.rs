@@ -51,6 +51,8 @@ pub struct ConfigFile {
     pub entries: Vec<Entry>,
     /// Its `[targets.NAME]` tables, for `oneshot ask` and `oneshot eval`.
     pub targets: Vec<super::TargetDef>,
+    /// Its `[notify]` table: where needs-a-human events are sent.
+    pub notify: Option<super::NotifyDef>,
 }
 
 impl ConfigFile {
@@ -83,12 +85,20 @@ impl ConfigFile {
         let base = path.parent().unwrap_or(Path::new("."));
         let mut entries = Vec::new();
         let mut targets = Vec::new();
+        let mut notify = None;
         for (name, value) in table.get_ref() {
             let at = name.span().start;
             let word = name.get_ref().as_ref();
             if word == "targets" {
                 targets = super::target::parse(value, |at| line_of(text, at))
                     .map_err(|(at, m)| invalid(at, m))?;
+                continue;
+            }
+            if word == "notify" {
+                let mut def = super::notify::parse(value, |at| line_of(text, at))
+                    .map_err(|(at, m)| invalid(at, m))?;
+                def.dir = base.to_path_buf();
+                notify = Some(def);
                 continue;
             }
             let key = Key::from_name(word).ok_or_else(|| invalid(at, unknown(word)))?;
@@ -103,6 +113,7 @@ impl ConfigFile {
             path: path.to_path_buf(),
             entries,
             targets,
+            notify,
         })
     }
 
@@ -127,7 +138,7 @@ fn unknown(word: &str) -> String {
     match crate::policy::suggest_name(word, &names) {
         Some(near) => format!("unknown key {word}; did you mean {near}?"),
         None => format!(
-            "unknown key {word}; the keys are {}, and [targets.NAME] tables",
+            "unknown key {word}; the keys are {}, and [targets.NAME] and [notify] tables",
             names.join(", ")
         ),
     }

@@ -22,6 +22,7 @@ mod error;
 mod file;
 mod find;
 mod key;
+mod notify;
 mod target;
 
 pub use error::ConfigError;
@@ -29,6 +30,7 @@ pub use file::{ConfigFile, Entry, Value};
 pub(crate) use find::git_root;
 pub use find::{PROJECT_FILE, find_project_file, project_root, user_file};
 pub use key::{KEYS, Key};
+pub use notify::{DEFAULT_SINK_TIMEOUT, NotifyDef, SinkDef, SinkTo};
 pub use target::{Runs, TargetDef};
 
 /// `on`/`off` as a setting's value (also `true`/`false`, `yes`/`no`, `1`/`0`; any case).

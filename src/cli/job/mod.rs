@@ -166,6 +166,7 @@ pub fn run(
         state_dir: state_dir.to_path_buf(),
         store,
         quiet,
+        notify: files.notify().cloned(),
     };
     match args.command {
         JobCommand::Create(a) => create::run(&cx, a),
@@ -198,6 +199,8 @@ pub(crate) struct Cx {
     pub store: StoreLocation,
     /// `--quiet`.
     pub quiet: bool,
+    /// `[notify]` of the project's file, else the user's.
+    pub notify: Option<oneshot::config::NotifyDef>,
 }
 
 impl Cx {

@@ -157,9 +157,14 @@ fn drive(
         cx.quiet, json,
     )));
     let noted = Rc::clone(&progress);
+    let runner = runner::runner_id();
+    let notify = cx
+        .notify
+        .as_ref()
+        .and_then(|def| oneshot::notify::Notifier::new(def, &runner, Arc::clone(&store)));
     let opts = RunnerOptions {
         state_dir: cx.state_dir.clone(),
-        runner: runner::runner_id(),
+        runner,
         lease_ttl: lease,
         parallel,
         max_steps,
@@ -168,6 +173,7 @@ fn drive(
         shutdown: shutdown.clone(),
         session_output: false,
         wait,
+        notify,
     };
     if let Some(warning) = open_files_for(parallel) {
         errln!("oneshot: warning: {warning}");

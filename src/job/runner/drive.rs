@@ -270,6 +270,11 @@ pub(crate) async fn step_loop<H: Hands>(
                 if let Some((state, t)) = saving {
                     saved = state;
                     if let Some(t) = t {
+                        // The one place a runner's transitions commit: what needs a human
+                        // is sent from here (`crate::notify`).
+                        if let Some(n) = &opts.notify {
+                            n.entered(&core.job, &t);
+                        }
                         (opts.on_note)(&Note::Moved {
                             job: core.job.id.clone(),
                             transition: t,

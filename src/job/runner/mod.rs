@@ -60,6 +60,10 @@ pub struct RunnerOptions {
     /// [`RunnerOptions::shutdown`] stops it; a store that fails (unreachable, restarting) is
     /// tried again with a growing pause ([`Note::StoreUnreachable`]) instead of ending the run.
     pub wait: bool,
+    /// Sends the needs-a-human events of `[notify]` (`crate::notify`): the jobs this runner
+    /// moves into APPROVAL_REQUIRED or INTERVENTION_REQUIRED, its sessions' stalled agents
+    /// and budgets at 80 %. `None`: nothing is sent.
+    pub notify: Option<Arc<crate::notify::Notifier>>,
 }
 
 impl RunnerOptions {
@@ -77,6 +81,7 @@ impl RunnerOptions {
             shutdown: Shutdown::new(),
             session_output: false,
             wait: false,
+            notify: None,
         }
     }
 }
@@ -281,6 +286,10 @@ pub async fn run(
     // A waiting runner whose store failed claims nothing until then.
     let mut retry_at: Option<tokio::time::Instant> = None;
     let mut backoff = Backoff::default();
+    // Events a runner that died left unclaimed: sent now, once (see `crate::notify`).
+    if let Some(n) = &opts.notify {
+        n.sweep();
+    }
     loop {
         let room = opts.max_steps.is_none_or(|m| claimed < m) && opts.shutdown.halt() == Halt::Run;
         let may_claim = retry_at.is_none_or(|t| tokio::time::Instant::now() >= t);
@@ -345,6 +354,10 @@ pub async fn run(
             _ = beats.tick() => say_alive(&store, &beat).await,
             _ = async { tokio::time::sleep_until(retry_at.expect("guarded")).await }, if retry_at.is_some() => {}
         }
+    }
+    // Every event claimed is delivered (or recorded failed) before the run ends.
+    if let Some(n) = &opts.notify {
+        n.drain().await;
     }
     let runner = opts.runner.clone();
     if let Err(e) = drive::off_loop(&store, move |s| s.runner_gone(&runner)).await {

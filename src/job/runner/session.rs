@@ -171,7 +171,12 @@ pub(super) fn make(
 
 /// Runs the session [`make`] kept to its end, telling the runner's caller its updates.
 pub(super) async fn run(job: &str, engine: &mut Engine, opts: &RunnerOptions) -> RunnerEvent {
-    let mut told = ToNotes { job, opts };
+    let session = engine.id().to_string();
+    let mut told = ToNotes {
+        job,
+        session: &session,
+        opts,
+    };
     let ran = engine.run(&mut told).await;
     let mut end = end_of(engine.session());
     if let Err(e) = ran {
@@ -185,11 +190,16 @@ pub(super) async fn run(job: &str, engine: &mut Engine, opts: &RunnerOptions) ->
 /// Passes a session's updates on to the runner's caller as [`super::Note::Session`].
 struct ToNotes<'a> {
     job: &'a str,
+    session: &'a str,
     opts: &'a RunnerOptions,
 }
 
 impl Observer for ToNotes<'_> {
     fn update(&mut self, update: Update) {
+        // A stalled agent, a budget at 80 %: sent from here (`crate::notify`).
+        if let Some(n) = &self.opts.notify {
+            n.session(self.job, self.session, &update);
+        }
         (self.opts.on_note)(&super::Note::Session {
             job: self.job.to_string(),
             update,

@@ -12,6 +12,7 @@
 mod clock;
 mod error;
 mod location;
+mod notifications;
 mod open;
 mod postgres;
 pub(crate) mod rows;
@@ -26,6 +27,7 @@ pub(crate) mod work;
 pub use clock::{ManualClock, StoreClock, SystemClock};
 pub use error::{JobStoreError, StoreCause};
 pub use location::{PgUrl, StoreLocation};
+pub use notifications::{NotificationRecord, NotifyOutcome, NotifyStatus};
 pub use open::open;
 pub use postgres::{Migrated, PostgresStore};
 pub use runners::{RunnerBeat, RunnerRow};
@@ -306,6 +308,22 @@ pub trait JobStore: Send + Sync {
 
     /// Ends a browser session (signing out); one that is not there is no error.
     fn end_web_session(&self, session: &SecretHash) -> Result<(), JobStoreError>;
+
+    /// Claims a notification to send: inserts its record (status [`NotifyStatus::Sending`],
+    /// `created_ms` and `updated_ms` the store's now) unless one with the same (job, kind,
+    /// cause) is there. Whether this insert took effect: only then may the caller send it, so
+    /// that an event is sent once however many processes see it.
+    fn claim_notification(
+        &self,
+        record: &Redacted<NotificationRecord>,
+    ) -> Result<bool, JobStoreError>;
+
+    /// Writes how a claimed notification's delivery ended (`updated_ms` the store's now);
+    /// [`JobStoreError::NotFound`] (naming the job) when no such notification was claimed.
+    fn notification_outcome(&self, outcome: &Redacted<NotifyOutcome>) -> Result<(), JobStoreError>;
+
+    /// The notifications of one job, or of all, oldest first.
+    fn notifications(&self, id: Option<&str>) -> Result<Vec<NotificationRecord>, JobStoreError>;
 
     /// Blocks until there may be new work — a job created, a verb given, a lease handed back,
     /// by this process (SQLite) or by any (a store that can be told, as PostgreSQL's `LISTEN`)

@@ -3,6 +3,7 @@
 //! fencing token is a column every claim and every revoking verb increments, and every runner
 //! write is conditional on it.
 
+mod notices;
 mod runners;
 mod schema;
 mod sessions;

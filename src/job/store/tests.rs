@@ -38,6 +38,7 @@ macro_rules! on_both_stores {
 
 mod concurrency;
 mod decisions;
+mod notifications;
 pub(crate) mod postgres;
 mod rows;
 mod sessions;

@@ -16,6 +16,7 @@
 //! call.
 
 mod db;
+mod notices;
 mod notify;
 mod runners;
 pub(crate) mod schema;

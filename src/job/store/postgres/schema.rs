@@ -19,7 +19,7 @@
 use postgres::{Client, GenericClient};
 
 /// The schema version this build writes and reads.
-pub(crate) const VERSION: i64 = 4;
+pub(crate) const VERSION: i64 = 5;
 
 /// An arbitrary key for the advisory lock migrations take, so that two `store migrate` at once
 /// apply each step once.
@@ -140,6 +140,23 @@ fn migrations() -> Vec<String> {
         );
         CREATE INDEX login_codes_token ON login_codes (token);
         CREATE INDEX web_sessions_token ON web_sessions (token);"
+            .to_string(),
+        // 5: the notifications of needs-a-human events (`crate::job::store::notifications`):
+        // one row per (job, kind, cause), inserted if absent by the one runner that sends it.
+        "CREATE TABLE notifications (
+            job_id     text NOT NULL REFERENCES jobs (id),
+            kind       text NOT NULL,
+            cause      text NOT NULL,
+            sender     text NOT NULL,
+            status     text NOT NULL,
+            attempts   bigint NOT NULL,
+            error      text,
+            created_ms bigint NOT NULL,
+            updated_ms bigint NOT NULL,
+            data       text NOT NULL,
+            PRIMARY KEY (job_id, kind, cause)
+        );
+        CREATE INDEX notifications_created ON notifications (created_ms);"
             .to_string(),
     ]
 }

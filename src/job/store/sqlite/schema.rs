@@ -7,7 +7,7 @@ use std::time::Duration;
 
 /// The schema this build writes (`PRAGMA user_version`). A file with a higher one was written
 /// by a newer oneshot and is refused rather than misread.
-pub(super) const VERSION: i64 = 5;
+pub(super) const VERSION: i64 = 6;
 
 /// How long a write waits for another process's write to end before giving up: long enough
 /// for any single store operation, short enough that a stuck holder is reported.
@@ -129,6 +129,23 @@ pub(super) const TOKENS: &str = "CREATE TABLE tokens (
         );
         CREATE INDEX login_codes_token ON login_codes (token);
         CREATE INDEX web_sessions_token ON web_sessions (token);";
+
+/// Version 6 adds the notifications of needs-a-human events (`super::super::notifications`):
+/// one row per (job, kind, cause), inserted if absent by the one process that sends it.
+pub(super) const NOTIFICATIONS: &str = "CREATE TABLE notifications (
+            job_id     TEXT NOT NULL REFERENCES jobs (id),
+            kind       TEXT NOT NULL,
+            cause      TEXT NOT NULL,
+            sender     TEXT NOT NULL,
+            status     TEXT NOT NULL,
+            attempts   INTEGER NOT NULL,
+            error      TEXT,
+            created_ms INTEGER NOT NULL,
+            updated_ms INTEGER NOT NULL,
+            data       TEXT NOT NULL,
+            PRIMARY KEY (job_id, kind, cause)
+        );
+        CREATE INDEX notifications_created ON notifications (created_ms);";
 
 /// Why a file cannot be used as a job store, besides SQLite's own errors.
 pub(super) enum Refusal {
@@ -268,6 +285,9 @@ pub(super) fn open(path: &Path) -> Result<Connection, Refusal> {
     }
     if version < 5 {
         tx.execute_batch(TOKENS)?;
+    }
+    if version < 6 {
+        tx.execute_batch(NOTIFICATIONS)?;
     }
     if version < VERSION {
         tx.execute_batch(&format!("PRAGMA user_version = {VERSION}"))?;

@@ -494,6 +494,27 @@ impl JobStore for SqliteStore {
         self.lease_of(&tx, &id)
     }
 
+    fn claim_notification(
+        &self,
+        record: &Redacted<crate::job::store::NotificationRecord>,
+    ) -> Result<bool, JobStoreError> {
+        self.insert_notification(record)
+    }
+
+    fn notification_outcome(
+        &self,
+        outcome: &Redacted<crate::job::store::NotifyOutcome>,
+    ) -> Result<(), JobStoreError> {
+        self.write_notification_outcome(outcome)
+    }
+
+    fn notifications(
+        &self,
+        id: Option<&str>,
+    ) -> Result<Vec<crate::job::store::NotificationRecord>, JobStoreError> {
+        self.notification_rows(id)
+    }
+
     fn add_token(
         &self,
         token: &Redacted<crate::job::store::TokenRecord>,

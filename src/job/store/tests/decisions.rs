@@ -64,7 +64,7 @@ fn a_version_1_store_gains_the_decisions_table_when_opened() {
         c.execute_batch(
             "DROP TABLE decisions; DROP TABLE runners; DROP TABLE session_entries;
              DROP TABLE journals; DROP TABLE web_sessions; DROP TABLE login_codes;
-             DROP TABLE tokens; PRAGMA user_version = 1;",
+             DROP TABLE tokens; DROP TABLE notifications; PRAGMA user_version = 1;",
         )
         .unwrap();
     }
@@ -75,6 +75,7 @@ fn a_version_1_store_gains_the_decisions_table_when_opened() {
     let v: i64 = c
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .unwrap();
-    assert_eq!(v, 5, "brought up to the current version");
+    assert_eq!(v, 6, "brought up to the current version");
     assert!(s.runners().unwrap().is_empty());
+    assert!(s.notifications(None).unwrap().is_empty());
 }

@@ -59,6 +59,7 @@ fn a_version_1_store_is_refused_then_migrated_keeping_its_jobs() {
         c.batch_execute(
             "DROP TABLE session_entries; DROP TABLE journals;
              DROP TABLE web_sessions; DROP TABLE login_codes; DROP TABLE tokens;
+             DROP TABLE notifications;
              DELETE FROM oneshot_schema WHERE version > 1;",
         )
         .unwrap();
