@@ -123,6 +123,8 @@ fn main() {
 /// Reads `line` events until the job rests; each line's latency in ms.
 fn read_lines(mut s: BufReader<TcpStream>) -> Vec<f64> {
     let mut got = Vec::new();
+    // A line's first showing is timed; a later line quoting it (the run's final output) is not.
+    let mut seen = std::collections::HashSet::new();
     let (mut event, mut data) = (String::new(), String::new());
     let mut l = String::new();
     loop {
@@ -145,7 +147,9 @@ fn read_lines(mut s: BufReader<TcpStream>) -> Vec<f64> {
                 while let Some(i) = rest.find("t=") {
                     rest = &rest[i + 2..];
                     let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
-                    if let Ok(t) = digits.parse::<f64>() {
+                    if let Ok(t) = digits.parse::<f64>()
+                        && seen.insert(digits)
+                    {
                         got.push((now - t) / 1e6);
                     }
                 }

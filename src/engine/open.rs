@@ -271,6 +271,13 @@ impl Engine {
         self.dir.lock_path()
     }
 
+    /// Told each time the session's activity log was flushed to its file (its output reaches
+    /// the file within about 70 ms: gathered, then flushed): a reader in this process waits on it instead of polling the
+    /// file. Take it before calling [`Engine::run`].
+    pub fn log_flushes(&self) -> std::sync::Arc<tokio::sync::Notify> {
+        self.log.flushes()
+    }
+
     /// A handle to interrupt the session while it runs (from another thread, a signal
     /// handler, a UI). Take it before calling [`Engine::run`].
     pub fn interrupter(&self) -> Interrupt {

@@ -14,8 +14,8 @@ const TICK: Duration = Duration::from_secs(1);
 
 /// How soon output reaches the log file after it arrived — for `oneshot log --follow`, and for
 /// the runner's shipment to the job store that a dashboard streams (its line → browser figure
-/// counts this wait). Writes are batched up to it: one write for a burst, not one a line.
-const FLUSH: Duration = Duration::from_millis(50);
+/// counts this wait, after the executor's gathering of a trickle, 50 ms). Writes are batched up to it: one write for a burst, not one a line.
+const FLUSH: Duration = Duration::from_millis(20);
 
 impl Engine {
     /// Runs the session until it reaches a terminal state or is interrupted, telling
@@ -63,7 +63,9 @@ impl Engine {
             tokio::select! {
                 ev = p.supervised.events.recv() => {
                     self.on_process(ev, observer, &mut queue)?;
-                    if queue.is_empty() && flush_at.is_none() {
+                    // Whether or not the event made work for the core: output that made some
+                    // (an agent's progress) must reach the file as soon as output that did not.
+                    if flush_at.is_none() {
                         flush_at = Some(Instant::now() + FLUSH);
                     }
                 }

@@ -138,10 +138,14 @@ impl Hands for RealHands<'_> {
     }
 
     async fn run_session(&mut self, job: &str) -> RunnerEvent {
-        let shipper = self.engine.as_ref().map(|e| self.shipper(e.id()));
+        let shipper = self
+            .engine
+            .as_ref()
+            .map(|e| (self.shipper(e.id()), e.log_flushes()));
         match (self.engine.as_mut(), shipper) {
-            (Some(engine), Some(shipper)) => {
-                let ended = ship::alongside(session::run(job, engine, self.opts), shipper).await;
+            (Some(engine), Some((shipper, flushes))) => {
+                let run = session::run(job, engine, self.opts);
+                let ended = ship::alongside(run, shipper, &flushes).await;
                 self.engine = None;
                 ended
             }

@@ -3,7 +3,9 @@
 //! under the step's lease, so that `job log`, `job show` and a runner on another machine read
 //! it there (`crate::job::store::sessions`).
 //!
-//! Every tenth of a second while the session runs (a dashboard shows a line within about that), and once more when it ends, the log's complete
+//! Each time the session's log is flushed to its file while the session runs (the engine says
+//! so: output reaches the file within about 70 ms, so a dashboard shows a line soon after), at
+//! most every [`EVERY`] and at least every [`QUIET`], and once more when it ends, the log's complete
 //! lines past what the store already holds go in as one write, each record redacted again by
 //! the job's redactor (the log on disk is redacted already; the store's writes take nothing
 //! unredacted), and the journal goes in when the file changed. Where a shipment starts is the
@@ -17,8 +19,13 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-/// How often a running session's new records are shipped.
-pub(super) const EVERY: Duration = Duration::from_millis(100);
+/// The least time between two shipments of a running session: a burst of flushes is one
+/// store write.
+pub(super) const EVERY: Duration = Duration::from_millis(20);
+
+/// The most time between two looks at a running session's files, told of no flush (its
+/// journal changes without a log flush).
+pub(super) const QUIET: Duration = Duration::from_secs(1);
 
 /// Why a shipment did not go in.
 #[derive(Debug, thiserror::Error)]
@@ -154,22 +161,33 @@ impl Shipper {
 /// A shipment on the blocking pool, giving the shipper back.
 type Flight = std::pin::Pin<Box<dyn Future<Output = (Shipper, Result<(), ShipError>)>>>;
 
-/// Runs `work` (a session's run) while shipping its records every [`EVERY`], then ships once
-/// more after it ends, so the store holds the whole log before the job moves on. A refused
-/// shipment stops the shipping (the step is lost, and the heartbeat ends it); a failed one is
-/// said and tried again at the next tick.
-pub(super) async fn alongside<T>(work: impl Future<Output = T>, shipper: Shipper) -> T {
+/// Runs `work` (a session's run) while shipping its records as `flushes` says its log grew
+/// (at most every [`EVERY`], at least every [`QUIET`]), then ships once more after it ends, so
+/// the store holds the whole log before the job moves on. A refused shipment stops the
+/// shipping (the step is lost, and the heartbeat ends it); a failed one is said and tried
+/// again at the next wake-up.
+pub(super) async fn alongside<T>(
+    work: impl Future<Output = T>,
+    shipper: Shipper,
+    flushes: &tokio::sync::Notify,
+) -> T {
     let mut work = std::pin::pin!(work);
-    let mut tick = tokio::time::interval(EVERY);
-    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut idle = Some(shipper);
     let mut flight: Option<Flight> = None;
     let mut refused = false;
+    // When the next shipment may start, at the earliest.
+    let mut next = tokio::time::Instant::now();
     let out = loop {
         tokio::select! {
             out = &mut work => break out,
-            _ = tick.tick(), if flight.is_none() && !refused => {
+            () = async {
+                tokio::select! {
+                    () = flushes.notified() => tokio::time::sleep_until(next).await,
+                    () = tokio::time::sleep(QUIET) => {}
+                }
+            }, if flight.is_none() && !refused => {
                 if let Some(s) = idle.take() {
+                    next = tokio::time::Instant::now() + EVERY;
                     flight = Some(Box::pin(s.ship_off_loop()));
                 }
             }

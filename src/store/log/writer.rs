@@ -28,6 +28,9 @@ pub struct LogWriter {
     buf: Vec<u8>,
     /// The background writer, once a buffer filled up.
     handoff: Option<Handoff>,
+    /// Told after each flush that wrote something: what a reader in this process (the job
+    /// runner's shipper) waits on instead of polling the file.
+    flushed: Arc<tokio::sync::Notify>,
 }
 
 impl LogWriter {
@@ -54,7 +57,14 @@ impl LogWriter {
             path,
             buf: Vec::with_capacity(BUFFER),
             handoff: None,
+            flushed: Arc::new(tokio::sync::Notify::new()),
         })
+    }
+
+    /// What is told after each flush that wrote records: a waiter learns that the file grew
+    /// (a flush with nobody waiting leaves one wake-up for the next waiter).
+    pub fn flushes(&self) -> Arc<tokio::sync::Notify> {
+        self.flushed.clone()
     }
 
     /// The file being written.
@@ -87,7 +97,9 @@ impl LogWriter {
                 let full = std::mem::take(&mut self.buf);
                 self.buf = handoff.send(full)?;
             }
-            return handoff.wait();
+            handoff.wait()?;
+            self.flushed.notify_one();
+            return Ok(());
         }
         if !self.buf.is_empty() {
             let result = (&*self.file).write_all(&self.buf);
@@ -99,6 +111,7 @@ impl LogWriter {
                 self.buf.shrink_to(BUFFER);
             }
             result?;
+            self.flushed.notify_one();
         }
         Ok(())
     }
