@@ -143,10 +143,12 @@ pub(crate) async fn boundary(State(app): State<App>, mut req: Request, next: Nex
     }
     let unsafe_method = !matches!(*req.method(), Method::GET | Method::HEAD | Method::OPTIONS);
     if unsafe_method && !same_origin(req.headers(), &host) {
+        // What browsers say: https when the server (or its proxy) speaks TLS.
+        let scheme = if app.secure { "https" } else { "http" };
         let message = format!(
-            "a {} must come from this server's own pages: its Origin must be http://{host} \
-             (or Sec-Fetch-Site: same-origin); a request from another site is refused. An \
-             API client sends `Origin: http://{host}` with its token",
+            "a {} must come from this server's own pages: its Origin must be \
+             {scheme}://{host} (or Sec-Fetch-Site: same-origin); a request from another site \
+             is refused. An API client sends `Origin: {scheme}://{host}` with its token",
             req.method()
         );
         return harden(refuse(StatusCode::FORBIDDEN, json, &message));
