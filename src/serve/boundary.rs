@@ -1,7 +1,8 @@
 //! The boundary every request crosses before any route sees it, in this order:
 //!
 //! 1. **Host**: the `Host` header must be one the server answers as (its address, the
-//!    loopback names with its port, the `--host` names) — else 421. A page on another site
+//!    loopback names with its port, the `--host` names; on a Unix socket `localhost` and the
+//!    `--host` names) — else 421. A page on another site
 //!    whose name was rebound to 127.0.0.1 (DNS rebinding) sends its own name, and is refused.
 //! 2. **Origin**: a request with an unsafe method (POST, …) must say it comes from this
 //!    server's own origin: an `Origin` header equal to `http(s)://HOST`, or, without one,
@@ -143,10 +144,12 @@ pub(crate) async fn boundary(State(app): State<App>, mut req: Request, next: Nex
     }
     let unsafe_method = !matches!(*req.method(), Method::GET | Method::HEAD | Method::OPTIONS);
     if unsafe_method && !same_origin(req.headers(), &host) {
+        // What browsers say: https when the server (or its proxy) speaks TLS.
+        let scheme = if app.secure { "https" } else { "http" };
         let message = format!(
-            "a {} must come from this server's own pages: its Origin must be http://{host} \
-             (or Sec-Fetch-Site: same-origin); a request from another site is refused. An \
-             API client sends `Origin: http://{host}` with its token",
+            "a {} must come from this server's own pages: its Origin must be \
+             {scheme}://{host} (or Sec-Fetch-Site: same-origin); a request from another site \
+             is refused. An API client sends `Origin: {scheme}://{host}` with its token",
             req.method()
         );
         return harden(refuse(StatusCode::FORBIDDEN, json, &message));
@@ -269,6 +272,20 @@ mod tests {
             HeaderValue::from_static("http://127.0.0.1:1"),
         );
         assert!(same_origin(&h, "127.0.0.1:1"));
+        // Served with TLS (or through a TLS proxy), the browser says https.
+        h.insert(
+            header::ORIGIN,
+            HeaderValue::from_static("https://127.0.0.1:1"),
+        );
+        assert!(same_origin(&h, "127.0.0.1:1"));
+        h.insert(
+            header::ORIGIN,
+            HeaderValue::from_static("https://127.0.0.1:2"),
+        );
+        assert!(
+            !same_origin(&h, "127.0.0.1:1"),
+            "another port is another origin"
+        );
         h.insert(header::ORIGIN, HeaderValue::from_static("null"));
         assert!(!same_origin(&h, "127.0.0.1:1"));
     }
