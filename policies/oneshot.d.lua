@@ -80,6 +80,7 @@
 ---@field permit? "closed" A failing permit always denies the tool.
 ---@field guard? OneshotFailMode "open": a guard error allows the transition, with a warning (default "closed").
 ---@field on_transition? OneshotFailMode "closed": an observer error fails the session (default "open").
+---@field on_notify? "open" A failing on_notify always sends the event as it is.
 
 ---A test case (OPA-style).
 ---@class OneshotTestCase
@@ -110,6 +111,7 @@
 ---@field checks (string|{ name: string?, run: string, timeout: integer? })[]|(fun(ctx: OneshotCtx): (string|{ name: string?, run: string, timeout: integer? })[]?)|nil Commands run in the workdir after the worker and before the auditor: any failure is a RETRY with its output as the critique, no auditor run.
 ---@field resolver? string Who `job land` asks to resolve a rebase's conflicts when --resolver names nobody: an agent ("claude"), a [targets.NAME] or "cmd:COMMAND".
 ---@field on_transition? (fun(from: string, to: string, ctx: OneshotCtx)) Observe every transition; the return value is ignored.
+---@field on_notify? (fun(ctx: { kind: string, job: string, title: string, state: string, reason: string?, link: string?, at_ms: integer, at: string, cause: string }): boolean|{ extra: table<string, string|number|boolean> }|nil, string?) Before a [notify] event is sent: true/nil sends it, false [, reason] suppresses it, { extra = {...} } adds fields to the payload. Fails open (an error sends it as is).
 ---@field permit? (fun(tool: string, input: table?, ctx: OneshotCtx, role: OneshotRole): OneshotPermit|boolean, string?) Answer an agent's tool-permission request: "allow" or "deny" [, reason]. Fails closed (an error denies).
 ---@field continue_conversation? boolean Continue the worker's own conversation on the next iteration (default true).
 ---@field redact? string[] Extra secret patterns (Rust regex syntax).

@@ -318,6 +318,12 @@ pub(super) const POLICY: &[Field] = &[
         "Observe every transition; the return value is ignored.",
     ),
     (
+        "on_notify",
+        "(fun(ctx: { kind: string, job: string, title: string, state: string, reason: string?, link: string?, at_ms: integer, at: string, cause: string }): boolean|{ extra: table<string, string|number|boolean> }|nil, string?)?",
+        "((ctx: { kind: string, job: string, title: string, state: string, reason: string?, link: string?, at_ms: number, at: string, cause: string }) -> (boolean | { extra: { [string]: string | number | boolean } } | nil, string?))?",
+        "Before a [notify] event is sent: true/nil sends it, false [, reason] suppresses it, { extra = {...} } adds fields to the payload. Fails open (an error sends it as is).",
+    ),
+    (
         "permit",
         "(fun(tool: string, input: table?, ctx: OneshotCtx, role: OneshotRole): OneshotPermit|boolean, string?)?",
         "((tool: string, input: { [string]: any }?, ctx: OneshotCtx, role: OneshotRole) -> (OneshotPermit | boolean, string?))?",
@@ -410,6 +416,12 @@ pub(super) const ON_ERROR: &[Field] = &[
         "OneshotFailMode?",
         "OneshotFailMode?",
         "\"closed\": an observer error fails the session (default \"open\").",
+    ),
+    (
+        "on_notify",
+        "\"open\"?",
+        "\"open\"?",
+        "A failing on_notify always sends the event as it is.",
     ),
 ];
 
