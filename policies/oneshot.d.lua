@@ -85,11 +85,11 @@
 ---A test case (OPA-style).
 ---@class OneshotTestCase
 ---@field name? string Shown in the report.
----@field hook "verdict"|"salvage"|"guard"|"next_prompt"|"audit_prompt"|"on_transition"|"permit" The hook to call.
----@field input? { output?: string, evidence?: OneshotEvidence, ctx?: OneshotCtx, tool?: string, input?: table, role?: OneshotRole } What the hook is given.
+---@field hook "verdict"|"salvage"|"guard"|"next_prompt"|"audit_prompt"|"on_transition"|"permit"|"approve"|"on_notify" The hook to call.
+---@field input? { output?: string, evidence?: OneshotEvidence, ctx?: OneshotCtx, tool?: string, input?: table, role?: OneshotRole, result?: table, job?: table, event?: table } What the hook is given.
 ---@field from? string For guard and on_transition: the FROM state.
 ---@field to? string For guard and on_transition: the TO state.
----@field expect? (string|boolean|{ contains?: string, matches?: string }) The expected answer.
+---@field expect? (string|boolean|{ contains?: string, matches?: string, extra?: table }) The expected answer.
 ---@field reason? (string|{ contains?: string, matches?: string }) The expected reason.
 ---@field error? string Expect the hook to fail with an error containing this.
 

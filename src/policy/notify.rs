@@ -27,7 +27,7 @@ pub const MAX_EXTRA_KEY: usize = 64;
 pub const MAX_EXTRA_STRING: usize = 1024;
 
 /// What `on_notify(ctx)` sees of one event: the payload a sink would get (read-only).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct NotifyFacts {
     /// `approval_pending`, `intervention_required`, `agent_stalled` or `budget_80`.
     pub kind: String,

@@ -430,14 +430,14 @@ pub(super) const TEST_CASE: &[Field] = &[
     ("name", "string?", "string?", "Shown in the report."),
     (
         "hook",
-        "\"verdict\"|\"salvage\"|\"guard\"|\"next_prompt\"|\"audit_prompt\"|\"on_transition\"|\"permit\"",
+        "\"verdict\"|\"salvage\"|\"guard\"|\"next_prompt\"|\"audit_prompt\"|\"on_transition\"|\"permit\"|\"approve\"|\"on_notify\"",
         "string",
         "The hook to call.",
     ),
     (
         "input",
-        "{ output?: string, evidence?: OneshotEvidence, ctx?: OneshotCtx, tool?: string, input?: table, role?: OneshotRole }?",
-        "{ output: string?, evidence: OneshotEvidence?, ctx: OneshotCtx?, tool: string?, input: { [string]: any }?, role: OneshotRole? }?",
+        "{ output?: string, evidence?: OneshotEvidence, ctx?: OneshotCtx, tool?: string, input?: table, role?: OneshotRole, result?: table, job?: table, event?: table }?",
+        "{ output: string?, evidence: OneshotEvidence?, ctx: OneshotCtx?, tool: string?, input: { [string]: any }?, role: OneshotRole?, result: { [string]: any }?, job: { [string]: any }?, event: { [string]: any }? }?",
         "What the hook is given.",
     ),
     (
@@ -454,8 +454,8 @@ pub(super) const TEST_CASE: &[Field] = &[
     ),
     (
         "expect",
-        "(string|boolean|{ contains?: string, matches?: string })?",
-        "(string | boolean | { contains: string?, matches: string? })?",
+        "(string|boolean|{ contains?: string, matches?: string, extra?: table })?",
+        "(string | boolean | { contains: string?, matches: string?, extra: { [string]: any }? })?",
         "The expected answer.",
     ),
     (
