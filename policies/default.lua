@@ -153,4 +153,7 @@ return {
   -- next_prompt(ctx) / audit_prompt(ctx): return a string to replace the built-in prompt, or
   -- nil to keep it. Left out here, so the built-in templates are used.
   -- on_transition(from, to, ctx): observe every transition; the return value is ignored.
+  -- on_notify(ctx): before a [notify] event is sent (ctx is the event). Return true/nil to
+  -- send it as it is, false [, reason] to suppress it, or { extra = { ... } } to add fields to
+  -- its payload. Left out here: every event is sent as it is. It always fails open.
 }

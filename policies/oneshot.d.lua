@@ -80,15 +80,16 @@
 ---@field permit? "closed" A failing permit always denies the tool.
 ---@field guard? OneshotFailMode "open": a guard error allows the transition, with a warning (default "closed").
 ---@field on_transition? OneshotFailMode "closed": an observer error fails the session (default "open").
+---@field on_notify? "open" A failing on_notify always sends the event as it is.
 
 ---A test case (OPA-style).
 ---@class OneshotTestCase
 ---@field name? string Shown in the report.
----@field hook "verdict"|"salvage"|"guard"|"next_prompt"|"audit_prompt"|"on_transition"|"permit" The hook to call.
----@field input? { output?: string, evidence?: OneshotEvidence, ctx?: OneshotCtx, tool?: string, input?: table, role?: OneshotRole } What the hook is given.
+---@field hook "verdict"|"salvage"|"guard"|"next_prompt"|"audit_prompt"|"on_transition"|"permit"|"approve"|"on_notify" The hook to call.
+---@field input? { output?: string, evidence?: OneshotEvidence, ctx?: OneshotCtx, tool?: string, input?: table, role?: OneshotRole, result?: table, job?: table, event?: table } What the hook is given.
 ---@field from? string For guard and on_transition: the FROM state.
 ---@field to? string For guard and on_transition: the TO state.
----@field expect? (string|boolean|{ contains?: string, matches?: string }) The expected answer.
+---@field expect? (string|boolean|{ contains?: string, matches?: string, extra?: table }) The expected answer.
 ---@field reason? (string|{ contains?: string, matches?: string }) The expected reason.
 ---@field error? string Expect the hook to fail with an error containing this.
 
@@ -110,6 +111,7 @@
 ---@field checks (string|{ name: string?, run: string, timeout: integer? })[]|(fun(ctx: OneshotCtx): (string|{ name: string?, run: string, timeout: integer? })[]?)|nil Commands run in the workdir after the worker and before the auditor: any failure is a RETRY with its output as the critique, no auditor run.
 ---@field resolver? string Who `job land` asks to resolve a rebase's conflicts when --resolver names nobody: an agent ("claude"), a [targets.NAME] or "cmd:COMMAND".
 ---@field on_transition? (fun(from: string, to: string, ctx: OneshotCtx)) Observe every transition; the return value is ignored.
+---@field on_notify? (fun(ctx: { kind: string, job: string, title: string, state: string, reason: string?, link: string?, at_ms: integer, at: string, cause: string }): boolean|{ extra: table<string, string|number|boolean> }|nil, string?) Before a [notify] event is sent: true/nil sends it, false [, reason] suppresses it, { extra = {...} } adds fields to the payload. Fails open (an error sends it as is).
 ---@field permit? (fun(tool: string, input: table?, ctx: OneshotCtx, role: OneshotRole): OneshotPermit|boolean, string?) Answer an agent's tool-permission request: "allow" or "deny" [, reason]. Fails closed (an error denies).
 ---@field continue_conversation? boolean Continue the worker's own conversation on the next iteration (default true).
 ---@field redact? string[] Extra secret patterns (Rust regex syntax).

@@ -2,7 +2,8 @@
 //! binary: a job that reaches APPROVAL_REQUIRED is told to a command sink exactly once — also
 //! when two runners race to send an event a runner left unsent, and when a runner runs again;
 //! a webhook sink receives the POST on a loopback server; a failing sink is tried again and
-//! its failure recorded in the store; config mistakes are named with their file and line.
+//! its failure recorded in the store; config mistakes are named with their file and line; the
+//! job's policy's `on_notify` suppresses one kind (recorded, never sent) and enriches another.
 
 mod common;
 #[path = "common/job_env.rs"]
@@ -367,4 +368,117 @@ fn a_stalled_agent_is_told_once_per_stall() {
     let mut unique = causes.clone();
     unique.dedup();
     assert_eq!(causes, unique, "no stall told twice");
+}
+
+#[test]
+fn the_policy_s_on_notify_suppresses_one_kind_and_enriches_another() {
+    let env = Env::new();
+    let out = env.private.path().join("events.jsonl");
+    config(
+        &env,
+        &format!(
+            "[[notify.sink]]\ncommand = \"{}\"\n",
+            appending_sink(&env, &out)
+        ),
+    );
+    let policy = env.private.path().join("quiet.lua");
+    std::fs::write(
+        &policy,
+        "return {\n\
+         \x20 on_notify = function(ctx)\n\
+         \x20   if ctx.kind == 'intervention_required' then\n\
+         \x20     return false, 'the night shift fixes these in the morning'\n\
+         \x20   end\n\
+         \x20   return { extra = { team = 'payments', step = #ctx.cause, cause = ctx.cause,\n\
+         \x20                      urgent = ctx.state == 'APPROVAL_REQUIRED',\n\
+         \x20                      leak = 'ghp_' .. string.rep('a', 36) } }\n\
+         \x20 end,\n\
+         }\n",
+    )
+    .unwrap();
+    let with_policy = ["--policy", policy.to_str().unwrap(), "--activate"];
+    let approved = env.create(GOOD_WORKER, DONE, &with_policy);
+    let stuck = env.create(GOOD_WORKER, "echo VERDICT: IMPOSSIBLE", &with_policy);
+    let run = env.oneshot(&["job", "run"]);
+    assert!(run.status.success(), "{}", common::text(&run));
+    assert_eq!(env.state(&approved), "APPROVAL_REQUIRED");
+    assert_eq!(env.state(&stuck), "INTERVENTION_REQUIRED");
+
+    // The sink heard the approval, enriched, and nothing of the intervention.
+    let got = lines(&out);
+    assert_eq!(got.len(), 1, "only the approval is sent: {got:?}");
+    let event: Value = serde_json::from_str(&got[0]).unwrap();
+    assert_eq!(event["kind"], "approval_pending", "{event}");
+    assert_eq!(event["job"], approved.as_str());
+    let cause = event["cause"].as_str().unwrap();
+    assert_eq!(
+        event["extra"],
+        serde_json::json!({"team": "payments", "step": cause.len(), "cause": cause,
+                           "urgent": true, "leak": "ghp_[REDACTED]"}),
+        "the hook's fields, redacted like the rest: {event}"
+    );
+
+    let s = store(&env);
+    let sent = s.notifications(Some(&approved)).unwrap();
+    assert_eq!(sent.len(), 1, "{sent:?}");
+    assert_eq!(sent[0].status, NotifyStatus::Sent);
+    assert_eq!(sent[0].error, None);
+    assert_eq!(
+        sent[0].event["extra"], event["extra"],
+        "the row holds what was sent"
+    );
+    let quiet = s.notifications(Some(&stuck)).unwrap();
+    assert_eq!(quiet.len(), 1, "{quiet:?}");
+    let q = &quiet[0];
+    assert_eq!(q.kind, "intervention_required");
+    assert_eq!(q.status, NotifyStatus::Suppressed);
+    assert_eq!(q.attempts, 0);
+    let why = q.error.as_deref().unwrap();
+    assert!(
+        why.contains("suppressed by the policy's on_notify (quiet.lua:2, policy sha256:")
+            && why.ends_with("the night shift fixes these in the morning"),
+        "which policy and why: {why}"
+    );
+
+    // Suppressed is decided, like sent: a runner that starts later does not send it.
+    env.ok(&["job", "run"]);
+    assert_eq!(lines(&out).len(), 1);
+}
+
+#[test]
+fn an_on_notify_that_fails_sends_the_event_as_it_is_and_records_why() {
+    let env = Env::new();
+    let out = env.private.path().join("events.jsonl");
+    config(
+        &env,
+        &format!(
+            "[[notify.sink]]\ncommand = \"{}\"\n",
+            appending_sink(&env, &out)
+        ),
+    );
+    let policy = env.private.path().join("broken.lua");
+    std::fs::write(
+        &policy,
+        "return {\n  on_notify = function(ctx)\n    error('no pager today')\n  end,\n}\n",
+    )
+    .unwrap();
+    let id = env.create(
+        GOOD_WORKER,
+        DONE,
+        &["--policy", policy.to_str().unwrap(), "--activate"],
+    );
+    let run = env.oneshot(&["job", "run"]);
+    assert!(run.status.success(), "{}", common::text(&run));
+    let got = lines(&out);
+    assert_eq!(got.len(), 1, "sent all the same: {got:?}");
+    let event: Value = serde_json::from_str(&got[0]).unwrap();
+    assert_eq!(event["kind"], "approval_pending");
+    assert!(event.get("extra").is_none(), "as it is: {event}");
+    let rows = store(&env).notifications(Some(&id)).unwrap();
+    assert_eq!(rows[0].status, NotifyStatus::Sent);
+    let warning = rows[0].error.as_deref().unwrap();
+    assert!(
+        warning.contains("fails open") && warning.contains("broken.lua:3: no pager today"),
+        "{warning}"
+    );
 }

@@ -23,9 +23,16 @@
 //! the error and the attempts — is written back to the row; a sender that dies mid-delivery
 //! leaves the row `sending`.
 //!
+//! **The policy's say.** Before an event is claimed, the job's policy is asked through its
+//! `on_notify(ctx)` hook (`hook`): send it as it is, send it with fields added to its `extra`,
+//! or suppress it — the row is then written `suppressed`, naming the policy and its reason, and
+//! nothing is sent. The hook fails open: when it (or the policy) fails, the event is sent as
+//! it is and the row carries the warning.
+//!
 //! Every payload passes the job's redactor before it is stored or sent.
 
 mod command;
+mod hook;
 mod kind;
 mod webhook;
 
@@ -269,7 +276,7 @@ impl Notifier {
         at_ms: u64,
         cause: String,
     ) {
-        let event = Event {
+        let mut event = Event {
             kind,
             job: job.id.clone(),
             title: job
@@ -290,6 +297,18 @@ impl Notifier {
             link: self.link(&job.id),
             cause: cause.clone(),
             extra: serde_json::Map::new(),
+        };
+        // The policy's say comes first, so that the record holds what is sent (its `extra`);
+        // every runner that sees the event asks, only the one whose claim takes effect sends.
+        let policy = job.spec.policy.clone();
+        let (event, said) = match tokio::task::spawn_blocking(move || {
+            let said = hook::ask(policy.as_deref(), &mut event);
+            (event, said)
+        })
+        .await
+        {
+            Ok(out) => out,
+            Err(e) => std::panic::resume_unwind(e.into_panic()),
         };
         let redactor = crate::job::redactor(job.spec.policy.as_deref());
         let record = NotificationRecord {
@@ -315,18 +334,38 @@ impl Notifier {
             Ok(false) => return,
             Err(e) => return tracing::warn!("notify: job {}: {e}", job.id),
         }
-        let (attempts, errors) = self.deliver(kind, &event, &body).await;
-        let outcome = NotifyOutcome {
-            job: job.id.clone(),
-            kind: kind.as_str().to_string(),
-            cause,
-            status: if errors.is_empty() {
-                NotifyStatus::Sent
-            } else {
-                NotifyStatus::Failed
-            },
-            attempts,
-            error: (!errors.is_empty()).then(|| errors.join("; ")),
+        let outcome = match said {
+            hook::Said::Suppress { why } => {
+                tracing::info!("notify: job {}: {kind} {why}", job.id);
+                NotifyOutcome {
+                    job: job.id.clone(),
+                    kind: kind.as_str().to_string(),
+                    cause,
+                    status: NotifyStatus::Suppressed,
+                    attempts: 0,
+                    error: Some(why),
+                }
+            }
+            hook::Said::Send { warning } => {
+                if let Some(w) = &warning {
+                    tracing::warn!("notify: job {}: {w}", job.id);
+                }
+                let (attempts, errors) = self.deliver(kind, &event, &body).await;
+                let status = if errors.is_empty() {
+                    NotifyStatus::Sent
+                } else {
+                    NotifyStatus::Failed
+                };
+                let said: Vec<String> = warning.into_iter().chain(errors).collect();
+                NotifyOutcome {
+                    job: job.id.clone(),
+                    kind: kind.as_str().to_string(),
+                    cause,
+                    status,
+                    attempts,
+                    error: (!said.is_empty()).then(|| said.join("; ")),
+                }
+            }
         };
         let written = match redactor.seal(&outcome) {
             Ok(sealed) => {

@@ -6,6 +6,8 @@
 //! (`on_transition`) decides nothing, so by default its failure is a warning. Guards may be
 //! declared open: then a guard error allows the transition it was guarding, with a warning.
 //! `permit` fails closed too, and its "closed" is a deny of the tool, not a failed session.
+//! `on_notify` is the one hook that is always open: its failure sends the notification as it
+//! is, because a broken policy must never be why a human is not told something needs them.
 
 use super::PolicyHost;
 use super::lua_ctx::type_name;
@@ -35,7 +37,7 @@ impl FailMode {
 }
 
 /// The hook names [`PolicyHost::fail_mode`] and `on_error` know, in documentation order.
-pub const FAIL_MODE_HOOKS: [&str; 9] = [
+pub const FAIL_MODE_HOOKS: [&str; 10] = [
     "verdict",
     "salvage",
     "next_prompt",
@@ -45,10 +47,11 @@ pub const FAIL_MODE_HOOKS: [&str; 9] = [
     "permit",
     "guard",
     "on_transition",
+    "on_notify",
 ];
 
 /// The hooks that may be declared open.
-const MAY_BE_OPEN: [&str; 2] = ["guard", "on_transition"];
+const MAY_BE_OPEN: [&str; 3] = ["guard", "on_transition", "on_notify"];
 
 /// The failure modes of one policy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -73,6 +76,8 @@ impl FailModes {
     pub(crate) fn get(&self, hook: &str) -> FailMode {
         match hook {
             "on_transition" => self.on_transition,
+            // Always open: see the module's comment.
+            "on_notify" => FailMode::Open,
             "guard" => self.guard,
             h if h.starts_with("guards[") => self.guard,
             _ => FailMode::Closed,
@@ -123,6 +128,20 @@ impl FailModes {
                     ),
                 ));
             }
+            // "closed" for on_notify would mean "tell nobody when the hook fails": never.
+            if key == "on_notify"
+                && !matches!(&value, Value::String(s) if s.to_string_lossy() == "open")
+            {
+                return Err(SchemaError::keyed(
+                    &key,
+                    format!(
+                        "on_error.on_notify cannot be {}: a notification whose hook fails is \
+                         always sent as it is, never dropped (on_notify fails open; only \
+                         \"open\" may be written)",
+                        super::lua_ctx::describe(&value)
+                    ),
+                ));
+            }
             let mode = match &value {
                 Value::String(s) if s.to_string_lossy() == "open" => FailMode::Open,
                 Value::String(s) if s.to_string_lossy() == "closed" => FailMode::Closed,
@@ -142,7 +161,7 @@ impl FailModes {
                     format!(
                         "on_error.{key} cannot be \"open\": {key} is a decision hook and there \
                          is no safe answer to fall back to when it fails, so it always fails \
-                         closed (only guard and on_transition may be open)"
+                         closed (only guard, on_transition and on_notify may be open)"
                     ),
                 ));
             }
@@ -165,7 +184,7 @@ impl PolicyHost {
     }
 
     /// Every hook's failure mode, in documentation order: `verdict`, `salvage`, `next_prompt`,
-    /// `audit_prompt`, `approve`, `permit`, `guard`, `on_transition`.
+    /// `audit_prompt`, `checks`, `approve`, `permit`, `guard`, `on_transition`, `on_notify`.
     pub fn fail_modes(&self) -> Vec<(String, FailMode)> {
         self.fail_modes.all()
     }

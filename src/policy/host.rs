@@ -294,6 +294,7 @@ impl PolicyHost {
                 "checks" => p.checks.is_some(),
                 "resolver" => p.resolver.is_some(),
                 "on_transition" => p.on_transition.is_some(),
+                "on_notify" => p.on_notify.is_some(),
                 "approve" => p.approve.is_some(),
                 "permit" => p.permit.is_some(),
                 "continue_conversation" => p.continue_conversation.is_some(),
@@ -322,6 +323,7 @@ impl PolicyHost {
             "next_prompt" => p.next_prompt.is_some(),
             "audit_prompt" => p.audit_prompt.is_some(),
             "on_transition" => p.on_transition.is_some(),
+            "on_notify" => p.on_notify.is_some(),
             "approve" => p.approve.is_some(),
             "permit" => p.permit.is_some(),
             "checks" => p.checks.is_some(),
@@ -341,6 +343,7 @@ impl PolicyHost {
             "next_prompt" => p.next_prompt.as_ref(),
             "audit_prompt" => p.audit_prompt.as_ref(),
             "on_transition" => p.on_transition.as_ref(),
+            "on_notify" => p.on_notify.as_ref(),
             "approve" => p.approve.as_ref(),
             "permit" => p.permit.as_ref(),
             guard => p

@@ -7,7 +7,7 @@
 //! under the hook budget and validates the table it returns: unknown keys, wrong types, guard
 //! keys naming transitions the machine never makes and bad regexes all fail the load with a
 //! `file:line`. The engine then asks typed questions ([`PolicyHost::verdict`],
-//! [`PolicyHost::guard`], [`PolicyHost::permit`], [`PolicyHost::approve`], …); each call runs under a wall-clock budget enforced by Luau's
+//! [`PolicyHost::guard`], [`PolicyHost::permit`], [`PolicyHost::approve`], [`PolicyHost::on_notify`], …); each call runs under a wall-clock budget enforced by Luau's
 //! interrupt (backed by a watchdog thread for native code that never polls it), and its
 //! answer is validated. A missing hook means the built-in behaviour, which is written out in
 //! `policies/default.lua`.
@@ -33,6 +33,7 @@ mod host;
 mod limits;
 mod lua_ctx;
 mod modules;
+mod notify;
 mod permit;
 mod prompts;
 mod reload;
@@ -59,6 +60,7 @@ pub use error::PolicyError;
 pub use failmode::FailMode;
 pub use host::{PolicyHost, PolicyOptions};
 pub use limits::Limits;
+pub use notify::{MAX_EXTRA_FIELDS, MAX_EXTRA_KEY, MAX_EXTRA_STRING, NotifyDecision, NotifyFacts};
 pub use reload::*;
 pub use retry::RetryLimits;
 pub use sandbox::interrupt_hooks;

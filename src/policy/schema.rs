@@ -10,7 +10,7 @@ use crate::machine::{SessionState, edges};
 use mlua::{Function, Table, Value};
 
 /// Every top-level key a policy table may have.
-pub const TOP_LEVEL_KEYS: [&str; 15] = [
+pub const TOP_LEVEL_KEYS: [&str; 16] = [
     "limits",
     "verdict",
     "salvage",
@@ -19,6 +19,7 @@ pub const TOP_LEVEL_KEYS: [&str; 15] = [
     "audit_prompt",
     "checks",
     "on_transition",
+    "on_notify",
     "permit",
     "continue_conversation",
     "redact",
@@ -81,6 +82,8 @@ pub(crate) struct Parsed {
     pub next_prompt: Option<Function>,
     pub audit_prompt: Option<Function>,
     pub on_transition: Option<Function>,
+    /// `on_notify(ctx)`: before a `[notify]` event is sent.
+    pub on_notify: Option<Function>,
     pub approve: Option<Function>,
     pub permit: Option<Function>,
     /// `resolver`: who `job land` asks to resolve a rebase's conflicts.
@@ -138,6 +141,7 @@ pub(crate) fn parse(table: &Table) -> Result<Parsed, SchemaError> {
             "next_prompt" => parsed.next_prompt = Some(function(&key, value)?),
             "audit_prompt" => parsed.audit_prompt = Some(function(&key, value)?),
             "on_transition" => parsed.on_transition = Some(function(&key, value)?),
+            "on_notify" => parsed.on_notify = Some(function(&key, value)?),
             "approve" => parsed.approve = Some(function(&key, value)?),
             "permit" => parsed.permit = Some(function(&key, value)?),
             "checks" => parsed.checks = Some(super::checks::parse(value)?),

@@ -65,7 +65,9 @@ pub struct NotificationRecord {
     /// Delivery attempts made (over all its sinks).
     #[serde(default)]
     pub attempts: u32,
-    /// Why the last attempt failed, when one did.
+    /// Why the last attempt failed, when one did; why the policy's `on_notify` suppressed
+    /// it (status [`NotifyStatus::Suppressed`]); or the warning of an `on_notify` that failed
+    /// open (the event was sent as it was).
     #[serde(default)]
     pub error: Option<String>,
     /// When the status was last written (the store's clock); assigned by the store.
@@ -86,6 +88,7 @@ pub struct NotifyOutcome {
     pub status: NotifyStatus,
     /// Attempts made.
     pub attempts: u32,
-    /// Why it failed.
+    /// Why it failed, why it was suppressed, or an `on_notify` warning (as in
+    /// [`NotificationRecord::error`]).
     pub error: Option<String>,
 }

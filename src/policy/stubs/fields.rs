@@ -318,6 +318,12 @@ pub(super) const POLICY: &[Field] = &[
         "Observe every transition; the return value is ignored.",
     ),
     (
+        "on_notify",
+        "(fun(ctx: { kind: string, job: string, title: string, state: string, reason: string?, link: string?, at_ms: integer, at: string, cause: string }): boolean|{ extra: table<string, string|number|boolean> }|nil, string?)?",
+        "((ctx: { kind: string, job: string, title: string, state: string, reason: string?, link: string?, at_ms: number, at: string, cause: string }) -> (boolean | { extra: { [string]: string | number | boolean } } | nil, string?))?",
+        "Before a [notify] event is sent: true/nil sends it, false [, reason] suppresses it, { extra = {...} } adds fields to the payload. Fails open (an error sends it as is).",
+    ),
+    (
         "permit",
         "(fun(tool: string, input: table?, ctx: OneshotCtx, role: OneshotRole): OneshotPermit|boolean, string?)?",
         "((tool: string, input: { [string]: any }?, ctx: OneshotCtx, role: OneshotRole) -> (OneshotPermit | boolean, string?))?",
@@ -411,6 +417,12 @@ pub(super) const ON_ERROR: &[Field] = &[
         "OneshotFailMode?",
         "\"closed\": an observer error fails the session (default \"open\").",
     ),
+    (
+        "on_notify",
+        "\"open\"?",
+        "\"open\"?",
+        "A failing on_notify always sends the event as it is.",
+    ),
 ];
 
 /// A test case table.
@@ -418,14 +430,14 @@ pub(super) const TEST_CASE: &[Field] = &[
     ("name", "string?", "string?", "Shown in the report."),
     (
         "hook",
-        "\"verdict\"|\"salvage\"|\"guard\"|\"next_prompt\"|\"audit_prompt\"|\"on_transition\"|\"permit\"",
+        "\"verdict\"|\"salvage\"|\"guard\"|\"next_prompt\"|\"audit_prompt\"|\"on_transition\"|\"permit\"|\"approve\"|\"on_notify\"",
         "string",
         "The hook to call.",
     ),
     (
         "input",
-        "{ output?: string, evidence?: OneshotEvidence, ctx?: OneshotCtx, tool?: string, input?: table, role?: OneshotRole }?",
-        "{ output: string?, evidence: OneshotEvidence?, ctx: OneshotCtx?, tool: string?, input: { [string]: any }?, role: OneshotRole? }?",
+        "{ output?: string, evidence?: OneshotEvidence, ctx?: OneshotCtx, tool?: string, input?: table, role?: OneshotRole, result?: table, job?: table, event?: table }?",
+        "{ output: string?, evidence: OneshotEvidence?, ctx: OneshotCtx?, tool: string?, input: { [string]: any }?, role: OneshotRole?, result: { [string]: any }?, job: { [string]: any }?, event: { [string]: any }? }?",
         "What the hook is given.",
     ),
     (
@@ -442,8 +454,8 @@ pub(super) const TEST_CASE: &[Field] = &[
     ),
     (
         "expect",
-        "(string|boolean|{ contains?: string, matches?: string })?",
-        "(string | boolean | { contains: string?, matches: string? })?",
+        "(string|boolean|{ contains?: string, matches?: string, extra?: table })?",
+        "(string | boolean | { contains: string?, matches: string?, extra: { [string]: any }? })?",
         "The expected answer.",
     ),
     (

@@ -2,7 +2,9 @@
 //! its answer with `expect` (and optionally `reason`, or an expected `error`).
 
 use super::super::schema::suggest;
-use super::super::{ApprovalJob, ApprovalResult, GuardOutcome, HookCtx, PolicyHost};
+use super::super::{
+    ApprovalJob, ApprovalResult, GuardOutcome, HookCtx, NotifyDecision, NotifyFacts, PolicyHost,
+};
 use super::input::{overlay, overlay_with, to_json};
 use crate::machine::{Salvage, SessionState};
 use crate::process::{Evidence, Role};
@@ -14,7 +16,7 @@ const CASE_KEYS: [&str; 8] = [
 ];
 
 /// The hooks a case may call.
-const CASE_HOOKS: [&str; 8] = [
+const CASE_HOOKS: [&str; 9] = [
     "verdict",
     "salvage",
     "guard",
@@ -23,11 +25,12 @@ const CASE_HOOKS: [&str; 8] = [
     "on_transition",
     "permit",
     "approve",
+    "on_notify",
 ];
 
 /// The keys a case's `input` may have.
-const INPUT_KEYS: [&str; 8] = [
-    "ctx", "output", "evidence", "tool", "input", "role", "result", "job",
+const INPUT_KEYS: [&str; 9] = [
+    "ctx", "output", "evidence", "tool", "input", "role", "result", "job", "event",
 ];
 
 /// Why a case failed, and where, when the failure has a place of its own (a hook's error).
@@ -49,6 +52,8 @@ impl From<String> for Failure {
 enum Answer {
     Text(String),
     Bool(bool),
+    /// An `on_notify` that enriched the event: `{ extra = … }`.
+    Json(serde_json::Value),
     Nothing,
 }
 
@@ -57,6 +62,7 @@ impl Answer {
         match self {
             Answer::Text(s) => format!("{s:?}"),
             Answer::Bool(b) => b.to_string(),
+            Answer::Json(j) => j.to_string(),
             Answer::Nothing => "nothing".to_string(),
         }
     }
@@ -98,7 +104,8 @@ pub(super) fn run(host: &PolicyHost, case: &Table) -> Result<(), Failure> {
             if !INPUT_KEYS.contains(&key.as_str()) {
                 return Err(format!(
                     "unknown key `{key}` in input; use ctx, output (verdict), evidence (salvage), \
-                     tool, input and role (permit) or result and job (approve)"
+                     tool, input and role (permit), result and job (approve) or event \
+                     (on_notify)"
                 )
                 .into());
             }
@@ -183,6 +190,21 @@ pub(super) fn run(host: &PolicyHost, case: &Table) -> Result<(), Failure> {
             // is the error a job would get, and `error = "…"` can expect it.
             host.approve(&result, &job)
                 .map(|d| (Answer::Text(d.approval.as_str().into()), d.reason))
+        }
+        "on_notify" => {
+            if field("ctx")?.is_some() {
+                return Err("an on_notify case's ctx is its input.event"
+                    .to_string()
+                    .into());
+            }
+            let facts = notify_input(field("event")?)?;
+            host.on_notify(&facts).map(|d| match d {
+                NotifyDecision::Send { extra } if extra.is_empty() => (Answer::Bool(true), None),
+                NotifyDecision::Send { extra } => {
+                    (Answer::Json(serde_json::json!({ "extra": extra })), None)
+                }
+                NotifyDecision::Suppress { reason } => (Answer::Bool(false), reason),
+            })
         }
         _ => {
             let (from, to) = transition()?;
@@ -273,6 +295,35 @@ fn approve_input(
     Ok((result, job))
 }
 
+/// An on_notify case's event (`input.event`, the hook's `ctx`), over an approval of job
+/// `job-test` pending since its fourth transition.
+fn notify_input(event: Option<Table>) -> Result<NotifyFacts, String> {
+    let base = NotifyFacts {
+        kind: "approval_pending".into(),
+        job: "job-test".into(),
+        title: "the task".into(),
+        state: "APPROVAL_REQUIRED".into(),
+        reason: Some("the policy asks a human to approve".into()),
+        link: None,
+        at_ms: 0,
+        at: "1970-01-01T00:00:00.000Z".into(),
+        cause: "transition 4".into(),
+    };
+    let facts = match event {
+        Some(t) => overlay(&base, "event", &t)?,
+        None => base,
+    };
+    if crate::notify::NotifyKind::from_word(&facts.kind).is_none() {
+        let words = crate::notify::NotifyKind::ALL.map(|k| k.as_str());
+        return Err(format!(
+            "event.kind = {:?} is no event; the kinds are {}",
+            facts.kind,
+            words.join(", ")
+        ));
+    }
+    Ok(facts)
+}
+
 fn reason_note(reason: &Option<String>) -> String {
     reason
         .as_ref()
@@ -287,6 +338,10 @@ fn check(expect: &Value, answer: &Answer) -> Result<(), String> {
         (Value::Nil, _) => true,
         (Value::String(s), Answer::Text(t)) => s.to_string_lossy() == *t,
         (Value::Boolean(b), Answer::Bool(a)) => a == b,
+        // `expect = { extra = { … } }`: exactly these fields.
+        (Value::Table(_), Answer::Json(j)) => {
+            to_json(expect, 0).map_err(|e| format!("expect: {e}"))? == *j
+        }
         (Value::Table(m), Answer::Text(t)) => {
             if let Some(part) = string(m, "contains")? {
                 t.contains(&part)
@@ -306,6 +361,9 @@ fn check(expect: &Value, answer: &Answer) -> Result<(), String> {
         return Ok(());
     }
     let want = match expect {
+        Value::Table(m) if m.contains_key("extra").unwrap_or(false) => {
+            to_json(expect, 0).map_or_else(|e| e, |j| j.to_string())
+        }
         Value::Table(m) => match (string(m, "contains")?, string(m, "matches")?) {
             (Some(c), _) => format!("text containing {c:?}"),
             (_, Some(r)) => format!("text matching {r:?}"),

@@ -209,3 +209,21 @@ fn decision_hooks_cannot_fail_open() {
         "{e}"
     );
 }
+
+#[test]
+fn on_notify_always_fails_open() {
+    assert_eq!(host("return {}").fail_mode("on_notify"), FailMode::Open);
+    let h = host("return { on_error = { on_notify = 'open' }, on_notify = function() end }");
+    assert_eq!(h.fail_mode("on_notify"), FailMode::Open);
+    assert!(h.hooks().contains(&"on_notify".to_string()));
+    assert!(h.has_hook("on_notify"));
+    assert_eq!(h.hook_site("on_notify").as_deref(), Some("test.lua:1"));
+    let e = load_err("return {\n  on_error = {\n    on_notify = 'closed',\n  },\n}").to_string();
+    assert!(
+        e.starts_with("load policy test.lua:3: on_error.on_notify cannot be \"closed\""),
+        "{e}"
+    );
+    assert!(e.contains("always sent as it is"), "{e}");
+    let e = load_err("return { on_notify = 'quiet' }").to_string();
+    assert!(e.contains("`on_notify` must be a function"), "{e}");
+}

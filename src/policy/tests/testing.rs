@@ -275,3 +275,55 @@ fn approve_cases_call_the_hook_through_the_hosts_path() {
         msg(6)
     );
 }
+
+#[test]
+fn on_notify_cases_send_suppress_and_enrich() {
+    let dir = tempfile::tempdir().unwrap();
+    let policy = write(
+        dir.path(),
+        "p.lua",
+        "return { on_notify = function(ctx)\n\
+           if ctx.kind == 'budget_80' then return false, 'not at night' end\n\
+           if ctx.kind == 'agent_stalled' then return true end\n\
+           return { extra = { team = 'payments', job = ctx.job, n = 2 } }\n\
+         end }\n",
+    );
+    write(
+        dir.path(),
+        "p_test.lua",
+        "return {\n\
+           { name = 'suppressed', hook = 'on_notify', input = { event = { kind = 'budget_80' } },\n\
+             expect = false, reason = { contains = 'night' } },\n\
+           { name = 'as is', hook = 'on_notify', input = { event = { kind = 'agent_stalled' } },\n\
+             expect = true },\n\
+           { name = 'enriched', hook = 'on_notify',\n\
+             expect = { extra = { team = 'payments', job = 'job-test', n = 2 } } },\n\
+           { name = 'wrong extra', hook = 'on_notify', expect = { extra = { team = 'ops' } } },\n\
+           { name = 'no such kind', hook = 'on_notify', input = { event = { kind = 'approved' } } },\n\
+           { name = 'typo', hook = 'on_notify', input = { event = { knd = 'budget_80' } } },\n\
+         }\n",
+    );
+    let report = run_tests(&policy, PolicyOptions::default()).unwrap();
+    assert_eq!(
+        report.summary(),
+        "3 passed, 3 failed",
+        "{}",
+        report.render()
+    );
+    let msg = |i: usize| report.cases[i].message.clone().unwrap();
+    assert!(
+        msg(3).starts_with("expected {\"extra\":{\"team\":\"ops\"}}, got {\"extra\":"),
+        "{}",
+        msg(3)
+    );
+    assert!(
+        msg(4).contains("event.kind = \"approved\" is no event; the kinds are approval_pending"),
+        "{}",
+        msg(4)
+    );
+    assert!(
+        msg(5).contains("unknown field `knd` in event; did you mean kind?"),
+        "{}",
+        msg(5)
+    );
+}
