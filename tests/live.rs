@@ -226,3 +226,32 @@ fn a_job_stream_carries_each_line_once_across_reconnects_and_a_restart() {
     assert!(gather(&mut s, &mut replayed, &mut last_id, usize::MAX));
     assert_eq!(replayed, shown);
 }
+
+#[test]
+fn a_revoked_token_s_open_stream_is_told_and_ends_and_its_reconnect_is_refused() {
+    let env = Env::new();
+    let read = token(&env, "watcher", "read");
+    let other = token(&env, "other", "read");
+    let id = env.job_in("PENDING");
+    let server = serve(&env, &[]);
+    let mut board = open(&server, "/events", &read, None);
+    let mut page = open(&server, &format!("/jobs/{id}/events"), &read, None);
+    let mut kept = open(&server, "/events", &other, None);
+    for s in [&board, &page, &kept] {
+        assert_eq!(s.status, 200);
+    }
+    let t = Instant::now();
+    env.ok(&["token", "revoke", "watcher"]);
+    for s in [&mut board, &mut page] {
+        let ev = s.next().expect("an event before the end");
+        assert_eq!(ev.event, "signedout", "{ev:?}");
+        assert!(s.next().is_none(), "the stream ends there");
+    }
+    assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
+    assert_eq!(open(&server, "/events", &read, None).status, 401);
+    // Another token's stream goes on: a job made now still reaches it.
+    let made = env.job_in("PENDING");
+    let ev = kept.next().expect("the other token's stream is open");
+    assert_eq!(ev.event, "board", "{ev:?}");
+    assert_eq!(ev.json()["job"], made.as_str());
+}

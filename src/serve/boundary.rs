@@ -32,6 +32,8 @@ pub(crate) struct Signed {
     pub grant: Grant,
     /// The session cookie's value, when signed in by cookie.
     pub cookie: Option<String>,
+    /// The bearer token, when signed in by one (a live stream checks it again as it runs).
+    pub bearer: Option<String>,
 }
 
 /// Whether the client asked for JSON (`Accept: application/json`).
@@ -208,6 +210,7 @@ pub(crate) async fn boundary(State(app): State<App>, mut req: Request, next: Nex
     req.extensions_mut().insert(Signed {
         grant,
         cookie: if bearer.is_some() { None } else { cookie },
+        bearer,
     });
     harden(next.run(req).await)
 }

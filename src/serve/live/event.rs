@@ -39,6 +39,9 @@ pub(crate) enum LiveEvent {
     /// The reader fell behind: the stream ends here, and the browser reconnects from the
     /// last event it has, replayed from the store — never a thinned stream.
     Lagged,
+    /// The token or browser session the stream was opened with is no longer good (revoked,
+    /// signed out, expired): the stream ends here.
+    SignedOut,
 }
 
 impl LiveEvent {
@@ -46,7 +49,7 @@ impl LiveEvent {
     pub(crate) fn at(&self) -> Option<Cursor> {
         match self {
             LiveEvent::Line { at, .. } | LiveEvent::Job { at, .. } => Some(*at),
-            LiveEvent::Board { .. } | LiveEvent::Lagged => None,
+            LiveEvent::Board { .. } | LiveEvent::Lagged | LiveEvent::SignedOut => None,
         }
     }
 
@@ -73,6 +76,10 @@ impl LiveEvent {
             LiveEvent::Lagged => (
                 "lagged",
                 serde_json::json!({"why": "this reader fell behind; reconnect to replay from the store"}),
+            ),
+            LiveEvent::SignedOut => (
+                "signedout",
+                serde_json::json!({"why": "the token or sign-in this page used is no longer good; sign in again"}),
             ),
         };
         let event = Event::default().event(name).data(data.to_string());

@@ -3,6 +3,7 @@
 //! topic read what is new and send it to its readers. A topic nobody reads any more is
 //! dropped at the next change.
 
+use super::auth::{self, Credential, Watch};
 use super::board_topic::BoardTopic;
 use super::job_topic::JobTopic;
 use crate::job::store::{JobStore, JobStoreError};
@@ -15,8 +16,8 @@ use std::time::Duration;
 pub(crate) const CAPACITY: usize = 1024;
 
 /// The longest wait for a change: a store that cannot be heard (a watch that failed) is still
-/// read this often while someone watches.
-const QUIET: Duration = Duration::from_secs(30);
+/// read this often while someone watches — the one read of a quiet store, a safety net.
+const QUIET: Duration = Duration::from_secs(60);
 
 /// After a failed read, the wait before the next (a store that is down is not hammered).
 const AFTER_FAILURE: Duration = Duration::from_secs(1);
@@ -28,10 +29,20 @@ struct Topics {
     jobs: HashMap<String, Arc<JobTopic>>,
 }
 
+/// The open streams' credentials, and when they were last checked.
+#[derive(Default)]
+struct Checks {
+    watches: Vec<std::sync::Weak<Watch>>,
+    last: Option<std::time::Instant>,
+    /// The store changed since the last check.
+    due: bool,
+}
+
 /// The hub.
 pub(crate) struct Hub {
     store: Arc<dyn JobStore>,
     topics: Mutex<Topics>,
+    checks: Mutex<Checks>,
 }
 
 impl Hub {
@@ -40,6 +51,7 @@ impl Hub {
         let hub = Arc::new(Hub {
             store,
             topics: Mutex::new(Topics::default()),
+            checks: Mutex::new(Checks::default()),
         });
         let weak = Arc::downgrade(&hub);
         // Taken before the thread reads anything, so no change after this is missed.
@@ -81,6 +93,37 @@ impl Hub {
         Ok(self.topics().board.get_or_insert(topic).clone())
     }
 
+    /// Watches the credential a stream was opened with: its `gone` is told when the store no
+    /// longer lets it in.
+    pub(crate) fn watch(&self, credential: Credential) -> Arc<Watch> {
+        let w = Watch::new(credential);
+        let mut c = self.checks.lock().unwrap_or_else(|p| p.into_inner());
+        c.watches.push(Arc::downgrade(&w));
+        w
+    }
+
+    /// Checks the open streams' credentials if the store changed since the last check and
+    /// the last is [`auth::EVERY`] old; else how long until it may.
+    fn recheck(&self) -> Option<Duration> {
+        let mut c = self.checks.lock().unwrap_or_else(|p| p.into_inner());
+        c.due = true;
+        c.watches.retain(|w| w.strong_count() > 0);
+        if c.watches.is_empty() {
+            c.due = false;
+            return None;
+        }
+        let wait = c
+            .last
+            .map_or(Duration::ZERO, |t| auth::EVERY.saturating_sub(t.elapsed()));
+        if !wait.is_zero() {
+            return Some(wait);
+        }
+        auth::recheck(&*self.store, &mut c.watches);
+        c.last = Some(std::time::Instant::now());
+        c.due = false;
+        None
+    }
+
     /// The store the topics read.
     pub(crate) fn store(&self) -> &dyn JobStore {
         &*self.store
@@ -104,6 +147,9 @@ impl Hub {
                 tracing::warn!(job = %topic.id, error = %e, "live stream: cannot read the job");
                 wait = AFTER_FAILURE;
             }
+        }
+        if let Some(later) = self.recheck() {
+            wait = wait.min(later);
         }
         if let Some(board) = board {
             let due = board.due_in();

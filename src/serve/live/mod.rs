@@ -13,6 +13,7 @@
 //! events behind is sent `lagged` and dropped, and its reconnect replays — a stream is never
 //! silently thinned.
 
+mod auth;
 mod board_topic;
 mod cursor;
 mod event;
@@ -24,9 +25,10 @@ mod tests;
 pub(crate) use cursor::Cursor;
 
 use super::App;
-use super::boundary::{refuse, wants_json};
+use super::boundary::{Signed, refuse, wants_json};
 use crate::job::store::JobStoreError;
-use axum::extract::{Path, Query, State};
+use auth::{Credential, Watch};
+use axum::extract::{Extension, Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
@@ -56,6 +58,7 @@ pub(crate) async fn job(
     State(app): State<App>,
     Path(id): Path<String>,
     Query(q): Query<After>,
+    Extension(signed): Extension<Signed>,
     headers: HeaderMap,
 ) -> Response {
     // A reconnect's `Last-Event-ID` is newer than the page's `after`.
@@ -71,7 +74,7 @@ pub(crate) async fn job(
     })
     .await;
     match joined {
-        Ok(Ok(j)) => sse(j.replay, j.rx),
+        Ok(Ok(j)) => sse(j.replay, j.rx, watch(&app, &signed)),
         Ok(Err(e)) => failed(&e, &headers),
         Err(e) => refuse(
             StatusCode::INTERNAL_SERVER_ERROR,
@@ -82,10 +85,14 @@ pub(crate) async fn job(
 }
 
 /// `GET /events`: the board's stream.
-pub(crate) async fn board(State(app): State<App>, headers: HeaderMap) -> Response {
+pub(crate) async fn board(
+    State(app): State<App>,
+    Extension(signed): Extension<Signed>,
+    headers: HeaderMap,
+) -> Response {
     let hub = app.hub.clone();
     match tokio::task::spawn_blocking(move || hub.board().map(|b| b.join())).await {
-        Ok(Ok(rx)) => sse(Vec::new(), rx),
+        Ok(Ok(rx)) => sse(Vec::new(), rx, watch(&app, &signed)),
         Ok(Err(e)) => failed(&e, &headers),
         Err(e) => refuse(
             StatusCode::INTERNAL_SERVER_ERROR,
@@ -93,6 +100,17 @@ pub(crate) async fn board(State(app): State<App>, headers: HeaderMap) -> Respons
             &e.to_string(),
         ),
     }
+}
+
+/// The watch of what the stream was opened with.
+fn watch(app: &App, signed: &Signed) -> Arc<Watch> {
+    let credential = match (&signed.bearer, &signed.cookie) {
+        (Some(b), _) => Credential::Bearer(b.clone()),
+        (None, Some(c)) => Credential::Cookie(c.clone()),
+        // The boundary lets no stream in without one; an empty bearer is never good.
+        (None, None) => Credential::Bearer(String::new()),
+    };
+    app.hub.watch(credential)
 }
 
 fn failed(e: &JobStoreError, headers: &HeaderMap) -> Response {
@@ -103,25 +121,30 @@ fn failed(e: &JobStoreError, headers: &HeaderMap) -> Response {
     refuse(status, wants_json(headers), &e.to_string())
 }
 
+/// A reader's stream: what is left to replay, the live events, and its credential's watch.
+struct Reader {
+    replay: VecDeque<Arc<LiveEvent>>,
+    rx: broadcast::Receiver<Arc<LiveEvent>>,
+    watch: Arc<Watch>,
+}
+
 /// Where a reader's stream is.
 enum Phase {
     /// The retry interval not sent yet.
-    Start(
-        VecDeque<Arc<LiveEvent>>,
-        broadcast::Receiver<Arc<LiveEvent>>,
-    ),
+    Start(Reader),
     /// Replaying, then live.
-    Live(
-        VecDeque<Arc<LiveEvent>>,
-        broadcast::Receiver<Arc<LiveEvent>>,
-    ),
+    Live(Reader),
     /// Ended.
     Done,
 }
 
 /// The replay, then the live events, as a response.
-fn sse(replay: Vec<Arc<LiveEvent>>, rx: broadcast::Receiver<Arc<LiveEvent>>) -> Response {
-    Sse::new(events(replay.into(), rx))
+fn sse(
+    replay: Vec<Arc<LiveEvent>>,
+    rx: broadcast::Receiver<Arc<LiveEvent>>,
+    watch: Arc<Watch>,
+) -> Response {
+    Sse::new(events(replay.into(), rx, watch))
         .keep_alive(KeepAlive::new().interval(KEEP_ALIVE))
         .into_response()
 }
@@ -129,23 +152,30 @@ fn sse(replay: Vec<Arc<LiveEvent>>, rx: broadcast::Receiver<Arc<LiveEvent>>) -> 
 fn events(
     replay: VecDeque<Arc<LiveEvent>>,
     rx: broadcast::Receiver<Arc<LiveEvent>>,
+    watch: Arc<Watch>,
 ) -> impl Stream<Item = Result<Event, Infallible>> {
-    stream::unfold(Phase::Start(replay, rx), |phase| async move {
+    let reader = Reader { replay, rx, watch };
+    stream::unfold(Phase::Start(reader), |phase| async move {
         match phase {
-            Phase::Start(replay, rx) => Some((
+            Phase::Start(r) => Some((
                 Ok(Event::default().retry(RETRY).comment("oneshot live")),
-                Phase::Live(replay, rx),
+                Phase::Live(r),
             )),
-            Phase::Live(mut replay, mut rx) => {
-                if let Some(e) = replay.pop_front() {
-                    return Some((Ok(e.sse()), Phase::Live(replay, rx)));
+            Phase::Live(mut r) => {
+                if let Some(e) = r.replay.pop_front() {
+                    return Some((Ok(e.sse()), Phase::Live(r)));
                 }
-                match rx.recv().await {
-                    Ok(e) => Some((Ok(e.sse()), Phase::Live(replay, rx))),
-                    Err(broadcast::error::RecvError::Lagged(_)) => {
-                        Some((Ok(LiveEvent::Lagged.sse()), Phase::Done))
+                tokio::select! {
+                    got = r.rx.recv() => match got {
+                        Ok(e) => Some((Ok(e.sse()), Phase::Live(r))),
+                        Err(broadcast::error::RecvError::Lagged(_)) => {
+                            Some((Ok(LiveEvent::Lagged.sse()), Phase::Done))
+                        }
+                        Err(broadcast::error::RecvError::Closed) => None,
+                    },
+                    () = r.watch.gone.notified() => {
+                        Some((Ok(LiveEvent::SignedOut.sse()), Phase::Done))
                     }
-                    Err(broadcast::error::RecvError::Closed) => None,
                 }
             }
             Phase::Done => None,

@@ -238,7 +238,8 @@ async fn a_reader_that_falls_behind_is_told_and_dropped_not_thinned() {
     assert!(slow.replay.is_empty());
     said(&store, &lease, "s-1", 1, 10);
     topic.poll(&store).unwrap();
-    let sent: Vec<String> = super::events(slow.replay.into(), slow.rx)
+    let watch = super::auth::Watch::new(super::auth::Credential::Bearer("osk_x".into()));
+    let sent: Vec<String> = super::events(slow.replay.into(), slow.rx, watch)
         .map(|e| format!("{:?}", e.unwrap()))
         .collect()
         .await;

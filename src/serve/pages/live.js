@@ -46,6 +46,12 @@
     source.addEventListener('lagged', function () {
       show('reconnecting', 'reconnecting…');
     });
+    source.addEventListener('signedout', function () {
+      source.close();
+      show('signed-out', 'signed out');
+      backoff = 30000;
+      setTimeout(connect, backoff);
+    });
   }
 
   // The stream was refused or is gone: signed out (401), or the server cannot be reached.

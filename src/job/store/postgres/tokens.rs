@@ -101,6 +101,8 @@ impl PostgresStore {
                 .map_err(|e| self.db(&e))?;
             tx.execute("DELETE FROM web_sessions WHERE token = $1", &[&name])
                 .map_err(|e| self.db(&e))?;
+            // Open dashboard streams of this token end: `serve` hears the change.
+            self.changed(tx, "")?;
             self.token_named(tx, name)?
                 .ok_or_else(|| JobStoreError::NoToken {
                     name: name.to_string(),
@@ -229,13 +231,14 @@ impl PostgresStore {
     }
 
     pub(super) fn end_web_session_row(&self, session: &SecretHash) -> Result<(), JobStoreError> {
-        self.with(|c| {
-            c.execute(
+        self.write(|tx| {
+            tx.execute(
                 "DELETE FROM web_sessions WHERE hash = $1",
                 &[&session.hex()],
             )
             .map_err(|e| self.db(&e))?;
-            Ok(())
+            // The browser's open streams end: every `serve` hears the change.
+            self.changed(tx, "")
         })
     }
 }
