@@ -64,12 +64,18 @@ fn main() {
     let quick = std::env::args().any(|a| a == "quick");
     let only_agent = std::env::args().any(|a| a == "agent");
     let only_throughput = std::env::args().any(|a| a == "throughput");
+    let only_trickle = std::env::args().any(|a| a == "trickle");
     let rounds = if quick { 3 } else { 7 };
     let dir = tempfile::tempdir().expect("temp dir");
     println!("oneshot binary bench ({})", bin());
     if only_agent {
         println!("median of 3 rounds; the baseline ran in the same rounds, interleaved\n");
         agent_cpu(dir.path(), AGENT_SECONDS, 3);
+        return;
+    }
+    if only_trickle {
+        println!("median of 3 rounds; the baseline ran in the same rounds, interleaved\n");
+        trickle_cpu(dir.path(), 3, 3);
         return;
     }
     println!("median of {rounds} rounds; the baseline ran in the same rounds, interleaved\n");

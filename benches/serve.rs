@@ -11,7 +11,7 @@
 //!   asked of it (the target: ≈ 0 — it polls nothing).
 //!
 //! Run: `cargo bench --bench serve` (`-- quick` for 1,000 jobs). The live stream's figures
-//! (an output line to the browser, memory per idle stream) wait for the stream.
+//! (an output line to the browser, memory per idle stream) are benches/live.rs's.
 
 #[path = "support/jobs.rs"]
 #[allow(dead_code)] // The runner's helpers: this bench only creates jobs.

@@ -32,6 +32,19 @@ fn a_new_database_is_refused_until_migrated_and_migrating_twice_is_nothing() {
     assert_eq!((m.from, m.to), (0, current));
     let m = PostgresStore::migrate(&url).unwrap();
     assert_eq!((m.from, m.to), (current, current));
+    // Version 6: a transition has no foreign key to its job (its insert cannot miss one);
+    // the other per-job records keep theirs.
+    let mut c = url.config.connect(::postgres::NoTls).unwrap();
+    let mut keys = |table: &str| -> i64 {
+        c.query_one(
+            "SELECT count(*) FROM pg_constraint WHERE conrelid = $1::text::regclass AND contype = 'f'",
+            &[&table],
+        )
+        .unwrap()
+        .get(0)
+    };
+    assert_eq!(keys("transitions"), 0);
+    assert_eq!(keys("artifacts"), 1);
     let s = PostgresStore::connect(&url).unwrap();
     // The database's clock: within a few seconds of this machine's.
     let db = s.now_ms().unwrap() as i64;
