@@ -51,6 +51,7 @@ fn record(policy: &PolicyHost) -> Vec<serde_json::Value> {
             path: None,
             hash: policy.hash().into(),
             generation: 1,
+            budget: None,
         },
         policy.limits().max_iterations,
         1,

@@ -40,6 +40,7 @@ fn sessions(w: &World) -> Vec<String> {
                 path: None,
                 hash: "sha256:0123".into(),
                 generation: 1,
+                budget: None,
             },
             12,
             created,

@@ -29,6 +29,7 @@ fn session(w: &World, phase: Phase, age_days: u64, task: &str) -> String {
             path: None,
             hash: "sha256:0".into(),
             generation: 1,
+            budget: None,
         },
         3,
         now - age_days * DAY,

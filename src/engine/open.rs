@@ -126,6 +126,7 @@ impl Engine {
                 path: policy.path().map(|p| p.to_path_buf()),
                 hash: policy.hash().to_string(),
                 generation: 1,
+                budget: crate::policy::Budget::set(policy.limits().budget),
             },
             policy.limits().max_iterations,
             now_ms(),

@@ -11,7 +11,8 @@ use mlua::{Table, Value};
 pub const BUDGET_KEYS: [&str; 3] = ["turns", "tokens", "usd"];
 
 /// Per-session budgets; `None` means no budget for that resource (the default for all three).
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+/// Recorded with the policy in the session's state ([`crate::session::PolicyRef`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Budget {
     /// Agent turns (model round trips) the whole session may use.
     pub turns: Option<u32>,
@@ -42,6 +43,13 @@ pub enum BudgetResource {
     Tokens,
     /// [`Budget::usd`].
     Usd,
+}
+
+impl Budget {
+    /// `budget` unless it budgets nothing.
+    pub fn set(budget: Budget) -> Option<Budget> {
+        (budget != Budget::default()).then_some(budget)
+    }
 }
 
 impl BudgetResource {

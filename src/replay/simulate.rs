@@ -106,6 +106,7 @@ fn new_session(c: &Created, policy: &PolicyHost) -> Session {
             path: policy.path().map(|p| p.to_path_buf()),
             hash: policy.hash().to_string(),
             generation: 1,
+            budget: None,
         },
         policy.limits().max_iterations,
         c.created_ms,

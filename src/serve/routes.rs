@@ -22,6 +22,7 @@ pub(super) fn router(app: App) -> Router {
     Router::new()
         .route("/", get(super::views::board))
         .route("/inbox", get(super::views::inbox))
+        .route("/spend", get(super::views::spend))
         .route("/jobs/{id}", get(super::views::job))
         .route("/jobs/{id}/events", get(super::live::job))
         .route("/events", get(super::live::board))

@@ -86,6 +86,16 @@ pub(super) async fn board(
     .await
 }
 
+/// `GET /spend`: the agents' spending per day and per job ([`pages::spend`]).
+pub(super) async fn spend(
+    State(app): State<App>,
+    Extension(signed): Extension<Signed>,
+    headers: HeaderMap,
+) -> Response {
+    let viewer = viewer(&signed);
+    render(&app, &headers, move |store| pages::spend(store, &viewer)).await
+}
+
 /// `GET /inbox`: what waits for a human, oldest first ([`pages::inbox`]).
 pub(super) async fn inbox(
     State(app): State<App>,

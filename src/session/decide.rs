@@ -200,6 +200,7 @@ impl Decide for PolicyJudge<'_> {
             path: self.host.path().map(|p| p.to_path_buf()),
             hash: self.host.hash().to_string(),
             generation: self.generation,
+            budget: crate::policy::Budget::set(self.host.limits().budget),
         }
     }
 

@@ -6,8 +6,8 @@ use crate::machine::{SessionState, Verdict};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
-/// Which policy decides, by path and content hash.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// Which policy decides, by path and content hash, and the budget it sets.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PolicyRef {
     /// The policy file, absolute; `None` for the built-in policy.
     pub path: Option<PathBuf>,
@@ -16,6 +16,10 @@ pub struct PolicyRef {
     /// How many times the policy was swapped for a changed version, plus one.
     #[serde(default = "first_generation")]
     pub generation: u32,
+    /// Its `limits.budget`, when it sets one: what a dashboard draws the spending against
+    /// (an older state file has none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget: Option<crate::policy::Budget>,
 }
 
 fn first_generation() -> u32 {

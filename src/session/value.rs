@@ -319,6 +319,7 @@ mod tests {
                 path: None,
                 hash: "builtin".into(),
                 generation: 1,
+                budget: None,
             },
             5,
             1_700_000_000_000,

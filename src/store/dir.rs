@@ -481,6 +481,7 @@ mod tests {
                 path: None,
                 hash: "h".into(),
                 generation: 1,
+                budget: None,
             },
             3,
             created_ms,

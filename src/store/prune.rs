@@ -96,6 +96,7 @@ mod tests {
                 path: None,
                 hash: "h".into(),
                 generation: 1,
+                budget: None,
             },
             3,
             updated_ms,

@@ -284,6 +284,7 @@ mod tests {
                 path: None,
                 hash: "builtin".into(),
                 generation: 1,
+                budget: None,
             },
             7,
             1_700_000_000_000,

@@ -93,7 +93,7 @@ pub(crate) fn document(title: &str, viewer: &super::Viewer, body: &str) -> Strin
          <title>{} · oneshot</title>\n<link rel=\"stylesheet\" href=\"{}\">\n\
          <script src=\"{}\" defer></script>\n</head>\n<body>\n\
          <header class=\"top\"><nav><a class=\"brand\" href=\"{}\">oneshot</a> \
-         <a href=\"{}\">Board</a> <a href=\"{}\">Inbox</a> \
+         <a href=\"{}\">Board</a> <a href=\"{}\">Inbox</a> <a href=\"{}\">Spend</a> \
          <span id=\"live-badge\" class=\"badge live\" hidden></span></nav>\
          <span class=\"viewer\">signed in as <b>{}</b> <small>({})</small> \
          <form class=\"signout\" method=\"post\" action=\"/logout\"><button>sign out</button>\
@@ -105,6 +105,7 @@ pub(crate) fn document(title: &str, viewer: &super::Viewer, body: &str) -> Strin
         super::BOARD_PATH,
         super::BOARD_PATH,
         super::INBOX_PATH,
+        super::SPEND_PATH,
         Esc(&viewer.name),
         scopes.join(", "),
     );

@@ -1,4 +1,4 @@
-//! The job page's diff and policy sections on a real SQLite store: the diff read from a real
+//! The job page's diff, policy and spending sections (and `/spend`) on a real SQLite store: the diff read from a real
 //! git workspace and checked against the artifact's hash, and each session's policy as its
 //! journal and its log (shipped through the store's own calls) recorded it.
 
@@ -34,6 +34,7 @@ fn session_state(id: &str, hash: &str, generation: u32) -> serde_json::Value {
             path: Some("/p/policy.lua".into()),
             hash: hash.into(),
             generation,
+            budget: None,
         },
         5,
         100,
@@ -219,4 +220,99 @@ fn the_diff_is_read_from_the_workspace_and_said_to_be_what_the_approval_binds_to
         ),
         "{page}"
     );
+}
+
+/// A session's state with what its agents spent, under a policy with `budget`.
+fn spent_state(
+    id: &str,
+    spent: crate::session::Spent,
+    budget: Option<crate::policy::Budget>,
+) -> serde_json::Value {
+    let mut s: Session =
+        serde_json::from_value(session_state(id, "sha256:1111111111111111", 1)).unwrap();
+    s.agents.spent = spent;
+    s.policy.budget = budget;
+    serde_json::to_value(&s).unwrap()
+}
+
+#[test]
+fn spending_is_shown_per_attempt_against_its_budget_per_job_and_per_day() {
+    use crate::session::Spent;
+    let w = world();
+    let day = 20 * 24 * 3600 * 1000_u64;
+    let mut j = w.add("job-00000001", "Fix the parser", Risk::Low, day);
+    let lease = w.claim(&mut j, "runner-a", TTL, day + 100);
+    let budget = crate::policy::Budget {
+        turns: Some(10),
+        tokens: None,
+        usd: Some(2.0),
+    };
+    for (s, spent, budget) in [
+        (
+            "s-1",
+            Spent {
+                turns: 9,
+                tokens: 12_000,
+                usd: 1.5,
+            },
+            Some(budget),
+        ),
+        (
+            "s-2",
+            Spent {
+                turns: 2,
+                tokens: 3_000,
+                usd: 0.0,
+            },
+            None,
+        ),
+    ] {
+        w.at(day + 200)
+            .put_journal(
+                &lease,
+                &sealed(&SessionJournal {
+                    session: s.into(),
+                    runner: "runner-a".into(),
+                    shipped_ms: 0,
+                    state: spent_state(s, spent, budget),
+                }),
+            )
+            .unwrap();
+    }
+    let page = job(w.at(day + 300), &j.id, &viewer(false, false), w.state_dir()).unwrap();
+    let spend = &page[pos(&page, "<section class=\"spend\">")..];
+    let spend = &spend[..pos(spend, "</section>")];
+    let s1 = &spend[pos(spend, "<code>s-1</code>")..pos(spend, "<code>s-2</code>")];
+    assert!(s1.contains("<td class=\"num\">9</td>"), "{s1}");
+    assert!(s1.contains("$1.5000 <small>(estimate)</small>"), "{s1}");
+    // Drawn against its budget: turns 90 %, dollars 75 %; no bar for the unbudgeted tokens.
+    assert!(s1.contains("turns <meter min=\"0\" max=\"10\""), "{s1}");
+    assert!(s1.contains("90%"), "{s1}");
+    assert!(
+        s1.contains("dollars (estimate) <meter min=\"0\" max=\"2\""),
+        "{s1}"
+    );
+    assert!(s1.contains("75%"), "{s1}");
+    assert!(!s1.contains("tokens <meter"), "{s1}");
+    let s2 = &spend[pos(spend, "<code>s-2</code>")..];
+    assert!(s2.contains("no budget set"), "{s2}");
+    // The job's total.
+    let total = &spend[pos(spend, "<tfoot>")..];
+    assert!(
+        total.contains("<td class=\"num\">11</td><td class=\"num\">15000</td>"),
+        "{total}"
+    );
+
+    // Per day: both sessions on the day of their journals; another job, other day, apart.
+    let page = super::spend(w.at(day + 300), &viewer(false, false)).unwrap();
+    let today = super::time::rfc3339(day);
+    let row = &page[pos(&page, &format!("<td>{}</td>", &today[..10]))..];
+    let row = &row[..pos(row, "</tr>")];
+    assert!(
+        row.contains(
+            "<td class=\"num\">2</td><td class=\"num\">11</td><td class=\"num\">15000</td>"
+        ),
+        "{row}"
+    );
+    assert!(page.contains(&format!("href=\"/jobs/{}\"", j.id)), "{page}");
 }

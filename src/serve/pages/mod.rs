@@ -31,6 +31,7 @@ mod runners;
 mod sessions;
 #[cfg(test)]
 mod sessions_tests;
+mod spend;
 #[cfg(test)]
 mod tests;
 mod time;
@@ -73,6 +74,9 @@ pub const BOARD_PATH: &str = "/";
 
 /// Where the inbox is served.
 pub const INBOX_PATH: &str = "/inbox";
+
+/// Where the agents' spending per day is served.
+pub const SPEND_PATH: &str = "/spend";
 
 /// Where [`STYLE`] is served.
 pub const STYLE_PATH: &str = "/assets/style.css";
@@ -146,4 +150,10 @@ pub fn job(
 /// longest wait first, each with how long it has waited.
 pub fn inbox(store: &dyn JobStore, viewer: &Viewer) -> Result<String, JobStoreError> {
     inbox::render(store, viewer)
+}
+
+/// The agents' spending — turns, tokens, dollars (estimates) — per day over the last two
+/// weeks and per job, from the sessions' journals in the store.
+pub fn spend(store: &dyn JobStore, viewer: &Viewer) -> Result<String, JobStoreError> {
+    spend::render(store, viewer)
 }

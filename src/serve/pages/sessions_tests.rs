@@ -24,6 +24,7 @@ fn made(store: &Store, task: &str, at: u64) -> SessionDir {
             path: None,
             hash: "sha256:abababababababab".into(),
             generation: 2,
+            budget: None,
         },
         5,
         at,

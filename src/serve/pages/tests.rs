@@ -670,6 +670,7 @@ fn the_job_page_tells_each_attempt_as_the_agents_account() {
             path: None,
             hash: "builtin".into(),
             generation: 1,
+            budget: None,
         },
         5,
         125,

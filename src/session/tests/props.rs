@@ -56,6 +56,7 @@ impl Decide for Chaos {
             path: None,
             hash: "chaos".into(),
             generation: 1,
+            budget: None,
         }
     }
     fn limits(&self) -> Limits {

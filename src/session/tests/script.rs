@@ -65,6 +65,7 @@ pub(crate) fn new_session(policy: &PolicyHost, task: &str) -> Session {
             path: policy.path().map(|p| p.to_path_buf()),
             hash: policy.hash().to_string(),
             generation: 1,
+            budget: None,
         },
         policy.limits().max_iterations,
         1_000,
