@@ -402,3 +402,83 @@ async fn a_page_showing_an_older_diff_cannot_approve_the_newer_one() {
     assert_eq!(last["metadata"]["diff_hash"], new.as_str());
     b.close().await;
 }
+
+/// A page of another site: a one-page HTTP server on a free loopback port serving `html` to
+/// every request, until the test ends.
+fn other_site(html: String) -> String {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(mut conn) = conn else { continue };
+            let mut seen = Vec::new();
+            let mut buf = [0u8; 1024];
+            while !seen.windows(4).any(|w| w == b"\r\n\r\n") {
+                match conn.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => seen.extend_from_slice(&buf[..n]),
+                }
+            }
+            let _ = write!(
+                conn,
+                "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{html}",
+                html.len()
+            );
+        }
+    });
+    format!("http://{addr}/")
+}
+
+#[tokio::test]
+async fn a_form_on_another_site_and_a_rebound_name_reach_nothing() {
+    // `rebind.test` resolves to this machine, as an attacker's DNS name would after rebinding.
+    let Some(b) = browser::start_with(&["--host-resolver-rules=MAP rebind.test 127.0.0.1"]).await
+    else {
+        return;
+    };
+    let env = Env::new();
+    let id = waiting(&env, GOOD_WORKER);
+    let s = serve(&env, &[]);
+    let link = login_link(&env, "ana", "approve", &s.url());
+    open(&b, &link, 200).await;
+    let v = env.show(&id);
+    let before = audit(&env, &id);
+
+    // Another site's page posts the approval the signed-in approver could make, with every
+    // field right; the browser even sends the cookie (the same host, so the same site) — the
+    // server refuses it for its origin.
+    let evil = other_site(format!(
+        "<!doctype html><form id=f method=post action=\"{}/jobs/{id}/approve\">\
+         <input name=state value=APPROVAL_REQUIRED><input name=attempt value={}>\
+         <input name=diff_hash value={}></form><script>document.getElementById('f').submit()\
+         </script>",
+        s.url(),
+        v["job"]["steps"],
+        latest_diff(&env, &id)
+    ));
+    b.client.goto(&evil).await.unwrap();
+    wait_for_text(&b, "must come from this server's own pages").await;
+    assert_eq!(b.status().await, 403);
+    assert_eq!(env.state(&id), "APPROVAL_REQUIRED");
+    assert_eq!(
+        audit(&env, &id),
+        before,
+        "a refused POST is audited nowhere"
+    );
+
+    // The server under a name it does not answer as: refused before anything is read.
+    let port = s.host.rsplit(':').next().unwrap();
+    b.client
+        .goto(&format!("http://rebind.test:{port}/jobs/{id}"))
+        .await
+        .unwrap();
+    assert_eq!(b.status().await, 421);
+    let text = b.text().await;
+    assert!(text.contains("does not answer as"), "{text}");
+    assert!(
+        !text.contains("APPROVAL_REQUIRED"),
+        "nothing of the job shown: {text}"
+    );
+    b.close().await;
+}

@@ -76,6 +76,12 @@ fn free_port() -> u16 {
 /// Starts chromedriver and a headless chromium session on it; `None` when chromedriver is not
 /// installed outside CI (see [`chromedriver`]).
 pub async fn start() -> Option<Browser> {
+    start_with(&[]).await
+}
+
+/// [`start`] with more chromium flags (e.g. `--host-resolver-rules=…`, a name that resolves to
+/// a loopback address, for a DNS-rebinding test).
+pub async fn start_with(extra: &[&str]) -> Option<Browser> {
     let program = chromedriver()?;
     let port = free_port();
     let mut cmd = Command::new(&program);
@@ -98,21 +104,23 @@ pub async fn start() -> Option<Browser> {
         );
         std::thread::sleep(Duration::from_millis(50));
     }
+    let mut args: Vec<String> = [
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--no-first-run",
+        "--no-default-browser-check",
+        "--window-size=1280,900",
+    ]
+    .map(String::from)
+    .to_vec();
+    args.push(format!("--user-data-dir={}", profile.path().display()));
+    args.extend(extra.iter().map(|a| a.to_string()));
     let mut caps = serde_json::Map::new();
     caps.insert(
         "goog:chromeOptions".to_string(),
-        serde_json::json!({
-            "args": [
-                "--headless=new",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-dev-shm-usage",
-                "--no-first-run",
-                "--no-default-browser-check",
-                "--window-size=1280,900",
-                format!("--user-data-dir={}", profile.path().display()),
-            ],
-        }),
+        serde_json::json!({ "args": args }),
     );
     let client = ClientBuilder::new(HttpConnector::new())
         .capabilities(caps)
