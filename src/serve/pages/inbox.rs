@@ -36,6 +36,8 @@ pub(crate) fn render(store: &dyn JobStore, viewer: &Viewer) -> Result<String, Jo
         "<h1>Inbox <span class=\"count\">{}</span></h1>\n",
         jobs.len()
     );
+    // Live as the board is: any job that moves may enter or leave it.
+    body.push_str(&super::html::live_feed(super::BOARD_EVENTS_PATH, None));
     if jobs.is_empty() {
         body.push_str("<p class=\"empty\">Nothing waits for a human.</p>\n");
         return Ok(document("Inbox", viewer, &body));
