@@ -169,14 +169,17 @@ fn every_route_checks_its_scope_and_only_an_approve_token_approves_what_it_saw()
     let approve = format!("/jobs/{id}/approve");
 
     // Nothing without a token; a wrong one is refused too.
-    for path in ["/", "/inbox", job.as_str()] {
+    let events = format!("/jobs/{id}/events");
+    for path in ["/", "/inbox", "/spend", "/events", job.as_str(), events.as_str()] {
         assert_eq!(http(&s, "GET", path, &[], "").status, 401, "{path}");
         let fake = bearer(&format!("osk_{}", "A".repeat(43)));
         let r = http(&s, "GET", path, &[("Authorization", &fake)], "");
         assert_eq!(r.status, 401, "{path}");
     }
-    let r = http(&s, "GET", "/assets/style.css", &[], "");
-    assert_eq!(r.status, 200, "static assets are public");
+    for asset in ["/assets/style.css", "/assets/live.js"] {
+        let r = http(&s, "GET", asset, &[], "");
+        assert_eq!(r.status, 200, "static assets are public: {asset}");
+    }
 
     // Read: the board, the inbox and the job; no approve button.
     let as_reader = [("Authorization", bearer(&reader))];
@@ -198,6 +201,9 @@ fn every_route_checks_its_scope_and_only_an_approve_token_approves_what_it_saw()
         http(&s, "GET", "/jobs/job-nothere", &as_reader, "").status,
         404
     );
+    let spend = http(&s, "GET", "/spend", &as_reader, "");
+    assert_eq!(spend.status, 200);
+    assert!(spend.body.contains("<h1>Spending</h1>"), "{}", spend.body);
 
     // What an approve token's page shows: the form carries it.
     let approver_auth = bearer(&approver);
