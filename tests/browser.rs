@@ -367,6 +367,15 @@ async fn a_page_showing_an_older_diff_cannot_approve_the_newer_one() {
     open(&b, &format!("{}/jobs/{id}", s.url()), 200).await;
     let old = bound(&b, "approve", "diff_hash").await;
     assert_eq!(old, latest_diff(&env, &id));
+    // The page is live: left alone it would show the new diff by itself. Someone typing a
+    // rejection keeps it as it is (it says so) — the page that shows an older diff.
+    b.client
+        .find(Locator::Css("form.verb-reject textarea[name=feedback]"))
+        .await
+        .unwrap()
+        .send_keys("the count is off")
+        .await
+        .unwrap();
 
     // Meanwhile, away from this page: rejected, and stepped again to a new diff.
     env.ok(&["job", "reject", &id, "--feedback", "count again"]);
@@ -375,6 +384,16 @@ async fn a_page_showing_an_older_diff_cannot_approve_the_newer_one() {
     let new = latest_diff(&env, &id);
     assert_ne!(new, old, "the second attempt made another diff");
     let before = audit(&env, &id);
+    wait_for_text(
+        &b,
+        "This job changed since the page was shown; your text is kept.",
+    )
+    .await;
+    assert_eq!(
+        bound(&b, "approve", "diff_hash").await,
+        old,
+        "the page still shows the old diff"
+    );
 
     // The old page's approve: 409, and nothing written.
     submit(&b, "approve").await;

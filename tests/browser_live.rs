@@ -217,3 +217,74 @@ async fn a_job_page_resumes_after_serve_restarts_with_no_line_missing_or_doubled
     assert_eq!(live, stored, "live: {live:?}\nstore: {stored:?}");
     b.close().await;
 }
+
+#[tokio::test]
+async fn a_page_left_open_shows_the_new_diff_by_itself_and_holds_its_buttons_a_moment() {
+    let Some(b) = browser::start().await else {
+        return;
+    };
+    let env = Env::new();
+    // Each attempt writes the next number: every attempt a different diff.
+    let count = env.dir.path().join("count");
+    let worker = format!(
+        "sh -c 'n=$(( $(cat {0} 2>/dev/null || echo 0) + 1 )); echo $n > {0}; echo $n > f.txt'",
+        count.display()
+    );
+    let id = env.create(&worker, DONE, &["--activate"]);
+    env.ok(&["job", "step", &id]);
+    env.ok(&["token", "create", "--name", "ana", "--scope", "approve"]);
+    let s = serve(&env, &[]);
+    let link = env.ok(&["token", "login", "ana", "--url", &s.url()]);
+    b.client.goto(link.trim()).await.unwrap();
+    b.client
+        .goto(&format!("{}/jobs/{id}", s.url()))
+        .await
+        .unwrap();
+    badge_becomes(&b, "live").await;
+    mark(&b).await;
+    let diff = |b: &Browser| {
+        let client = b.client.clone();
+        async move {
+            let e = client
+                .find(Locator::Css("form.verb-approve input[name=diff_hash]"))
+                .await
+                .unwrap();
+            e.attr("value").await.unwrap().unwrap_or_default()
+        }
+    };
+    let old = diff(&b).await;
+
+    env.ok(&["job", "reject", &id, "--feedback", "count again"]);
+    env.ok(&["job", "step", &id]);
+    let t = Instant::now();
+    while b
+        .client
+        .find(Locator::XPath("//p[contains(., 'This job moved on')]"))
+        .await
+        .is_err()
+    {
+        assert!(t.elapsed() < Duration::from_secs(20), "{}", b.text().await);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(still_marked(&b).await, "updated in place, not reloaded");
+    let new = diff(&b).await;
+    assert_ne!(new, old, "the page shows the new diff");
+    let button = b
+        .client
+        .find(Locator::Css("form.verb-approve button[type=submit]"))
+        .await
+        .unwrap();
+    assert_eq!(
+        button.attr("disabled").await.unwrap().as_deref(),
+        Some("true"),
+        "held a moment after the change"
+    );
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    let button = b
+        .client
+        .find(Locator::Css("form.verb-approve button[type=submit]"))
+        .await
+        .unwrap();
+    assert_eq!(button.attr("disabled").await.unwrap(), None, "then usable");
+    b.close().await;
+}

@@ -45,6 +45,10 @@ const FOREIGN: &[(&str, &str)] = &[
     ("--data-dir", "cline"),
     ("--port", "chromedriver (the browser tests)"),
     ("--no-sandbox", "chromium (the browser tests)"),
+    (
+        "--host-resolver-rules",
+        "chromium (the browser tests' DNS rebinding)",
+    ),
     ("--auto-approve", "cline"),
     ("--plan", "cline"),
     ("--id", "cline"),

@@ -170,7 +170,14 @@ fn every_route_checks_its_scope_and_only_an_approve_token_approves_what_it_saw()
 
     // Nothing without a token; a wrong one is refused too.
     let events = format!("/jobs/{id}/events");
-    for path in ["/", "/inbox", "/spend", "/events", job.as_str(), events.as_str()] {
+    for path in [
+        "/",
+        "/inbox",
+        "/spend",
+        "/events",
+        job.as_str(),
+        events.as_str(),
+    ] {
         assert_eq!(http(&s, "GET", path, &[], "").status, 401, "{path}");
         let fake = bearer(&format!("osk_{}", "A".repeat(43)));
         let r = http(&s, "GET", path, &[("Authorization", &fake)], "");

@@ -115,6 +115,28 @@
     return false;
   }
 
+  // The page is kept as it is under someone's typing: it says so, and a verb sent from it
+  // is refused as out of date if the job moved on (the server checks what the form saw).
+  function hold(main) {
+    held = true;
+    if (document.getElementById('live-held')) return;
+    var p = document.createElement('p');
+    p.id = 'live-held';
+    p.className = 'notice';
+    p.textContent = 'This job changed since the page was shown; your text is kept. ' +
+      'It updates when you leave the field (or reload); an action from this page is refused ' +
+      'if what it shows is out of date.';
+    main.insertBefore(p, main.firstChild);
+  }
+
+  // What the page's verbs are bound to (the forms' hidden fields).
+  function binding(main) {
+    var f = main.querySelector('form.verb input[name=diff_hash]');
+    var st = main.querySelector('form.verb input[name=state]');
+    var at = main.querySelector('form.verb input[name=attempt]');
+    return [f && f.value, st && st.value, at && at.value].join('|');
+  }
+
   function refresh() {
     if (reading) {
       readAgain = true;
@@ -123,7 +145,7 @@
     var main = document.querySelector('main');
     if (!main) return;
     if (busy(main)) {
-      held = true;
+      hold(main);
       return;
     }
     reading = true;
@@ -139,8 +161,9 @@
         if (html === null) return;
         var next = new DOMParser().parseFromString(html, 'text/html').querySelector('main');
         var now = document.querySelector('main');
-        if (!next || !now || busy(now)) {
-          held = true;
+        if (!next || !now) return;
+        if (busy(now)) {
+          hold(now);
           return;
         }
         next = document.importNode(next, true);
@@ -159,7 +182,9 @@
             }
           }
         }
+        var moved = binding(now) !== binding(next);
         now.replaceWith(next);
+        if (moved) pause(next);
       })
       .catch(function () {})
       .then(function () {
@@ -169,6 +194,21 @@
           refresh();
         }
       });
+  }
+
+  // What the verbs act on just changed under the reader: the buttons wait a moment, so a
+  // click meant for what was shown does not act on what replaced it.
+  function pause(main) {
+    var buttons = main.querySelectorAll('form.verb button');
+    if (!buttons.length) return;
+    var p = document.createElement('p');
+    p.className = 'notice';
+    p.textContent = 'This job moved on: the page now shows it as it is. Look again before you act.';
+    main.insertBefore(p, main.firstChild);
+    for (var i = 0; i < buttons.length; i++) buttons[i].disabled = true;
+    setTimeout(function () {
+      for (var j = 0; j < buttons.length; j++) buttons[j].disabled = false;
+    }, 2000);
   }
 
   document.addEventListener('focusout', function () {
