@@ -14,6 +14,8 @@
 //! Run: `cargo bench --bench live` (`-- N` for another count of readers than 100).
 //! `ONESHOT_BENCH_BIN=PATH` measures another build of oneshot instead.
 
+#[path = "support/proc.rs"]
+mod proc;
 #[path = "support/git.rs"]
 mod support_git;
 use support_git::git;
@@ -234,33 +236,11 @@ impl Server {
     }
 
     fn rss_kib(&self) -> u64 {
-        let status =
-            std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).expect("status");
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix("VmRSS:"))
-            .and_then(|v| v.split_whitespace().next())
-            .and_then(|v| v.parse().ok())
-            .expect("VmRSS")
+        proc::rss_kib(self.child.id())
     }
 
     /// The share of one core the server used over `span`.
     fn cpu(&self, span: Duration) -> f64 {
-        let ticks = || {
-            let stat =
-                std::fs::read_to_string(format!("/proc/{}/stat", self.child.id())).expect("stat");
-            let f: Vec<&str> = stat
-                .rsplit(')')
-                .next()
-                .expect("fields")
-                .split_whitespace()
-                .collect();
-            let n = |i: usize| f[i].parse::<u64>().expect("a count");
-            n(11) + n(12)
-        };
-        let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
-        let before = ticks();
-        std::thread::sleep(span);
-        (ticks() - before) as f64 / hz / span.as_secs_f64()
+        proc::cpu(self.child.id(), span)
     }
 }

@@ -16,6 +16,9 @@
 #[path = "support/jobs.rs"]
 #[allow(dead_code)] // The runner's helpers: this bench only creates jobs.
 mod jobs;
+#[path = "support/proc.rs"]
+#[allow(dead_code)] // Its memory reading: the live bench's.
+mod proc;
 
 use jobs::{create, job};
 use oneshot::job::{JobStore, SqliteStore};
@@ -161,22 +164,6 @@ impl Server {
 
     /// The share of one core the server used over `span`, asked nothing.
     fn idle_cpu(&self, span: Duration) -> f64 {
-        let ticks = || {
-            let stat =
-                std::fs::read_to_string(format!("/proc/{}/stat", self.child.id())).expect("stat");
-            let f: Vec<&str> = stat
-                .rsplit(')')
-                .next()
-                .expect("fields")
-                .split_whitespace()
-                .collect();
-            // After the `)`: the state is the first field (3), utime and stime are 14 and 15.
-            let n = |i: usize| f[i].parse::<u64>().expect("a count");
-            n(11) + n(12)
-        };
-        let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
-        let before = ticks();
-        std::thread::sleep(span);
-        (ticks() - before) as f64 / hz / span.as_secs_f64()
+        proc::cpu(self.child.id(), span)
     }
 }
