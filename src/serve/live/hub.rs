@@ -34,8 +34,6 @@ struct Topics {
 struct Checks {
     watches: Vec<std::sync::Weak<Watch>>,
     last: Option<std::time::Instant>,
-    /// The store changed since the last check.
-    due: bool,
 }
 
 /// The hub.
@@ -102,14 +100,13 @@ impl Hub {
         w
     }
 
-    /// Checks the open streams' credentials if the store changed since the last check and
-    /// the last is [`auth::EVERY`] old; else how long until it may.
+    /// Checks the open streams' credentials (this round was woken by a change, or by the
+    /// wait this returned) if the last check is [`auth::EVERY`] old; else how long until it
+    /// may, so a change right after a check is still checked soon.
     fn recheck(&self) -> Option<Duration> {
         let mut c = self.checks.lock().unwrap_or_else(|p| p.into_inner());
-        c.due = true;
         c.watches.retain(|w| w.strong_count() > 0);
         if c.watches.is_empty() {
-            c.due = false;
             return None;
         }
         let wait = c
@@ -120,7 +117,6 @@ impl Hub {
         }
         auth::recheck(&*self.store, &mut c.watches);
         c.last = Some(std::time::Instant::now());
-        c.due = false;
         None
     }
 
