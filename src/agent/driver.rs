@@ -56,8 +56,8 @@ impl Protocol {
     /// The driver for this protocol, set up for one run.
     pub fn driver(self, setup: DriverSetup) -> Box<dyn Driver> {
         match self {
-            Protocol::Claude => Box::new(super::claude_input::ClaudeDriver::default()),
-            Protocol::CodexAppServer => Box::new(super::codex_app::CodexAppDriver::new(setup)),
+            Protocol::Claude => Box::new(super::claude::input::ClaudeDriver::default()),
+            Protocol::CodexAppServer => Box::new(super::codex::CodexAppDriver::new(setup)),
             Protocol::Acp => Box::new(super::acp::AcpDriver::new(setup)),
             Protocol::Codex | Protocol::Gemini | Protocol::Aider | Protocol::Cline => {
                 Box::new(Listen(self.parser()))
@@ -95,7 +95,7 @@ pub(super) fn rpc_object(raw: &[u8], events: &mut Vec<AgentEvent>) -> Option<Val
     match serde_json::from_slice(raw) {
         Ok(v @ Value::Object(_)) => Some(v),
         _ => {
-            events.push(super::unknown(raw));
+            events.push(super::line::unknown(raw));
             None
         }
     }

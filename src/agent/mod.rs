@@ -27,23 +27,25 @@ mod account;
 mod acp;
 mod aider;
 mod claude;
-pub mod claude_input;
-mod claude_wire;
 mod cline;
 mod codex;
-mod codex_app;
 mod driver;
 mod entries;
 mod event;
 mod gemini;
 mod launch;
+mod line;
 mod narrative;
 mod run_state;
 mod schema_file;
 mod spec;
+mod tap;
 mod timeline;
 pub mod transcript;
 mod verdict_schema;
+
+/// What oneshot writes to Claude Code's stdin (kept at its old path, `agent::claude_input`).
+pub use claude::input as claude_input;
 
 pub use account::{Account, AccountReader, Entry};
 pub use aider::AiderParser;
@@ -60,6 +62,8 @@ pub use run_state::RunState;
 pub use schema_file::SchemaFile;
 pub use spec::{AgentKind, AgentSpec, SpecError};
 pub use timeline::Timeline;
+
+pub(crate) use tap::{Seen, Tap};
 pub use verdict_schema::VERDICT_SCHEMA;
 
 pub(crate) use verdict_schema::VERDICT_SCHEMA_FILE;
@@ -67,8 +71,6 @@ pub(crate) use verdict_schema::VERDICT_SCHEMA_FILE;
 // What only the crate's tests reach through this module.
 #[cfg(test)]
 pub(crate) use spec::AGENT_KINDS;
-
-use serde::Deserialize;
 
 /// A parser for one agent protocol, fed its stdout one line at a time.
 pub trait LineParser {
@@ -134,81 +136,6 @@ impl LineParser for Overheard {
     }
 }
 
-/// What a line decoded into: the protocol's own type, or the fallback event already made.
-enum Decoded<T> {
-    /// The line matched the protocol's line type.
-    Line(T),
-    /// Blank line: no event.
-    Blank,
-    /// The line was JSON of another shape ([`AgentEvent::Unknown`]) or not JSON at all
-    /// ([`AgentEvent::Malformed`]).
-    Fallback(AgentEvent),
-}
-
-/// Decodes one line into `T`, falling back to a kept [`AgentEvent::Unknown`] when the JSON is
-/// well formed but does not fit `T` (a field changed type in a new CLI version), and to
-/// [`AgentEvent::Malformed`] when it is not JSON.
-fn decode<'a, T: Deserialize<'a>>(line: &'a [u8]) -> Decoded<T> {
-    let line = line.trim_ascii();
-    if line.is_empty() {
-        return Decoded::Blank;
-    }
-    match serde_json::from_slice::<T>(line) {
-        Ok(t) => Decoded::Line(t),
-        Err(_) => Decoded::Fallback(unknown(line)),
-    }
-}
-
-/// [`AgentEvent::Unknown`] for a well-formed line, [`AgentEvent::Malformed`] otherwise.
-fn unknown(line: &[u8]) -> AgentEvent {
-    match serde_json::from_slice::<serde_json::Value>(line) {
-        Ok(raw) => AgentEvent::Unknown { raw },
-        Err(e) => AgentEvent::malformed(line, e),
-    }
-}
-
-/// A JSON value's text: strings as they are, text blocks (`[{"type":"text","text":…}]`)
-/// joined, anything else as compact JSON. Tool results come in all three shapes.
-fn value_text(v: &serde_json::Value) -> String {
-    use serde_json::Value;
-    match v {
-        Value::String(s) => s.clone(),
-        Value::Null => String::new(),
-        Value::Array(items) => {
-            let mut out = String::new();
-            for item in items {
-                match item.get("text").and_then(Value::as_str) {
-                    Some(t) => out.push_str(t),
-                    None => out.push_str(&item.to_string()),
-                }
-            }
-            out
-        }
-        other => other.to_string(),
-    }
-}
-
-/// The final answer as JSON, when it is a JSON object or array (agents asked for a schema in
-/// the prompt, or Codex with `--output-schema`, answer that way). Not validated: the caller
-/// checks it against its schema.
-fn json_answer(text: &str) -> Option<serde_json::Value> {
-    let t = text.trim();
-    if !(t.starts_with('{') || t.starts_with('[')) {
-        return None;
-    }
-    serde_json::from_str(t).ok()
-}
-
-/// An HTTP status named in an agent's error text ("unexpected status 401 Unauthorized").
-fn status_in(text: &str) -> Option<u16> {
-    let at = text.find("status")?;
-    let rest = text[at + "status".len()..].trim_start_matches([' ', ':', '=']);
-    let digits = rest.get(..3)?;
-    let status: u16 = digits.parse().ok()?;
-    let ends = rest[3..].chars().next().is_none_or(|c| !c.is_ascii_digit());
-    ((100..=599).contains(&status) && ends).then_some(status)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -238,31 +165,6 @@ mod tests {
                 }
             );
         }
-    }
-
-    #[test]
-    fn json_answers_and_statuses_are_found_in_text() {
-        assert_eq!(json_answer(" {\"ok\": true}\n"), Some(json!({"ok": true})));
-        assert_eq!(json_answer("ok: true"), None);
-        assert_eq!(json_answer("{broken"), None);
-        assert_eq!(
-            status_in("unexpected status 401 Unauthorized: bad key"),
-            Some(401)
-        );
-        assert_eq!(status_in("http status: 529"), Some(529));
-        assert_eq!(status_in("status 4010"), None);
-        assert_eq!(status_in("no status here"), None);
-    }
-
-    #[test]
-    fn value_text_reads_every_result_shape() {
-        assert_eq!(value_text(&json!("plain")), "plain");
-        assert_eq!(
-            value_text(&json!([{"type": "text", "text": "a"}, {"type": "text", "text": "b"}])),
-            "ab"
-        );
-        assert_eq!(value_text(&json!({"k": 1})), r#"{"k":1}"#);
-        assert_eq!(value_text(&json!(null)), "");
     }
 
     mod never_panics {

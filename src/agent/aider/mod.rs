@@ -2,7 +2,8 @@
 //! call. Its failures are read from its words: litellm's exception lines
 //! (`litellm.AuthenticationError: …`, `litellm.BadRequestError: OpenAIException - … 401 …`).
 
-use super::{AgentEvent, ErrorKind, LineParser, status_in};
+use crate::agent::line::status_in;
+use crate::agent::{AgentEvent, ErrorKind, LineParser};
 
 /// Parser for Aider's plain-text output: each line is assistant text (progress); a litellm
 /// exception line is also an [`AgentEvent::Error`].

@@ -6,13 +6,17 @@
 //! `stream_event` (the Anthropic SSE events: `message_start`, `content_block_*`,
 //! `message_delta`, `message_stop`) and the final `result`.
 
+pub mod input;
+mod wire;
+
 use std::borrow::Cow;
 use std::collections::HashMap;
 
 use serde_json::Value;
 
-use super::claude_wire::{Line, StreamEvent, as_u16, as_u32};
-use super::{AgentEvent, Decoded, ErrorKind, LineParser, decode, unknown, value_text};
+use crate::agent::line::{Decoded, decode, unknown, value_text};
+use crate::agent::{AgentEvent, ErrorKind, LineParser};
+use wire::{Line, StreamEvent, as_u16, as_u32};
 
 /// Parser for Claude Code's stream-json output.
 ///
@@ -440,7 +444,6 @@ fn content_block(mut block: Value, message_id: Option<String>, index: u32) -> Op
 }
 
 #[cfg(test)]
-#[path = "claude_tests.rs"]
 mod tests;
 
 /// A control request from Claude (`--permission-prompt-tool stdio`): `can_use_tool` asks

@@ -14,8 +14,9 @@
 //! ACP has no message ids: text chunks between two tool calls form one message, named here
 //! `m1`, `m2`, … in order.
 
-use super::driver::{Driver, DriverSetup, Reply, line, rpc_object};
-use super::{AgentEvent, ErrorKind, json_answer, status_in, unknown, value_text};
+use crate::agent::driver::{Driver, DriverSetup, Reply, line, rpc_object};
+use crate::agent::line::{json_answer, status_in, unknown, value_text};
+use crate::agent::{AgentEvent, ErrorKind};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 
@@ -371,5 +372,4 @@ fn tool_output(content: &Value) -> String {
 }
 
 #[cfg(test)]
-#[path = "acp_tests.rs"]
 mod tests;

@@ -14,7 +14,8 @@ use std::borrow::Cow;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{AgentEvent, Decoded, ErrorKind, LineParser, decode, json_answer, status_in, unknown};
+use crate::agent::line::{Decoded, decode, json_answer, status_in, unknown};
+use crate::agent::{AgentEvent, ErrorKind, LineParser};
 
 /// Parser for Cline's `--json` output.
 ///
@@ -337,5 +338,4 @@ struct Event<'a> {
 }
 
 #[cfg(test)]
-#[path = "cline_tests.rs"]
 mod tests;

@@ -6,7 +6,8 @@ use std::borrow::Cow;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{AgentEvent, Decoded, ErrorKind, LineParser, decode, json_answer, unknown, value_text};
+use crate::agent::line::{Decoded, decode, json_answer, unknown, value_text};
+use crate::agent::{AgentEvent, ErrorKind, LineParser};
 
 /// Parser for Gemini CLI's stream-json output.
 ///
@@ -186,5 +187,4 @@ struct Line<'a> {
 }
 
 #[cfg(test)]
-#[path = "gemini_tests.rs"]
 mod tests;

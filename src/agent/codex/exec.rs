@@ -9,9 +9,8 @@ use std::collections::HashSet;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{
-    AgentEvent, Decoded, ErrorKind, LineParser, decode, json_answer, status_in, unknown, value_text,
-};
+use crate::agent::line::{Decoded, decode, json_answer, status_in, unknown, value_text};
+use crate::agent::{AgentEvent, ErrorKind, LineParser};
 
 /// Parser for Codex's `exec --json` output.
 ///
@@ -283,5 +282,5 @@ struct Usage {
 }
 
 #[cfg(test)]
-#[path = "codex_tests.rs"]
+#[path = "exec_tests.rs"]
 mod tests;

@@ -13,8 +13,10 @@
 //! 4. `turn/completed` ends it (`completed`, `interrupted` or `failed` with the error); Codex
 //!    exits when its stdin closes. `turn/interrupt` stops a turn.
 
-use super::driver::{Driver, DriverSetup, Reply, line, rpc_object};
-use super::{AgentEvent, ErrorKind, json_answer, status_in, unknown, value_text};
+use crate::agent::AgentEvent;
+use crate::agent::ErrorKind;
+use crate::agent::driver::{Driver, DriverSetup, Reply, line, rpc_object};
+use crate::agent::line::{json_answer, status_in, unknown, value_text};
 use crate::process::Role;
 use serde_json::{Value, json};
 use std::collections::HashMap;
@@ -500,5 +502,5 @@ fn tool_result(kind: &str, item: &Value) -> (String, bool) {
 }
 
 #[cfg(test)]
-#[path = "codex_app_tests.rs"]
+#[path = "app_tests.rs"]
 mod tests;
