@@ -84,26 +84,3 @@ impl Driver for Listen {
         None
     }
 }
-
-/// A JSON-RPC line as an object; `None` for a blank line, and for a line that is not an
-/// object, which is kept as its event in `events`.
-pub(super) fn rpc_object(raw: &[u8], events: &mut Vec<AgentEvent>) -> Option<Value> {
-    let raw = raw.trim_ascii();
-    if raw.is_empty() {
-        return None;
-    }
-    match serde_json::from_slice(raw) {
-        Ok(v @ Value::Object(_)) => Some(v),
-        _ => {
-            events.push(super::line::unknown(raw));
-            None
-        }
-    }
-}
-
-/// One JSON value as a line.
-pub(super) fn line(v: &Value) -> Reply {
-    let mut bytes = serde_json::to_vec(v).expect("a JSON value serializes");
-    bytes.push(b'\n');
-    bytes
-}

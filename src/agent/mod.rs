@@ -33,6 +33,7 @@ mod driver;
 mod entries;
 mod event;
 mod gemini;
+mod jsonrpc;
 mod launch;
 mod line;
 mod narrative;

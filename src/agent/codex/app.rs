@@ -15,7 +15,8 @@
 
 use crate::agent::AgentEvent;
 use crate::agent::ErrorKind;
-use crate::agent::driver::{Driver, DriverSetup, Reply, line, rpc_object};
+use crate::agent::driver::{Driver, DriverSetup, Reply};
+use crate::agent::jsonrpc::{Incoming, METHOD_NOT_FOUND, Rpc};
 use crate::agent::line::{json_answer, status_in, unknown, value_text};
 use crate::process::Role;
 use serde_json::{Value, json};
@@ -48,8 +49,8 @@ const QUIET: [&str; 8] = [
 pub struct CodexAppDriver {
     setup: DriverSetup,
     prompt: String,
-    next_id: u64,
-    asked: HashMap<u64, Asked>,
+    /// oneshot's requests and what each asked (Codex's lines name no `jsonrpc` version).
+    rpc: Rpc<Asked>,
     thread: Option<String>,
     turn: Option<String>,
     /// Approval requests waiting for the policy: our request id → the id Codex gave.
@@ -67,8 +68,7 @@ impl CodexAppDriver {
         CodexAppDriver {
             setup,
             prompt: String::new(),
-            next_id: 1,
-            asked: HashMap::new(),
+            rpc: Rpc::new(None),
             thread: None,
             turn: None,
             approvals: HashMap::new(),
@@ -76,13 +76,6 @@ impl CodexAppDriver {
             last_message: None,
             failed: false,
         }
-    }
-
-    fn request(&mut self, asked: Asked, method: &str, params: Value) -> Reply {
-        let id = self.next_id;
-        self.next_id += 1;
-        self.asked.insert(id, asked);
-        line(&json!({"id": id, "method": method, "params": params}))
     }
 
     /// The thread's settings: where, which model, how much the agent may do on its own.
@@ -107,9 +100,15 @@ impl CodexAppDriver {
         match self.setup.resume.take() {
             Some(id) => {
                 params["threadId"] = json!(id);
-                out.push(self.request(Asked::Thread(true), "thread/resume", params));
+                out.push(
+                    self.rpc
+                        .request(Asked::Thread(true), "thread/resume", params),
+                );
             }
-            None => out.push(self.request(Asked::Thread(false), "thread/start", params)),
+            None => out.push(
+                self.rpc
+                    .request(Asked::Thread(false), "thread/start", params),
+            ),
         }
     }
 
@@ -123,7 +122,7 @@ impl CodexAppDriver {
         let result = v.get("result");
         match (asked, result) {
             (Asked::Initialize, Some(_)) => {
-                out.push(line(&json!({"method": "initialized"})));
+                out.push(self.rpc.notify("initialized", None));
                 self.start_thread(out);
             }
             (Asked::Thread(_), Some(r)) => {
@@ -144,7 +143,7 @@ impl CodexAppDriver {
                     "threadId": id,
                     "input": [{"type": "text", "text": std::mem::take(&mut self.prompt)}],
                 });
-                out.push(self.request(Asked::Turn, "turn/start", params));
+                out.push(self.rpc.request(Asked::Turn, "turn/start", params));
             }
             (Asked::Thread(true), None) => {
                 // The thread is gone (another CODEX_HOME, pruned): a fresh one rather than
@@ -343,9 +342,8 @@ impl CodexAppDriver {
                 events.push(AgentEvent::Warning {
                     message: format!("codex asked `{method}`, which oneshot does not answer"),
                 });
-                let error =
-                    json!({"code": -32601, "message": format!("oneshot does not answer {method}")});
-                return out.push(line(&json!({"id": id, "error": error})));
+                let message = format!("oneshot does not answer {method}");
+                return out.push(self.rpc.refuse(id, METHOD_NOT_FOUND, message));
             }
         };
         let item = p["itemId"].as_str().unwrap_or_default();
@@ -377,29 +375,22 @@ impl Driver for CodexAppDriver {
     fn open(&mut self, prompt: &str, out: &mut Vec<Reply>) {
         self.prompt = prompt.to_string();
         let info = json!({"clientInfo": {"name": "oneshot", "version": env!("CARGO_PKG_VERSION")}});
-        out.push(self.request(Asked::Initialize, "initialize", info));
+        out.push(self.rpc.request(Asked::Initialize, "initialize", info));
     }
 
     fn feed(&mut self, raw: &[u8], events: &mut Vec<AgentEvent>, out: &mut Vec<Reply>) {
-        let Some(v) = rpc_object(raw, events) else {
+        let Some(incoming) = self.rpc.read(raw, events) else {
             return;
         };
         let raw = raw.trim_ascii();
-        let method = v.get("method").and_then(Value::as_str);
-        match (v.get("id"), method) {
-            (Some(id), Some(m)) => {
-                let (id, m) = (id.clone(), m.to_string());
-                self.server_request(&id, &m, &v["params"], events, out)
+        match incoming {
+            Incoming::Request { id, method, params } => {
+                self.server_request(&id, &method, &params, events, out)
             }
-            (None, Some(m)) => {
-                let m = m.to_string();
-                self.notification(&m, &v["params"], raw, events)
+            Incoming::Notification { method, params } => {
+                self.notification(&method, &params, raw, events)
             }
-            (Some(id), None) => match id.as_u64().and_then(|id| self.asked.remove(&id)) {
-                Some(asked) => self.response(asked, &v, events, out),
-                None => events.push(unknown(raw)),
-            },
-            (None, None) => events.push(unknown(raw)),
+            Incoming::Response { asked, message } => self.response(asked, &message, events, out),
         }
     }
 
@@ -413,12 +404,12 @@ impl Driver for CodexAppDriver {
         // Codex's decline carries no message: the model learns the command was declined.
         let id = self.approvals.remove(request_id)?;
         let decision = if allow { "accept" } else { "decline" };
-        Some(line(&json!({"id": id, "result": {"decision": decision}})))
+        Some(self.rpc.reply(&id, json!({"decision": decision})))
     }
 
     fn interrupt(&mut self) -> Option<Reply> {
         let (thread, turn) = (self.thread.clone()?, self.turn.clone()?);
-        Some(self.request(
+        Some(self.rpc.request(
             Asked::Interrupt,
             "turn/interrupt",
             json!({"threadId": thread, "turnId": turn}),
