@@ -30,6 +30,21 @@ pub(crate) fn decode<'a, T: Deserialize<'a>>(line: &'a [u8]) -> Decoded<T> {
     }
 }
 
+/// A tag (a method, a type) as the protocol's tag enum, whose `#[serde(other)]` variant takes
+/// any tag it does not name; `None` when the tag is missing or not a string.
+pub(crate) fn tag<'a, T: Deserialize<'a>>(v: &'a serde_json::Value) -> Option<T> {
+    T::deserialize(v).ok()
+}
+
+/// A tag already read as text, as the protocol's tag enum (whose `#[serde(other)]` variant
+/// takes any tag it does not name); `None` only for an enum without one.
+pub(crate) fn tag_str<T: serde::de::DeserializeOwned>(s: &str) -> Option<T> {
+    use serde::de::IntoDeserializer;
+    let text: serde::de::value::StrDeserializer<'_, serde::de::value::Error> =
+        s.into_deserializer();
+    T::deserialize(text).ok()
+}
+
 /// [`AgentEvent::Unknown`] for a well-formed line, [`AgentEvent::Malformed`] otherwise.
 pub(crate) fn unknown(line: &[u8]) -> AgentEvent {
     match serde_json::from_slice::<serde_json::Value>(line) {

@@ -16,7 +16,10 @@
 
 use crate::agent::driver::{Driver, DriverSetup, Reply};
 use crate::agent::jsonrpc::{Incoming, METHOD_NOT_FOUND, Rpc};
-use crate::agent::line::{json_answer, status_in, unknown, value_text};
+use crate::agent::line::{json_answer, status_in, tag, unknown, value_text};
+use wire::SessionUpdate;
+
+mod wire;
 use crate::agent::{AgentEvent, ErrorKind};
 use serde_json::{Value, json};
 use std::collections::HashMap;
@@ -28,14 +31,6 @@ enum Asked {
     NewSession,
     Prompt,
 }
-
-/// `session/update` kinds that carry nothing a run needs (their lines still reach the log).
-const QUIET: [&str; 4] = [
-    "available_commands_update",
-    "current_mode_update",
-    "plan",
-    "config_option_update",
-];
 
 /// The driver of one ACP agent run.
 #[derive(Debug)]
@@ -186,9 +181,11 @@ impl AcpDriver {
     }
 
     fn update(&mut self, u: &Value, raw: &[u8], events: &mut Vec<AgentEvent>) {
-        let kind = u["sessionUpdate"].as_str().unwrap_or_default();
+        let Some(kind) = tag::<SessionUpdate>(&u["sessionUpdate"]) else {
+            return events.push(unknown(raw));
+        };
         match kind {
-            "agent_message_chunk" | "agent_thought_chunk" => {
+            SessionUpdate::AgentMessageChunk | SessionUpdate::AgentThoughtChunk => {
                 let text = u["content"]["text"]
                     .as_str()
                     .unwrap_or_default()
@@ -196,12 +193,12 @@ impl AcpDriver {
                 if !self.in_message {
                     self.in_message = true;
                     self.message += 1;
-                    if kind == "agent_message_chunk" {
+                    if kind == SessionUpdate::AgentMessageChunk {
                         self.last_text.clear();
                     }
                 }
                 let message_id = Some(format!("m{}", self.message));
-                if kind == "agent_message_chunk" {
+                if kind == SessionUpdate::AgentMessageChunk {
                     self.last_text.push_str(&text);
                     events.push(AgentEvent::AssistantText {
                         message_id,
@@ -218,13 +215,13 @@ impl AcpDriver {
                     });
                 }
             }
-            "user_message_chunk" => events.push(AgentEvent::UserMessage {
+            SessionUpdate::UserMessageChunk => events.push(AgentEvent::UserMessage {
                 text: u["content"]["text"]
                     .as_str()
                     .unwrap_or_default()
                     .to_string(),
             }),
-            "tool_call" => {
+            SessionUpdate::ToolCall => {
                 self.in_message = false;
                 events.push(AgentEvent::ToolCall {
                     id: u["toolCallId"].as_str().unwrap_or_default().to_string(),
@@ -233,7 +230,7 @@ impl AcpDriver {
                     message_id: None,
                 });
             }
-            "tool_call_update" => {
+            SessionUpdate::ToolCallUpdate => {
                 self.in_message = false;
                 let status = u["status"].as_str().unwrap_or_default();
                 if matches!(status, "completed" | "failed") {
@@ -244,8 +241,8 @@ impl AcpDriver {
                     });
                 }
             }
-            k if QUIET.contains(&k) => {}
-            _ => events.push(unknown(raw)),
+            SessionUpdate::Quiet => {}
+            SessionUpdate::Other => events.push(unknown(raw)),
         }
     }
 }

@@ -16,7 +16,7 @@ use serde_json::Value;
 
 use crate::agent::line::{Decoded, decode, unknown, value_text};
 use crate::agent::{AgentEvent, ErrorKind, LineParser};
-use wire::{Line, StreamEvent, as_u16, as_u32};
+use wire::{DeltaKind, EventKind, Line, LineKind, StreamEvent, as_u16, as_u32};
 
 /// Parser for Claude Code's stream-json output.
 ///
@@ -69,8 +69,8 @@ impl LineParser for ClaudeParser {
             Decoded::Blank => return,
             Decoded::Fallback(ev) => return out.push(ev),
         };
-        match parsed.kind.as_ref() {
-            "stream_event" => match parsed.event {
+        match parsed.kind {
+            LineKind::StreamEvent => match parsed.event {
                 Some(ev) => {
                     let stream = match parsed.parent_tool_use_id.as_deref() {
                         None => &mut self.main,
@@ -82,15 +82,15 @@ impl LineParser for ClaudeParser {
                 }
                 None => out.push(unknown(line.trim_ascii())),
             },
-            "assistant" => self.assistant(parsed, out),
-            "user" => user(parsed, out),
-            "system" => self.system(parsed, line, out),
-            "result" => self.result(parsed, out),
-            "control_request" => control_request(parsed, line, out),
+            LineKind::Assistant => self.assistant(parsed, out),
+            LineKind::User => user(parsed, out),
+            LineKind::System => self.system(parsed, line, out),
+            LineKind::Result => self.result(parsed, out),
+            LineKind::ControlRequest => control_request(parsed, line, out),
             // The answer to a control request of ours (initialize, interrupt): nothing the
             // timeline needs; the line stays in the log.
-            "control_response" => {}
-            _ => out.push(unknown(line.trim_ascii())),
+            LineKind::ControlResponse => {}
+            LineKind::Other => out.push(unknown(line.trim_ascii())),
         }
     }
 }
@@ -251,8 +251,8 @@ impl ClaudeParser {
 impl Stream {
     /// Applies one SSE event; returns whether it reported an error.
     fn event(&mut self, ev: StreamEvent, line: &[u8], out: &mut Vec<AgentEvent>) -> bool {
-        match ev.kind.as_ref() {
-            "message_start" => {
+        match ev.kind {
+            EventKind::MessageStart => {
                 let message = ev.message.unwrap_or_default();
                 let id = message.id.map(Cow::into_owned);
                 self.stop_reason = None;
@@ -265,7 +265,7 @@ impl Stream {
                 }
                 self.current = id;
             }
-            "content_block_start" => {
+            EventKind::ContentBlockStart => {
                 let index = ev.index.unwrap_or(0);
                 let Some(block) = ev.content_block else {
                     return false;
@@ -292,16 +292,16 @@ impl Stream {
                     _ => {}
                 }
             }
-            "content_block_delta" => {
+            EventKind::ContentBlockDelta => {
                 let index = ev.index.unwrap_or(0);
                 let Some(delta) = ev.delta else { return false };
-                match delta.kind.as_deref() {
-                    Some("text_delta") => {
+                match delta.kind {
+                    Some(DeltaKind::TextDelta) => {
                         if let Some(text) = delta.text {
                             out.push(self.delta_text(index, text));
                         }
                     }
-                    Some("thinking_delta") => {
+                    Some(DeltaKind::ThinkingDelta) => {
                         if let Some(text) = delta.thinking {
                             out.push(AgentEvent::Reasoning {
                                 message_id: self.current.clone(),
@@ -311,7 +311,7 @@ impl Stream {
                             });
                         }
                     }
-                    Some("input_json_delta") => {
+                    Some(DeltaKind::InputJsonDelta) => {
                         if let (Some(tool), Some(part)) =
                             (&mut self.pending_tool, delta.partial_json)
                             && tool.index == index
@@ -323,7 +323,7 @@ impl Stream {
                     _ => {}
                 }
             }
-            "content_block_stop" => {
+            EventKind::ContentBlockStop => {
                 let index = ev.index.unwrap_or(0);
                 if self.pending_tool.as_ref().is_some_and(|t| t.index == index) {
                     let tool = self.pending_tool.take().expect("checked above");
@@ -341,17 +341,17 @@ impl Stream {
                     });
                 }
             }
-            "message_delta" => {
+            EventKind::MessageDelta => {
                 if let Some(reason) = ev.delta.and_then(|d| d.stop_reason) {
                     self.stop_reason = Some(reason.into_owned());
                 }
             }
-            "message_stop" => out.push(AgentEvent::MessageStopped {
+            EventKind::MessageStop => out.push(AgentEvent::MessageStopped {
                 message_id: self.current.take(),
                 stop_reason: self.stop_reason.take(),
             }),
-            "ping" => {}
-            "error" => {
+            EventKind::Ping => {}
+            EventKind::Error => {
                 let error = ev.error.unwrap_or(Value::Null);
                 let code = error.get("type").and_then(Value::as_str).unwrap_or("error");
                 let message = error.get("message").and_then(Value::as_str).unwrap_or(code);
@@ -362,7 +362,7 @@ impl Stream {
                 });
                 return true;
             }
-            _ => out.push(unknown(line.trim_ascii())),
+            EventKind::Other => out.push(unknown(line.trim_ascii())),
         }
         false
     }

@@ -13,11 +13,12 @@
 //! 4. `turn/completed` ends it (`completed`, `interrupted` or `failed` with the error); Codex
 //!    exits when its stdin closes. `turn/interrupt` stops a turn.
 
+use super::app_wire::{ItemKind, Notice};
 use crate::agent::AgentEvent;
 use crate::agent::ErrorKind;
 use crate::agent::driver::{Driver, DriverSetup, Reply};
 use crate::agent::jsonrpc::{Incoming, METHOD_NOT_FOUND, Rpc};
-use crate::agent::line::{json_answer, status_in, unknown, value_text};
+use crate::agent::line::{json_answer, status_in, tag, tag_str, unknown, value_text};
 use crate::process::Role;
 use serde_json::{Value, json};
 use std::collections::HashMap;
@@ -31,18 +32,6 @@ enum Asked {
     Turn,
     Interrupt,
 }
-
-/// Notifications that carry nothing a run needs (their lines still reach the log).
-const QUIET: [&str; 8] = [
-    "thread/started",
-    "thread/status/changed",
-    "account/rateLimits/updated",
-    "remoteControl/status/changed",
-    "serverRequest/resolved",
-    "item/commandExecution/outputDelta",
-    "thread/name/updated",
-    "turn/diff/updated",
-];
 
 /// The driver of one `codex app-server` run.
 #[derive(Debug)]
@@ -182,12 +171,15 @@ impl CodexAppDriver {
     }
 
     fn notification(&mut self, method: &str, p: &Value, raw: &[u8], events: &mut Vec<AgentEvent>) {
-        match method {
-            "turn/started" => events.push(AgentEvent::TurnStarted),
-            "item/started" | "item/completed" => {
-                self.item(&p["item"], method == "item/completed", raw, events)
+        let Some(notice) = tag_str::<Notice>(method) else {
+            return events.push(unknown(raw));
+        };
+        match notice {
+            Notice::TurnStarted => events.push(AgentEvent::TurnStarted),
+            Notice::ItemStarted | Notice::ItemCompleted => {
+                self.item(&p["item"], notice == Notice::ItemCompleted, raw, events)
             }
-            "item/agentMessage/delta" => {
+            Notice::AgentMessageDelta => {
                 events.push(AgentEvent::AssistantText {
                     message_id: p["itemId"].as_str().map(str::to_string),
                     index: 0,
@@ -195,15 +187,13 @@ impl CodexAppDriver {
                     partial: true,
                 });
             }
-            "item/reasoning/textDelta" | "item/reasoning/summaryTextDelta" => {
-                events.push(AgentEvent::Reasoning {
-                    message_id: p["itemId"].as_str().map(str::to_string),
-                    index: 0,
-                    text: p["delta"].as_str().unwrap_or_default().to_string(),
-                    partial: true,
-                })
-            }
-            "thread/tokenUsage/updated" => {
+            Notice::ReasoningDelta => events.push(AgentEvent::Reasoning {
+                message_id: p["itemId"].as_str().map(str::to_string),
+                index: 0,
+                text: p["delta"].as_str().unwrap_or_default().to_string(),
+                partial: true,
+            }),
+            Notice::TokenUsage => {
                 // `last` is the model call just made; the run's usage is their sum (`total`
                 // also counts the thread's earlier turns).
                 // Reported as it happens, so a budget can stop a run that is still going.
@@ -218,7 +208,7 @@ impl CodexAppDriver {
                     turns: Some(1),
                 });
             }
-            "error" => {
+            Notice::Error => {
                 let e = &p["error"];
                 let status = http_status(e);
                 let mut message = e["message"].as_str().unwrap_or("error").to_string();
@@ -239,7 +229,7 @@ impl CodexAppDriver {
                     events.push(error_event(&message, status));
                 }
             }
-            "turn/completed" => {
+            Notice::TurnCompleted => {
                 let turn = &p["turn"];
                 let status = turn["status"].as_str().unwrap_or_default();
                 if status == "failed" && !self.failed {
@@ -251,23 +241,25 @@ impl CodexAppDriver {
                 self.turn = None;
                 self.finish(status == "completed", events);
             }
-            "configWarning" | "warning" => events.push(AgentEvent::Warning {
+            Notice::Warning => events.push(AgentEvent::Warning {
                 message: p["summary"]
                     .as_str()
                     .or(p["message"].as_str())
                     .unwrap_or_default()
                     .to_string(),
             }),
-            m if QUIET.contains(&m) => {}
-            _ => events.push(unknown(raw)),
+            Notice::Quiet => {}
+            Notice::Other => events.push(unknown(raw)),
         }
     }
 
     fn item(&mut self, item: &Value, completed: bool, raw: &[u8], events: &mut Vec<AgentEvent>) {
         let id = item["id"].as_str().unwrap_or_default().to_string();
-        let kind = item["type"].as_str().unwrap_or_default();
+        let Some(kind) = tag::<ItemKind>(&item["type"]) else {
+            return events.push(unknown(raw));
+        };
         match kind {
-            "agentMessage" => {
+            ItemKind::AgentMessage => {
                 let text = item["text"].as_str().unwrap_or_default().to_string();
                 if completed {
                     // The whole message replaces its deltas in the timeline.
@@ -280,7 +272,7 @@ impl CodexAppDriver {
                     });
                 }
             }
-            "reasoning" if completed => {
+            ItemKind::Reasoning if completed => {
                 let text: String = item["summary"]
                     .as_array()
                     .map(|s| {
@@ -297,12 +289,15 @@ impl CodexAppDriver {
                     partial: false,
                 });
             }
-            "userMessage" if completed => events.push(AgentEvent::UserMessage {
+            ItemKind::UserMessage if completed => events.push(AgentEvent::UserMessage {
                 text: item["content"].as_array().map_or_else(String::new, |c| {
                     c.iter().filter_map(|b| b["text"].as_str()).collect()
                 }),
             }),
-            "commandExecution" | "fileChange" | "mcpToolCall" | "webSearch" => {
+            ItemKind::CommandExecution
+            | ItemKind::FileChange
+            | ItemKind::McpToolCall
+            | ItemKind::WebSearch => {
                 if !self.announced.contains_key(&id) {
                     let (name, input) = tool_call(kind, item);
                     self.announced.insert(id.clone(), input.clone());
@@ -322,8 +317,8 @@ impl CodexAppDriver {
                     });
                 }
             }
-            "reasoning" | "userMessage" => {}
-            _ => events.push(unknown(raw)),
+            ItemKind::Reasoning | ItemKind::UserMessage => {}
+            ItemKind::Other => events.push(unknown(raw)),
         }
     }
 
@@ -454,15 +449,15 @@ fn error_event(message: &str, status: Option<u16>) -> AgentEvent {
 }
 
 /// A tool item's name (the `exec --json` names, so one policy reads both) and its input.
-fn tool_call(kind: &str, item: &Value) -> (String, Value) {
+fn tool_call(kind: ItemKind, item: &Value) -> (String, Value) {
     let get = |k: &str| item.get(k).cloned().unwrap_or(Value::Null);
     match kind {
-        "commandExecution" => (
+        ItemKind::CommandExecution => (
             "command_execution".into(),
             json!({"command": get("command"), "cwd": get("cwd")}),
         ),
-        "fileChange" => ("file_change".into(), json!({"changes": get("changes")})),
-        "webSearch" => ("web_search".into(), json!({"query": get("query")})),
+        ItemKind::FileChange => ("file_change".into(), json!({"changes": get("changes")})),
+        ItemKind::WebSearch => ("web_search".into(), json!({"query": get("query")})),
         _ => {
             let server = item["server"].as_str().unwrap_or("mcp");
             let tool = item["tool"].as_str().unwrap_or("tool");
@@ -472,11 +467,11 @@ fn tool_call(kind: &str, item: &Value) -> (String, Value) {
 }
 
 /// A finished tool item's output and whether it failed.
-fn tool_result(kind: &str, item: &Value) -> (String, bool) {
+fn tool_result(kind: ItemKind, item: &Value) -> (String, bool) {
     let status = item["status"].as_str().unwrap_or_default();
     let failed = matches!(status, "failed" | "declined");
     match kind {
-        "commandExecution" => {
+        ItemKind::CommandExecution => {
             let output = item
                 .get("aggregatedOutput")
                 .map(value_text)
@@ -484,7 +479,7 @@ fn tool_result(kind: &str, item: &Value) -> (String, bool) {
             let code = item["exitCode"].as_i64();
             (output, failed || code.is_some_and(|c| c != 0))
         }
-        "mcpToolCall" => (
+        ItemKind::McpToolCall => (
             item.get("result").map(value_text).unwrap_or_default(),
             failed,
         ),

@@ -3,6 +3,7 @@
 //! ways: the worker, whose approvals the policy answers and whose turns can be interrupted).
 
 mod app;
+mod app_wire;
 mod exec;
 
 pub use app::CodexAppDriver;
