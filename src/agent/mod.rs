@@ -32,11 +32,12 @@ mod codex;
 mod driver;
 mod entries;
 mod event;
-mod gemini;
+mod gemini_stream;
 mod jsonrpc;
 mod launch;
 mod line;
 mod narrative;
+mod registry;
 mod run_state;
 mod schema_file;
 mod spec;
@@ -56,12 +57,13 @@ pub use codex::CodexParser;
 pub use driver::{Driver, DriverSetup, Reply};
 pub use entries::{Block, BlockKind, ErrorSeen, FinalResult, Message, ToolEntry, UsageTotals};
 pub use event::{AgentEvent, ErrorKind};
-pub use gemini::GeminiParser;
+pub use gemini_stream::GeminiParser;
 pub use launch::{AnswerSchema, Launch};
 pub use narrative::Narrative;
+pub use registry::{AgentKind, Protocol};
 pub use run_state::RunState;
 pub use schema_file::SchemaFile;
-pub use spec::{AgentKind, AgentSpec, SpecError};
+pub use spec::{AgentSpec, SpecError};
 pub use timeline::Timeline;
 
 pub(crate) use tap::{Seen, Tap};
@@ -71,7 +73,7 @@ pub(crate) use verdict_schema::VERDICT_SCHEMA_FILE;
 
 // What only the crate's tests reach through this module.
 #[cfg(test)]
-pub(crate) use spec::AGENT_KINDS;
+pub(crate) use registry::AGENT_KINDS;
 
 /// A parser for one agent protocol, fed its stdout one line at a time.
 pub trait LineParser {
@@ -85,46 +87,17 @@ pub trait LineParser {
     }
 }
 
-/// The agent protocols with a JSON stream (Aider has none: it writes plain text).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Protocol {
-    /// Claude Code `--output-format stream-json --verbose`.
-    Claude,
-    /// Codex `exec --json`.
-    Codex,
-    /// Codex `app-server` (JSON-RPC both ways).
-    CodexAppServer,
-    /// The Agent Client Protocol (Gemini CLI `--acp`; JSON-RPC both ways).
-    Acp,
-    /// Gemini CLI `-p --output-format stream-json`.
-    Gemini,
-    /// Aider's plain text, read for its failures.
-    Aider,
-    /// Cline `--json`: `agent_event` lines and a final `run_result`.
-    Cline,
-}
-
 impl Protocol {
-    /// A fresh parser for this protocol. For the two-way protocols it is their [`Driver`] with
-    /// its replies dropped: enough to read a captured stream.
+    /// A fresh parser for this protocol: its [`Driver`] with its replies dropped (for the
+    /// two-way protocols, enough to read a captured stream).
     pub fn parser(self) -> Box<dyn LineParser + Send> {
-        match self {
-            Protocol::Claude => Box::new(ClaudeParser::default()),
-            Protocol::Codex => Box::new(CodexParser::default()),
-            Protocol::Gemini => Box::new(GeminiParser::default()),
-            Protocol::Aider => Box::new(AiderParser),
-            Protocol::Cline => Box::new(ClineParser::default()),
-            Protocol::CodexAppServer | Protocol::Acp => {
-                let setup = DriverSetup {
-                    role: crate::process::Role::Worker,
-                    cwd: std::path::PathBuf::from("."),
-                    model: None,
-                    resume: None,
-                };
-                Box::new(Overheard(self.driver(setup)))
-            }
-        }
+        let setup = DriverSetup {
+            role: crate::process::Role::Worker,
+            cwd: std::path::PathBuf::from("."),
+            model: None,
+            resume: None,
+        };
+        Box::new(Overheard(self.driver(setup)))
     }
 }
 

@@ -19,7 +19,15 @@ use crate::agent::jsonrpc::{Incoming, METHOD_NOT_FOUND, Rpc};
 use crate::agent::line::{json_answer, status_in, tag, unknown, value_text};
 use wire::SessionUpdate;
 
+mod gemini;
 mod wire;
+
+pub(crate) use gemini::GEMINI;
+
+/// The ACP driver for one run (the registry's `Protocol::Acp`).
+pub(crate) fn driver(setup: DriverSetup) -> Box<dyn Driver> {
+    Box::new(AcpDriver::new(setup))
+}
 use crate::agent::{AgentEvent, ErrorKind};
 use serde_json::{Value, json};
 use std::collections::HashMap;

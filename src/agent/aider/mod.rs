@@ -2,6 +2,10 @@
 //! call. Its failures are read from its words: litellm's exception lines
 //! (`litellm.AuthenticationError: …`, `litellm.BadRequestError: OpenAIException - … 401 …`).
 
+mod agent;
+
+pub(crate) use agent::AGENT;
+
 use crate::agent::line::status_in;
 use crate::agent::{AgentEvent, ErrorKind, LineParser};
 
@@ -40,6 +44,11 @@ impl LineParser for AiderParser {
             partial: true,
         });
     }
+}
+
+/// The reader for one run (the registry's `Protocol::Aider`): it only listens.
+pub(crate) fn driver(_: crate::agent::DriverSetup) -> Box<dyn crate::agent::Driver> {
+    Box::new(crate::agent::driver::Listen(AiderParser))
 }
 
 /// An HTTP status in litellm's own words: `"code": 401`, `Error code: 401`.

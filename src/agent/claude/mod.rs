@@ -6,8 +6,11 @@
 //! `stream_event` (the Anthropic SSE events: `message_start`, `content_block_*`,
 //! `message_delta`, `message_stop`) and the final `result`.
 
+mod agent;
 pub mod input;
 mod wire;
+
+pub(crate) use agent::AGENT;
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -441,6 +444,11 @@ fn content_block(mut block: Value, message_id: Option<String>, index: u32) -> Op
         _ => AgentEvent::Unknown { raw: block },
     };
     Some(ev)
+}
+
+/// The Claude driver for one run (the registry's `Protocol::Claude`).
+pub(crate) fn driver(_: crate::agent::DriverSetup) -> Box<dyn crate::agent::Driver> {
+    Box::<input::ClaudeDriver>::default()
 }
 
 #[cfg(test)]

@@ -9,6 +9,10 @@
 //! Cline prints no session id in this mode and cannot resume a session headless (`--id` forces
 //! its interactive mode), so no [`AgentEvent::SessionStarted`] is made.
 
+mod agent;
+
+pub(crate) use agent::AGENT;
+
 use std::borrow::Cow;
 
 use serde::Deserialize;
@@ -378,6 +382,11 @@ struct Event<'a> {
     message: Option<Cow<'a, str>>,
     #[serde(default)]
     metadata: Option<Value>,
+}
+
+/// The reader for one run (the registry's `Protocol::Cline`): it only listens.
+pub(crate) fn driver(_: crate::agent::DriverSetup) -> Box<dyn crate::agent::Driver> {
+    Box::new(crate::agent::driver::Listen(ClineParser::default()))
 }
 
 #[cfg(test)]

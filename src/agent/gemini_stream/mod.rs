@@ -202,5 +202,10 @@ struct Line<'a> {
     stats: Option<Value>,
 }
 
+/// The reader for one run (the registry's `Protocol::Gemini`): it only listens.
+pub(crate) fn driver(_: crate::agent::DriverSetup) -> Box<dyn crate::agent::Driver> {
+    Box::new(crate::agent::driver::Listen(GeminiParser::default()))
+}
+
 #[cfg(test)]
 mod tests;
