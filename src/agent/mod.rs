@@ -22,6 +22,12 @@
 //!
 //! Nothing here starts processes or reads files: it is pure and cheap (a benchmark,
 //! `benches/agent_events.rs`, holds it above 500,000 events/s).
+//!
+//! One folder per protocol (`claude/`, `codex/`, `acp/`, `aider/`, `cline/`, `gemini_stream/`),
+//! each with its parser or [`Driver`] and the agents that speak it; `registry.rs` lists them,
+//! one line each. docs/agents.md has the layout and how a new agent joins. The stdout reader of a
+//! run (`tap.rs`) is the part that touches a running process: it writes the driver's replies to
+//! the agent's stdin.
 
 mod account;
 mod acp;
