@@ -67,10 +67,9 @@ pub mod session;
 pub mod store;
 pub mod token;
 
-// What the engine and `ask` share to run an agent, below both: the reader of an agent's stdout
-// protocol, and what an agent is confined to.
+// What the engine and `ask` share to run an agent, below both: what an agent is confined to
+// (the reader of its stdout protocol is `agent::Tap`).
 mod confinement;
-mod tap;
 
 // What the job core and the policy host both speak about a job's approval, below both.
 mod approval;

@@ -5,7 +5,7 @@
 //! the agent's requests, an interrupt); the engine does the writing. Agents that only write
 //! (`codex exec --json`, `gemini -p`, Aider) get a driver that never answers.
 
-use super::{AgentEvent, LineParser, Protocol};
+use super::{AgentEvent, LineParser};
 use crate::process::Role;
 use serde_json::Value;
 use std::path::PathBuf;
@@ -52,24 +52,10 @@ pub trait Driver: Send {
     fn interrupt(&mut self) -> Option<Reply>;
 }
 
-impl Protocol {
-    /// The driver for this protocol, set up for one run.
-    pub fn driver(self, setup: DriverSetup) -> Box<dyn Driver> {
-        match self {
-            Protocol::Claude => Box::new(super::claude_input::ClaudeDriver::default()),
-            Protocol::CodexAppServer => Box::new(super::codex_app::CodexAppDriver::new(setup)),
-            Protocol::Acp => Box::new(super::acp::AcpDriver::new(setup)),
-            Protocol::Codex | Protocol::Gemini | Protocol::Aider | Protocol::Cline => {
-                Box::new(Listen(self.parser()))
-            }
-        }
-    }
-}
-
 /// A driver for a protocol that only writes: its parser, and nothing to say.
-struct Listen(Box<dyn LineParser + Send>);
+pub(crate) struct Listen<P>(pub P);
 
-impl Driver for Listen {
+impl<P: LineParser + Send> Driver for Listen<P> {
     fn open(&mut self, _prompt: &str, _out: &mut Vec<Reply>) {}
 
     fn feed(&mut self, line: &[u8], events: &mut Vec<AgentEvent>, _out: &mut Vec<Reply>) {
@@ -83,27 +69,4 @@ impl Driver for Listen {
     fn interrupt(&mut self) -> Option<Reply> {
         None
     }
-}
-
-/// A JSON-RPC line as an object; `None` for a blank line, and for a line that is not an
-/// object, which is kept as its event in `events`.
-pub(super) fn rpc_object(raw: &[u8], events: &mut Vec<AgentEvent>) -> Option<Value> {
-    let raw = raw.trim_ascii();
-    if raw.is_empty() {
-        return None;
-    }
-    match serde_json::from_slice(raw) {
-        Ok(v @ Value::Object(_)) => Some(v),
-        _ => {
-            events.push(super::unknown(raw));
-            None
-        }
-    }
-}
-
-/// One JSON value as a line.
-pub(super) fn line(v: &Value) -> Reply {
-    let mut bytes = serde_json::to_vec(v).expect("a JSON value serializes");
-    bytes.push(b'\n');
-    bytes
 }

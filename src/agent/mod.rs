@@ -22,28 +22,38 @@
 //!
 //! Nothing here starts processes or reads files: it is pure and cheap (a benchmark,
 //! `benches/agent_events.rs`, holds it above 500,000 events/s).
+//!
+//! One folder per protocol (`claude/`, `codex/`, `acp/`, `aider/`, `cline/`, `gemini_stream/`),
+//! each with its parser or [`Driver`] and the agents that speak it; `registry.rs` lists them,
+//! one line each. docs/agents.md has the layout and how a new agent joins. The stdout reader of a
+//! run (`tap.rs`) is the part that touches a running process: it writes the driver's replies to
+//! the agent's stdin.
 
 mod account;
 mod acp;
 mod aider;
 mod claude;
-pub mod claude_input;
-mod claude_wire;
 mod cline;
 mod codex;
-mod codex_app;
 mod driver;
 mod entries;
 mod event;
-mod gemini;
+mod gemini_stream;
+mod jsonrpc;
 mod launch;
+mod line;
 mod narrative;
+mod registry;
 mod run_state;
 mod schema_file;
 mod spec;
+mod tap;
 mod timeline;
 pub mod transcript;
 mod verdict_schema;
+
+/// What oneshot writes to Claude Code's stdin (kept at its old path, `agent::claude_input`).
+pub use claude::input as claude_input;
 
 pub use account::{Account, AccountReader, Entry};
 pub use aider::AiderParser;
@@ -53,22 +63,23 @@ pub use codex::CodexParser;
 pub use driver::{Driver, DriverSetup, Reply};
 pub use entries::{Block, BlockKind, ErrorSeen, FinalResult, Message, ToolEntry, UsageTotals};
 pub use event::{AgentEvent, ErrorKind};
-pub use gemini::GeminiParser;
+pub use gemini_stream::GeminiParser;
 pub use launch::{AnswerSchema, Launch};
 pub use narrative::Narrative;
+pub use registry::{AgentKind, Protocol};
 pub use run_state::RunState;
 pub use schema_file::SchemaFile;
-pub use spec::{AgentKind, AgentSpec, SpecError};
+pub use spec::{AgentSpec, SpecError};
 pub use timeline::Timeline;
+
+pub(crate) use tap::{Seen, Tap};
 pub use verdict_schema::VERDICT_SCHEMA;
 
 pub(crate) use verdict_schema::VERDICT_SCHEMA_FILE;
 
 // What only the crate's tests reach through this module.
 #[cfg(test)]
-pub(crate) use spec::AGENT_KINDS;
-
-use serde::Deserialize;
+pub(crate) use registry::AGENT_KINDS;
 
 /// A parser for one agent protocol, fed its stdout one line at a time.
 pub trait LineParser {
@@ -82,46 +93,17 @@ pub trait LineParser {
     }
 }
 
-/// The agent protocols with a JSON stream (Aider has none: it writes plain text).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Protocol {
-    /// Claude Code `--output-format stream-json --verbose`.
-    Claude,
-    /// Codex `exec --json`.
-    Codex,
-    /// Codex `app-server` (JSON-RPC both ways).
-    CodexAppServer,
-    /// The Agent Client Protocol (Gemini CLI `--acp`; JSON-RPC both ways).
-    Acp,
-    /// Gemini CLI `-p --output-format stream-json`.
-    Gemini,
-    /// Aider's plain text, read for its failures.
-    Aider,
-    /// Cline `--json`: `agent_event` lines and a final `run_result`.
-    Cline,
-}
-
 impl Protocol {
-    /// A fresh parser for this protocol. For the two-way protocols it is their [`Driver`] with
-    /// its replies dropped: enough to read a captured stream.
+    /// A fresh parser for this protocol: its [`Driver`] with its replies dropped (for the
+    /// two-way protocols, enough to read a captured stream).
     pub fn parser(self) -> Box<dyn LineParser + Send> {
-        match self {
-            Protocol::Claude => Box::new(ClaudeParser::default()),
-            Protocol::Codex => Box::new(CodexParser::default()),
-            Protocol::Gemini => Box::new(GeminiParser::default()),
-            Protocol::Aider => Box::new(AiderParser),
-            Protocol::Cline => Box::new(ClineParser::default()),
-            Protocol::CodexAppServer | Protocol::Acp => {
-                let setup = DriverSetup {
-                    role: crate::process::Role::Worker,
-                    cwd: std::path::PathBuf::from("."),
-                    model: None,
-                    resume: None,
-                };
-                Box::new(Overheard(self.driver(setup)))
-            }
-        }
+        let setup = DriverSetup {
+            role: crate::process::Role::Worker,
+            cwd: std::path::PathBuf::from("."),
+            model: None,
+            resume: None,
+        };
+        Box::new(Overheard(self.driver(setup)))
     }
 }
 
@@ -132,81 +114,6 @@ impl LineParser for Overheard {
     fn feed(&mut self, line: &[u8], out: &mut Vec<AgentEvent>) {
         self.0.feed(line, out, &mut Vec::new());
     }
-}
-
-/// What a line decoded into: the protocol's own type, or the fallback event already made.
-enum Decoded<T> {
-    /// The line matched the protocol's line type.
-    Line(T),
-    /// Blank line: no event.
-    Blank,
-    /// The line was JSON of another shape ([`AgentEvent::Unknown`]) or not JSON at all
-    /// ([`AgentEvent::Malformed`]).
-    Fallback(AgentEvent),
-}
-
-/// Decodes one line into `T`, falling back to a kept [`AgentEvent::Unknown`] when the JSON is
-/// well formed but does not fit `T` (a field changed type in a new CLI version), and to
-/// [`AgentEvent::Malformed`] when it is not JSON.
-fn decode<'a, T: Deserialize<'a>>(line: &'a [u8]) -> Decoded<T> {
-    let line = line.trim_ascii();
-    if line.is_empty() {
-        return Decoded::Blank;
-    }
-    match serde_json::from_slice::<T>(line) {
-        Ok(t) => Decoded::Line(t),
-        Err(_) => Decoded::Fallback(unknown(line)),
-    }
-}
-
-/// [`AgentEvent::Unknown`] for a well-formed line, [`AgentEvent::Malformed`] otherwise.
-fn unknown(line: &[u8]) -> AgentEvent {
-    match serde_json::from_slice::<serde_json::Value>(line) {
-        Ok(raw) => AgentEvent::Unknown { raw },
-        Err(e) => AgentEvent::malformed(line, e),
-    }
-}
-
-/// A JSON value's text: strings as they are, text blocks (`[{"type":"text","text":…}]`)
-/// joined, anything else as compact JSON. Tool results come in all three shapes.
-fn value_text(v: &serde_json::Value) -> String {
-    use serde_json::Value;
-    match v {
-        Value::String(s) => s.clone(),
-        Value::Null => String::new(),
-        Value::Array(items) => {
-            let mut out = String::new();
-            for item in items {
-                match item.get("text").and_then(Value::as_str) {
-                    Some(t) => out.push_str(t),
-                    None => out.push_str(&item.to_string()),
-                }
-            }
-            out
-        }
-        other => other.to_string(),
-    }
-}
-
-/// The final answer as JSON, when it is a JSON object or array (agents asked for a schema in
-/// the prompt, or Codex with `--output-schema`, answer that way). Not validated: the caller
-/// checks it against its schema.
-fn json_answer(text: &str) -> Option<serde_json::Value> {
-    let t = text.trim();
-    if !(t.starts_with('{') || t.starts_with('[')) {
-        return None;
-    }
-    serde_json::from_str(t).ok()
-}
-
-/// An HTTP status named in an agent's error text ("unexpected status 401 Unauthorized").
-fn status_in(text: &str) -> Option<u16> {
-    let at = text.find("status")?;
-    let rest = text[at + "status".len()..].trim_start_matches([' ', ':', '=']);
-    let digits = rest.get(..3)?;
-    let status: u16 = digits.parse().ok()?;
-    let ends = rest[3..].chars().next().is_none_or(|c| !c.is_ascii_digit());
-    ((100..=599).contains(&status) && ends).then_some(status)
 }
 
 #[cfg(test)]
@@ -238,31 +145,6 @@ mod tests {
                 }
             );
         }
-    }
-
-    #[test]
-    fn json_answers_and_statuses_are_found_in_text() {
-        assert_eq!(json_answer(" {\"ok\": true}\n"), Some(json!({"ok": true})));
-        assert_eq!(json_answer("ok: true"), None);
-        assert_eq!(json_answer("{broken"), None);
-        assert_eq!(
-            status_in("unexpected status 401 Unauthorized: bad key"),
-            Some(401)
-        );
-        assert_eq!(status_in("http status: 529"), Some(529));
-        assert_eq!(status_in("status 4010"), None);
-        assert_eq!(status_in("no status here"), None);
-    }
-
-    #[test]
-    fn value_text_reads_every_result_shape() {
-        assert_eq!(value_text(&json!("plain")), "plain");
-        assert_eq!(
-            value_text(&json!([{"type": "text", "text": "a"}, {"type": "text", "text": "b"}])),
-            "ab"
-        );
-        assert_eq!(value_text(&json!({"k": 1})), r#"{"k":1}"#);
-        assert_eq!(value_text(&json!(null)), "");
     }
 
     mod never_panics {

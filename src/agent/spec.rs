@@ -4,42 +4,13 @@
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
-/// The agent CLIs oneshot drives over their own protocols.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-#[non_exhaustive]
-pub enum AgentKind {
-    /// Claude Code (`claude`), over stream-json in both directions with its control protocol.
-    Claude,
-    /// Codex (`codex exec --json`).
-    Codex,
-    /// Gemini CLI (`gemini -p … --output-format stream-json`).
-    Gemini,
-    /// Aider (`aider --message …`), plain text.
-    Aider,
-    /// Cline (`cline --json …`), JSON lines.
-    Cline,
-}
-
-/// Every agent, in the order `--help` lists them.
-pub const AGENT_KINDS: [AgentKind; 5] = [
-    AgentKind::Claude,
-    AgentKind::Codex,
-    AgentKind::Gemini,
-    AgentKind::Aider,
-    AgentKind::Cline,
-];
+use super::AgentKind;
+use super::registry::AGENT_KINDS;
 
 impl AgentKind {
     /// The name as written on the command line (and the CLI's binary name).
-    pub const fn name(self) -> &'static str {
-        match self {
-            AgentKind::Claude => "claude",
-            AgentKind::Codex => "codex",
-            AgentKind::Gemini => "gemini",
-            AgentKind::Aider => "aider",
-            AgentKind::Cline => "cline",
-        }
+    pub fn name(self) -> &'static str {
+        self.def().name
     }
 
     /// The environment variable that names this agent's binary (`ONESHOT_CLAUDE_BIN`, …).
@@ -58,30 +29,8 @@ impl AgentKind {
 
     /// The environment variables that point the CLI at its provider: what a user checks when
     /// authentication fails.
-    pub const fn auth_hint(self) -> &'static str {
-        match self {
-            AgentKind::Claude => {
-                "set ANTHROPIC_API_KEY (or log in with `claude login`); ANTHROPIC_BASE_URL points \
-                 it at another server"
-            }
-            AgentKind::Codex => {
-                "set OPENAI_API_KEY (or log in with `codex login`), or the env_key of the \
-                 model_provider in $CODEX_HOME/config.toml"
-            }
-            AgentKind::Gemini => {
-                "set GEMINI_API_KEY (or log in by running `gemini` once); GOOGLE_GEMINI_BASE_URL \
-                 points it at another server"
-            }
-            AgentKind::Aider => {
-                "set the provider's key (OPENAI_API_KEY, ANTHROPIC_API_KEY, …) and, for another \
-                 server, OPENAI_API_BASE"
-            }
-            AgentKind::Cline => {
-                "configure a provider and its key with `cline auth` (-b URL for another \
-                 server); --data-dir=DIR as a --worker-arg/--auditor-arg picks another Cline \
-                 configuration"
-            }
-        }
+    pub fn auth_hint(self) -> &'static str {
+        self.def().auth_hint
     }
 }
 
@@ -137,7 +86,7 @@ impl AgentSpec {
             None => (text, None),
         };
         let name = name.trim().to_ascii_lowercase();
-        let Some(kind) = AGENT_KINDS.into_iter().find(|k| k.name() == name) else {
+        let Some(kind) = AGENT_KINDS.iter().copied().find(|k| k.name() == name) else {
             let names: Vec<&str> = AGENT_KINDS.iter().map(|k| k.name()).collect();
             let hint = crate::policy::suggest_name(&name, &names)
                 .map(|s| format!(" (did you mean {s}?)"))

@@ -6,11 +6,11 @@
 
 use super::{AskError, Denial, Permits, Target};
 use crate::agent::AnswerSchema;
+use crate::agent::Tap;
 use crate::executor::{CommandTemplate, Control, Invocation, ProcessEvent, StdinMode, Supervised};
 use crate::pipeline::Stream;
 use crate::process::Role;
 use crate::session::Event;
-use crate::tap::Tap;
 use std::collections::VecDeque;
 use std::path::Path;
 use std::time::Duration;

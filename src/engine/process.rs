@@ -3,11 +3,11 @@
 
 use super::{Engine, EngineError, Observer, Update};
 use crate::agent::{AnswerSchema, SchemaFile, VERDICT_SCHEMA, VERDICT_SCHEMA_FILE};
+use crate::agent::{Seen, Tap};
 use crate::executor::{CommandTemplate, Invocation, ProcessEvent, StdinMode, Supervised};
 use crate::pipeline::{Line, Pipeline, RunMeta, Stream, now_ms};
 use crate::process::Role;
 use crate::session::{Event, ExitStatus, Spawn};
-use crate::tap::{Seen, Tap};
 use std::collections::VecDeque;
 use std::time::Duration;
 use tokio::time::Instant;

@@ -2,8 +2,9 @@
 //! `initialize` and `interrupt` requests, the user turn, and answers to `can_use_tool`. Each is
 //! one JSON line. [`ClaudeDriver`] puts them together with the stream's parser.
 
-use super::driver::{Driver, Reply};
-use super::{AgentEvent, ClaudeParser, LineParser};
+use super::ClaudeParser;
+use crate::agent::driver::{Driver, Reply};
+use crate::agent::{AgentEvent, LineParser};
 use serde_json::{Value, json};
 
 /// Claude Code in `--input-format stream-json` mode: the control handshake and the user turn

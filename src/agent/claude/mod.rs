@@ -6,13 +6,20 @@
 //! `stream_event` (the Anthropic SSE events: `message_start`, `content_block_*`,
 //! `message_delta`, `message_stop`) and the final `result`.
 
+mod agent;
+pub mod input;
+mod wire;
+
+pub(crate) use agent::AGENT;
+
 use std::borrow::Cow;
 use std::collections::HashMap;
 
 use serde_json::Value;
 
-use super::claude_wire::{Line, StreamEvent, as_u16, as_u32};
-use super::{AgentEvent, Decoded, ErrorKind, LineParser, decode, unknown, value_text};
+use crate::agent::line::{Decoded, decode, unknown, value_text};
+use crate::agent::{AgentEvent, ErrorKind, LineParser};
+use wire::{DeltaKind, EventKind, Line, LineKind, StreamEvent, as_u16, as_u32};
 
 /// Parser for Claude Code's stream-json output.
 ///
@@ -65,8 +72,8 @@ impl LineParser for ClaudeParser {
             Decoded::Blank => return,
             Decoded::Fallback(ev) => return out.push(ev),
         };
-        match parsed.kind.as_ref() {
-            "stream_event" => match parsed.event {
+        match parsed.kind {
+            LineKind::StreamEvent => match parsed.event {
                 Some(ev) => {
                     let stream = match parsed.parent_tool_use_id.as_deref() {
                         None => &mut self.main,
@@ -78,15 +85,15 @@ impl LineParser for ClaudeParser {
                 }
                 None => out.push(unknown(line.trim_ascii())),
             },
-            "assistant" => self.assistant(parsed, out),
-            "user" => user(parsed, out),
-            "system" => self.system(parsed, line, out),
-            "result" => self.result(parsed, out),
-            "control_request" => control_request(parsed, line, out),
+            LineKind::Assistant => self.assistant(parsed, out),
+            LineKind::User => user(parsed, out),
+            LineKind::System => self.system(parsed, line, out),
+            LineKind::Result => self.result(parsed, out),
+            LineKind::ControlRequest => control_request(parsed, line, out),
             // The answer to a control request of ours (initialize, interrupt): nothing the
             // timeline needs; the line stays in the log.
-            "control_response" => {}
-            _ => out.push(unknown(line.trim_ascii())),
+            LineKind::ControlResponse => {}
+            LineKind::Other => out.push(unknown(line.trim_ascii())),
         }
     }
 }
@@ -247,8 +254,8 @@ impl ClaudeParser {
 impl Stream {
     /// Applies one SSE event; returns whether it reported an error.
     fn event(&mut self, ev: StreamEvent, line: &[u8], out: &mut Vec<AgentEvent>) -> bool {
-        match ev.kind.as_ref() {
-            "message_start" => {
+        match ev.kind {
+            EventKind::MessageStart => {
                 let message = ev.message.unwrap_or_default();
                 let id = message.id.map(Cow::into_owned);
                 self.stop_reason = None;
@@ -261,7 +268,7 @@ impl Stream {
                 }
                 self.current = id;
             }
-            "content_block_start" => {
+            EventKind::ContentBlockStart => {
                 let index = ev.index.unwrap_or(0);
                 let Some(block) = ev.content_block else {
                     return false;
@@ -288,16 +295,16 @@ impl Stream {
                     _ => {}
                 }
             }
-            "content_block_delta" => {
+            EventKind::ContentBlockDelta => {
                 let index = ev.index.unwrap_or(0);
                 let Some(delta) = ev.delta else { return false };
-                match delta.kind.as_deref() {
-                    Some("text_delta") => {
+                match delta.kind {
+                    Some(DeltaKind::TextDelta) => {
                         if let Some(text) = delta.text {
                             out.push(self.delta_text(index, text));
                         }
                     }
-                    Some("thinking_delta") => {
+                    Some(DeltaKind::ThinkingDelta) => {
                         if let Some(text) = delta.thinking {
                             out.push(AgentEvent::Reasoning {
                                 message_id: self.current.clone(),
@@ -307,7 +314,7 @@ impl Stream {
                             });
                         }
                     }
-                    Some("input_json_delta") => {
+                    Some(DeltaKind::InputJsonDelta) => {
                         if let (Some(tool), Some(part)) =
                             (&mut self.pending_tool, delta.partial_json)
                             && tool.index == index
@@ -319,7 +326,7 @@ impl Stream {
                     _ => {}
                 }
             }
-            "content_block_stop" => {
+            EventKind::ContentBlockStop => {
                 let index = ev.index.unwrap_or(0);
                 if self.pending_tool.as_ref().is_some_and(|t| t.index == index) {
                     let tool = self.pending_tool.take().expect("checked above");
@@ -337,17 +344,17 @@ impl Stream {
                     });
                 }
             }
-            "message_delta" => {
+            EventKind::MessageDelta => {
                 if let Some(reason) = ev.delta.and_then(|d| d.stop_reason) {
                     self.stop_reason = Some(reason.into_owned());
                 }
             }
-            "message_stop" => out.push(AgentEvent::MessageStopped {
+            EventKind::MessageStop => out.push(AgentEvent::MessageStopped {
                 message_id: self.current.take(),
                 stop_reason: self.stop_reason.take(),
             }),
-            "ping" => {}
-            "error" => {
+            EventKind::Ping => {}
+            EventKind::Error => {
                 let error = ev.error.unwrap_or(Value::Null);
                 let code = error.get("type").and_then(Value::as_str).unwrap_or("error");
                 let message = error.get("message").and_then(Value::as_str).unwrap_or(code);
@@ -358,7 +365,7 @@ impl Stream {
                 });
                 return true;
             }
-            _ => out.push(unknown(line.trim_ascii())),
+            EventKind::Other => out.push(unknown(line.trim_ascii())),
         }
         false
     }
@@ -439,8 +446,12 @@ fn content_block(mut block: Value, message_id: Option<String>, index: u32) -> Op
     Some(ev)
 }
 
+/// The Claude driver for one run (the registry's `Protocol::Claude`).
+pub(crate) fn driver(_: crate::agent::DriverSetup) -> Box<dyn crate::agent::Driver> {
+    Box::<input::ClaudeDriver>::default()
+}
+
 #[cfg(test)]
-#[path = "claude_tests.rs"]
 mod tests;
 
 /// A control request from Claude (`--permission-prompt-tool stdio`): `can_use_tool` asks

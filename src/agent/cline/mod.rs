@@ -9,12 +9,17 @@
 //! Cline prints no session id in this mode and cannot resume a session headless (`--id` forces
 //! its interactive mode), so no [`AgentEvent::SessionStarted`] is made.
 
+mod agent;
+
+pub(crate) use agent::AGENT;
+
 use std::borrow::Cow;
 
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{AgentEvent, Decoded, ErrorKind, LineParser, decode, json_answer, status_in, unknown};
+use crate::agent::line::{Decoded, decode, json_answer, status_in, unknown};
+use crate::agent::{AgentEvent, ErrorKind, LineParser};
 
 /// Parser for Cline's `--json` output.
 ///
@@ -37,13 +42,13 @@ impl LineParser for ClineParser {
             Decoded::Blank => return,
             Decoded::Fallback(ev) => return out.push(ev),
         };
-        match (l.kind.as_ref(), l.event) {
-            ("agent_event", Some(ev)) => self.agent_event(ev, line, out),
+        match (l.kind, l.event) {
+            (LineKind::AgentEvent, Some(ev)) => self.agent_event(ev, line, out),
             // Hook notifications repeat the agent's events (tool_call, agent_end, …), and
             // `run_start` only names the provider and model: nothing new for the timeline.
-            ("hook_event" | "run_start", _) => {}
-            ("run_result", _) => self.result(l.finish_reason, l.text, l.iterations, out),
-            ("error", _) if !self.failed => {
+            (LineKind::HookEvent | LineKind::RunStart, _) => {}
+            (LineKind::RunResult, _) => self.result(l.finish_reason, l.text, l.iterations, out),
+            (LineKind::Error, _) if !self.failed => {
                 self.failed = true;
                 let message = l.message.map(Cow::into_owned).unwrap_or_default();
                 out.push(AgentEvent::Error {
@@ -52,16 +57,16 @@ impl LineParser for ClineParser {
                     message,
                 });
             }
-            ("error", _) => {}
+            (LineKind::Error, _) => {}
             // After a SIGTERM, once the model call under way has ended (Cline does not cut it
             // short): the stream's end tells the timeline the run was stopped.
-            ("run_aborted", _) => out.push(AgentEvent::Warning {
+            (LineKind::RunAborted, _) => out.push(AgentEvent::Warning {
                 message: format!(
                     "cline run aborted: {}",
                     l.reason.as_deref().unwrap_or("no reason given")
                 ),
             }),
-            _ => out.push(unknown(line.trim_ascii())),
+            (LineKind::AgentEvent | LineKind::Other, _) => out.push(unknown(line.trim_ascii())),
         }
     }
 }
@@ -73,13 +78,13 @@ impl ClineParser {
     }
 
     fn agent_event(&mut self, ev: Event, line: &[u8], out: &mut Vec<AgentEvent>) {
-        let content = ev.content_type.as_deref();
-        match (ev.kind.as_ref(), content) {
-            ("iteration_start", _) => {
+        use ContentType::{Reasoning, Text, Tool};
+        match (ev.kind, ev.content_type) {
+            (EventKind::IterationStart, _) => {
                 self.iteration = ev.iteration.unwrap_or(self.iteration + 1);
                 out.push(AgentEvent::TurnStarted);
             }
-            ("iteration_end", _) => out.push(AgentEvent::MessageStopped {
+            (EventKind::IterationEnd, _) => out.push(AgentEvent::MessageStopped {
                 message_id: self.message_id(),
                 stop_reason: Some(
                     if ev.had_tool_calls == Some(true) {
@@ -90,23 +95,23 @@ impl ClineParser {
                     .into(),
                 ),
             }),
-            ("content_start" | "content_end", Some("text")) => {
+            (EventKind::ContentStart | EventKind::ContentEnd, Some(Text)) => {
                 out.push(AgentEvent::AssistantText {
                     message_id: self.message_id(),
                     index: 0,
                     text: ev.text.map(Cow::into_owned).unwrap_or_default(),
-                    partial: ev.kind == "content_start",
+                    partial: ev.kind == EventKind::ContentStart,
                 });
             }
-            ("content_start" | "content_end", Some("reasoning")) => {
+            (EventKind::ContentStart | EventKind::ContentEnd, Some(Reasoning)) => {
                 out.push(AgentEvent::Reasoning {
                     message_id: self.message_id(),
                     index: 1,
                     text: ev.reasoning.map(Cow::into_owned).unwrap_or_default(),
-                    partial: ev.kind == "content_start",
+                    partial: ev.kind == EventKind::ContentStart,
                 });
             }
-            ("content_start", Some("tool")) => out.push(AgentEvent::ToolCall {
+            (EventKind::ContentStart, Some(Tool)) => out.push(AgentEvent::ToolCall {
                 id: ev.tool_call_id.map(Cow::into_owned).unwrap_or_default(),
                 name: ev.tool_name.map(Cow::into_owned).unwrap_or_default(),
                 input: ev.input.unwrap_or(Value::Null),
@@ -114,8 +119,8 @@ impl ClineParser {
             }),
             // A running command's output as it comes: the whole output follows in
             // `content_end`.
-            ("content_update", Some("tool")) => {}
-            ("content_end", Some("tool")) => {
+            (EventKind::ContentUpdate, Some(Tool)) => {}
+            (EventKind::ContentEnd, Some(Tool)) => {
                 let (content, is_error) = tool_output(ev.output.as_ref(), ev.error.as_ref());
                 out.push(AgentEvent::ToolResult {
                     tool_call_id: ev.tool_call_id.map(Cow::into_owned).unwrap_or_default(),
@@ -125,15 +130,15 @@ impl ClineParser {
             }
             // Per model turn, counted since the previous report: the reports add up to the
             // run's totals.
-            ("usage", _) => out.push(AgentEvent::Usage {
+            (EventKind::Usage, _) => out.push(AgentEvent::Usage {
                 input_tokens: ev.input_tokens,
                 output_tokens: ev.output_tokens,
                 cached_input_tokens: ev.cache_read_tokens,
                 cost_usd: ev.cost,
                 turns: None,
             }),
-            ("notice", _) => out.push(notice(ev.message, ev.metadata)),
-            ("error", _) => {
+            (EventKind::Notice, _) => out.push(notice(ev.message, ev.metadata)),
+            (EventKind::Error, _) => {
                 let message = match &ev.error {
                     Some(e) => e.get("message").and_then(Value::as_str).map(str::to_owned),
                     None => None,
@@ -157,7 +162,7 @@ impl ClineParser {
                 }
             }
             // `done` repeats what `run_result` says next, with less in it.
-            ("done", _) => {}
+            (EventKind::Done, _) => {}
             _ => out.push(unknown(line.trim_ascii())),
         }
     }
@@ -273,11 +278,54 @@ fn notice(message: Option<Cow<str>>, metadata: Option<Value>) -> AgentEvent {
     }
 }
 
+/// A line's `type`, dispatched on; a type this version does not know is [`LineKind::Other`],
+/// kept as [`AgentEvent::Unknown`].
+#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+enum LineKind {
+    AgentEvent,
+    HookEvent,
+    RunStart,
+    RunResult,
+    Error,
+    RunAborted,
+    #[serde(other)]
+    Other,
+}
+
+/// An `agent_event`'s `type`.
+#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+enum EventKind {
+    IterationStart,
+    IterationEnd,
+    ContentStart,
+    ContentUpdate,
+    ContentEnd,
+    Usage,
+    Notice,
+    Error,
+    Done,
+    #[serde(other)]
+    Other,
+}
+
+/// What a `content_*` event is about.
+#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+enum ContentType {
+    Text,
+    Reasoning,
+    Tool,
+    #[serde(other)]
+    Other,
+}
+
 /// A line of Cline's `--json` output; fields of every type, all optional.
 #[derive(Deserialize)]
 struct Line<'a> {
-    #[serde(rename = "type", borrow)]
-    kind: Cow<'a, str>,
+    #[serde(rename = "type")]
+    kind: LineKind,
     #[serde(default, borrow)]
     event: Option<Event<'a>>,
     #[serde(default, borrow, rename = "finishReason")]
@@ -296,14 +344,14 @@ struct Line<'a> {
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct Event<'a> {
-    #[serde(rename = "type", borrow)]
-    kind: Cow<'a, str>,
+    #[serde(rename = "type")]
+    kind: EventKind,
     #[serde(default)]
     iteration: Option<u64>,
     #[serde(default)]
     had_tool_calls: Option<bool>,
-    #[serde(default, borrow)]
-    content_type: Option<Cow<'a, str>>,
+    #[serde(default)]
+    content_type: Option<ContentType>,
     #[serde(default, borrow)]
     text: Option<Cow<'a, str>>,
     #[serde(default, borrow)]
@@ -336,6 +384,10 @@ struct Event<'a> {
     metadata: Option<Value>,
 }
 
+/// The reader for one run (the registry's `Protocol::Cline`): it only listens.
+pub(crate) fn driver(_: crate::agent::DriverSetup) -> Box<dyn crate::agent::Driver> {
+    Box::new(crate::agent::driver::Listen(ClineParser::default()))
+}
+
 #[cfg(test)]
-#[path = "cline_tests.rs"]
 mod tests;

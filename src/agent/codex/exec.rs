@@ -9,9 +9,8 @@ use std::collections::HashSet;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{
-    AgentEvent, Decoded, ErrorKind, LineParser, decode, json_answer, status_in, unknown, value_text,
-};
+use crate::agent::line::{Decoded, decode, json_answer, status_in, tag, unknown, value_text};
+use crate::agent::{AgentEvent, ErrorKind, LineParser};
 
 /// Parser for Codex's `exec --json` output.
 ///
@@ -33,8 +32,8 @@ impl LineParser for CodexParser {
             Decoded::Blank => return,
             Decoded::Fallback(ev) => return out.push(ev),
         };
-        match l.kind.as_ref() {
-            "thread.started" => match l.thread_id {
+        match l.kind {
+            LineKind::ThreadStarted => match l.thread_id {
                 Some(id) => out.push(AgentEvent::SessionStarted {
                     session_id: id.into_owned(),
                     model: None,
@@ -45,15 +44,15 @@ impl LineParser for CodexParser {
                 }),
                 None => out.push(unknown(line.trim_ascii())),
             },
-            "turn.started" => out.push(AgentEvent::TurnStarted),
-            "item.started" | "item.updated" | "item.completed" => {
-                let completed = l.kind == "item.completed";
+            LineKind::TurnStarted => out.push(AgentEvent::TurnStarted),
+            LineKind::ItemStarted | LineKind::ItemUpdated | LineKind::ItemCompleted => {
+                let completed = l.kind == LineKind::ItemCompleted;
                 match l.item {
                     Some(item) => self.item(item, completed, line, out),
                     None => out.push(unknown(line.trim_ascii())),
                 }
             }
-            "turn.completed" => {
+            LineKind::TurnCompleted => {
                 let usage = l.usage.unwrap_or_default();
                 out.push(AgentEvent::Usage {
                     input_tokens: usage.input_tokens,
@@ -71,7 +70,7 @@ impl LineParser for CodexParser {
                 });
                 self.announced.clear();
             }
-            "turn.failed" => {
+            LineKind::TurnFailed => {
                 let message = l
                     .error
                     .as_ref()
@@ -87,11 +86,11 @@ impl LineParser for CodexParser {
                 });
                 self.announced.clear();
             }
-            "error" => {
+            LineKind::Error => {
                 let message = l.message.map(Cow::into_owned).unwrap_or_default();
                 out.push(top_level_error(message));
             }
-            _ => out.push(unknown(line.trim_ascii())),
+            LineKind::Other => out.push(unknown(line.trim_ascii())),
         }
     }
 }
@@ -107,14 +106,11 @@ impl CodexParser {
             Some(Value::String(s)) => s,
             _ => String::new(),
         };
-        let kind = item
-            .get("type")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned();
-        let kind = kind.as_str();
+        let Some(kind) = item.get("type").and_then(tag::<ItemKind>) else {
+            return out.push(unknown(line.trim_ascii()));
+        };
         match kind {
-            "agent_message" => {
+            ItemKind::AgentMessage => {
                 let text = text(&mut item);
                 // Only the completed item is sure to hold the whole message.
                 if completed {
@@ -129,7 +125,7 @@ impl CodexParser {
                     });
                 }
             }
-            "reasoning" => {
+            ItemKind::Reasoning => {
                 let text = text(&mut item);
                 if completed || !text.is_empty() {
                     out.push(AgentEvent::Reasoning {
@@ -140,7 +136,10 @@ impl CodexParser {
                     });
                 }
             }
-            "command_execution" | "file_change" | "mcp_tool_call" | "web_search" => {
+            ItemKind::CommandExecution
+            | ItemKind::FileChange
+            | ItemKind::McpToolCall
+            | ItemKind::WebSearch => {
                 if !self.announced.contains(&id) {
                     let (name, input) = tool_call(kind, &item);
                     out.push(AgentEvent::ToolCall {
@@ -161,21 +160,24 @@ impl CodexParser {
                 }
             }
             // An `error` item is a notice (unknown model metadata, …); the turn goes on.
-            "error" => out.push(AgentEvent::Warning {
+            ItemKind::Error => out.push(AgentEvent::Warning {
                 message: item.get("message").map(value_text).unwrap_or_default(),
             }),
-            _ => out.push(unknown(line.trim_ascii())),
+            ItemKind::Other => out.push(unknown(line.trim_ascii())),
         }
     }
 }
 
 /// A tool item's name and input: what the model asked for, without the outcome fields.
-fn tool_call(kind: &str, item: &Value) -> (String, Value) {
+fn tool_call(kind: ItemKind, item: &Value) -> (String, Value) {
     let get = |k: &str| item.get(k).cloned().unwrap_or(Value::Null);
     match kind {
-        "command_execution" => (kind.to_owned(), json!({ "command": get("command") })),
-        "file_change" => (kind.to_owned(), json!({ "changes": get("changes") })),
-        "web_search" => (kind.to_owned(), json!({ "query": get("query") })),
+        ItemKind::CommandExecution => (
+            "command_execution".into(),
+            json!({ "command": get("command") }),
+        ),
+        ItemKind::FileChange => ("file_change".into(), json!({ "changes": get("changes") })),
+        ItemKind::WebSearch => ("web_search".into(), json!({ "query": get("query") })),
         _ => {
             let server = item.get("server").and_then(Value::as_str).unwrap_or("mcp");
             let tool = item.get("tool").and_then(Value::as_str).unwrap_or("tool");
@@ -185,14 +187,14 @@ fn tool_call(kind: &str, item: &Value) -> (String, Value) {
 }
 
 /// A finished tool item's output and whether it failed.
-fn tool_result(kind: &str, item: &Value) -> (String, bool) {
+fn tool_result(kind: ItemKind, item: &Value) -> (String, bool) {
     let status = item
         .get("status")
         .and_then(Value::as_str)
         .unwrap_or_default();
     let failed = matches!(status, "failed" | "declined");
     match kind {
-        "command_execution" => {
+        ItemKind::CommandExecution => {
             let output = item
                 .get("aggregated_output")
                 .map(value_text)
@@ -200,7 +202,7 @@ fn tool_result(kind: &str, item: &Value) -> (String, bool) {
             let code = item.get("exit_code").and_then(Value::as_i64);
             (output, failed || code.is_some_and(|c| c != 0))
         }
-        "mcp_tool_call" => {
+        ItemKind::McpToolCall => {
             let result = match item.get("error") {
                 Some(e) if !e.is_null() => e.get("message").unwrap_or(e),
                 // An MCP result is `{content: [blocks]}`: its text is what the model reads.
@@ -256,10 +258,53 @@ fn attempts(rest: &str) -> (Option<u32>, Option<u32>) {
     }
 }
 
+/// A line's `type`, dispatched on; a type this version does not know is [`LineKind::Other`],
+/// kept as [`AgentEvent::Unknown`].
+#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+enum LineKind {
+    #[serde(rename = "thread.started")]
+    ThreadStarted,
+    #[serde(rename = "turn.started")]
+    TurnStarted,
+    #[serde(rename = "item.started")]
+    ItemStarted,
+    #[serde(rename = "item.updated")]
+    ItemUpdated,
+    #[serde(rename = "item.completed")]
+    ItemCompleted,
+    #[serde(rename = "turn.completed")]
+    TurnCompleted,
+    #[serde(rename = "turn.failed")]
+    TurnFailed,
+    /// Written while Codex reconnects, and when it gives up.
+    #[serde(rename = "error")]
+    Error,
+    #[serde(other)]
+    Other,
+}
+
+/// An item's `type`; one this version does not know is [`ItemKind::Other`], kept as
+/// [`AgentEvent::Unknown`].
+#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+enum ItemKind {
+    AgentMessage,
+    Reasoning,
+    CommandExecution,
+    FileChange,
+    McpToolCall,
+    WebSearch,
+    /// A notice (unknown model metadata, …); the turn goes on.
+    Error,
+    #[serde(other)]
+    Other,
+}
+
+/// A line: its type beside every field any type uses (borrowed where it can be).
 #[derive(Deserialize)]
 struct Line<'a> {
-    #[serde(rename = "type", borrow)]
-    kind: Cow<'a, str>,
+    #[serde(rename = "type")]
+    kind: LineKind,
     #[serde(default, borrow)]
     thread_id: Option<Cow<'a, str>>,
     #[serde(default)]
@@ -283,5 +328,5 @@ struct Usage {
 }
 
 #[cfg(test)]
-#[path = "codex_tests.rs"]
+#[path = "exec_tests.rs"]
 mod tests;

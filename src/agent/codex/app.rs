@@ -13,8 +13,12 @@
 //! 4. `turn/completed` ends it (`completed`, `interrupted` or `failed` with the error); Codex
 //!    exits when its stdin closes. `turn/interrupt` stops a turn.
 
-use super::driver::{Driver, DriverSetup, Reply, line, rpc_object};
-use super::{AgentEvent, ErrorKind, json_answer, status_in, unknown, value_text};
+use super::app_wire::{ItemKind, Notice};
+use crate::agent::AgentEvent;
+use crate::agent::ErrorKind;
+use crate::agent::driver::{Driver, DriverSetup, Reply};
+use crate::agent::jsonrpc::{Incoming, METHOD_NOT_FOUND, Rpc};
+use crate::agent::line::{json_answer, status_in, tag, tag_str, unknown, value_text};
 use crate::process::Role;
 use serde_json::{Value, json};
 use std::collections::HashMap;
@@ -29,25 +33,13 @@ enum Asked {
     Interrupt,
 }
 
-/// Notifications that carry nothing a run needs (their lines still reach the log).
-const QUIET: [&str; 8] = [
-    "thread/started",
-    "thread/status/changed",
-    "account/rateLimits/updated",
-    "remoteControl/status/changed",
-    "serverRequest/resolved",
-    "item/commandExecution/outputDelta",
-    "thread/name/updated",
-    "turn/diff/updated",
-];
-
 /// The driver of one `codex app-server` run.
 #[derive(Debug)]
 pub struct CodexAppDriver {
     setup: DriverSetup,
     prompt: String,
-    next_id: u64,
-    asked: HashMap<u64, Asked>,
+    /// oneshot's requests and what each asked (Codex's lines name no `jsonrpc` version).
+    rpc: Rpc<Asked>,
     thread: Option<String>,
     turn: Option<String>,
     /// Approval requests waiting for the policy: our request id → the id Codex gave.
@@ -65,8 +57,7 @@ impl CodexAppDriver {
         CodexAppDriver {
             setup,
             prompt: String::new(),
-            next_id: 1,
-            asked: HashMap::new(),
+            rpc: Rpc::new(None),
             thread: None,
             turn: None,
             approvals: HashMap::new(),
@@ -74,13 +65,6 @@ impl CodexAppDriver {
             last_message: None,
             failed: false,
         }
-    }
-
-    fn request(&mut self, asked: Asked, method: &str, params: Value) -> Reply {
-        let id = self.next_id;
-        self.next_id += 1;
-        self.asked.insert(id, asked);
-        line(&json!({"id": id, "method": method, "params": params}))
     }
 
     /// The thread's settings: where, which model, how much the agent may do on its own.
@@ -105,9 +89,15 @@ impl CodexAppDriver {
         match self.setup.resume.take() {
             Some(id) => {
                 params["threadId"] = json!(id);
-                out.push(self.request(Asked::Thread(true), "thread/resume", params));
+                out.push(
+                    self.rpc
+                        .request(Asked::Thread(true), "thread/resume", params),
+                );
             }
-            None => out.push(self.request(Asked::Thread(false), "thread/start", params)),
+            None => out.push(
+                self.rpc
+                    .request(Asked::Thread(false), "thread/start", params),
+            ),
         }
     }
 
@@ -121,7 +111,7 @@ impl CodexAppDriver {
         let result = v.get("result");
         match (asked, result) {
             (Asked::Initialize, Some(_)) => {
-                out.push(line(&json!({"method": "initialized"})));
+                out.push(self.rpc.notify("initialized", None));
                 self.start_thread(out);
             }
             (Asked::Thread(_), Some(r)) => {
@@ -142,7 +132,7 @@ impl CodexAppDriver {
                     "threadId": id,
                     "input": [{"type": "text", "text": std::mem::take(&mut self.prompt)}],
                 });
-                out.push(self.request(Asked::Turn, "turn/start", params));
+                out.push(self.rpc.request(Asked::Turn, "turn/start", params));
             }
             (Asked::Thread(true), None) => {
                 // The thread is gone (another CODEX_HOME, pruned): a fresh one rather than
@@ -181,12 +171,15 @@ impl CodexAppDriver {
     }
 
     fn notification(&mut self, method: &str, p: &Value, raw: &[u8], events: &mut Vec<AgentEvent>) {
-        match method {
-            "turn/started" => events.push(AgentEvent::TurnStarted),
-            "item/started" | "item/completed" => {
-                self.item(&p["item"], method == "item/completed", raw, events)
+        let Some(notice) = tag_str::<Notice>(method) else {
+            return events.push(unknown(raw));
+        };
+        match notice {
+            Notice::TurnStarted => events.push(AgentEvent::TurnStarted),
+            Notice::ItemStarted | Notice::ItemCompleted => {
+                self.item(&p["item"], notice == Notice::ItemCompleted, raw, events)
             }
-            "item/agentMessage/delta" => {
+            Notice::AgentMessageDelta => {
                 events.push(AgentEvent::AssistantText {
                     message_id: p["itemId"].as_str().map(str::to_string),
                     index: 0,
@@ -194,15 +187,13 @@ impl CodexAppDriver {
                     partial: true,
                 });
             }
-            "item/reasoning/textDelta" | "item/reasoning/summaryTextDelta" => {
-                events.push(AgentEvent::Reasoning {
-                    message_id: p["itemId"].as_str().map(str::to_string),
-                    index: 0,
-                    text: p["delta"].as_str().unwrap_or_default().to_string(),
-                    partial: true,
-                })
-            }
-            "thread/tokenUsage/updated" => {
+            Notice::ReasoningDelta => events.push(AgentEvent::Reasoning {
+                message_id: p["itemId"].as_str().map(str::to_string),
+                index: 0,
+                text: p["delta"].as_str().unwrap_or_default().to_string(),
+                partial: true,
+            }),
+            Notice::TokenUsage => {
                 // `last` is the model call just made; the run's usage is their sum (`total`
                 // also counts the thread's earlier turns).
                 // Reported as it happens, so a budget can stop a run that is still going.
@@ -217,7 +208,7 @@ impl CodexAppDriver {
                     turns: Some(1),
                 });
             }
-            "error" => {
+            Notice::Error => {
                 let e = &p["error"];
                 let status = http_status(e);
                 let mut message = e["message"].as_str().unwrap_or("error").to_string();
@@ -238,7 +229,7 @@ impl CodexAppDriver {
                     events.push(error_event(&message, status));
                 }
             }
-            "turn/completed" => {
+            Notice::TurnCompleted => {
                 let turn = &p["turn"];
                 let status = turn["status"].as_str().unwrap_or_default();
                 if status == "failed" && !self.failed {
@@ -250,23 +241,25 @@ impl CodexAppDriver {
                 self.turn = None;
                 self.finish(status == "completed", events);
             }
-            "configWarning" | "warning" => events.push(AgentEvent::Warning {
+            Notice::Warning => events.push(AgentEvent::Warning {
                 message: p["summary"]
                     .as_str()
                     .or(p["message"].as_str())
                     .unwrap_or_default()
                     .to_string(),
             }),
-            m if QUIET.contains(&m) => {}
-            _ => events.push(unknown(raw)),
+            Notice::Quiet => {}
+            Notice::Other => events.push(unknown(raw)),
         }
     }
 
     fn item(&mut self, item: &Value, completed: bool, raw: &[u8], events: &mut Vec<AgentEvent>) {
         let id = item["id"].as_str().unwrap_or_default().to_string();
-        let kind = item["type"].as_str().unwrap_or_default();
+        let Some(kind) = tag::<ItemKind>(&item["type"]) else {
+            return events.push(unknown(raw));
+        };
         match kind {
-            "agentMessage" => {
+            ItemKind::AgentMessage => {
                 let text = item["text"].as_str().unwrap_or_default().to_string();
                 if completed {
                     // The whole message replaces its deltas in the timeline.
@@ -279,7 +272,7 @@ impl CodexAppDriver {
                     });
                 }
             }
-            "reasoning" if completed => {
+            ItemKind::Reasoning if completed => {
                 let text: String = item["summary"]
                     .as_array()
                     .map(|s| {
@@ -296,12 +289,15 @@ impl CodexAppDriver {
                     partial: false,
                 });
             }
-            "userMessage" if completed => events.push(AgentEvent::UserMessage {
+            ItemKind::UserMessage if completed => events.push(AgentEvent::UserMessage {
                 text: item["content"].as_array().map_or_else(String::new, |c| {
                     c.iter().filter_map(|b| b["text"].as_str()).collect()
                 }),
             }),
-            "commandExecution" | "fileChange" | "mcpToolCall" | "webSearch" => {
+            ItemKind::CommandExecution
+            | ItemKind::FileChange
+            | ItemKind::McpToolCall
+            | ItemKind::WebSearch => {
                 if !self.announced.contains_key(&id) {
                     let (name, input) = tool_call(kind, item);
                     self.announced.insert(id.clone(), input.clone());
@@ -321,8 +317,8 @@ impl CodexAppDriver {
                     });
                 }
             }
-            "reasoning" | "userMessage" => {}
-            _ => events.push(unknown(raw)),
+            ItemKind::Reasoning | ItemKind::UserMessage => {}
+            ItemKind::Other => events.push(unknown(raw)),
         }
     }
 
@@ -341,9 +337,8 @@ impl CodexAppDriver {
                 events.push(AgentEvent::Warning {
                     message: format!("codex asked `{method}`, which oneshot does not answer"),
                 });
-                let error =
-                    json!({"code": -32601, "message": format!("oneshot does not answer {method}")});
-                return out.push(line(&json!({"id": id, "error": error})));
+                let message = format!("oneshot does not answer {method}");
+                return out.push(self.rpc.refuse(id, METHOD_NOT_FOUND, message));
             }
         };
         let item = p["itemId"].as_str().unwrap_or_default();
@@ -375,29 +370,22 @@ impl Driver for CodexAppDriver {
     fn open(&mut self, prompt: &str, out: &mut Vec<Reply>) {
         self.prompt = prompt.to_string();
         let info = json!({"clientInfo": {"name": "oneshot", "version": env!("CARGO_PKG_VERSION")}});
-        out.push(self.request(Asked::Initialize, "initialize", info));
+        out.push(self.rpc.request(Asked::Initialize, "initialize", info));
     }
 
     fn feed(&mut self, raw: &[u8], events: &mut Vec<AgentEvent>, out: &mut Vec<Reply>) {
-        let Some(v) = rpc_object(raw, events) else {
+        let Some(incoming) = self.rpc.read(raw, events) else {
             return;
         };
         let raw = raw.trim_ascii();
-        let method = v.get("method").and_then(Value::as_str);
-        match (v.get("id"), method) {
-            (Some(id), Some(m)) => {
-                let (id, m) = (id.clone(), m.to_string());
-                self.server_request(&id, &m, &v["params"], events, out)
+        match incoming {
+            Incoming::Request { id, method, params } => {
+                self.server_request(&id, &method, &params, events, out)
             }
-            (None, Some(m)) => {
-                let m = m.to_string();
-                self.notification(&m, &v["params"], raw, events)
+            Incoming::Notification { method, params } => {
+                self.notification(&method, &params, raw, events)
             }
-            (Some(id), None) => match id.as_u64().and_then(|id| self.asked.remove(&id)) {
-                Some(asked) => self.response(asked, &v, events, out),
-                None => events.push(unknown(raw)),
-            },
-            (None, None) => events.push(unknown(raw)),
+            Incoming::Response { asked, message } => self.response(asked, &message, events, out),
         }
     }
 
@@ -411,12 +399,12 @@ impl Driver for CodexAppDriver {
         // Codex's decline carries no message: the model learns the command was declined.
         let id = self.approvals.remove(request_id)?;
         let decision = if allow { "accept" } else { "decline" };
-        Some(line(&json!({"id": id, "result": {"decision": decision}})))
+        Some(self.rpc.reply(&id, json!({"decision": decision})))
     }
 
     fn interrupt(&mut self) -> Option<Reply> {
         let (thread, turn) = (self.thread.clone()?, self.turn.clone()?);
-        Some(self.request(
+        Some(self.rpc.request(
             Asked::Interrupt,
             "turn/interrupt",
             json!({"threadId": thread, "turnId": turn}),
@@ -461,15 +449,15 @@ fn error_event(message: &str, status: Option<u16>) -> AgentEvent {
 }
 
 /// A tool item's name (the `exec --json` names, so one policy reads both) and its input.
-fn tool_call(kind: &str, item: &Value) -> (String, Value) {
+fn tool_call(kind: ItemKind, item: &Value) -> (String, Value) {
     let get = |k: &str| item.get(k).cloned().unwrap_or(Value::Null);
     match kind {
-        "commandExecution" => (
+        ItemKind::CommandExecution => (
             "command_execution".into(),
             json!({"command": get("command"), "cwd": get("cwd")}),
         ),
-        "fileChange" => ("file_change".into(), json!({"changes": get("changes")})),
-        "webSearch" => ("web_search".into(), json!({"query": get("query")})),
+        ItemKind::FileChange => ("file_change".into(), json!({"changes": get("changes")})),
+        ItemKind::WebSearch => ("web_search".into(), json!({"query": get("query")})),
         _ => {
             let server = item["server"].as_str().unwrap_or("mcp");
             let tool = item["tool"].as_str().unwrap_or("tool");
@@ -479,11 +467,11 @@ fn tool_call(kind: &str, item: &Value) -> (String, Value) {
 }
 
 /// A finished tool item's output and whether it failed.
-fn tool_result(kind: &str, item: &Value) -> (String, bool) {
+fn tool_result(kind: ItemKind, item: &Value) -> (String, bool) {
     let status = item["status"].as_str().unwrap_or_default();
     let failed = matches!(status, "failed" | "declined");
     match kind {
-        "commandExecution" => {
+        ItemKind::CommandExecution => {
             let output = item
                 .get("aggregatedOutput")
                 .map(value_text)
@@ -491,7 +479,7 @@ fn tool_result(kind: &str, item: &Value) -> (String, bool) {
             let code = item["exitCode"].as_i64();
             (output, failed || code.is_some_and(|c| c != 0))
         }
-        "mcpToolCall" => (
+        ItemKind::McpToolCall => (
             item.get("result").map(value_text).unwrap_or_default(),
             failed,
         ),
@@ -500,5 +488,5 @@ fn tool_result(kind: &str, item: &Value) -> (String, bool) {
 }
 
 #[cfg(test)]
-#[path = "codex_app_tests.rs"]
+#[path = "app_tests.rs"]
 mod tests;

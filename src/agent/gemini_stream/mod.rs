@@ -6,7 +6,8 @@ use std::borrow::Cow;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{AgentEvent, Decoded, ErrorKind, LineParser, decode, json_answer, unknown, value_text};
+use crate::agent::line::{Decoded, decode, json_answer, unknown, value_text};
+use crate::agent::{AgentEvent, ErrorKind, LineParser};
 
 /// Parser for Gemini CLI's stream-json output.
 ///
@@ -32,8 +33,8 @@ impl LineParser for GeminiParser {
             Decoded::Blank => return,
             Decoded::Fallback(ev) => return out.push(ev),
         };
-        match l.kind.as_ref() {
-            "init" => match l.session_id {
+        match l.kind {
+            LineKind::Init => match l.session_id {
                 Some(id) => out.push(AgentEvent::SessionStarted {
                     session_id: id.into_owned(),
                     model: l.model.map(Cow::into_owned),
@@ -44,7 +45,7 @@ impl LineParser for GeminiParser {
                 }),
                 None => out.push(unknown(line.trim_ascii())),
             },
-            "message" => {
+            LineKind::Message => {
                 let text = l.content.as_ref().map(value_text).unwrap_or_default();
                 if l.role.as_deref() == Some("assistant") {
                     self.answer.push_str(&text);
@@ -59,13 +60,13 @@ impl LineParser for GeminiParser {
                     out.push(AgentEvent::UserMessage { text });
                 }
             }
-            "tool_use" => out.push(AgentEvent::ToolCall {
+            LineKind::ToolUse => out.push(AgentEvent::ToolCall {
                 id: l.tool_id.map(Cow::into_owned).unwrap_or_default(),
                 name: l.tool_name.map(Cow::into_owned).unwrap_or_default(),
                 input: l.parameters.unwrap_or(Value::Null),
                 message_id: Some(self.message_id().to_owned()),
             }),
-            "tool_result" => {
+            LineKind::ToolResult => {
                 self.new_response = true;
                 let failed = l.status.as_deref() != Some("success");
                 let content = match (&l.output, &l.error) {
@@ -79,7 +80,7 @@ impl LineParser for GeminiParser {
                     is_error: failed,
                 });
             }
-            "error" => {
+            LineKind::Error => {
                 let message = l.message.map(Cow::into_owned).unwrap_or_default();
                 if l.severity.as_deref() == Some("warning") {
                     out.push(AgentEvent::Warning { message });
@@ -91,8 +92,8 @@ impl LineParser for GeminiParser {
                     });
                 }
             }
-            "result" => self.result(l, out),
-            _ => out.push(unknown(line.trim_ascii())),
+            LineKind::Result => self.result(l, out),
+            LineKind::Other => out.push(unknown(line.trim_ascii())),
         }
     }
 }
@@ -151,10 +152,26 @@ impl GeminiParser {
     }
 }
 
+/// A line's `type`, dispatched on; a type this version does not know is [`LineKind::Other`],
+/// kept as [`AgentEvent::Unknown`].
+#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+enum LineKind {
+    Init,
+    Message,
+    ToolUse,
+    ToolResult,
+    Error,
+    Result,
+    #[serde(other)]
+    Other,
+}
+
+/// A line: its type beside every field any type uses (borrowed where it can be).
 #[derive(Deserialize)]
 struct Line<'a> {
-    #[serde(rename = "type", borrow)]
-    kind: Cow<'a, str>,
+    #[serde(rename = "type")]
+    kind: LineKind,
     #[serde(default, borrow)]
     session_id: Option<Cow<'a, str>>,
     #[serde(default, borrow)]
@@ -185,6 +202,10 @@ struct Line<'a> {
     stats: Option<Value>,
 }
 
+/// The reader for one run (the registry's `Protocol::Gemini`): it only listens.
+pub(crate) fn driver(_: crate::agent::DriverSetup) -> Box<dyn crate::agent::Driver> {
+    Box::new(crate::agent::driver::Listen(GeminiParser::default()))
+}
+
 #[cfg(test)]
-#[path = "gemini_tests.rs"]
 mod tests;

@@ -15,12 +15,66 @@ pub(super) fn as_u16(v: &Value) -> Option<u16> {
     v.as_u64().and_then(|n| u16::try_from(n).ok())
 }
 
+/// A line's `type`: what the parser dispatches on. A type this version does not know is
+/// [`LineKind::Other`], kept as [`crate::agent::AgentEvent::Unknown`] (a tag enum beside
+/// borrowed fields rather than an internally tagged enum, which would copy every string).
+#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub(super) enum LineKind {
+    /// Anthropic SSE events (partial messages).
+    StreamEvent,
+    /// A whole assistant message (one content block per line).
+    Assistant,
+    /// Tool results, and the user's own text when replayed.
+    User,
+    /// `init`, `api_retry` and other notices, by `subtype`.
+    System,
+    /// The run's final result.
+    Result,
+    /// Claude asks oneshot (`can_use_tool`).
+    ControlRequest,
+    /// Claude's answer to one of oneshot's control requests.
+    ControlResponse,
+    /// Any other type.
+    #[serde(other)]
+    Other,
+}
+
+/// The `type` of an SSE event inside a `stream_event` line.
+#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub(super) enum EventKind {
+    MessageStart,
+    ContentBlockStart,
+    ContentBlockDelta,
+    ContentBlockStop,
+    MessageDelta,
+    MessageStop,
+    Ping,
+    Error,
+    /// Any other event.
+    #[serde(other)]
+    Other,
+}
+
+/// The `type` of a `content_block_delta`'s delta.
+#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub(super) enum DeltaKind {
+    TextDelta,
+    ThinkingDelta,
+    InputJsonDelta,
+    /// Signatures, citations and whatever comes next.
+    #[serde(other)]
+    Other,
+}
+
 /// Every field any line type uses; serde skips the rest, so neither key order nor new fields
 /// matter. Fields whose type is not certain across versions are kept as [`Value`].
 #[derive(Deserialize)]
 pub(super) struct Line<'a> {
-    #[serde(rename = "type", borrow)]
-    pub(super) kind: Cow<'a, str>,
+    #[serde(rename = "type")]
+    pub(super) kind: LineKind,
     #[serde(default, borrow)]
     pub(super) subtype: Option<Cow<'a, str>>,
     #[serde(default, borrow)]
@@ -95,8 +149,8 @@ pub(super) struct WireUsage {
 /// so its fields are borrowed where they can be.
 #[derive(Deserialize)]
 pub(super) struct StreamEvent<'a> {
-    #[serde(rename = "type", borrow)]
-    pub(super) kind: Cow<'a, str>,
+    #[serde(rename = "type")]
+    pub(super) kind: EventKind,
     #[serde(default)]
     pub(super) index: Option<u32>,
     #[serde(default, borrow)]
@@ -111,8 +165,8 @@ pub(super) struct StreamEvent<'a> {
 
 #[derive(Deserialize)]
 pub(super) struct Delta<'a> {
-    #[serde(rename = "type", default, borrow)]
-    pub(super) kind: Option<Cow<'a, str>>,
+    #[serde(rename = "type", default)]
+    pub(super) kind: Option<DeltaKind>,
     #[serde(default)]
     pub(super) text: Option<String>,
     #[serde(default)]

@@ -14,29 +14,39 @@
 //! ACP has no message ids: text chunks between two tool calls form one message, named here
 //! `m1`, `m2`, … in order.
 
-use super::driver::{Driver, DriverSetup, Reply, line, rpc_object};
-use super::{AgentEvent, ErrorKind, json_answer, status_in, unknown, value_text};
+use crate::agent::driver::{Driver, DriverSetup, Reply};
+use crate::agent::jsonrpc::{Incoming, METHOD_NOT_FOUND, Rpc};
+use crate::agent::line::{json_answer, status_in, tag, unknown, value_text};
+use wire::SessionUpdate;
+
+mod gemini;
+mod wire;
+
+pub(crate) use gemini::GEMINI;
+
+/// The ACP driver for one run (the registry's `Protocol::Acp`).
+pub(crate) fn driver(setup: DriverSetup) -> Box<dyn Driver> {
+    Box::new(AcpDriver::new(setup))
+}
+use crate::agent::{AgentEvent, ErrorKind};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 
-/// oneshot's own request ids.
-const INITIALIZE: u64 = 1;
-const NEW_SESSION: u64 = 2;
-const PROMPT: u64 = 3;
-
-/// `session/update` kinds that carry nothing a run needs (their lines still reach the log).
-const QUIET: [&str; 4] = [
-    "available_commands_update",
-    "current_mode_update",
-    "plan",
-    "config_option_update",
-];
+/// What one of oneshot's requests was, so its response is read right.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Asked {
+    Initialize,
+    NewSession,
+    Prompt,
+}
 
 /// The driver of one ACP agent run.
 #[derive(Debug)]
 pub struct AcpDriver {
     setup: DriverSetup,
     prompt: String,
+    /// oneshot's requests and what each asked.
+    rpc: Rpc<Asked>,
     session: Option<String>,
     /// Permission requests waiting for the policy: our request id → (the agent's id, options).
     asks: HashMap<String, (Value, Vec<Value>)>,
@@ -54,6 +64,7 @@ impl AcpDriver {
         AcpDriver {
             setup,
             prompt: String::new(),
+            rpc: Rpc::new(Some("2.0")),
             session: None,
             asks: HashMap::new(),
             message: 0,
@@ -63,17 +74,19 @@ impl AcpDriver {
         }
     }
 
-    fn request(id: u64, method: &str, params: Value) -> Reply {
-        line(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
-    }
-
-    fn response(&mut self, id: u64, v: &Value, events: &mut Vec<AgentEvent>, out: &mut Vec<Reply>) {
+    fn response(
+        &mut self,
+        asked: Asked,
+        v: &Value,
+        events: &mut Vec<AgentEvent>,
+        out: &mut Vec<Reply>,
+    ) {
         if let Some(e) = v.get("error") {
             return self.fail(e, events);
         }
         let r = &v["result"];
-        match id {
-            INITIALIZE => {
+        match asked {
+            Asked::Initialize => {
                 if r["protocolVersion"].as_u64() != Some(1) {
                     let message = format!(
                         "the agent speaks ACP version {}, oneshot version 1",
@@ -82,9 +95,9 @@ impl AcpDriver {
                     return self.fail(&json!({"message": message}), events);
                 }
                 let params = json!({"cwd": self.setup.cwd.display().to_string(), "mcpServers": []});
-                out.push(Self::request(NEW_SESSION, "session/new", params));
+                out.push(self.rpc.request(Asked::NewSession, "session/new", params));
             }
-            NEW_SESSION => {
+            Asked::NewSession => {
                 let Some(sid) = r["sessionId"].as_str() else {
                     let message = format!("no session id in the agent's answer: {r}");
                     return self.fail(&json!({"message": message}), events);
@@ -101,9 +114,9 @@ impl AcpDriver {
                 let prompt = std::mem::take(&mut self.prompt);
                 let params =
                     json!({"sessionId": sid, "prompt": [{"type": "text", "text": prompt}]});
-                out.push(Self::request(PROMPT, "session/prompt", params));
+                out.push(self.rpc.request(Asked::Prompt, "session/prompt", params));
             }
-            PROMPT => {
+            Asked::Prompt => {
                 let tokens = &r["_meta"]["quota"]["token_count"];
                 if tokens.is_object() {
                     events.push(AgentEvent::Usage {
@@ -127,7 +140,6 @@ impl AcpDriver {
                     events,
                 );
             }
-            _ => {}
         }
     }
 
@@ -177,9 +189,11 @@ impl AcpDriver {
     }
 
     fn update(&mut self, u: &Value, raw: &[u8], events: &mut Vec<AgentEvent>) {
-        let kind = u["sessionUpdate"].as_str().unwrap_or_default();
+        let Some(kind) = tag::<SessionUpdate>(&u["sessionUpdate"]) else {
+            return events.push(unknown(raw));
+        };
         match kind {
-            "agent_message_chunk" | "agent_thought_chunk" => {
+            SessionUpdate::AgentMessageChunk | SessionUpdate::AgentThoughtChunk => {
                 let text = u["content"]["text"]
                     .as_str()
                     .unwrap_or_default()
@@ -187,12 +201,12 @@ impl AcpDriver {
                 if !self.in_message {
                     self.in_message = true;
                     self.message += 1;
-                    if kind == "agent_message_chunk" {
+                    if kind == SessionUpdate::AgentMessageChunk {
                         self.last_text.clear();
                     }
                 }
                 let message_id = Some(format!("m{}", self.message));
-                if kind == "agent_message_chunk" {
+                if kind == SessionUpdate::AgentMessageChunk {
                     self.last_text.push_str(&text);
                     events.push(AgentEvent::AssistantText {
                         message_id,
@@ -209,13 +223,13 @@ impl AcpDriver {
                     });
                 }
             }
-            "user_message_chunk" => events.push(AgentEvent::UserMessage {
+            SessionUpdate::UserMessageChunk => events.push(AgentEvent::UserMessage {
                 text: u["content"]["text"]
                     .as_str()
                     .unwrap_or_default()
                     .to_string(),
             }),
-            "tool_call" => {
+            SessionUpdate::ToolCall => {
                 self.in_message = false;
                 events.push(AgentEvent::ToolCall {
                     id: u["toolCallId"].as_str().unwrap_or_default().to_string(),
@@ -224,7 +238,7 @@ impl AcpDriver {
                     message_id: None,
                 });
             }
-            "tool_call_update" => {
+            SessionUpdate::ToolCallUpdate => {
                 self.in_message = false;
                 let status = u["status"].as_str().unwrap_or_default();
                 if matches!(status, "completed" | "failed") {
@@ -235,8 +249,8 @@ impl AcpDriver {
                     });
                 }
             }
-            k if QUIET.contains(&k) => {}
-            _ => events.push(unknown(raw)),
+            SessionUpdate::Quiet => {}
+            SessionUpdate::Other => events.push(unknown(raw)),
         }
     }
 }
@@ -248,22 +262,19 @@ impl Driver for AcpDriver {
             "protocolVersion": 1,
             "clientCapabilities": {"fs": {"readTextFile": false, "writeTextFile": false}, "terminal": false},
         });
-        out.push(Self::request(INITIALIZE, "initialize", params));
+        out.push(self.rpc.request(Asked::Initialize, "initialize", params));
     }
 
     fn feed(&mut self, raw: &[u8], events: &mut Vec<AgentEvent>, out: &mut Vec<Reply>) {
-        let Some(v) = rpc_object(raw, events) else {
+        let Some(incoming) = self.rpc.read(raw, events) else {
             return;
         };
         let raw = raw.trim_ascii();
-        match (v.get("id"), v["method"].as_str()) {
-            (Some(id), Some("session/request_permission")) => {
-                let call = &v["params"]["toolCall"];
+        match incoming {
+            Incoming::Request { id, method, params } if method == "session/request_permission" => {
+                let call = &params["toolCall"];
                 let request_id = id.to_string();
-                let options = v["params"]["options"]
-                    .as_array()
-                    .cloned()
-                    .unwrap_or_default();
+                let options = params["options"].as_array().cloned().unwrap_or_default();
                 self.asks.insert(request_id.clone(), (id.clone(), options));
                 events.push(AgentEvent::PermissionRequest {
                     request_id,
@@ -272,23 +283,19 @@ impl Driver for AcpDriver {
                     tool_call_id: call["toolCallId"].as_str().map(str::to_string),
                 });
             }
-            (Some(id), Some(method)) => {
+            Incoming::Request { id, method, .. } => {
                 // A file system or terminal request: oneshot offered neither.
                 events.push(AgentEvent::Warning {
                     message: format!("the agent asked `{method}`, which oneshot does not offer"),
                 });
-                let error =
-                    json!({"code": -32601, "message": format!("oneshot does not offer {method}")});
-                out.push(line(&json!({"jsonrpc": "2.0", "id": id, "error": error})));
+                let message = format!("oneshot does not offer {method}");
+                out.push(self.rpc.refuse(&id, METHOD_NOT_FOUND, message));
             }
-            (None, Some("session/update")) => self.update(&v["params"]["update"], raw, events),
-            (Some(id), None) => match id.as_u64() {
-                Some(id @ (INITIALIZE | NEW_SESSION | PROMPT)) => {
-                    self.response(id, &v, events, out)
-                }
-                _ => events.push(unknown(raw)),
-            },
-            _ => events.push(unknown(raw)),
+            Incoming::Notification { method, params } if method == "session/update" => {
+                self.update(&params["update"], raw, events)
+            }
+            Incoming::Notification { .. } => events.push(unknown(raw)),
+            Incoming::Response { asked, message } => self.response(asked, &message, events, out),
         }
     }
 
@@ -318,16 +325,15 @@ impl Driver for AcpDriver {
             // No option says no: the request is withdrawn, which no agent runs a tool on.
             None => json!({"outcome": "cancelled"}),
         };
-        Some(line(
-            &json!({"jsonrpc": "2.0", "id": id, "result": {"outcome": outcome}}),
-        ))
+        Some(self.rpc.reply(&id, json!({"outcome": outcome})))
     }
 
     fn interrupt(&mut self) -> Option<Reply> {
         let sid = self.session.clone()?;
-        Some(line(
-            &json!({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": sid}}),
-        ))
+        Some(
+            self.rpc
+                .notify("session/cancel", Some(json!({"sessionId": sid}))),
+        )
     }
 }
 
@@ -371,5 +377,4 @@ fn tool_output(content: &Value) -> String {
 }
 
 #[cfg(test)]
-#[path = "acp_tests.rs"]
 mod tests;

@@ -2,7 +2,12 @@
 //! call. Its failures are read from its words: litellm's exception lines
 //! (`litellm.AuthenticationError: …`, `litellm.BadRequestError: OpenAIException - … 401 …`).
 
-use super::{AgentEvent, ErrorKind, LineParser, status_in};
+mod agent;
+
+pub(crate) use agent::AGENT;
+
+use crate::agent::line::status_in;
+use crate::agent::{AgentEvent, ErrorKind, LineParser};
 
 /// Parser for Aider's plain-text output: each line is assistant text (progress); a litellm
 /// exception line is also an [`AgentEvent::Error`].
@@ -39,6 +44,11 @@ impl LineParser for AiderParser {
             partial: true,
         });
     }
+}
+
+/// The reader for one run (the registry's `Protocol::Aider`): it only listens.
+pub(crate) fn driver(_: crate::agent::DriverSetup) -> Box<dyn crate::agent::Driver> {
+    Box::new(crate::agent::driver::Listen(AiderParser))
 }
 
 /// An HTTP status in litellm's own words: `"code": 401`, `Error code: 401`.

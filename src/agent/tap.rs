@@ -289,19 +289,14 @@ impl Tap {
     }
 }
 
-/// Where `kind`, run in `cwd`, files the transcript of `session` (Codex names it itself).
+/// Where `kind`, run in `cwd`, files the transcript of `session` (its folder's definition says;
+/// Codex names it itself).
 fn transcript_of(
     kind: AgentKind,
     cwd: &std::path::Path,
     session: &str,
 ) -> Option<std::path::PathBuf> {
-    use crate::agent::transcript;
-    let env = |k: &str| std::env::var_os(k);
-    match kind {
-        AgentKind::Claude => transcript::claude_transcript(cwd, session, env),
-        AgentKind::Gemini => transcript::gemini_transcript(session, env),
-        AgentKind::Codex | AgentKind::Aider | AgentKind::Cline => None,
-    }
+    (kind.def().transcript)(cwd, session)
 }
 
 #[cfg(test)]

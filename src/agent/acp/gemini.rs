@@ -1,0 +1,33 @@
+//! Gemini CLI as an agent oneshot runs, over ACP (`gemini --acp`): its command line, its
+//! transcript, its provider hint.
+
+use crate::agent::launch::words;
+use crate::agent::registry::AgentDef;
+use crate::agent::{AgentSpec, AnswerSchema, Launch, Protocol, transcript};
+use crate::executor::StdinMode;
+use crate::process::Role;
+
+/// Gemini CLI in the registry.
+pub(crate) const GEMINI: AgentDef = AgentDef {
+    name: "gemini",
+    auth_hint: "set GEMINI_API_KEY (or log in by running `gemini` once); GOOGLE_GEMINI_BASE_URL \
+                points it at another server",
+    launch,
+    can_resume: false,
+    transcript: |_, session| transcript::gemini_transcript(session, |k: &str| std::env::var_os(k)),
+};
+
+/// ACP for either role: every tool asks first (the policy's `permit` answers) and
+/// `session/cancel` stops a turn. The prompt goes through the protocol.
+fn launch(spec: &AgentSpec, _: Role, _: Option<&str>, _: Option<AnswerSchema<'_>>) -> Launch {
+    let mut argv = spec.argv();
+    argv.extend(words(&["--acp", "--skip-trust"]));
+    argv.extend(spec.model_flag("--model"));
+    argv.extend(spec.args.iter().cloned());
+    Launch {
+        argv,
+        stdin: StdinMode::Open,
+        protocol: Protocol::Acp,
+        env: Vec::new(),
+    }
+}
