@@ -110,19 +110,7 @@ fn own_dirs(
     home: Option<&Path>,
     var: &dyn Fn(&str) -> Option<std::ffi::OsString>,
 ) -> Vec<PathBuf> {
-    let under_home = |d: &str| home.map(|h| h.join(d));
-    let dir = match kind {
-        AgentKind::Claude => var("CLAUDE_CONFIG_DIR")
-            .map(PathBuf::from)
-            .or_else(|| under_home(".claude")),
-        AgentKind::Codex => var("CODEX_HOME")
-            .map(PathBuf::from)
-            .or_else(|| under_home(".codex")),
-        AgentKind::Gemini => under_home(".gemini"),
-        AgentKind::Aider => under_home(".aider"),
-        AgentKind::Cline => under_home(".cline"),
-    };
-    dir.into_iter().collect()
+    (kind.def().own_dir)(home, var).into_iter().collect()
 }
 
 /// The git metadata a workdir's commits write to: the `.git` of the repository holding it,

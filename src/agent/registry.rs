@@ -8,6 +8,9 @@ use super::{AgentSpec, AnswerSchema, Launch};
 use crate::process::Role;
 use std::path::{Path, PathBuf};
 
+/// The environment as a lookup (a test's, or the process's).
+pub(crate) type Env<'a> = dyn Fn(&str) -> Option<std::ffi::OsString> + 'a;
+
 /// What oneshot knows of one agent CLI. Each agent's folder defines one.
 pub(crate) struct AgentDef {
     /// The name on the command line (`--worker NAME`), and the CLI's binary name.
@@ -23,6 +26,15 @@ pub(crate) struct AgentDef {
     /// Where the CLI, run in a directory, files a session's transcript when its protocol does
     /// not name it (`None`: it names it, or keeps none).
     pub transcript: fn(&Path, &str) -> Option<PathBuf>,
+    /// How to read what its transcript says a run did (`None`: oneshot reads none of it):
+    /// what an auditor is shown besides the worker's output.
+    pub read_transcript: Option<fn(&Path) -> Option<crate::process::TranscriptFacts>>,
+    /// The directory the CLI keeps its config, sessions and caches in, given the home
+    /// directory and the environment (its own variable first, when it has one): what
+    /// confinement lets it write.
+    pub own_dir: fn(Option<&Path>, &Env<'_>) -> Option<PathBuf>,
+    /// The identity its work is signed with in a commit's `Co-authored-by` trailer.
+    pub co_author: &'static str,
 }
 
 /// The agents, in the order `--help` lists them: each line a variant of [`AgentKind`] (its
@@ -41,6 +53,11 @@ macro_rules! agents {
         pub(crate) const AGENT_KINDS: &[AgentKind] = &[$(AgentKind::$kind,)+];
 
         impl AgentKind {
+            /// The identity this agent's work is signed with in a `Co-authored-by` trailer.
+            pub fn co_author(self) -> &'static str {
+                self.def().co_author
+            }
+
             /// This agent's definition, from its folder.
             pub(crate) fn def(self) -> &'static AgentDef {
                 match self {

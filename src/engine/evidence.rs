@@ -91,29 +91,19 @@ impl Engine {
     /// or found from its session id (Gemini files it a moment after the session starts; state
     /// files from before paths were journaled).
     fn worker_transcript(&self) -> Option<crate::process::TranscriptFacts> {
-        use crate::agent::{AgentKind, transcript};
         let agents = &self.session.agents;
         let kind = agents.worker.as_ref()?.kind;
-        let env = |k: &str| std::env::var_os(k);
-        let path = match (&agents.worker_transcript, kind) {
-            (Some(p), _) => std::path::PathBuf::from(p),
-            (None, AgentKind::Claude) => transcript::claude_transcript(
-                &self.session.workdir,
+        let read = kind.def().read_transcript?;
+        let path = match &agents.worker_transcript {
+            Some(p) => std::path::PathBuf::from(p),
+            // Not journaled: where the CLI files it (Gemini a moment after the session
+            // starts), from its session id.
+            None => (kind.def().transcript)(
+                std::path::Path::new(&self.session.workdir),
                 agents.worker_session.as_deref()?,
-                env,
             )?,
-            // Gemini writes its chat file a moment after the session starts.
-            (None, AgentKind::Gemini) => {
-                transcript::gemini_transcript(agents.worker_session.as_deref()?, env)?
-            }
-            (None, _) => return None,
         };
-        let mut facts = match kind {
-            AgentKind::Claude => transcript::read_claude(&path)?,
-            AgentKind::Codex => transcript::read_codex(&path)?,
-            AgentKind::Gemini => transcript::read_gemini(&path)?,
-            AgentKind::Aider | AgentKind::Cline => return None,
-        };
+        let mut facts = read(&path)?;
         facts.last_message = facts
             .last_message
             .map(|m| self.redactor.redact(&m).into_owned());

@@ -547,15 +547,8 @@ impl Step {
 /// The identity a worker agent signs its work with in a `Co-authored-by` trailer; `None` for a
 /// command (`cmd:…`), which is the user's own.
 fn co_author(worker: &str) -> Option<&'static str> {
-    use crate::agent::AgentKind as K;
     let kind = crate::agent::AgentSpec::parse(worker).ok()?.kind;
-    Some(match kind {
-        K::Claude => "Claude <noreply@anthropic.com>",
-        K::Codex => "Codex <noreply@openai.com>",
-        K::Gemini => "Gemini CLI <noreply@google.com>",
-        K::Aider => "aider <noreply@aider.chat>",
-        K::Cline => "Cline <noreply@cline.bot>",
-    })
+    Some(kind.co_author())
 }
 
 /// The facts the `approve` hook sees about the job.

@@ -15,6 +15,9 @@ pub(crate) const GEMINI: AgentDef = AgentDef {
     launch,
     can_resume: false,
     transcript: |_, session| transcript::gemini_transcript(session, |k: &str| std::env::var_os(k)),
+    read_transcript: Some(transcript::read_gemini),
+    own_dir: |home, _| home.map(|h| h.join(".gemini")),
+    co_author: "Gemini CLI <noreply@google.com>",
 };
 
 /// ACP for either role: every tool asks first (the policy's `permit` answers) and

@@ -15,6 +15,9 @@ pub(crate) const AGENT: AgentDef = AgentDef {
     launch,
     can_resume: false,
     transcript: |_, _| None,
+    read_transcript: None,
+    own_dir: |home, _| home.map(|h| h.join(".aider")),
+    co_author: "aider <noreply@aider.chat>",
 };
 
 /// Headless, the prompt from a file; the auditor in ask mode, which edits nothing.

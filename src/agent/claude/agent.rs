@@ -5,6 +5,7 @@ use crate::agent::registry::AgentDef;
 use crate::agent::{AgentSpec, AnswerSchema, Launch, Protocol, transcript};
 use crate::executor::StdinMode;
 use crate::process::Role;
+use std::path::PathBuf;
 
 /// Claude Code in the registry.
 pub(crate) const AGENT: AgentDef = AgentDef {
@@ -16,6 +17,13 @@ pub(crate) const AGENT: AgentDef = AgentDef {
     transcript: |cwd, session| {
         transcript::claude_transcript(cwd, session, |k: &str| std::env::var_os(k))
     },
+    read_transcript: Some(transcript::read_claude),
+    own_dir: |home, var| {
+        var("CLAUDE_CONFIG_DIR")
+            .map(PathBuf::from)
+            .or_else(|| home.map(|h| h.join(".claude")))
+    },
+    co_author: "Claude <noreply@anthropic.com>",
 };
 
 /// The Claude Code flags that make it speak stream-json both ways and send every tool

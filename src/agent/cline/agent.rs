@@ -16,6 +16,9 @@ pub(crate) const AGENT: AgentDef = AgentDef {
     launch,
     can_resume: false,
     transcript: |_, _| None,
+    read_transcript: None,
+    own_dir: |home, _| home.map(|h| h.join(".cline")),
+    co_author: "Cline <noreply@cline.bot>",
 };
 
 /// `--json`, the prompt as the last argument; the worker auto-approves, the auditor plans.

@@ -6,6 +6,7 @@ use crate::agent::registry::AgentDef;
 use crate::agent::{AgentSpec, AnswerSchema, Launch, Protocol};
 use crate::executor::StdinMode;
 use crate::process::Role;
+use std::path::PathBuf;
 
 /// Codex in the registry.
 pub(crate) const AGENT: AgentDef = AgentDef {
@@ -15,6 +16,13 @@ pub(crate) const AGENT: AgentDef = AgentDef {
     launch,
     can_resume: true,
     transcript: |_, _| None,
+    read_transcript: Some(crate::agent::transcript::read_codex),
+    own_dir: |home, var| {
+        var("CODEX_HOME")
+            .map(PathBuf::from)
+            .or_else(|| home.map(|h| h.join(".codex")))
+    },
+    co_author: "Codex <noreply@openai.com>",
 };
 
 /// The worker runs under `app-server`, whose approval requests the policy answers and whose
