@@ -6,12 +6,14 @@
 //!   per job with no gap), so a browser that reconnects sends `Last-Event-ID` and gets exactly
 //!   what it lacks, replayed from the store; the page sends the cursor it was rendered at as
 //!   `?after=T.E` on its first connect. A finished job's stream is the same replay.
-//! - `GET /events` — the board's stream: which jobs changed; the board reads itself again.
+//! - `GET /events` — the board's (and the inbox's) stream: which jobs changed; the page reads
+//!   itself again.
 //!
 //! One [`hub`] thread per process waits for the store to change (heard, not polled) and
 //! sends each topic's news once to all its readers; a reader that falls [`hub::CAPACITY`]
 //! events behind is sent `lagged` and dropped, and its reconnect replays — a stream is never
-//! silently thinned.
+//! silently thinned. A stream whose token or sign-in is no longer good is sent `signedout`
+//! and ends (`auth`).
 
 mod auth;
 mod board_topic;
