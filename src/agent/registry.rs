@@ -35,6 +35,9 @@ pub(crate) struct AgentDef {
     pub own_dir: fn(Option<&Path>, &Env<'_>) -> Option<PathBuf>,
     /// The identity its work is signed with in a commit's `Co-authored-by` trailer.
     pub co_author: &'static str,
+    /// Its command line takes an answer's JSON schema itself (`launch` passes it on), so a
+    /// prompt need not carry it.
+    pub takes_schema: bool,
 }
 
 /// The agents, in the order `--help` lists them: each line a variant of [`AgentKind`] (its
@@ -53,6 +56,11 @@ macro_rules! agents {
         pub(crate) const AGENT_KINDS: &[AgentKind] = &[$(AgentKind::$kind,)+];
 
         impl AgentKind {
+            /// Whether this agent's command line takes an answer's JSON schema itself.
+            pub(crate) fn takes_schema(self) -> bool {
+                self.def().takes_schema
+            }
+
             /// The identity this agent's work is signed with in a `Co-authored-by` trailer.
             pub fn co_author(self) -> &'static str {
                 self.def().co_author

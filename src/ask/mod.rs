@@ -38,7 +38,7 @@ mod rule;
 pub use error::AskError;
 pub use rule::builtin_permit;
 
-use crate::agent::{AgentKind, AgentSpec};
+use crate::agent::AgentSpec;
 use crate::policy::{HookCtx, PolicyService};
 use crate::process::{Role, Sandbox};
 use crate::schema::Schema;
@@ -61,7 +61,7 @@ impl Target {
     /// Whether the target takes the schema itself (Claude, Codex), so the prompt need not
     /// carry it.
     fn takes_schema(&self) -> bool {
-        matches!(self, Target::Agent(a) if matches!(a.kind, AgentKind::Claude | AgentKind::Codex))
+        matches!(self, Target::Agent(a) if a.kind.takes_schema())
     }
 }
 

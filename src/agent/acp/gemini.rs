@@ -18,6 +18,7 @@ pub(crate) const GEMINI: AgentDef = AgentDef {
     read_transcript: Some(transcript::read_gemini),
     own_dir: |home, _| home.map(|h| h.join(".gemini")),
     co_author: "Gemini CLI <noreply@google.com>",
+    takes_schema: false,
 };
 
 /// ACP for either role: every tool asks first (the policy's `permit` answers) and

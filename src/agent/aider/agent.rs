@@ -18,6 +18,7 @@ pub(crate) const AGENT: AgentDef = AgentDef {
     read_transcript: None,
     own_dir: |home, _| home.map(|h| h.join(".aider")),
     co_author: "aider <noreply@aider.chat>",
+    takes_schema: false,
 };
 
 /// Headless, the prompt from a file; the auditor in ask mode, which edits nothing.

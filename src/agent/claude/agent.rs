@@ -24,6 +24,7 @@ pub(crate) const AGENT: AgentDef = AgentDef {
             .or_else(|| home.map(|h| h.join(".claude")))
     },
     co_author: "Claude <noreply@anthropic.com>",
+    takes_schema: true,
 };
 
 /// The Claude Code flags that make it speak stream-json both ways and send every tool

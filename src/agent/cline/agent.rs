@@ -19,6 +19,7 @@ pub(crate) const AGENT: AgentDef = AgentDef {
     read_transcript: None,
     own_dir: |home, _| home.map(|h| h.join(".cline")),
     co_author: "Cline <noreply@cline.bot>",
+    takes_schema: false,
 };
 
 /// `--json`, the prompt as the last argument; the worker auto-approves, the auditor plans.

@@ -23,6 +23,7 @@ pub(crate) const AGENT: AgentDef = AgentDef {
             .or_else(|| home.map(|h| h.join(".codex")))
     },
     co_author: "Codex <noreply@openai.com>",
+    takes_schema: true,
 };
 
 /// The worker runs under `app-server`, whose approval requests the policy answers and whose
