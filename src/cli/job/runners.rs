@@ -66,7 +66,7 @@ pub fn runners(cx: &Cx, a: RunnersArgs) -> Result<i32> {
                         job: &l.job,
                         fence: l.fence,
                         until_at: at(l.until_ms),
-                        live: l.until_ms >= now,
+                        live: l.live_at(now),
                     })
                     .collect(),
             };
@@ -91,7 +91,7 @@ pub fn runners(cx: &Cx, a: RunnersArgs) -> Result<i32> {
             .leases
             .iter()
             .map(|l| {
-                let live = if l.until_ms >= now { "" } else { " (expired)" };
+                let live = if l.live_at(now) { "" } else { " (expired)" };
                 format!("{}{live}", l.job)
             })
             .collect();

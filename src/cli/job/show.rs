@@ -151,7 +151,7 @@ pub fn show(cx: &Cx, a: ShowArgs) -> Result<i32> {
     let journals = store.journals(&job.id).map_err(err)?;
     // Live by the store's clock, as a claim judges it.
     let now = store.now_ms().unwrap_or_else(|_| now_ms());
-    let live = lease.as_ref().filter(|l| l.until_ms > now);
+    let live = lease.as_ref().filter(|l| l.live_at(now));
     let overlaps = overlap::find(&*store)
         .map_err(err)?
         .remove(&job.id)
@@ -171,7 +171,7 @@ pub fn show(cx: &Cx, a: ShowArgs) -> Result<i32> {
         let v = json!({
             "job": job,
             "lease": lease.as_ref().map(|l| json!({"runner": l.runner, "fence": l.fence,
-                "until": crate::cli::show::rfc3339(l.until_ms), "live": l.until_ms > now})),
+                "until": crate::cli::show::rfc3339(l.until_ms), "live": l.live_at(now)})),
             "history": history,
             "artifacts": artifacts,
             "audit": audit,

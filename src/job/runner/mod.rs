@@ -463,7 +463,7 @@ pub fn claimable(store: &dyn JobStore, job: &super::record::Job) -> Result<(), N
     }
     // A transient state: a runner is in the middle of a step, or died in it.
     match store.lease(&job.id)? {
-        Some(l) if l.until_ms > store.now_ms()? => Err(NotClaimable::Held {
+        Some(l) if l.live_at(store.now_ms()?) => Err(NotClaimable::Held {
             state: job.state(),
             runner: l.runner,
             until_ms: l.until_ms,

@@ -54,6 +54,15 @@ pub struct Lease {
     pub until_ms: u64,
 }
 
+impl Lease {
+    /// Whether the lease is live at `now_ms` (the store's clock), as a claim judges it: it
+    /// expires only once `until < now`, so at its last millisecond it still holds. Every
+    /// reader that says *live* or *expired* asks this, so none disagrees with a claim.
+    pub fn live_at(&self, now_ms: u64) -> bool {
+        self.until_ms >= now_ms
+    }
+}
+
 /// A claimed step: the job as it was when claimed, and the lease.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Claim {

@@ -258,9 +258,11 @@ fn an_expired_transient_job_is_reclaimed_and_the_old_lease_writes_nothing(s: &dy
     assert_eq!(live.until_ms, 2_000 + TTL);
     assert_eq!(s.lease("job-1").unwrap(), Some(live.clone()));
 
-    // Live: nobody else may take it.
+    // Live: nobody else may take it — to its last millisecond, as every reader says it.
     assert_eq!(at(s, 2_000 + TTL).claim("r2", None, TTL).unwrap(), None);
+    assert!(live.live_at(2_000 + TTL));
     // Expired: r2 recovers it.
+    assert!(!live.live_at(2_001 + TTL));
     let c = at(s, 2_001 + TTL).claim("r2", None, TTL).unwrap().unwrap();
     assert!(c.reclaimed);
     assert_eq!(c.job, j);

@@ -71,7 +71,7 @@ fn lease(store: &dyn JobStore, job: &Job, live: &Liveness, fleet: &Fleet) -> Str
     // The lease row even at rest: a verb refused as busy shows why.
     if let Ok(Some(l)) = store.lease(&job.id) {
         let when = match &fleet.now {
-            Ok(now) if l.until_ms >= *now => format!("expires {}", at(l.until_ms)),
+            Ok(now) if l.live_at(*now) => format!("expires {}", at(l.until_ms)),
             Ok(_) => format!("expired {}", at(l.until_ms)),
             Err(_) => format!("until {}", at(l.until_ms)),
         };

@@ -93,8 +93,7 @@ impl Fleet {
                 ),
             };
         };
-        // Expired as a claim judges it: `until < now`.
-        if lease.until_ms < now {
+        if !lease.live_at(now) {
             return Liveness::Stale {
                 why: format!(
                     "its lease expired {} ago by the store's clock; the next runner's claim \

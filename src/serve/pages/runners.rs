@@ -63,7 +63,7 @@ pub(crate) fn panel(fleet: &Fleet) -> String {
             .iter()
             .map(|l| {
                 let expired = match now {
-                    Some(now) if l.until_ms < now => " <small>(expired)</small>",
+                    Some(now) if !l.live_at(now) => " <small>(expired)</small>",
                     _ => "",
                 };
                 format!("{}{expired}", job_link(&l.job))

@@ -445,7 +445,7 @@ impl JobStore for PostgresStore {
             }
             let now = self.now(tx)?;
             if let Some(lease) = self.lease_of(tx, id)?
-                && int(lease.until_ms) >= now
+                && lease.live_at(number(now))
                 && !revoke
             {
                 return Err(JobStoreError::Busy {

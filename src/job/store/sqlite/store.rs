@@ -361,7 +361,7 @@ impl JobStore for SqliteStore {
             }
             // Live by the store's clock, not the caller's.
             if let Some(lease) = self.lease_of(tx, id)?
-                && lease.until_ms >= self.clock.now_ms()
+                && lease.live_at(self.clock.now_ms())
                 && !d.revoke
             {
                 return Err(JobStoreError::Busy {
