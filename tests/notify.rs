@@ -482,3 +482,64 @@ fn an_on_notify_that_fails_sends_the_event_as_it_is_and_records_why() {
         "{warning}"
     );
 }
+
+#[test]
+fn a_land_that_fails_is_told_by_the_command_that_landed_once() {
+    let env = Env::new();
+    let out = env.private.path().join("events.jsonl");
+    config(
+        &env,
+        &format!(
+            "[notify]\nlink-base = \"http://127.0.0.1:8719\"\n\n\
+             [[notify.sink]]\ncommand = \"{}\"\nevents = [\"intervention_required\"]\n",
+            appending_sink(&env, &out)
+        ),
+    );
+    // Two jobs write the same file differently: the second cannot land after the first.
+    let job = |text: &str| {
+        let id = env.create(
+            &format!("sh -c 'echo {text} > a.txt'"),
+            DONE,
+            &["--activate"],
+        );
+        env.ok(&["job", "step", &id]);
+        env.ok(&["job", "approve", &id]);
+        id
+    };
+    let (first, second) = (job("one"), job("two"));
+    env.ok(&["job", "land", &first]);
+    assert!(
+        lines(&out).is_empty(),
+        "a landing is no news: {:?}",
+        lines(&out)
+    );
+    let o = env.oneshot(&["job", "land", &second]);
+    assert_eq!(o.status.code(), Some(1), "{}", common::text(&o));
+    assert_eq!(env.state(&second), "INTERVENTION_REQUIRED");
+
+    // Told before the command ended, by the command (no runner ran since), once.
+    let told = lines(&out);
+    assert_eq!(told.len(), 1, "{told:?}");
+    let event: Value = serde_json::from_str(&told[0]).unwrap();
+    assert_eq!(event["kind"], "intervention_required");
+    assert_eq!(event["job"], second.as_str());
+    assert_eq!(
+        event["link"],
+        format!("http://127.0.0.1:8719/jobs/{second}").as_str()
+    );
+    let rows: Vec<_> = store(&env)
+        .notifications(Some(&second))
+        .unwrap()
+        .into_iter()
+        .filter(|r| r.kind == "intervention_required")
+        .collect();
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert!(
+        rows[0].sender.starts_with("verb by "),
+        "{:?}",
+        rows[0].sender
+    );
+    // A runner's sweep finds it told already.
+    env.ok(&["job", "run"]);
+    assert_eq!(lines(&out).len(), 1, "{:?}", lines(&out));
+}

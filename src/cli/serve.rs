@@ -77,6 +77,7 @@ pub fn run(args: ServeArgs, files: &Files, state_dir: &Path, quiet: bool) -> Res
         tls,
         state_dir: state_dir.to_path_buf(),
         hosts: args.hosts.clone(),
+        notify: files.notify().cloned(),
     };
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()

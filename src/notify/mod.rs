@@ -34,9 +34,11 @@
 mod command;
 mod hook;
 mod kind;
+mod verb;
 mod webhook;
 
 pub use kind::NotifyKind;
+pub use verb::after_verb;
 pub use webhook::{WebhookTarget, webhook_target};
 
 use crate::config::{NotifyDef, SinkDef, SinkTo};

@@ -86,6 +86,9 @@ pub struct ServeOptions {
     /// The names (a host, or `host:port`) the server is reached by besides its own address
     /// and `localhost`: what a proxy forwards as `Host`.
     pub hosts: Vec<String>,
+    /// `[notify]`: a verb from a page that leaves a job needing a human again (a failed
+    /// land) is told as the runner tells its transitions (`crate::notify`).
+    pub notify: Option<crate::config::NotifyDef>,
 }
 
 /// Why the server did not start.
@@ -182,6 +185,8 @@ pub(crate) struct App {
     pub state_dir: Arc<std::path::PathBuf>,
     /// The live streams' hub.
     pub hub: Arc<live::hub::Hub>,
+    /// Who tells of the needs-a-human moves a verb from a page makes.
+    pub notifier: Option<Arc<crate::notify::Notifier>>,
 }
 
 /// What a server accepts connections on.
@@ -253,7 +258,12 @@ impl Bound {
                 (listener, Some(addr), None, answers_as(addr, &opts.hosts))
             }
         };
+        let notifier = opts
+            .notify
+            .as_ref()
+            .and_then(|def| crate::notify::Notifier::new(def, "oneshot serve", store.clone()));
         let app = App {
+            notifier,
             hub: live::hub::Hub::start(store.clone()),
             store,
             hosts: Arc::new(hosts),

@@ -286,6 +286,9 @@ async fn verb(
             );
         }
     };
+    if let Ok(g) = &given {
+        told(&app, &g.job.id);
+    }
     match given {
         Ok(g) if json => Json(serde_json::json!({
             "id": g.job.id,
@@ -351,6 +354,7 @@ async fn land(app: &App, id: &str, giving: Giving, seen: Option<Seen>, json: boo
         }
     };
     let job = landed.job().clone();
+    told(app, &job.id);
     if json {
         let (result, reason) = match &landed {
             Land::Landed(_) => ("landed", None),
@@ -367,6 +371,15 @@ async fn land(app: &App, id: &str, giving: Giving, seen: Option<Seen>, json: boo
     let mut r = Redirect::to(&format!("/jobs/{}", job.id)).into_response();
     *r.status_mut() = StatusCode::SEE_OTHER;
     r
+}
+
+/// After a verb moved job `id`: a move into a state that needs a human is told by `[notify]`
+/// (claimed once in the store), in the background — the page does not wait for a webhook.
+fn told(app: &App, id: &str) {
+    if let Some(n) = &app.notifier {
+        let (n, id) = (n.clone(), id.to_string());
+        tokio::spawn(async move { n.after_verb(&id).await });
+    }
 }
 
 /// The HTTP status of a verb that wrote nothing.

@@ -50,7 +50,7 @@ pub fn land(cx: &Cx, a: LandArgs) -> Result<i32> {
     let store = cx.store()?;
     let mut code = exit::OK;
     for id in ordered(&*store, &a.ids) {
-        code = code.max(land_one(cx, &*store, &id, a.json, a.resolver.as_deref()));
+        code = code.max(land_one(cx, &store, &id, a.json, a.resolver.as_deref()));
     }
     Ok(code)
 }
@@ -100,7 +100,7 @@ pub fn approve(cx: &Cx, a: ApproveArgs) -> Result<i32> {
     if a.land {
         // Approved first, then landed in the order that lands the most.
         for id in ordered(&*store, &approved) {
-            code = code.max(land_one(cx, &*store, &id, false, a.resolver.as_deref()));
+            code = code.max(land_one(cx, &store, &id, false, a.resolver.as_deref()));
         }
     }
     Ok(code)
@@ -146,11 +146,12 @@ fn giving() -> Giving {
 /// Lands one job and reports it; its exit code.
 fn land_one(
     cx: &Cx,
-    store: &dyn oneshot::job::JobStore,
+    shared: &std::sync::Arc<dyn oneshot::job::JobStore>,
     id: &str,
     json: bool,
     flag: Option<&str>,
 ) -> i32 {
+    let store = &**shared;
     let mut resolver = match resolver_for(cx, store, id, flag) {
         Ok(r) => r,
         Err(e) => {
@@ -179,6 +180,10 @@ fn land_one(
             exit::OK
         }
         Ok(Land::Failed(job, failure)) => {
+            // INTERVENTION_REQUIRED by this command's hand: it tells, as a runner would.
+            if let Some(def) = &cx.notify {
+                oneshot::notify::after_verb(def, &giving().actor, shared.clone(), &job.id);
+            }
             if json {
                 outln!(
                     "{}",

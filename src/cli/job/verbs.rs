@@ -9,6 +9,7 @@ use anyhow::Result;
 use clap::Args;
 use oneshot::job::verbs::{self, GiveError, Giving, VerbError};
 use oneshot::job::{JobState, JobTrigger};
+use std::sync::Arc;
 
 /// Options of `job reject`.
 #[derive(Debug, Args)]
@@ -43,6 +44,9 @@ pub fn run(cx: &Cx, id: &str, verb: JobTrigger, feedback: Option<String>) -> Res
         e => anyhow::anyhow!("{verb} {id}: {e}"),
     })?;
     let job = &given.job;
+    if let Some(def) = &cx.notify {
+        oneshot::notify::after_verb(def, &giving.actor, Arc::clone(&store), &job.id);
+    }
     if !cx.quiet {
         outln!("{}: {} → {}", job.id, paint(given.from), paint(job.state()));
     } else {
