@@ -36,6 +36,8 @@ pub struct SqliteStore {
     clock: std::sync::Arc<dyn super::StoreClock>,
     /// The watch on the store's files, started by the first look for changes.
     watcher: std::sync::OnceLock<Option<notify::RecommendedWatcher>>,
+    /// Raised by that watch: this store's files changed (another store's do not wake it).
+    changes: std::sync::Arc<super::work::Signal>,
 }
 
 impl SqliteStore {
@@ -77,6 +79,7 @@ impl SqliteStore {
             conn: Mutex::new(conn),
             clock,
             watcher: std::sync::OnceLock::new(),
+            changes: std::sync::Arc::new(super::work::Signal::new()),
         })
     }
 

@@ -8,6 +8,7 @@ use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 /// A count that writers raise and waiters sleep on until it moves.
+#[derive(Debug)]
 pub(crate) struct Signal {
     count: Mutex<u64>,
     woken: Condvar,
@@ -59,8 +60,9 @@ impl Signal {
 /// There may be new work: raised by every write that can make a job claimable.
 static WORK: Signal = Signal::new();
 
-/// The store may have changed: raised by whatever tells this process of a write — its own,
-/// or (see [`crate::job::store::JobStore::wait_for_change`]) another process's.
+/// The store may have changed: raised by this process's writes that raise [`WORK`], for a
+/// store that hears no other process ([`crate::job::store::JobStore::wait_for_change`]'s
+/// default; SQLite and PostgreSQL hear every process, each with a signal of its own).
 pub(crate) static CHANGE: Signal = Signal::new();
 
 /// Says that there may be new work (called after the write commits); a change too.

@@ -5,7 +5,6 @@
 //! poll, never loses it, because the caller claims after every wait.
 
 use super::{CHANGE_CHANNEL, PostgresStore, WORK_CHANNEL, connect, off_runtime};
-use crate::job::store::work::CHANGE;
 use postgres::fallible_iterator::FallibleIterator;
 use std::time::Duration;
 
@@ -71,11 +70,14 @@ impl PostgresStore {
         })
     }
 
-    /// Blocks until a change notification arrives (or came since the last wait), this
-    /// process raised the change signal after `since`, the listening connection had to be
-    /// made again (what happened meanwhile is unknown: a wake-up), or `timeout` passes.
-    pub(super) fn wait_change(&self, since: u64, timeout: Duration) -> bool {
-        if CHANGE.seen() != since || self.listen_for_changes() {
+    /// Blocks until a change notification arrives (or came since the last wait: they queue
+    /// on the listening connection, so none made after [`JobStore::change_seen`] is missed —
+    /// `since` is not needed), the listening connection had to be made again (what happened
+    /// meanwhile is unknown: a wake-up), or `timeout` passes.
+    ///
+    /// [`JobStore::change_seen`]: crate::job::store::JobStore::change_seen
+    pub(super) fn wait_change(&self, _since: u64, timeout: Duration) -> bool {
+        if self.listen_for_changes() {
             return true;
         }
         off_runtime(|| {

@@ -51,12 +51,12 @@ impl SqliteStore {
 impl JobStore for SqliteStore {
     fn change_seen(&self) -> u64 {
         self.watch();
-        crate::job::store::work::CHANGE.seen()
+        self.changes.seen()
     }
 
     fn wait_for_change(&self, since: u64, timeout: std::time::Duration) -> bool {
         self.watch();
-        crate::job::store::work::CHANGE.wait(since, timeout)
+        self.changes.wait(since, timeout)
     }
 
     fn create(

@@ -6,7 +6,6 @@
 //! wake it.
 
 use super::SqliteStore;
-use crate::job::store::work::CHANGE;
 use notify::{EventKind, RecommendedWatcher, RecursiveMode, Watcher};
 use std::ffi::OsString;
 
@@ -18,6 +17,7 @@ impl SqliteStore {
             let name = self.path.file_name().map(OsString::from)?;
             let mut wal = name.clone();
             wal.push("-wal");
+            let changes = self.changes.clone();
             let dir = match self.path.parent() {
                 Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
                 _ => std::path::PathBuf::from("."),
@@ -25,7 +25,7 @@ impl SqliteStore {
             let made = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
                 let Ok(event) = res else {
                     // An overflow or an error: changes may have been missed; look again.
-                    CHANGE.raise();
+                    changes.raise();
                     return;
                 };
                 if matches!(event.kind, EventKind::Access(_)) {
@@ -36,7 +36,7 @@ impl SqliteStore {
                         .is_some_and(|f| f == name.as_os_str() || f == wal.as_os_str())
                 });
                 if ours {
-                    CHANGE.raise();
+                    changes.raise();
                 }
             })
             .and_then(|mut w: RecommendedWatcher| {

@@ -152,8 +152,8 @@ fn a_shipped_record_wakes_whoever_waits_for_a_change(s: &dyn JobStore) {
         .claim("r1", Some("job-00000001"), TTL)
         .unwrap()
         .unwrap();
-    // Each try may be woken early by another test's write in this process (the signal is the
-    // process's): one of several must be woken by this write, soon.
+    // Each store hears its own writes only (another test's store does not wake it); still,
+    // one of several tries must be woken by this write, soon.
     let heard = (0..5).any(|n| {
         let since = s.change_seen();
         std::thread::scope(|scope| {
