@@ -2,7 +2,8 @@
 //! or browser session it was opened with, and when the store changes (a revocation and a
 //! sign-out are writes like any other, heard as any other) the hub asks the store again about
 //! each — at most every [`EVERY`] — and ends the streams of those no longer good with
-//! `event: signedout`. Nothing is asked while the store is quiet.
+//! `event: signedout`. While the store is quiet nothing is asked but at the hub's
+//! once-a-minute safety read ([`super::hub`]).
 
 use crate::job::store::JobStore;
 use std::sync::atomic::{AtomicBool, Ordering};
