@@ -16,6 +16,8 @@
 
 #[path = "support/proc.rs"]
 mod proc;
+#[path = "support/serving.rs"]
+mod serving;
 #[path = "support/git.rs"]
 mod support_git;
 use support_git::git;
@@ -198,19 +200,12 @@ impl Drop for Server {
 
 impl Server {
     fn start(bin: &str, state: &Path, repo: &Path) -> Server {
-        let mut child = oneshot(bin, state, repo, &["serve", "--listen", "127.0.0.1:0"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("oneshot serve");
-        let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
-        let first = lines.next().expect("a first line").expect("a line");
-        let host = first
-            .strip_prefix("listening on http://")
-            .and_then(|r| r.split_whitespace().next())
-            .unwrap_or_else(|| panic!("{first}"))
-            .to_string();
-        std::thread::spawn(move || for _ in lines {});
+        let (child, host) = serving::start(oneshot(
+            bin,
+            state,
+            repo,
+            &["serve", "--listen", "127.0.0.1:0"],
+        ));
         Server { child, host }
     }
 

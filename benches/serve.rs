@@ -19,10 +19,12 @@ mod jobs;
 #[path = "support/proc.rs"]
 #[allow(dead_code)] // Its memory reading: the live bench's.
 mod proc;
+#[path = "support/serving.rs"]
+mod serving;
 
 use jobs::{create, job};
 use oneshot::job::{JobStore, SqliteStore};
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -122,24 +124,13 @@ struct Server {
 
 impl Server {
     fn start(bin: &str, store: &std::path::Path, dir: &std::path::Path) -> Server {
-        let mut child = Command::new(bin)
+        let mut serve = Command::new(bin);
+        serve
             .args(["serve", "--listen", "127.0.0.1:0", "--store"])
             .arg(store)
             .arg("--state-dir")
-            .arg(dir.join("state"))
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("oneshot serve");
-        let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
-        let first = lines.next().expect("a first line").expect("a line");
-        let host = first
-            .strip_prefix("listening on http://")
-            .and_then(|r| r.split_whitespace().next())
-            .unwrap_or_else(|| panic!("{first}"))
-            .to_string();
-        // The rest of its output is not read: keep the pipe drained.
-        std::thread::spawn(move || for _ in lines {});
+            .arg(dir.join("state"));
+        let (child, host) = serving::start(serve);
         Server { child, host }
     }
 
