@@ -53,7 +53,7 @@ pub(crate) fn render(
         state_dir,
     ));
     body.push_str(&timeline.html);
-    body.push_str(&super::spend::section(&store.journals(&job.id)?));
+    body.push_str(&super::spend::section(&timeline.journals));
     body.push_str(&super::trail::history(&history));
     body.push_str(&super::policy::section(&timeline.policies));
     body.push_str(&super::decisions::render(&decisions));

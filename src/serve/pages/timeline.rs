@@ -28,6 +28,8 @@ pub(crate) struct Timeline {
     pub policies: Vec<SessionPolicy>,
     /// The last log entry rendered (0: none): where the page's live stream goes on.
     pub last_entry: u64,
+    /// The sessions' journals it read (the spending section draws from them too).
+    pub journals: Vec<SessionJournal>,
 }
 
 /// The timeline's section, the latest artifact, each session's policy, and the last entry.
@@ -113,6 +115,7 @@ pub(crate) fn render(store: &dyn JobStore, job: &Job) -> Result<Timeline, JobSto
         latest,
         policies,
         last_entry: entries.last().map_or(0, |e| e.seq),
+        journals,
     })
 }
 
