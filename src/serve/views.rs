@@ -46,6 +46,21 @@ pub(super) fn viewer(signed: &Signed) -> Viewer {
     }
 }
 
+/// A store read that failed, answered: 404 for an id that names no job (or several), 503 for
+/// a store that failed.
+pub(crate) fn store_failed(e: &JobStoreError, headers: &HeaderMap) -> Response {
+    match e {
+        JobStoreError::NotFound { .. } | JobStoreError::Ambiguous { .. } => {
+            refuse(StatusCode::NOT_FOUND, wants_json(headers), &e.to_string())
+        }
+        _ => refuse(
+            StatusCode::SERVICE_UNAVAILABLE,
+            wants_json(headers),
+            &format!("the job store failed: {e}"),
+        ),
+    }
+}
+
 /// Runs a store read on the blocking pool and renders it, or says why not.
 async fn render(
     app: &App,
@@ -55,14 +70,7 @@ async fn render(
     let store = app.store.clone();
     match tokio::task::spawn_blocking(move || read(&*store)).await {
         Ok(Ok(html)) => Html(html).into_response(),
-        Ok(Err(e @ (JobStoreError::NotFound { .. } | JobStoreError::Ambiguous { .. }))) => {
-            refuse(StatusCode::NOT_FOUND, wants_json(headers), &e.to_string())
-        }
-        Ok(Err(e)) => refuse(
-            StatusCode::SERVICE_UNAVAILABLE,
-            wants_json(headers),
-            &format!("the job store failed: {e}"),
-        ),
+        Ok(Err(e)) => store_failed(&e, headers),
         Err(e) => refuse(
             StatusCode::INTERNAL_SERVER_ERROR,
             wants_json(headers),

@@ -28,7 +28,6 @@ pub(crate) use cursor::Cursor;
 
 use super::App;
 use super::boundary::{Signed, refuse, wants_json};
-use crate::job::store::JobStoreError;
 use auth::{Credential, Watch};
 use axum::extract::{Extension, Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
@@ -77,7 +76,7 @@ pub(crate) async fn job(
     .await;
     match joined {
         Ok(Ok(j)) => sse(j.replay, j.rx, watch(&app, &signed)),
-        Ok(Err(e)) => failed(&e, &headers),
+        Ok(Err(e)) => super::views::store_failed(&e, &headers),
         Err(e) => refuse(
             StatusCode::INTERNAL_SERVER_ERROR,
             wants_json(&headers),
@@ -95,7 +94,7 @@ pub(crate) async fn board(
     let hub = app.hub.clone();
     match tokio::task::spawn_blocking(move || hub.board().map(|b| b.join())).await {
         Ok(Ok(rx)) => sse(Vec::new(), rx, watch(&app, &signed)),
-        Ok(Err(e)) => failed(&e, &headers),
+        Ok(Err(e)) => super::views::store_failed(&e, &headers),
         Err(e) => refuse(
             StatusCode::INTERNAL_SERVER_ERROR,
             wants_json(&headers),
@@ -113,14 +112,6 @@ fn watch(app: &App, signed: &Signed) -> Arc<Watch> {
         (None, None) => Credential::Bearer(String::new()),
     };
     app.hub.watch(credential)
-}
-
-fn failed(e: &JobStoreError, headers: &HeaderMap) -> Response {
-    let status = match e {
-        JobStoreError::NotFound { .. } | JobStoreError::Ambiguous { .. } => StatusCode::NOT_FOUND,
-        _ => StatusCode::SERVICE_UNAVAILABLE,
-    };
-    refuse(status, wants_json(headers), &e.to_string())
 }
 
 /// A reader's stream: what is left to replay, the live events, and its credential's watch.
