@@ -13,6 +13,8 @@
 //! `comments` (`file:line: text` lines).
 
 mod account;
+#[cfg(test)]
+mod account_tests;
 mod board;
 mod decisions;
 mod diff;
