@@ -5,7 +5,7 @@
 //! the agent's requests, an interrupt); the engine does the writing. Agents that only write
 //! (`codex exec --json`, `gemini -p`, Aider) get a driver that never answers.
 
-use super::{AgentEvent, LineParser};
+use super::{AgentEvent, Delivery, LineParser, Say};
 use crate::process::Role;
 use serde_json::Value;
 use std::path::PathBuf;
@@ -50,6 +50,27 @@ pub trait Driver: Send {
     /// The line that asks the agent to stop its turn; `None` when the protocol cannot be asked
     /// (yet, or at all) — the process group is stopped instead.
     fn interrupt(&mut self) -> Option<Reply>;
+
+    /// Delivers a human's message to the running agent: the lines to write go to `out`. The
+    /// default — a protocol that cannot take one mid-run — leaves it for the next prompt.
+    fn say(&mut self, message: &Say, out: &mut Vec<Reply>) -> Delivery {
+        let _ = (message, out);
+        Delivery::NextPrompt
+    }
+
+    /// Withdraws message `id`, sent but not yet taken in (the run is ending): the lines to
+    /// write go to `out`; false when the protocol cannot withdraw (nothing is written).
+    fn withdraw(&mut self, id: &str, out: &mut Vec<Reply>) -> bool {
+        let _ = (id, out);
+        false
+    }
+
+    /// The line that stops background task `task_id` (Claude's `stop_task`); `None` when the
+    /// protocol has none — the process group's end stops it.
+    fn stop_task(&mut self, task_id: &str) -> Option<Reply> {
+        let _ = task_id;
+        None
+    }
 }
 
 /// A driver for a protocol that only writes: its parser, and nothing to say.

@@ -183,6 +183,59 @@ pub enum AgentEvent {
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         permission_denials: Vec<Value>,
     },
+    /// A task the agent runs beside its turns began (Claude `system/task_started`): a shell
+    /// started with `run_in_background`, or a long foreground tool (Claude reports those as
+    /// tasks too — [`crate::agent::Turns`] tells them apart by the tool call's input).
+    TaskStarted {
+        /// The agent's id for the task (what `stop_task` names).
+        task_id: String,
+        /// The tool call that started it, when named.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tool_call_id: Option<String>,
+        /// The agent's description of it, when given.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        description: Option<String>,
+    },
+    /// A tool call's result says it left a task running in the background (Claude's
+    /// `tool_use_result.backgroundTaskId`).
+    TaskBackgrounded {
+        /// The task.
+        task_id: String,
+        /// The tool call whose result said so.
+        tool_call_id: String,
+    },
+    /// A task reached a final status (Claude `system/task_updated` with `completed`, `failed`
+    /// or `killed`): it no longer runs.
+    TaskEnded {
+        /// The task.
+        task_id: String,
+        /// The final status as the agent names it.
+        status: String,
+    },
+    /// The agent queued a notification about a finished task for itself (Claude
+    /// `system/task_notification`): unless the task was stopped, a turn of the agent's own
+    /// follows. A notification merged into a running turn never produces this line.
+    TaskNotified {
+        /// The task.
+        task_id: String,
+        /// `completed`, `failed` or `stopped`.
+        status: String,
+    },
+    /// How the turn that the next [`AgentEvent::Final`] ends began and ended, where the
+    /// protocol says (Claude's `result.origin` and `terminal_reason`).
+    TurnInfo {
+        /// The agent started the turn itself (a task's notification woke it), not a prompt.
+        autonomous: bool,
+        /// The turn was cut short by an interrupt or a preempting message (`aborted_*`).
+        interrupted: bool,
+    },
+    /// The agent took in a message oneshot sent it mid-run ([`crate::agent::Say`]): Claude's
+    /// `isReplay` user line carrying its uuid, Codex's accepted `turn/steer`, the ACP prompt
+    /// that carried it.
+    MessageTaken {
+        /// The message's id (the uuid oneshot gave it).
+        message_id: String,
+    },
     /// A user message echoed in the stream (Gemini echoes the prompt).
     UserMessage {
         /// The message's text.

@@ -45,11 +45,13 @@ mod line;
 mod narrative;
 mod registry;
 mod run_state;
+mod say;
 mod schema_file;
 mod spec;
 mod tap;
 mod timeline;
 pub mod transcript;
+mod turns;
 mod verdict_schema;
 
 /// What oneshot writes to Claude Code's stdin (kept at its old path, `agent::claude_input`).
@@ -68,9 +70,11 @@ pub use launch::{AnswerSchema, Launch};
 pub use narrative::Narrative;
 pub use registry::{AgentKind, Protocol};
 pub use run_state::RunState;
+pub use say::{Delivery, Say};
 pub use schema_file::SchemaFile;
 pub use spec::{AgentSpec, SpecError};
 pub use timeline::Timeline;
+pub use turns::{Owner, TurnChange, Turns};
 
 pub(crate) use tap::{Seen, Tap};
 pub use verdict_schema::VERDICT_SCHEMA;

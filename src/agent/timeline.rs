@@ -221,7 +221,15 @@ impl Timeline {
                 });
             }
             AgentEvent::Unknown { .. } | AgentEvent::Malformed { .. } => self.unknown += 1,
+            // A turn cut short by an interrupt or a preempting message ends interrupted,
+            // whatever its result says.
+            AgentEvent::TurnInfo { interrupted, .. } => self.interrupt_requested |= *interrupted,
             AgentEvent::TurnStarted
+            | AgentEvent::TaskStarted { .. }
+            | AgentEvent::TaskBackgrounded { .. }
+            | AgentEvent::TaskEnded { .. }
+            | AgentEvent::TaskNotified { .. }
+            | AgentEvent::MessageTaken { .. }
             | AgentEvent::Warning { .. }
             | AgentEvent::UserMessage { .. }
             | AgentEvent::PermissionRequest { .. } => {}
