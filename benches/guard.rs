@@ -51,6 +51,7 @@ fn full_ctx(round: usize) -> HookCtx {
         structured: None,
         diff: None,
         checks: Vec::new(),
+        messages: Vec::new(),
     }
 }
 

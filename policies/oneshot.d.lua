@@ -35,6 +35,7 @@
 ---@field workdir string The session's working directory.
 ---@field diff string? A job's panel auditors only: the changes they judge, as a git diff against the job's base (at most 256 KiB); nil in a session.
 ---@field checks { name: string, run: string, passed: boolean, exit_code: integer?, signal: integer?, stopped: string?, duration_ms: integer, output: string }[] The last audit's checks, in the order they ran (empty before any ran): what the verdict hook sees of them.
+---@field messages { id: string, actor: string, text: string, ts: integer, now: boolean, status: string, taken_iteration: integer? }[] The humans' messages to the worker (oneshot say), oldest first; status is received, sent, held, next_prompt, taken or in_prompt.
 
 ---What salvage(evidence, ctx) gets about a stopped worker.
 ---@class OneshotEvidence
@@ -53,6 +54,7 @@
 ---@field worker_timeout? (number|string|false) Wall-clock cap per worker run (default none).
 ---@field auditor_timeout? (number|string|false) Wall-clock cap per auditor run (default none).
 ---@field grace_period? (number|string) SIGTERM to SIGKILL delay (default "5s").
+---@field background_wait? (number|string) How long a worker's run waits on its agent's background tasks alone before they are stopped (default "10m"; inactivity does not count meanwhile).
 ---@field retry? OneshotRetry Retries of transient provider failures (5xx, 529, 429, refused connection, cut stream).
 ---@field budget? OneshotBudget Per-session budgets from the agents' usage reports (default none).
 

@@ -138,6 +138,22 @@ fn main() {
             older_than,
             dry_run,
         }) => cli::prune::prune(&store, older_than, dry_run),
+        Some(Command::Say {
+            id,
+            text,
+            file,
+            now,
+            wait,
+        }) => cli::say::say(
+            &store,
+            cli::say::SayArgs {
+                id,
+                text,
+                file,
+                now,
+                wait,
+            },
+        ),
         Some(Command::Stop { id, wait, no_wait }) => cli::stop::stop(
             &store,
             &id,

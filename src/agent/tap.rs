@@ -5,8 +5,8 @@
 //! pipeline as any output does; this only reads.
 
 use crate::agent::{
-    AgentEvent, AgentKind, AgentSpec, Driver, DriverSetup, Launch, Narrative, Protocol, Reply,
-    Timeline,
+    AgentEvent, AgentKind, AgentSpec, Delivery, Driver, DriverSetup, Launch, Narrative, Owner,
+    Protocol, Reply, Say, Timeline, TurnChange, Turns,
 };
 use crate::executor::Supervised;
 use crate::session::{AgentFailure, Event, OwnSession};
@@ -33,6 +33,10 @@ pub(crate) struct Seen {
     /// Lines the protocol answers with at once (its handshake's next step, an error for a
     /// request oneshot does not serve), for the agent's stdin.
     pub replies: Vec<Reply>,
+    /// Turns that began or ended, in order.
+    pub turns: Vec<TurnChange>,
+    /// Messages of ours the agent took in, by id.
+    pub taken: Vec<String>,
 }
 
 /// Reads one agent run's stdout.
@@ -50,6 +54,17 @@ pub(crate) struct Tap {
     told: crate::session::Spent,
     /// The agent's working directory (where Claude's transcript is filed).
     cwd: std::path::PathBuf,
+    /// Who owns the agent's turns, and what keeps its input open.
+    turns: Turns,
+    /// Messages said with `--now` while the agent ran a turn of its own: sent once that turn,
+    /// interrupted for them, has ended (seed 004's atomic autonomous → foreground switch).
+    after_teardown: Vec<Say>,
+    /// Turn changes not yet handed to the loop (the prompt's, made before any output).
+    changes: Vec<TurnChange>,
+    /// The agent's input was closed: nothing more can be said to it.
+    closed: bool,
+    /// The run was asked to stop through the protocol: its input closes at the turn's end.
+    stopping: bool,
 }
 
 impl Tap {
@@ -65,6 +80,11 @@ impl Tap {
             skipping: false,
             events: Vec::new(),
             told: crate::session::Spent::default(),
+            turns: Turns::new(),
+            after_teardown: Vec::new(),
+            changes: Vec::new(),
+            closed: false,
+            stopping: false,
         }
     }
 
@@ -88,7 +108,10 @@ impl Tap {
 
     /// Takes a chunk of stdout (any boundaries).
     pub fn push(&mut self, mut bytes: &[u8]) -> Seen {
-        let mut seen = Seen::default();
+        let mut seen = Seen {
+            turns: std::mem::take(&mut self.changes),
+            ..Seen::default()
+        };
         while let Some(nl) = bytes.iter().position(|&b| b == b'\n') {
             let (head, rest) = bytes.split_at(nl);
             bytes = &rest[1..];
@@ -165,21 +188,123 @@ impl Tap {
         for line in out {
             sup.input(line);
         }
+        self.changes.extend(self.turns.prompted());
     }
 
     /// Takes a chunk of stdout ([`Tap::push`]) and says back at once what the protocol needs
     /// said: its replies (the handshake's next step, an error for a request oneshot does not
-    /// serve), and the end of input once the turn is over (each of these CLIs exits then).
-    /// What is left for the caller — progress, the session, permission questions — is returned.
+    /// serve), messages held for the end of a turn, and the end of input once nothing keeps
+    /// it open — no turn running, no background task, no message waiting to be taken in (each
+    /// of these CLIs exits then). What is left for the caller — progress, the session,
+    /// permission questions, turns — is returned.
     pub fn hear(&mut self, bytes: &[u8], sup: &mut Supervised) -> Seen {
         let mut seen = self.push(bytes);
         for line in seen.replies.drain(..) {
             sup.input(line);
         }
-        if seen.finished {
-            sup.close_input();
+        if self.turns.owner() != Owner::Autonomous && !self.after_teardown.is_empty() {
+            // The interrupted autonomous turn has ended: the foreground one starts now.
+            for message in std::mem::take(&mut self.after_teardown) {
+                let mut out = Vec::new();
+                let delivery = self.driver.say(&message, &mut out);
+                for line in out {
+                    sup.input(line);
+                }
+                if delivery == Delivery::NextPrompt {
+                    self.turns.message_dropped(&message.id);
+                }
+            }
+        }
+        // Asked to stop, the run ends with its turn, background tasks or not (Claude kills
+        // them 5 s after its input ends; the group's stop follows if it does not).
+        if !self.closed && (!self.turns.keep_open() || (self.stopping && seen.finished)) {
+            self.close(sup);
         }
         seen
+    }
+
+    /// Closes the agent's input: the agent ends its run once it has finished what it started.
+    pub fn close(&mut self, sup: &mut Supervised) {
+        self.closed = true;
+        sup.close_input();
+    }
+
+    /// Delivers a human's message to the running agent. A `now` message while the agent runs
+    /// a turn of its own interrupts that turn and is sent once the turn has ended; otherwise
+    /// the driver decides (sent, held until the running prompt returns, or — when the
+    /// protocol cannot take one, or the input is already closed — left for the next prompt).
+    pub fn say(&mut self, message: &Say, sup: &Supervised) -> Delivery {
+        if self.closed {
+            return Delivery::NextPrompt;
+        }
+        if message.now
+            && self.turns.owner() == Owner::Autonomous
+            && let Some(line) = self.driver.interrupt()
+        {
+            sup.input(line);
+            self.turns.message_sent(&message.id);
+            let mut later = message.clone();
+            later.now = false;
+            self.after_teardown.push(later);
+            return Delivery::Held;
+        }
+        let mut out = Vec::new();
+        let delivery = self.driver.say(message, &mut out);
+        let mut written = true;
+        for line in out {
+            written &= sup.input(line);
+        }
+        if !written {
+            return Delivery::NextPrompt;
+        }
+        if delivery != Delivery::NextPrompt {
+            self.turns.message_sent(&message.id);
+        }
+        delivery
+    }
+
+    /// Asks the agent to stop its background tasks (the policy's `limits.background_wait` ran
+    /// out); closes its input when the protocol cannot ask. Returns the tasks asked about.
+    pub fn stop_background(&mut self, sup: &mut Supervised) -> Vec<String> {
+        let tasks = self.turns.background();
+        let mut asked = true;
+        for task in &tasks {
+            match self.driver.stop_task(task) {
+                Some(line) => asked &= sup.input(line),
+                None => asked = false,
+            }
+        }
+        if !asked {
+            self.close(sup);
+        }
+        tasks
+    }
+
+    /// Withdraws the messages sent and not yet taken in (the run is being stopped), where the
+    /// protocol can; returns their ids — they go into the next prompt.
+    pub fn withdraw_unanswered(&mut self, sup: &Supervised) -> Vec<String> {
+        let ids: Vec<String> = self.turns.unanswered().map(str::to_owned).collect();
+        for id in &ids {
+            let mut out = Vec::new();
+            if self.driver.withdraw(id, &mut out) {
+                for line in out {
+                    sup.input(line);
+                }
+            }
+            self.turns.message_dropped(id);
+        }
+        self.after_teardown.clear();
+        ids
+    }
+
+    /// The run waits on background tasks alone (no turn runs or is owed).
+    pub fn waiting_on_background(&self) -> bool {
+        !self.closed && self.turns.waiting_on_background()
+    }
+
+    /// Who owns the agent's turn now.
+    pub fn owner(&self) -> Owner {
+        self.turns.owner()
     }
 
     /// Answers permission request `request_id` on `sup`, in the agent's protocol.
@@ -201,6 +326,7 @@ impl Tap {
     pub fn interrupt(&mut self) -> Option<Reply> {
         let line = self.driver.interrupt()?;
         self.timeline.request_interrupt();
+        self.stopping = true;
         Some(line)
     }
 
@@ -208,6 +334,10 @@ impl Tap {
         self.driver.feed(line, &mut self.events, &mut seen.replies);
         for event in self.events.drain(..) {
             seen.progress |= event.is_progress();
+            seen.turns.extend(self.turns.apply(&event));
+            if let AgentEvent::MessageTaken { message_id } = &event {
+                seen.taken.push(message_id.clone());
+            }
             match &event {
                 AgentEvent::SessionStarted {
                     session_id,

@@ -230,6 +230,28 @@ pub enum Command {
         #[arg(long, conflicts_with = "json")]
         raw: bool,
     },
+    /// Tell a session's worker something while it works: delivered into the running agent's
+    /// conversation where its protocol allows (Claude, Codex app-server, Gemini ACP), else
+    /// carried by the next worker prompt.
+    #[command(after_help = examples::SAY)]
+    Say {
+        /// Session id or unique prefix.
+        #[arg(add = ArgValueCandidates::new(super::complete::sessions))]
+        id: String,
+        /// The message (`-`: read it from stdin).
+        #[arg(value_name = "MESSAGE", conflicts_with = "file")]
+        text: Option<String>,
+        /// Read the message from a file (`-`: stdin).
+        #[arg(long, value_name = "FILE")]
+        file: Option<PathBuf>,
+        /// Preempt the worker's running turn (Claude `priority: now`, a Codex steer, a Gemini
+        /// cancel and re-prompt); by default the message waits for the agent's next step.
+        #[arg(long)]
+        now: bool,
+        /// How long to wait to hear how the message was handed on.
+        #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_duration)]
+        wait: std::time::Duration,
+    },
     /// Pause a session running elsewhere (as Ctrl-C there would; again: kill its agent now);
     /// `resume` continues it.
     #[command(after_help = examples::STOP)]

@@ -109,6 +109,15 @@ Examples:
   oneshot stop 1a2b --no-wait
   oneshot resume 1a2b                # later: continue it";
 
+/// `oneshot say --help`.
+pub const SAY: &str = "\
+Examples:
+  oneshot say 1a2b \"use the v2 client, not the v1 one\"
+  oneshot say 1a2b --now \"stop: the tests are in tests/unit, not test/\"
+  oneshot say 1a2b --file notes.md
+  git diff | oneshot say 1a2b -                      # from stdin
+  oneshot log 1a2b                                   # its `message` lines: sent, taken in";
+
 /// `oneshot prune --help`.
 pub const PRUNE: &str = "\
 Examples:

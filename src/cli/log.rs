@@ -351,6 +351,8 @@ fn render(r: &Record) -> Option<String> {
         ),
         Record::PolicyUntrusted(p) => format!("{ts} policy change waits for trust: {}", p.message),
         Record::PolicyLog(l) => format!("{ts} policy {} [{}]: {}", l.level, l.hook, l.message),
+        Record::Message(m) => format!("{ts} {}", oneshot::session::record::message_line(m)),
+        Record::Turn(t) => format!("{ts} {}", oneshot::session::record::turn_line(t)),
         // A kind newer than this renderer: skipped, like one it reads as unknown.
         _ => return None,
     })

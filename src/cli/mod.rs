@@ -27,6 +27,7 @@ pub mod run;
 pub mod run_flags;
 pub mod saboteur;
 pub mod sanitize;
+pub mod say;
 pub mod schema;
 pub mod serve;
 pub mod show;

@@ -95,6 +95,21 @@ impl Engine {
                     let results = self.run_checks(checks, iteration, observer).await?;
                     queue.push_back(Event::Checked(results));
                 }
+                Effect::Deliver(say) => {
+                    let delivery = match self.process.as_mut() {
+                        Some(p) => p.say(&say),
+                        None => crate::agent::Delivery::NextPrompt,
+                    };
+                    queue.push_back(Event::MessageDelivered {
+                        id: say.id,
+                        delivery,
+                    });
+                }
+                Effect::StopBackground => {
+                    if let Some(p) = self.process.as_mut() {
+                        p.stop_background();
+                    }
+                }
                 Effect::Report(report) => observer.update(self.update(report)),
                 Effect::Finish(o) => outcome = Some(o),
             }

@@ -23,6 +23,7 @@ mod carry;
 mod checks;
 mod error;
 mod evidence;
+mod inbox;
 pub(crate) mod interrupt;
 mod open;
 mod process;

@@ -45,6 +45,8 @@ pub struct Engine {
     pub(super) confine: Option<crate::executor::confine::Confinement>,
     /// The verdict schema's file for an agent auditor, written the first time one starts.
     pub(super) schema_file: Option<crate::agent::SchemaFile>,
+    /// The session's inbox (`oneshot say`), watched.
+    pub(super) inbox: super::inbox::InboxWatch,
 }
 
 impl Engine {
@@ -232,6 +234,7 @@ impl Engine {
             .into_iter()
             .collect();
         let (interrupt, interrupts) = Interrupt::channel();
+        let (inbox, inbox_warning) = super::inbox::InboxWatch::start(&dir);
         let engine = Engine {
             dir,
             _lock: lock,
@@ -248,7 +251,12 @@ impl Engine {
             process: None,
             dirty,
             unsynced: false,
-            warnings: reload_warning.into_iter().chain(sandbox_warning).collect(),
+            inbox,
+            warnings: reload_warning
+                .into_iter()
+                .chain(sandbox_warning)
+                .chain(inbox_warning)
+                .collect(),
             notes,
             confine,
             schema_file: None,

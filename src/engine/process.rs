@@ -29,12 +29,20 @@ pub(super) struct Proc {
     /// An interrupt went through the agent's protocol; the group gets SIGTERM at this time if
     /// the agent has not ended by then.
     pub term_at: Option<(Instant, Duration)>,
+    /// Since when the run has waited on its agent's background tasks alone (no turn running
+    /// or owed): inactivity does not count then, `background_wait` does.
+    pub background_since: Option<Instant>,
+    /// How long it may wait so (`limits.background_wait`).
+    pub background_wait: Duration,
+    /// The background tasks were asked to stop: the wait is not timed again.
+    pub background_over: bool,
 }
 
 impl Proc {
     /// When the inactivity timeout fires, unless output arrives first.
     pub fn idle_deadline(&self) -> Option<Instant> {
-        (!self.stopping).then(|| self.last_output + self.inactivity)
+        (!self.stopping && self.background_since.is_none())
+            .then(|| self.last_output + self.inactivity)
     }
 
     /// When the wall-clock timeout fires.
@@ -152,6 +160,9 @@ impl Engine {
                     stopping: false,
                     tap,
                     term_at: None,
+                    background_since: None,
+                    background_wait: spawn.background_wait,
+                    background_over: false,
                 });
                 Event::Spawned(identity)
             }
@@ -178,7 +189,9 @@ impl Engine {
                 match (&mut p.tap, stream) {
                     (Some(tap), Stream::Stdout) => {
                         let seen = tap.hear(&bytes, &mut p.supervised);
+                        let waiting = tap.waiting_on_background();
                         p.seen(seen, queue);
+                        p.waiting_on_background(waiting);
                     }
                     // An agent's stderr is not progress (retry chatter goes there), but it
                     // belongs to the run's account; a command's output of either kind is.
@@ -262,11 +275,41 @@ impl Proc {
     /// `interrupt` control request, Codex's `turn/interrupt`, ACP's `session/cancel`). False
     /// when it cannot be asked: the process group is stopped instead.
     pub fn interrupt_by_protocol(&mut self) -> bool {
-        let Some(line) = self.tap.as_mut().and_then(Tap::interrupt) else {
+        let Some(tap) = self.tap.as_mut() else {
+            return false;
+        };
+        // What it was told and has not taken in is withdrawn (the next prompt carries it).
+        tap.withdraw_unanswered(&self.supervised);
+        let Some(line) = tap.interrupt() else {
             return false;
         };
         // The end of its input follows once the turn ends (its final result closes stdin).
         self.supervised.input(line)
+    }
+
+    /// Hands a human's message to the running agent, in its protocol; a process that speaks
+    /// none (a command) cannot take one: the next prompt carries it.
+    pub fn say(&mut self, message: &crate::agent::Say) -> crate::agent::Delivery {
+        match &mut self.tap {
+            Some(tap) => tap.say(message, &self.supervised),
+            None => crate::agent::Delivery::NextPrompt,
+        }
+    }
+
+    /// Asks the agent to stop its background tasks; the wait for them is over either way.
+    pub fn stop_background(&mut self) {
+        self.background_since = None;
+        self.background_over = true;
+        if let Some(tap) = &mut self.tap {
+            tap.stop_background(&mut self.supervised);
+        }
+    }
+
+    /// When the wait on background tasks alone runs out (`limits.background_wait`).
+    pub fn background_deadline(&self) -> Option<Instant> {
+        self.background_since
+            .filter(|_| !self.stopping && !self.background_over)
+            .map(|since| since + self.background_wait)
     }
 
     /// Answers a permission request through the agent's protocol.
@@ -279,6 +322,19 @@ impl Proc {
     ) {
         if let Some(tap) = &mut self.tap {
             tap.permit(request_id, allow, reason, input, &self.supervised);
+        }
+    }
+
+    /// The run waits, or no longer waits, on background tasks alone. When the wait ends, the
+    /// inactivity clock restarts (the wait was not silence).
+    fn waiting_on_background(&mut self, waiting: bool) {
+        match (waiting, self.background_since) {
+            (true, None) => self.background_since = Some(Instant::now()),
+            (false, Some(_)) => {
+                self.background_since = None;
+                self.last_output = Instant::now();
+            }
+            _ => {}
         }
     }
 
@@ -302,6 +358,12 @@ impl Proc {
         }
         if let Some(spent) = seen.spent {
             queue.push_back(Event::AgentProgress(spent));
+        }
+        for change in seen.turns {
+            queue.push_back(Event::AgentTurn(change));
+        }
+        for id in seen.taken {
+            queue.push_back(Event::MessageTaken { id });
         }
         for (request_id, tool, input) in seen.permissions {
             queue.push_back(Event::PermissionAsked {

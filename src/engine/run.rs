@@ -29,7 +29,11 @@ impl Engine {
         for n in std::mem::take(&mut self.notes) {
             self.tell_out_of_band(&n, false, observer)?;
         }
-        let mut queue = VecDeque::from([Event::Start]);
+        let mut queue = VecDeque::new();
+        // Messages said while nobody drove the session come first: its first worker's prompt
+        // carries them.
+        self.read_inbox(&mut queue, observer)?;
+        queue.push_back(Event::Start);
         let mut flush_at: Option<Instant> = None;
         let mut tick_at = Instant::now() + TICK;
         loop {
@@ -41,8 +45,10 @@ impl Engine {
                 let effects = self.step(event);
                 if let Some(outcome) = self.carry_out(effects, &mut queue, observer).await? {
                     self.durable()?;
+                    self.clear_inbox();
                     return Ok(outcome);
                 }
+                self.clear_inbox();
             }
             let Some(p) = self.process.as_mut() else {
                 // The core always asks for something or finishes; waiting here would hang.
@@ -57,7 +63,10 @@ impl Engine {
             let term = p.term_at.map(|(at, _)| at);
             let idle = p.idle_deadline();
             let wall = p.wall_deadline();
-            let ticking = observer.wants_status() || self.slot.pending_untrusted().is_some();
+            let background = p.background_deadline();
+            let ticking = observer.wants_status()
+                || self.slot.pending_untrusted().is_some()
+                || self.inbox.polled();
             let reload = self.slot.signal();
             let far = Instant::now() + Duration::from_secs(365 * 24 * 3600);
             tokio::select! {
@@ -68,6 +77,9 @@ impl Engine {
                     if flush_at.is_none() {
                         flush_at = Some(Instant::now() + FLUSH);
                     }
+                }
+                Some(()) = self.inbox.changed.recv() => {
+                    self.read_inbox(&mut queue, observer)?;
                 }
                 ask = self.interrupts.recv() => match ask {
                     Some(Ask::Stop) => queue.push_back(Event::Interrupt),
@@ -81,6 +93,13 @@ impl Engine {
                 _ = sleep_until(wall.unwrap_or(far)), if wall.is_some() => {
                     queue.push_back(Event::TimedOut(StopReason::WorkerTimeout));
                 }
+                _ = sleep_until(background.unwrap_or(far)), if background.is_some() => {
+                    if let Some(p) = self.process.as_mut() {
+                        // Timed once: the core decides, and the stop it asks for ends the wait.
+                        p.background_over = true;
+                    }
+                    queue.push_back(Event::BackgroundWaitOver);
+                }
                 _ = sleep_until(term.unwrap_or(far)), if term.is_some() => {
                     if let Some(p) = self.process.as_mut() {
                         p.protocol_stop_expired();
@@ -92,7 +111,7 @@ impl Engine {
                 }
                 _ = sleep_until(tick_at), if ticking => {
                     tick_at = Instant::now() + TICK;
-                    self.tick(observer)?;
+                    self.tick(observer, &mut queue)?;
                 }
                 _ = reload.changed() => {
                     if self.poll_policy(observer)? {
@@ -122,9 +141,16 @@ impl Engine {
     }
 
     /// The status line's refresh: also the moment a change waiting for trust is looked at again.
-    fn tick(&mut self, observer: &mut dyn Observer) -> Result<(), EngineError> {
+    fn tick(
+        &mut self,
+        observer: &mut dyn Observer,
+        queue: &mut VecDeque<Event>,
+    ) -> Result<(), EngineError> {
         if self.slot.pending_untrusted().is_some() {
             self.poll_policy(observer)?;
+        }
+        if self.inbox.polled() {
+            self.read_inbox(queue, observer)?;
         }
         self.report_status(observer);
         Ok(())
@@ -144,6 +170,7 @@ impl Engine {
             inactivity_left: p.idle_deadline().map(|d| d.saturating_duration_since(now)),
             wall_left: p.wall_deadline().map(|d| d.saturating_duration_since(now)),
             stopping: p.stopping,
+            turn: p.tap.as_ref().map(|t| t.owner()),
         });
         let idle = process.as_ref().map_or(Duration::ZERO, |p| p.idle);
         let s = &self.session;

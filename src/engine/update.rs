@@ -100,6 +100,10 @@ pub struct ProcessClock {
     /// A stop was asked for (an interrupt, a timeout, a veto): the process has its grace
     /// period to exit before it is killed.
     pub stopping: bool,
+    /// Whose turn the agent runs: a turn of ours (foreground), one of its own woken by a
+    /// background task (autonomous), or none while it waits on background tasks (idle);
+    /// `None` for a command.
+    pub turn: Option<crate::agent::Owner>,
 }
 
 /// Receives a session's [`Update`]s as they happen.

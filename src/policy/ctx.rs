@@ -56,6 +56,10 @@ pub struct HookCtx {
     /// are none): what the `verdict` hook, and every later one, can read as `ctx.checks`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub checks: Vec<crate::check::CheckResult>,
+    /// The humans' messages to the worker (`oneshot say`), oldest first, with where each
+    /// stands: what `ctx.messages` reads.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub messages: Vec<crate::session::Said>,
 }
 
 fn is_zero(n: &u32) -> bool {

@@ -9,13 +9,14 @@ use mlua::{Table, Value};
 use std::time::Duration;
 
 /// The keys a `limits` table may contain.
-pub const LIMIT_KEYS: [&str; 8] = [
+pub const LIMIT_KEYS: [&str; 9] = [
     "max_iterations",
     "verdict_reasks",
     "inactivity_timeout",
     "worker_timeout",
     "auditor_timeout",
     "grace_period",
+    "background_wait",
     "retry",
     "budget",
 ];
@@ -39,6 +40,10 @@ pub struct Limits {
     pub auditor_timeout: Option<Duration>,
     /// Time between SIGTERM and SIGKILL when stopping an agent's process group (default 5s).
     pub grace_period: Duration,
+    /// How long a worker's run may wait on its agent's background tasks alone — no turn
+    /// running, none owed — before they are stopped and the run ends (default 10 minutes).
+    /// Inactivity is not counted while it waits.
+    pub background_wait: Duration,
     /// How transient provider failures are retried (default 3 attempts, 2s doubling to 60s).
     pub retry: RetryLimits,
     /// Per-session turn, token and dollar budgets (default none).
@@ -54,6 +59,7 @@ impl Default for Limits {
             worker_timeout: None,
             auditor_timeout: None,
             grace_period: Duration::from_secs(5),
+            background_wait: Duration::from_secs(10 * 60),
             retry: RetryLimits::default(),
             budget: Budget::default(),
         }
@@ -72,6 +78,7 @@ impl Limits {
                 "verdict_reasks" => limits.verdict_reasks = count(&name, &value)?,
                 "inactivity_timeout" => limits.inactivity_timeout = duration(&name, &value)?,
                 "grace_period" => limits.grace_period = duration(&name, &value)?,
+                "background_wait" => limits.background_wait = duration(&name, &value)?,
                 "worker_timeout" => limits.worker_timeout = optional_duration(&name, &value)?,
                 "auditor_timeout" => limits.auditor_timeout = optional_duration(&name, &value)?,
                 "retry" => limits.retry = RetryLimits::from_table(&sub_table(&name, value)?)?,

@@ -61,7 +61,7 @@ pub(crate) fn head(s: &str) -> &str {
 }
 
 /// The `ctx` fields built only when a hook reads them.
-pub const LAZY_FIELDS: [&str; 9] = [
+pub const LAZY_FIELDS: [&str; 10] = [
     "task",
     "worker_prompt",
     "worker_output",
@@ -71,6 +71,7 @@ pub const LAZY_FIELDS: [&str; 9] = [
     "structured",
     "diff",
     "checks",
+    "messages",
 ];
 
 /// One of [`LAZY_FIELDS`].
@@ -85,10 +86,11 @@ enum Lazy {
     Structured,
     Diff,
     Checks,
+    Messages,
 }
 
 impl Lazy {
-    const ALL: [Lazy; 9] = [
+    const ALL: [Lazy; 10] = [
         Lazy::Task,
         Lazy::WorkerPrompt,
         Lazy::WorkerOutput,
@@ -98,6 +100,7 @@ impl Lazy {
         Lazy::Structured,
         Lazy::Diff,
         Lazy::Checks,
+        Lazy::Messages,
     ];
 
     fn name(self) -> &'static str {
@@ -132,6 +135,7 @@ impl Lazy {
                 None => Ok(Value::Nil),
             },
             Lazy::Checks => check_list(lua, &ctx.checks).map(Value::Table),
+            Lazy::Messages => message_list(lua, &ctx.messages).map(Value::Table),
         }
     }
 }
@@ -150,7 +154,7 @@ struct Keys {
     open_criteria_streak: LuaString,
     workdir: LuaString,
     /// Indexed by `Lazy as usize`: cleared from the table when the field changes.
-    lazy: [LuaString; 9],
+    lazy: [LuaString; LAZY_FIELDS.len()],
 }
 
 /// The reusable `ctx` table and what it currently holds.
@@ -171,7 +175,7 @@ struct Current {
     /// The eager fields as the table holds them, and the lazy fields `__index` builds from.
     ctx: HookCtx,
     /// Which lazy fields the table holds a built value for, by `Lazy as usize`.
-    cached: [bool; 9],
+    cached: [bool; LAZY_FIELDS.len()],
 }
 
 /// Stores `value` under `key` in the read-only `table`.
@@ -223,6 +227,7 @@ impl CtxTable {
                 s(LAZY_FIELDS[6])?,
                 s(LAZY_FIELDS[7])?,
                 s(LAZY_FIELDS[8])?,
+                s(LAZY_FIELDS[9])?,
             ],
         };
         let states = SessionState::ALL
@@ -345,6 +350,7 @@ impl CtxTable {
         lazy!(structured, Lazy::Structured);
         lazy!(diff, Lazy::Diff);
         lazy!(checks, Lazy::Checks);
+        lazy!(messages, Lazy::Messages);
         Ok(())
     }
 }
@@ -371,6 +377,26 @@ fn check_list(lua: &Lua, checks: &[crate::check::CheckResult]) -> mlua::Result<T
         t.raw_set("stopped", c.stopped.as_deref().map(head))?;
         t.raw_set("duration_ms", c.duration_ms)?;
         t.raw_set("output", tail(&c.tail))?;
+        t.set_readonly(true);
+        list.raw_set(i + 1, t)?;
+    }
+    list.set_readonly(true);
+    Ok(list)
+}
+
+/// `ctx.messages`: a read-only list of read-only tables, one per message said to the worker,
+/// oldest first (`id`, `actor`, `text`, `ts`, `now`, `status`, `taken_iteration`).
+fn message_list(lua: &Lua, messages: &[crate::session::Said]) -> mlua::Result<Table> {
+    let list = lua.create_table_with_capacity(messages.len(), 0)?;
+    for (i, m) in messages.iter().enumerate() {
+        let t = lua.create_table_with_capacity(0, 7)?;
+        t.raw_set("id", head(&m.id))?;
+        t.raw_set("actor", head(&m.actor))?;
+        t.raw_set("text", head(&m.text))?;
+        t.raw_set("ts", m.ts)?;
+        t.raw_set("now", m.now)?;
+        t.raw_set("status", m.status.as_str())?;
+        t.raw_set("taken_iteration", m.taken_iteration)?;
         t.set_readonly(true);
         list.raw_set(i + 1, t)?;
     }

@@ -270,3 +270,42 @@ fn usage_of(spent: &Spent, budget: &Budget, resource: BudgetResource) -> (f64, f
         BudgetResource::Usd => (spent.usd, budget.usd.unwrap_or(0.0)),
     }
 }
+
+impl Step<'_> {
+    /// The running agent's turn began or ended: recorded, so the log (and whoever follows it)
+    /// shows the agent's own turns beside ours.
+    pub(super) fn agent_turn(&mut self, change: crate::agent::TurnChange) {
+        use crate::agent::TurnChange;
+        use crate::session::record::{Record, TurnEvent, TurnRecord};
+        let Some(role) = self.running_role() else {
+            return self.unexpected("an agent's turn");
+        };
+        let (event, owner, interrupted) = match change {
+            TurnChange::Began { owner } => (TurnEvent::Began, owner, false),
+            TurnChange::Ended { owner, interrupted } => (TurnEvent::Ended, owner, interrupted),
+        };
+        self.record(Record::Turn(TurnRecord {
+            ts: self.now,
+            role,
+            iteration: self.s.iteration,
+            event,
+            owner,
+            interrupted,
+        }));
+    }
+
+    /// The worker has waited on its background tasks alone for `limits.background_wait`:
+    /// they are stopped, and its run ends.
+    pub(super) fn background_wait_over(&mut self) {
+        if self.running_role().is_none() {
+            return self.unexpected("the end of a background wait");
+        }
+        let wait = self.limits().background_wait;
+        self.note(&format!(
+            "the agent's background tasks still ran after {} (limits.background_wait): \
+             stopping them",
+            humantime::format_duration(wait)
+        ));
+        self.out.push(super::Effect::StopBackground);
+    }
+}

@@ -34,6 +34,7 @@ impl Session {
         ctx.open_criteria_streak = verdict.map_or(0, |v| v.open_criteria_streak);
         ctx.changed_files.clone_from(&self.changed_files);
         ctx.checks.clone_from(&self.checks);
+        ctx.messages.clone_from(&self.messages);
         // Only the verdict question carries the auditor's structured answer.
         ctx.structured = None;
         ctx.workdir.clear();

@@ -68,6 +68,12 @@ pub enum Effect {
         /// The tool's input, given back with an allow.
         input: serde_json::Value,
     },
+    /// Hand a human's message to the running worker; answer with
+    /// [`Event::MessageDelivered`](super::Event::MessageDelivered).
+    Deliver(crate::agent::Say),
+    /// Ask the running worker to stop its background tasks (its `limits.background_wait` ran
+    /// out); its run then ends.
+    StopBackground,
     /// Tell the user.
     Report(Report),
     /// Driving is over for now: a terminal state, a pause, or nothing left to do.
@@ -89,6 +95,9 @@ pub struct Spawn {
     pub wall_timeout: Option<Duration>,
     /// The agent session to continue (the worker's own conversation), when there is one.
     pub resume: Option<String>,
+    /// How long its run may wait on the agent's background tasks alone
+    /// (`limits.background_wait`).
+    pub background_wait: Duration,
     /// Wait this long before starting it: the backoff of a retry after a transient provider
     /// failure (zero otherwise). An interrupt cuts the wait short.
     pub delay: Duration,

@@ -66,4 +66,25 @@ pub enum Event {
     AgentFailed(super::AgentFailure),
     /// A new policy generation was swapped in: the core records it and applies its limits.
     PolicyChanged,
+    /// A human said something to the session's worker (`oneshot say`, read from the session's
+    /// inbox); a message already known by id is ignored.
+    MessageSaid(super::Said),
+    /// What the running worker's driver did with a message [`Effect::Deliver`](super::Effect::Deliver) handed it.
+    MessageDelivered {
+        /// The message.
+        id: String,
+        /// Sent, held, or left for the next prompt.
+        delivery: crate::agent::Delivery,
+    },
+    /// The running worker took a message in.
+    MessageTaken {
+        /// The message.
+        id: String,
+    },
+    /// The running agent's turn began or ended (a turn of its own, woken by a background task,
+    /// or one of ours).
+    AgentTurn(crate::agent::TurnChange),
+    /// The running worker has waited on its background tasks alone for the policy's
+    /// `limits.background_wait`: they are to be stopped.
+    BackgroundWaitOver,
 }

@@ -30,6 +30,7 @@ mod phase;
 mod reason;
 pub mod record;
 mod retake;
+mod said;
 mod settings;
 mod step;
 mod stopping;
@@ -51,6 +52,7 @@ pub use outcome::Outcome;
 pub use overrides::{LimitOverrides, Override};
 pub use phase::{AuditRun, ExitStatus, Failed, Next, Pause, Phase, Run};
 pub use reason::Reason;
+pub use said::{MessageStatus, Said};
 pub use settings::SessionSettings;
 pub use value::{NewSession, Session};
 

@@ -82,6 +82,11 @@ impl Step<'_> {
                 tool,
                 input,
             } => self.permission(request_id, tool, input),
+            Event::MessageSaid(said) => self.message_said(said),
+            Event::MessageDelivered { id, delivery } => self.message_delivered(&id, delivery),
+            Event::MessageTaken { id } => self.message_taken(&id),
+            Event::AgentTurn(change) => self.agent_turn(change),
+            Event::BackgroundWaitOver => self.background_wait_over(),
         }
     }
 
@@ -189,6 +194,7 @@ impl Step<'_> {
             h.pid = Some(process.pid);
         }
         self.journal();
+        self.deliver_waiting();
         if self.recording() {
             let prompt = match &self.s.phase {
                 Phase::AuditorExecuting(a) => a.full_prompt(),
@@ -246,6 +252,12 @@ impl Step<'_> {
             return self.unexpected("a process exit");
         }
         run.exited = Some(exit);
+        if role == Role::Worker {
+            self.messages_not_taken();
+        }
+        let Some(run) = self.s.phase.run_mut() else {
+            return self.unexpected("a process exit");
+        };
         let stopping = run.stopping;
         let failure = run.failure.clone();
         let why_stopped = run.stop_reason(exit);
@@ -403,6 +415,7 @@ impl Step<'_> {
                 if attempt == 0 {
                     self.out.push(Effect::Snapshot);
                 }
+                self.messages_into_prompt();
                 (self.s.worker_prompt.clone(), limits.worker_timeout)
             }
         };
@@ -426,6 +439,7 @@ impl Step<'_> {
             wall_timeout,
             resume,
             delay,
+            background_wait: limits.background_wait,
         }));
     }
 

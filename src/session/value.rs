@@ -65,6 +65,8 @@ pub struct Session {
     pub checks: Vec<crate::check::CheckResult>,
     /// Every state the session has been in, oldest first.
     pub history: Vec<HistoryEntry>,
+    /// The humans' messages to its worker (`oneshot say`), oldest first.
+    pub messages: Vec<super::Said>,
     /// Interrupts received by this oneshot process (not persisted: a resume starts at zero).
     pub(crate) interrupts: u32,
     /// The answer the core waits for (not persisted: a resume waits for nothing).
@@ -121,6 +123,7 @@ impl Session {
             last_verdict: None,
             checks: Vec::new(),
             history: vec![first],
+            messages: Vec::new(),
             interrupts: 0,
             awaiting: None,
         }
@@ -203,6 +206,9 @@ struct Wire<'a> {
     #[serde(default)]
     phase: Value,
     history: std::borrow::Cow<'a, [HistoryEntry]>,
+    /// Absent in files written before messages existed, and when there are none.
+    #[serde(default, skip_serializing_if = "<[_]>::is_empty")]
+    messages: std::borrow::Cow<'a, [super::Said]>,
 }
 
 #[allow(clippy::ptr_arg)] // serde's skip_serializing_if passes the field as it is.
@@ -253,6 +259,7 @@ impl Serialize for Session {
             auditor_output_tail: Borrowed(&self.auditor_output),
             phase: self.phase.data(),
             history: Borrowed(&self.history),
+            messages: Borrowed(&self.messages),
         }
         .serialize(s)
     }
@@ -296,6 +303,7 @@ impl<'de> Deserialize<'de> for Session {
             last_verdict: w.last_verdict.map(|v| v.into_owned()),
             checks: w.checks.into_owned(),
             history: w.history.into_owned(),
+            messages: w.messages.into_owned(),
             interrupts: 0,
             awaiting: None,
         })

@@ -117,6 +117,12 @@ pub(super) const CTX: &[Field] = &[
         "{{name: string, run: string, passed: boolean, exit_code: number?, signal: number?, stopped: string?, duration_ms: number, output: string}}",
         "The last audit's checks, in the order they ran (empty before any ran): what the verdict hook sees of them.",
     ),
+    (
+        "messages",
+        "{ id: string, actor: string, text: string, ts: integer, now: boolean, status: string, taken_iteration: integer? }[]",
+        "{{id: string, actor: string, text: string, ts: number, now: boolean, status: string, taken_iteration: number?}}",
+        "The humans' messages to the worker (oneshot say), oldest first; status is received, sent, held, next_prompt, taken or in_prompt.",
+    ),
 ];
 
 /// The `evidence` table `salvage` receives.
@@ -196,6 +202,12 @@ pub(super) const LIMITS: &[Field] = &[
         "(number|string)?",
         "(number | string)?",
         "SIGTERM to SIGKILL delay (default \"5s\").",
+    ),
+    (
+        "background_wait",
+        "(number|string)?",
+        "(number | string)?",
+        "How long a worker's run waits on its agent's background tasks alone before they are stopped (default \"10m\"; inactivity does not count meanwhile).",
     ),
     (
         "retry",

@@ -165,6 +165,16 @@ mod tests {
                 duration_ms: 0,
                 tail: String::new(),
             }],
+            messages: vec![crate::session::Said {
+                id: String::new(),
+                actor: String::new(),
+                ts: 0,
+                text: String::new(),
+                now: false,
+                status: crate::session::MessageStatus::Received,
+                taken_ms: None,
+                taken_iteration: None,
+            }],
             ..HookCtx::default()
         };
         let mut real = serde_names(&full);

@@ -37,6 +37,11 @@ fn each_lazy_field_reads_its_value() {
             "tostring(ctx.changed_files == ctx.changed_files and ctx.worker_output == ctx.worker_output)",
             "true",
         ),
+        (
+            "#ctx.messages .. ' ' .. ctx.messages[1].actor .. ': ' .. ctx.messages[1].text .. ' ' \
+             .. ctx.messages[1].status .. ' ' .. ctx.messages[1].taken_iteration",
+            "1 ann: the fixture lives in tests/data taken 2",
+        ),
         // Missing keys still read as nil, and the eager fields are unaffected.
         (
             "tostring(ctx.no_such_field) .. tostring(ctx[1]) .. ctx.iteration .. ctx.state",
@@ -147,9 +152,9 @@ fn ctx_stays_read_only_with_lazy_fields() {
 fn iteration_sees_every_field() {
     let mut ctx = full_ctx();
     ctx.reason = None;
-    // 20 fields, minus `reason`, `structured` and `diff` (None).
+    // 21 fields, minus `reason`, `structured` and `diff` (None).
     let want = "auditor_output,changed_files,checks,confidence,critique,elapsed,exit_code,iteration,\
-                max_iterations,open_criteria_streak,session_id,state,task,verdict,workdir,\
+                max_iterations,messages,open_criteria_streak,session_id,state,task,verdict,workdir,\
                 worker_output,worker_prompt";
     for lp in ["for k in pairs(ctx) do", "for k in ctx do"] {
         let h = prompt_host(&format!(
@@ -173,7 +178,7 @@ fn iteration_sees_every_field() {
         "(function() local n = 0 for _ in pairs({1, 2, x = 3}) do n += 1 end return tostring(n) end)()",
     );
     assert_eq!(h.next_prompt(&ctx).unwrap(), "3");
-    assert_eq!(LAZY_FIELDS.len(), 9);
+    assert_eq!(LAZY_FIELDS.len(), 10);
 }
 
 #[test]

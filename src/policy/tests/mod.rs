@@ -63,5 +63,15 @@ fn full_ctx() -> HookCtx {
             duration_ms: 1200,
             tail: "test result: ok".into(),
         }],
+        messages: vec![crate::session::Said {
+            id: "6a1f0c2e-0000-4000-8000-000000000009".into(),
+            actor: "ann".into(),
+            ts: 1_700_000_000_000,
+            text: "the fixture lives in tests/data".into(),
+            now: false,
+            status: crate::session::MessageStatus::Taken,
+            taken_ms: Some(1_700_000_000_500),
+            taken_iteration: Some(2),
+        }],
     }
 }

@@ -287,6 +287,16 @@ impl Account {
                 self.line(ts, "warning", &format!("warning: {}", Esc(&m.message)));
             }
             Record::Note(m) => self.line(ts, "note", &format!("note: {}", Esc(&m.message))),
+            Record::Message(m) => self.line(
+                ts,
+                "message",
+                &Esc(&crate::session::record::message_line(m)).to_string(),
+            ),
+            Record::Turn(t) => self.line(
+                ts,
+                "turn",
+                &Esc(&crate::session::record::turn_line(t)).to_string(),
+            ),
             Record::PolicyReload(p) => self.line(
                 ts,
                 "policy",

@@ -60,6 +60,10 @@ pub enum Record {
     PolicyLog(PolicyLog),
     /// What one check of an audit found (its output is in the audit's `activity` records).
     Check(CheckRecord),
+    /// A human's message to the worker (`oneshot say`), each time its delivery moves.
+    Message(MessageRecord),
+    /// The running agent's turn began or ended: one of ours, or one of its own.
+    Turn(TurnRecord),
     /// A record type this oneshot does not know (written by a newer one): skipped.
     #[serde(other)]
     Unknown,
@@ -228,6 +232,8 @@ impl Record {
             Record::PolicyUntrusted(r) => r.ts,
             Record::PolicyLog(r) => r.ts,
             Record::Check(r) => r.ts,
+            Record::Message(r) => r.ts,
+            Record::Turn(r) => r.ts,
             Record::Unknown => return None,
         })
     }
@@ -250,6 +256,8 @@ impl Record {
             Record::PolicyUntrusted(_) => "policy_untrusted",
             Record::PolicyLog(_) => "policy_log",
             Record::Check(_) => "check",
+            Record::Message(_) => "message",
+            Record::Turn(_) => "turn",
             Record::Unknown => "unknown",
         }
     }
@@ -264,9 +272,93 @@ impl Record {
                 | Record::Evidence(_)
                 | Record::Session(_)
                 | Record::Check(_)
+                | Record::Message(_)
         )
     }
 }
 
 #[cfg(test)]
 mod tests;
+
+/// `message`: a human's message to the worker, when it arrives (with its text) and each time
+/// its delivery moves (without).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MessageRecord {
+    /// When.
+    pub ts: u64,
+    /// The message's id.
+    pub id: String,
+    /// Who said it.
+    pub actor: String,
+    /// The text (redacted), on the record of its arrival; empty on later ones.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub text: String,
+    /// It was to preempt the running turn.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub now: bool,
+    /// Where it stands now.
+    pub status: crate::session::MessageStatus,
+    /// The worker iteration.
+    pub iteration: u32,
+}
+
+/// `turn`: the running agent's turn began or ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TurnRecord {
+    /// When.
+    pub ts: u64,
+    /// The agent's role.
+    pub role: Role,
+    /// The worker iteration.
+    pub iteration: u32,
+    /// `began` or `ended`.
+    pub event: TurnEvent,
+    /// Whose turn: `foreground` (a prompt or message of ours) or `autonomous` (the agent's
+    /// own, woken by a background task).
+    pub owner: crate::agent::Owner,
+    /// It was cut short (an interrupt, a preempting message).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub interrupted: bool,
+}
+
+/// What happened to a turn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TurnEvent {
+    /// It began.
+    Began,
+    /// It ended.
+    Ended,
+}
+
+/// A `message` record in a line for people (`oneshot log`, the dashboard): who said what, or
+/// where the message went.
+pub fn message_line(m: &MessageRecord) -> String {
+    use crate::session::MessageStatus as S;
+    let id = m.id.get(..8).unwrap_or(&m.id);
+    let now = if m.now { " (now)" } else { "" };
+    match m.status {
+        S::Received => format!("message {id} from {}{now}: {}", m.actor, m.text),
+        S::Sent => format!("message {id} sent to the running worker"),
+        S::Held => format!("message {id} held until the worker's running prompt returns"),
+        S::NextPrompt => format!("message {id} kept for the next worker prompt"),
+        S::Taken => format!("message {id} taken in by the worker"),
+        S::InPrompt => format!(
+            "message {id} carried by the worker prompt (iteration {})",
+            m.iteration
+        ),
+    }
+}
+
+/// A `turn` record in a line for people.
+pub fn turn_line(t: &TurnRecord) -> String {
+    let whose = match t.owner {
+        crate::agent::Owner::Autonomous => "its own turn (a background task woke it)",
+        _ => "a turn",
+    };
+    match t.event {
+        TurnEvent::Began => format!("{} began {whose}", t.role),
+        TurnEvent::Ended if t.interrupted => format!("{} ended {whose}, interrupted", t.role),
+        TurnEvent::Ended => format!("{} ended {whose}", t.role),
+    }
+}

@@ -31,6 +31,7 @@ fn ctx() -> Arc<HookCtx> {
         structured: None,
         diff: None,
         checks: Vec::new(),
+        messages: Vec::new(),
     })
 }
 
