@@ -46,6 +46,8 @@ pub struct EffectiveLimits {
     pub auditor_timeout: Option<String>,
     /// SIGTERM → SIGKILL delay.
     pub grace_period: String,
+    /// How long a worker's run waits on its agent's background tasks alone.
+    pub background_wait: String,
     /// The retry schedule for transient provider failures.
     pub retry: EffectiveRetry,
     /// The per-session budgets.
@@ -86,6 +88,7 @@ impl From<&Limits> for EffectiveLimits {
             worker_timeout: l.worker_timeout.map(d),
             auditor_timeout: l.auditor_timeout.map(d),
             grace_period: d(l.grace_period),
+            background_wait: d(l.background_wait),
             retry: EffectiveRetry {
                 attempts: l.retry.attempts,
                 initial_delay: d(l.retry.initial_delay),
@@ -142,7 +145,8 @@ impl CheckReport {
             "{file}: ok ({hash})\n\
              hooks:      {hooks}\n\
              limits:     max_iterations={mi} verdict_reasks={vr} inactivity_timeout={it} \
-             worker_timeout={wt} auditor_timeout={at} grace_period={gp}\n\
+             worker_timeout={wt} auditor_timeout={at} grace_period={gp} \
+             background_wait={bw}\n\
              retry:      attempts={ra} initial_delay={ri} factor={rf} max_delay={rm}\n\
              budget:     turns={bt} tokens={bk} usd={bu}\n\
              options:    continue_conversation={cc}\n\
@@ -159,6 +163,7 @@ impl CheckReport {
             wt = l.worker_timeout.clone().unwrap_or_else(none),
             at = l.auditor_timeout.clone().unwrap_or_else(none),
             gp = l.grace_period,
+            bw = l.background_wait,
             ra = l.retry.attempts,
             ri = l.retry.initial_delay,
             rf = l.retry.factor,
