@@ -43,6 +43,7 @@ mod jsonrpc;
 mod launch;
 mod line;
 mod narrative;
+mod reconcile;
 mod registry;
 mod run_state;
 mod say;

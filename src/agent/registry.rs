@@ -29,6 +29,10 @@ pub(crate) struct AgentDef {
     /// How to read what its transcript says a run did (`None`: oneshot reads none of it):
     /// what an auditor is shown besides the worker's output.
     pub read_transcript: Option<fn(&Path) -> Option<crate::process::TranscriptFacts>>,
+    /// The assistant messages its transcript holds, in order (`None`: oneshot does not
+    /// reconcile its runs with the transcript): a message there that the stream did not carry
+    /// is added to the run's timeline at its end, and said.
+    pub transcript_messages: Option<fn(&Path) -> Vec<crate::agent::transcript::TranscriptMessage>>,
     /// The directory the CLI keeps its config, sessions and caches in, given the home
     /// directory and the environment (its own variable first, when it has one): what
     /// confinement lets it write.

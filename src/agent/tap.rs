@@ -165,8 +165,12 @@ impl Tap {
             let line = std::mem::take(&mut self.partial);
             self.line(&line, &mut seen);
         }
+        let reconciled = self.reconcile();
         self.timeline.end_of_stream();
         self.narrative.finish();
+        if !reconciled.is_empty() {
+            queue.push_back(Event::AgentReconciled { added: reconciled });
+        }
         if let Some(own) = seen.session {
             queue.push_back(Event::AgentSession(own));
         }
@@ -300,6 +304,11 @@ impl Tap {
     /// The run waits on background tasks alone (no turn runs or is owed).
     pub fn waiting_on_background(&self) -> bool {
         !self.closed && self.turns.waiting_on_background()
+    }
+
+    /// The agent's working directory.
+    pub(crate) fn cwd(&self) -> &std::path::Path {
+        &self.cwd
     }
 
     /// Who owns the agent's turn now.

@@ -73,6 +73,55 @@ pub(crate) fn read_claude(path: &Path) -> Option<TranscriptFacts> {
     Some(facts)
 }
 
+/// One assistant message of a transcript: its id and its text blocks, joined.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TranscriptMessage {
+    /// The message id (`msg_…`), the one its stream lines carry.
+    pub id: String,
+    /// Its text.
+    pub text: String,
+}
+
+/// The assistant messages of a Claude transcript, in order, one per message id (Claude writes
+/// a line per content block). Subagents' lines (`isSidechain`) are not the session's own.
+pub(crate) fn claude_messages(path: &Path) -> Vec<TranscriptMessage> {
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return Vec::new();
+    };
+    let mut out: Vec<TranscriptMessage> = Vec::new();
+    for line in text.lines() {
+        let Ok(v) = serde_json::from_str::<Value>(line) else {
+            continue;
+        };
+        if v["type"] != "assistant" || v["isSidechain"] == true {
+            continue;
+        }
+        let Some(id) = v["message"]["id"].as_str() else {
+            continue;
+        };
+        let texts = v["message"]["content"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|b| b["type"] == "text")
+            .filter_map(|b| b["text"].as_str());
+        let at = match out.iter().position(|m| m.id == id) {
+            Some(at) => at,
+            None => {
+                out.push(TranscriptMessage {
+                    id: id.to_string(),
+                    text: String::new(),
+                });
+                out.len() - 1
+            }
+        };
+        for t in texts {
+            out[at].text.push_str(t);
+        }
+    }
+    out
+}
+
 /// A transcript's text, and its facts with nothing read yet.
 fn opened(path: &Path) -> Option<(String, TranscriptFacts)> {
     let text = std::fs::read_to_string(path).ok()?;

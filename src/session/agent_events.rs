@@ -309,3 +309,19 @@ impl Step<'_> {
         self.out.push(super::Effect::StopBackground);
     }
 }
+
+impl Step<'_> {
+    /// The agent's transcript held messages its stream did not carry: added to the run's
+    /// account (by the reader), said here — nothing was lost, but the stream was not whole.
+    pub(super) fn agent_reconciled(&mut self, added: &[String]) {
+        let Some(role) = self.running_role() else {
+            return self.unexpected("a reconciliation with the agent's transcript");
+        };
+        self.warn(&format!(
+            "the {role}'s transcript holds {} message(s) its output stream did not carry ({}): \
+             added to its account from the transcript",
+            added.len(),
+            added.join(", ")
+        ));
+    }
+}

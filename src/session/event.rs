@@ -84,6 +84,12 @@ pub enum Event {
     /// The running agent's turn began or ended (a turn of its own, woken by a background task,
     /// or one of ours).
     AgentTurn(crate::agent::TurnChange),
+    /// The agent's transcript held assistant messages its stream did not carry (by id): they
+    /// were added to its run's account, and this says so.
+    AgentReconciled {
+        /// The messages added.
+        added: Vec<String>,
+    },
     /// The running worker has waited on its background tasks alone for the policy's
     /// `limits.background_wait`: they are to be stopped.
     BackgroundWaitOver,

@@ -87,6 +87,7 @@ impl Step<'_> {
             Event::MessageTaken { id } => self.message_taken(&id),
             Event::AgentTurn(change) => self.agent_turn(change),
             Event::BackgroundWaitOver => self.background_wait_over(),
+            Event::AgentReconciled { added } => self.agent_reconciled(&added),
         }
     }
 

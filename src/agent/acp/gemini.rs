@@ -16,6 +16,7 @@ pub(crate) const GEMINI: AgentDef = AgentDef {
     can_resume: false,
     transcript: |_, session| transcript::gemini_transcript(session, |k: &str| std::env::var_os(k)),
     read_transcript: Some(transcript::read_gemini),
+    transcript_messages: None,
     own_dir: |home, _| home.map(|h| h.join(".gemini")),
     co_author: "Gemini CLI <noreply@google.com>",
     takes_schema: false,

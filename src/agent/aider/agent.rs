@@ -16,6 +16,7 @@ pub(crate) const AGENT: AgentDef = AgentDef {
     can_resume: false,
     transcript: |_, _| None,
     read_transcript: None,
+    transcript_messages: None,
     own_dir: |home, _| home.map(|h| h.join(".aider")),
     co_author: "aider <noreply@aider.chat>",
     takes_schema: false,

@@ -18,6 +18,7 @@ pub(crate) const AGENT: AgentDef = AgentDef {
         transcript::claude_transcript(cwd, session, |k: &str| std::env::var_os(k))
     },
     read_transcript: Some(transcript::read_claude),
+    transcript_messages: Some(transcript::claude_messages),
     own_dir: |home, var| {
         var("CLAUDE_CONFIG_DIR")
             .map(PathBuf::from)

@@ -17,6 +17,7 @@ pub(crate) const AGENT: AgentDef = AgentDef {
     can_resume: false,
     transcript: |_, _| None,
     read_transcript: None,
+    transcript_messages: None,
     own_dir: |home, _| home.map(|h| h.join(".cline")),
     co_author: "Cline <noreply@cline.bot>",
     takes_schema: false,

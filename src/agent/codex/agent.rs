@@ -17,6 +17,7 @@ pub(crate) const AGENT: AgentDef = AgentDef {
     can_resume: true,
     transcript: |_, _| None,
     read_transcript: Some(crate::agent::transcript::read_codex),
+    transcript_messages: None,
     own_dir: |home, var| {
         var("CODEX_HOME")
             .map(PathBuf::from)
