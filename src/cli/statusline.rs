@@ -19,6 +19,14 @@ pub fn status_line(s: &Status) -> String {
     );
     if let Some(p) = &s.process {
         let _ = write!(line, " · {} {}", p.role, clock(p.running));
+        match p.turn {
+            Some(oneshot::agent::Owner::Autonomous) => line.push_str(" · its own turn"),
+            // No turn, but a run still going: its background tasks keep it.
+            Some(oneshot::agent::Owner::Idle) if !p.stopping => {
+                line.push_str(" · background tasks running")
+            }
+            _ => {}
+        }
         if p.stopping {
             line.push_str(" · stopping…");
         } else {
@@ -119,5 +127,39 @@ mod tests {
         let line = status_line(&s);
         assert!(!line.contains(['\n', '\t']), "{line:?}");
         assert!(line.starts_with("oneshot 1a2b3c4d · WORKER_EXECUTING · iteration 1/5 · total 3s"));
+    }
+
+    #[test]
+    fn an_agents_own_turn_and_its_background_wait_are_shown() {
+        let status = |turn| Status {
+            session_id: "1a2b3c4d-0000".into(),
+            state: SessionState::WorkerExecuting,
+            iteration: 1,
+            max_iterations: 5,
+            elapsed: Duration::from_secs(30),
+            idle: Duration::ZERO,
+            policy: None,
+            process: Some(oneshot::engine::ProcessClock {
+                role: oneshot::process::Role::Worker,
+                running: Duration::from_secs(20),
+                idle: Duration::from_secs(2),
+                inactivity_left: None,
+                wall_left: None,
+                stopping: false,
+                turn,
+            }),
+        };
+        let own = status_line(&status(Some(oneshot::agent::Owner::Autonomous)));
+        assert!(
+            own.contains("worker 20s · its own turn · last output"),
+            "{own}"
+        );
+        let waiting = status_line(&status(Some(oneshot::agent::Owner::Idle)));
+        assert!(waiting.contains("· background tasks running"), "{waiting}");
+        let ours = status_line(&status(Some(oneshot::agent::Owner::Foreground)));
+        assert!(
+            !ours.contains("turn") && !ours.contains("background"),
+            "{ours}"
+        );
     }
 }
