@@ -112,6 +112,14 @@ fn a_command_worker_gets_the_message_in_its_next_prompt() {
     let log = text(&log);
     assert!(log.contains("from ann: use the v2 API, not v1"), "{log}");
     assert!(log.contains("kept for the next worker prompt"), "{log}");
+    // `show` puts it in the run it arrived during.
+    let show = w
+        .cmd()
+        .args(["show", &id, "--iteration", "1"])
+        .output()
+        .unwrap();
+    let show = text(&show);
+    assert!(show.contains("from ann: use the v2 API, not v1"), "{show}");
 }
 
 #[test]

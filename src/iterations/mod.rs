@@ -117,6 +117,24 @@ pub enum RunLine {
         /// The line (redacted, as logged).
         text: String,
     },
+    /// A human's message to the worker arrived, or moved (sent, taken in, kept for the next
+    /// prompt): the `message` record's line.
+    Message {
+        /// The message's id.
+        id: String,
+        /// Where it stands (`received`, `sent`, `taken`, …).
+        status: crate::session::MessageStatus,
+        /// The record in words (`message 1a2b3c4d from ann: …`).
+        text: String,
+    },
+    /// The agent's turn began or ended — its own turns (a background task woke it) among ours:
+    /// the `turn` record's line.
+    Turn {
+        /// Whose turn.
+        owner: crate::agent::Owner,
+        /// The record in words.
+        text: String,
+    },
 }
 
 /// A run being read: the run, its lines as they come, its agent's reader.
@@ -227,6 +245,23 @@ pub fn read(log: &Log) -> Vec<Iteration> {
                     // A piece of a line too long to parse: the raw log keeps it.
                     (Some(_), Stream::Stdout) => {}
                     (_, stream) => o.push(RunLine::Output { stream, text }),
+                }
+            }
+            Record::Message(m) => {
+                if let Some(o) = &mut open[slot(Role::Worker)] {
+                    o.push(RunLine::Message {
+                        id: m.id.clone(),
+                        status: m.status,
+                        text: crate::session::record::message_line(m),
+                    });
+                }
+            }
+            Record::Turn(t) => {
+                if let Some(o) = &mut open[slot(t.role)] {
+                    o.push(RunLine::Turn {
+                        owner: t.owner,
+                        text: crate::session::record::turn_line(t),
+                    });
                 }
             }
             Record::Evidence(e) => {
