@@ -213,6 +213,39 @@ impl Recording {
                         ..fact(c.ts, Event::Checked(vec![c.result.clone()]))
                     });
                 }
+                // A human's message is a fact, and so is each thing the worker's driver did
+                // with it; the core's own moves (into a prompt) it makes again itself.
+                Record::Message(m) => {
+                    use crate::session::MessageStatus as S;
+                    let event = match m.status {
+                        S::Received => Event::MessageSaid(crate::session::Said {
+                            id: m.id.clone(),
+                            actor: m.actor.clone(),
+                            ts: m.ts,
+                            text: m.text.clone(),
+                            now: m.now,
+                            status: S::Received,
+                            taken_ms: None,
+                            taken_iteration: None,
+                        }),
+                        S::Sent | S::Held => Event::MessageDelivered {
+                            id: m.id.clone(),
+                            delivery: if m.status == S::Sent {
+                                crate::agent::Delivery::Sent
+                            } else {
+                                crate::agent::Delivery::Held
+                            },
+                        },
+                        // The run's end makes these itself; a driver's "next prompt" is a fact.
+                        S::NextPrompt => Event::MessageDelivered {
+                            id: m.id.clone(),
+                            delivery: crate::agent::Delivery::NextPrompt,
+                        },
+                        S::Taken => Event::MessageTaken { id: m.id.clone() },
+                        S::InPrompt => continue,
+                    };
+                    r.facts.push(fact(m.ts, event));
+                }
                 Record::StateChange(sc) => r.transitions.push(sc.clone()),
                 Record::Decision(d) => {
                     if r.decisions.is_empty()

@@ -30,6 +30,8 @@ mod simulate;
 mod stand_in;
 
 #[cfg(test)]
+mod message_tests;
+#[cfg(test)]
 mod tests;
 
 pub use error::ReplayError;
