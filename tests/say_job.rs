@@ -2,10 +2,13 @@
 //! job's audit trail (redacted) in the store every runner shares; the runner holding the job
 //! posts it into its session, whose `message` records (shipped with the session's log) say how
 //! the worker got it; a message said while no runner holds the job is carried by the first
-//! worker prompt of its next session — once: a later session does not get it again.
+//! worker prompt of its next session — once: a later session does not get it again. On a
+//! PostgreSQL store too, said from another "machine" than the runner's.
 
 #[path = "common/job_env.rs"]
 mod job_env;
+#[path = "common/pg_server.rs"]
+mod pg_server;
 use job_env::Env;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -272,5 +275,52 @@ fn an_ended_job_refuses_a_message_and_an_unknown_id_is_said_so() {
             && text(&out).contains("no job in the job store"),
         "{}",
         text(&out)
+    );
+}
+
+#[test]
+fn on_a_shared_postgres_store_a_message_said_on_another_machine_reaches_the_runners_worker() {
+    let Some(url) = pg_server::fresh_database() else {
+        return;
+    };
+    let env = Env::new();
+    env.ok(&["store", "migrate", "--store", &url]);
+    let dir = scratch(&env);
+    let (worker, auditor) = players(&dir, &[1], true);
+    let id = env.create(&worker, &auditor, &["--activate", "--store", &url]);
+    let mut runner = env
+        .command(&["job", "run", "--store", &url])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for(&dir.join("started-1"), Duration::from_secs(60));
+
+    // Another "machine": its own state directory and HOME; only the store is shared.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_oneshot"))
+        .arg("--state-dir")
+        .arg(elsewhere.path().join("state"))
+        .args(["say", &id, "--store", &url, "keep the old flag as an alias"])
+        .env("HOME", elsewhere.path())
+        .env("XDG_CONFIG_HOME", elsewhere.path().join("config"))
+        .env("ONESHOT_ACTOR", "bo")
+        .env("NO_COLOR", "1")
+        .env_remove("ONESHOT_STORE")
+        .current_dir(elsewhere.path())
+        .output()
+        .unwrap();
+    let out_text = text(&out);
+    assert!(out.status.success(), "{out_text}");
+    assert!(
+        out_text.contains("holds it") && out_text.contains("its next prompt carries"),
+        "{out_text}"
+    );
+    std::fs::write(dir.join("go-1"), "").unwrap();
+    assert!(wait_exit(&mut runner, Duration::from_secs(90)).success());
+    let second = std::fs::read_to_string(dir.join("prompt-2.txt")).unwrap();
+    assert!(
+        second.contains("bo: keep the old flag as an alias"),
+        "{second}"
     );
 }
