@@ -11,6 +11,9 @@ use oneshot::session::{MessageStatus, Said};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+/// The least time between two reads of the job's journals while waiting.
+const GAP: Duration = Duration::from_millis(200);
+
 /// Where `say` finds the job store, should the id be no session's.
 pub struct Jobs<'a> {
     /// `--store`.
@@ -122,7 +125,10 @@ fn wait_for(
         if left.is_zero() {
             return seen;
         }
-        // A change wakes it; a store that cannot tell is read again within the second.
+        // A change wakes it; a store that cannot tell is read again within the second. A
+        // running session changes the store many times a second: its journals (whole state
+        // files) are read at most every [`GAP`].
+        std::thread::sleep(GAP.min(left));
         store.wait_for_change(since, left.min(Duration::from_secs(1)));
         since = store.change_seen();
     }
