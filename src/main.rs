@@ -144,6 +144,7 @@ fn main() {
             file,
             now,
             wait,
+            store: store_flag,
         }) => cli::say::say(
             &store,
             cli::say::SayArgs {
@@ -152,6 +153,11 @@ fn main() {
                 file,
                 now,
                 wait,
+            },
+            cli::say_job::Jobs {
+                flag: store_flag.store,
+                files: &effective.files,
+                state_dir: &effective.state_dir,
             },
         ),
         Some(Command::Stop { id, wait, no_wait }) => cli::stop::stop(

@@ -230,12 +230,14 @@ pub enum Command {
         #[arg(long, conflicts_with = "json")]
         raw: bool,
     },
-    /// Tell a session's worker something while it works: delivered into the running agent's
-    /// conversation where its protocol allows (Claude, Codex app-server, Gemini ACP), else
-    /// carried by the next worker prompt.
+    /// Tell a session's or a job's worker something while it works: delivered into the running
+    /// agent's conversation where its protocol allows (Claude, Codex app-server, Gemini ACP),
+    /// else carried by the next worker prompt. A job's message goes into its audit trail, and
+    /// the runner holding the job — on any machine — hands it to its session.
     #[command(after_help = examples::SAY)]
     Say {
-        /// Session id or unique prefix.
+        /// Session id or unique prefix; else a job id (`job-1a2b3c4d`) or unique prefix, in
+        /// the job store (--store).
         #[arg(add = ArgValueCandidates::new(super::complete::sessions))]
         id: String,
         /// The message (`-`: read it from stdin).
@@ -251,6 +253,9 @@ pub enum Command {
         /// How long to wait to hear how the message was handed on.
         #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_duration)]
         wait: std::time::Duration,
+        /// The job store, for a job's id.
+        #[command(flatten)]
+        store: super::store::StoreFlag,
     },
     /// Pause a session running elsewhere (as Ctrl-C there would; again: kill its agent now);
     /// `resume` continues it.

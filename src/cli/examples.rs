@@ -116,7 +116,8 @@ Examples:
   oneshot say 1a2b --now \"stop: the tests are in tests/unit, not test/\"
   oneshot say 1a2b --file notes.md
   git diff | oneshot say 1a2b -                      # from stdin
-  oneshot log 1a2b                                   # its `message` lines: sent, taken in";
+  oneshot log 1a2b                                   # its `message` lines: sent, taken in
+  oneshot say job-1a2b \"the API moved to v2\"          # a job's worker, whichever runner holds it";
 
 /// `oneshot prune --help`.
 pub const PRUNE: &str = "\

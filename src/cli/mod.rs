@@ -28,6 +28,7 @@ pub mod run_flags;
 pub mod saboteur;
 pub mod sanitize;
 pub mod say;
+pub mod say_job;
 pub mod schema;
 pub mod serve;
 pub mod show;

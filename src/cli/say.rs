@@ -24,10 +24,17 @@ pub struct SayArgs {
     pub wait: Duration,
 }
 
-/// Posts the message, then reports where it went.
-pub fn say(store: &Store, args: SayArgs) -> Result<i32> {
+/// Posts the message to session `args.id` — or, when no session has that id, records it for
+/// the job that has it (`jobs`) — then reports where it went.
+pub fn say(store: &Store, args: SayArgs, jobs: super::say_job::Jobs<'_>) -> Result<i32> {
     let text = read_text(&args)?;
-    let dir = store.open(&args.id)?;
+    let dir = match store.open(&args.id) {
+        Ok(dir) => dir,
+        Err(e @ oneshot::store::StoreError::NotFound { .. }) => {
+            return super::say_job::say(&args, &text, jobs, e);
+        }
+        Err(e) => return Err(e.into()),
+    };
     let id = dir.id().to_string();
     let now_ms = super::job::now_ms();
     let said = oneshot::store::say(&dir, &text, args.now, &oneshot::job::verbs::actor(), now_ms)?;
@@ -41,7 +48,7 @@ pub fn say(store: &Store, args: SayArgs) -> Result<i32> {
         return Ok(0);
     }
     match wait_for(&dir, &said, args.wait) {
-        Some(m) => outln!("{}", told(&id, &m)),
+        Some(m) => outln!("{}", told(&format!("session {id}"), &id, &m)),
         None => outln!(
             "said to session {id} (message {}); its oneshot has not taken it in yet (waited {}) \
              — `oneshot log {id}` shows it when it does",
@@ -101,33 +108,34 @@ fn wait_for(dir: &SessionDir, said: &Said, wait: Duration) -> Option<Said> {
     }
 }
 
-/// How the message went, in words.
-fn told(id: &str, m: &Said) -> String {
+/// How the message went, in words: said to `to` (`session ID`, `job J (session ID)`), whose
+/// log is session `log`'s.
+pub(super) fn told(to: &str, log: &str, m: &Said) -> String {
     let which = short(&m.id);
     match m.status {
         MessageStatus::Taken => {
-            format!("said to session {id}: the worker took message {which} in")
+            format!("said to {to}: the worker took message {which} in")
         }
         MessageStatus::Sent => format!(
-            "said to session {id}: message {which} was sent to the running worker, which has \
-             not taken it in yet (it does at its next step; `oneshot log {id}` shows when)"
+            "said to {to}: message {which} was sent to the running worker, which has \
+             not taken it in yet (it does at its next step; `oneshot log {log}` shows when)"
         ),
         MessageStatus::Held => format!(
-            "said to session {id}: message {which} is held until the worker's running prompt \
+            "said to {to}: message {which} is held until the worker's running prompt \
              returns (its agent cannot take a message mid-prompt), then sent"
         ),
         MessageStatus::NextPrompt => format!(
-            "said to session {id}: the running worker cannot take a message mid-run; its next \
+            "said to {to}: the running worker cannot take a message mid-run; its next \
              prompt carries message {which}"
         ),
         MessageStatus::InPrompt => {
-            format!("said to session {id}: message {which} went into the worker's prompt")
+            format!("said to {to}: message {which} went into the worker's prompt")
         }
-        MessageStatus::Received => format!("said to session {id} (message {which})"),
+        MessageStatus::Received => format!("said to {to} (message {which})"),
     }
 }
 
 /// The first 8 characters of an id.
-fn short(id: &str) -> &str {
+pub(super) fn short(id: &str) -> &str {
     id.get(..8).unwrap_or(id)
 }

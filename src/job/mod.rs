@@ -35,6 +35,7 @@ pub mod record;
 mod redaction;
 pub mod replay;
 pub mod runner;
+mod say;
 mod state;
 pub mod step;
 #[cfg(test)]
@@ -53,6 +54,7 @@ pub use phase::JobPhase;
 pub use reason::JobReason;
 pub use record::{Job, JobSpec};
 pub use redaction::redactor;
+pub use say::{JobSaid, JobSayError, messages, said_of, say, sessions_holding, taken_in, waiting};
 pub use state::{JobState, UnknownJobState};
 pub use store::{
     Claim, Decision, JobStore, JobStoreError, JobSummary, Lease, ListFilter, SqliteStore,

@@ -480,8 +480,8 @@ pub struct ArtifactVersion {
     pub panel: Vec<PanelVerdict>,
 }
 
-/// What an audit entry records: a human's verb, the making of a job, a workspace cleanup, or
-/// oneshot's own migration of a stored job (stored and shown as the lowercase word).
+/// What an audit entry records: a human's verb, the making of a job, a workspace cleanup, a
+/// message to its worker, or oneshot's own migration of a stored job (stored and shown as the lowercase word).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 #[non_exhaustive]
@@ -508,6 +508,10 @@ pub enum AuditAction {
     Migrate,
     /// `job land`: the work landed (or did not: `result` says which, with the evidence).
     Land,
+    /// `oneshot say JOB`: a human's message to the job's worker (`message`: its id, `text`:
+    /// the redacted text, `now`: preempt the running turn); the runner holding the job hands
+    /// it to the session it runs, else the next session's first worker prompt carries it.
+    Message,
 }
 
 impl AuditAction {
@@ -525,6 +529,7 @@ impl AuditAction {
             AuditAction::Cleanup => "cleanup",
             AuditAction::Migrate => "migrate",
             AuditAction::Land => "land",
+            AuditAction::Message => "message",
         }
     }
 

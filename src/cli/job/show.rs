@@ -409,6 +409,18 @@ fn meta<'a>(e: &'a AuditEntry, k: &str) -> Option<&'a str> {
 }
 
 fn audit_line(e: &AuditEntry) -> String {
+    if let Some(m) = oneshot::job::said_of(e) {
+        let now = if m.now { " (now)" } else { "" };
+        return format!(
+            "{}  {}  {}  {}  message {}{now}: {}",
+            rfc3339(e.at_ms),
+            e.actor,
+            e.action,
+            e.entity_id,
+            m.id.get(..8).unwrap_or(&m.id),
+            one_line(&m.text, 100),
+        );
+    }
     let feedback = meta(e, "feedback")
         .map(|f| format!("  feedback: {}", one_line(f, 100)))
         .unwrap_or_default();

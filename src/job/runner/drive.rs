@@ -76,8 +76,13 @@ impl Stop {
 }
 
 /// Drives `claim` until the job rests or the lease is lost, with the runner's real hands and
-/// the job's policy as judge.
-pub(super) async fn drive(store: Arc<dyn JobStore>, claim: Claim, opts: &RunnerOptions) -> StepEnd {
+/// the job's policy as judge; `changes` wakes the relay of the job's messages.
+pub(super) async fn drive(
+    store: Arc<dyn JobStore>,
+    claim: Claim,
+    opts: &RunnerOptions,
+    changes: std::rc::Rc<super::relay::Changes>,
+) -> StepEnd {
     let policy = JobPolicy::new(&claim.job.spec);
     let mut judge = policy.judge();
     let redactor = crate::job::redactor(claim.job.spec.policy.as_deref());
@@ -87,6 +92,7 @@ pub(super) async fn drive(store: Arc<dyn JobStore>, claim: Claim, opts: &RunnerO
         Arc::clone(&store),
         claim.lease.clone(),
         redactor,
+        changes,
     );
     step_loop(store, claim, opts, &mut hands, &mut judge).await
 }

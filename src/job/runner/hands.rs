@@ -5,6 +5,7 @@
 
 use super::RunnerOptions;
 use super::drive;
+use super::relay::{self, Changes, Relay};
 use super::session;
 use super::ship::{self, Shipper};
 use crate::engine::{Engine, Interrupt};
@@ -69,6 +70,8 @@ pub(super) struct RealHands<'a> {
     store: Arc<dyn JobStore>,
     lease: Lease,
     redactor: Arc<Redactor>,
+    /// Wakes the relay of the job's messages into the running session.
+    changes: std::rc::Rc<Changes>,
 }
 
 impl<'a> RealHands<'a> {
@@ -78,6 +81,7 @@ impl<'a> RealHands<'a> {
         store: Arc<dyn JobStore>,
         lease: Lease,
         redactor: Arc<Redactor>,
+        changes: std::rc::Rc<Changes>,
     ) -> RealHands<'a> {
         RealHands {
             opts,
@@ -86,6 +90,7 @@ impl<'a> RealHands<'a> {
             store,
             lease,
             redactor,
+            changes,
         }
     }
 
@@ -138,14 +143,23 @@ impl Hands for RealHands<'_> {
     }
 
     async fn run_session(&mut self, job: &str) -> RunnerEvent {
-        let shipper = self
-            .engine
-            .as_ref()
-            .map(|e| (self.shipper(e.id()), e.log_flushes()));
-        match (self.engine.as_mut(), shipper) {
-            (Some(engine), Some((shipper, flushes))) => {
+        let beside = self.engine.as_ref().map(|e| {
+            let relay = Relay::new(
+                Arc::clone(&self.store),
+                &self.lease.job,
+                &self.opts.state_dir,
+                e.id(),
+                Arc::clone(&self.redactor),
+            );
+            (self.shipper(e.id()), e.log_flushes(), relay)
+        });
+        match (self.engine.as_mut(), beside) {
+            (Some(engine), Some((shipper, flushes, relay))) => {
+                // The job's messages go into the session's inbox before it runs (its first
+                // worker prompt carries those no earlier session took in), then as said.
                 let run = session::run(job, engine, self.opts);
-                let ended = ship::alongside(run, shipper, &flushes).await;
+                let shipped = ship::alongside(run, shipper, &flushes);
+                let ended = relay::alongside(shipped, relay, &self.changes).await;
                 self.engine = None;
                 ended
             }

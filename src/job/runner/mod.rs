@@ -16,6 +16,7 @@
 mod drive;
 mod hands;
 mod panel;
+mod relay;
 mod session;
 mod ship;
 #[cfg(test)]
@@ -286,6 +287,8 @@ pub async fn run(
     // A waiting runner whose store failed claims nothing until then.
     let mut retry_at: Option<tokio::time::Instant> = None;
     let mut backoff = Backoff::default();
+    // The store's changes, heard for the relays of all the steps' sessions at once.
+    let changes = relay::Changes::new(Arc::clone(&store));
     // Events a runner that died left unclaimed: sent now, once (see `crate::notify`).
     if let Some(n) = &opts.notify {
         n.sweep();
@@ -307,7 +310,10 @@ pub async fn run(
                     claimed += 1;
                     let store = Arc::clone(&store);
                     let opts = opts.clone();
-                    running.spawn_local(async move { drive::drive(store, claim, &opts).await });
+                    let changes = std::rc::Rc::clone(&changes);
+                    running.spawn_local(
+                        async move { drive::drive(store, claim, &opts, changes).await },
+                    );
                     continue;
                 }
                 Ok(None) if running.is_empty() && !opts.wait => break,
