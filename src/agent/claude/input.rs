@@ -88,7 +88,7 @@ pub(crate) fn user_turn(prompt: &str) -> Vec<u8> {
 
 /// A message said to the running agent: a user line carrying its `uuid` (kept in Claude's
 /// replay and transcript), with `"priority":"now"` to preempt the running turn.
-pub(crate) fn said(id: &str, text: &str, now: bool) -> Vec<u8> {
+pub fn said(id: &str, text: &str, now: bool) -> Vec<u8> {
     let mut v = json!({
         "type": "user",
         "message": {"role": "user", "content": [{"type": "text", "text": text}]},
