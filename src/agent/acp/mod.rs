@@ -357,6 +357,9 @@ impl Driver for AcpDriver {
         match incoming {
             Incoming::Request { id, method, params } if method == "session/request_permission" => {
                 let call = &params["toolCall"];
+                if let Some(p) = self.prompts.latest() {
+                    p.tool(call["title"].as_str().unwrap_or("a tool").to_string());
+                }
                 let request_id = id.to_string();
                 let options = params["options"].as_array().cloned().unwrap_or_default();
                 self.asks.insert(request_id.clone(), (id.clone(), options));

@@ -48,9 +48,10 @@ impl Prompt {
         }
     }
 
-    /// Notes a tool call it made.
+    /// Notes a tool call it made (Gemini names a call in its permission request, and maybe
+    /// again in a `tool_call` update: once).
     pub fn tool(&mut self, title: String) {
-        if self.tools.len() < TOOLS_MAX {
+        if self.tools.len() < TOOLS_MAX && self.tools.last() != Some(&title) {
             self.tools.push(title);
         }
     }
