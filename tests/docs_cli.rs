@@ -22,6 +22,7 @@ const FOREIGN: &[(&str, &str)] = &[
     ("--input-format", "claude"),
     ("--output-format", "claude, gemini"),
     ("--permission-prompt-tool", "claude"),
+    ("--replay-user-messages", "claude"),
     ("--json-schema", "claude"),
     ("--allowedTools", "claude"),
     ("--permission-mode", "claude"),

@@ -91,6 +91,10 @@ pub struct Account {
     /// Tool calls already said: an ACP agent names a call first in its permission request, and
     /// the call itself may follow; Claude names it before asking.
     tools: HashSet<String>,
+    /// Tool calls asked to run in the background (`run_in_background`), and the tasks known to
+    /// run there: a long foreground tool is a task too, and is not told as one.
+    background_calls: HashSet<String>,
+    background_tasks: HashSet<String>,
 }
 
 impl Account {
@@ -141,6 +145,9 @@ impl Account {
             AgentEvent::ToolCall {
                 id, name, input, ..
             } => {
+                if input.get("run_in_background").and_then(Value::as_bool) == Some(true) {
+                    self.background_calls.insert(id.clone());
+                }
                 if !self.tools.insert(id.clone()) && !id.is_empty() {
                     return;
                 }
@@ -179,8 +186,68 @@ impl Account {
                 });
             }
             AgentEvent::MessageStopped { .. } | AgentEvent::Final { .. } => self.flush(out),
+            AgentEvent::TaskStarted {
+                task_id,
+                tool_call_id: Some(call),
+                description,
+            } if self.background_calls.contains(call) => {
+                self.background(task_id, description.as_deref(), out)
+            }
+            AgentEvent::TaskBackgrounded { task_id, .. } => self.background(task_id, None, out),
+            AgentEvent::TaskEnded { task_id, status } if self.background_tasks.remove(task_id) => {
+                self.flush(out);
+                note(&format!("background task {task_id} {status}"), out);
+            }
+            AgentEvent::TurnInfo {
+                autonomous,
+                interrupted,
+            } if *autonomous || *interrupted => {
+                self.flush(out);
+                note(
+                    match (autonomous, interrupted) {
+                        (true, false) => "the agent's own turn, woken by a background task, ends",
+                        (true, true) => {
+                            "the agent's own turn, woken by a background task, was interrupted"
+                        }
+                        _ => "the turn was interrupted",
+                    },
+                    out,
+                );
+            }
+            AgentEvent::MessageDiscarded { message_id, reason } => {
+                // What was not said yet of it never will be; what was, is taken back.
+                if self
+                    .open
+                    .as_ref()
+                    .is_some_and(|(id, _)| id.as_deref() == Some(message_id.as_str()))
+                {
+                    self.open = None;
+                }
+                if self.streamed.contains(message_id) {
+                    note(
+                        &format!(
+                            "the message streaming was dropped ({reason}): it is not in the \
+                             agent's history"
+                        ),
+                        out,
+                    );
+                }
+            }
             _ => {}
         }
+    }
+
+    /// Task `task_id` runs in the background: told once.
+    fn background(&mut self, task_id: &str, description: Option<&str>, out: &mut Vec<Entry>) {
+        if !self.background_tasks.insert(task_id.to_owned()) {
+            return;
+        }
+        self.flush(out);
+        let text = match description {
+            Some(d) => format!("background task {task_id} started: {d}"),
+            None => format!("background task {task_id} started"),
+        };
+        note(&text, out);
     }
 
     /// Says what is left of the streaming message (the run ended, or stderr came in between).
@@ -243,6 +310,14 @@ fn said(line: &str, out: &mut Vec<Entry>) {
             text: line.to_string(),
         });
     }
+}
+
+/// A line about the run rather than by the agent (a background task, a turn of its own, a
+/// dropped message), in brackets so it does not read as the agent's words.
+fn note(text: &str, out: &mut Vec<Entry>) {
+    out.push(Entry::Said {
+        text: format!("[{text}]"),
+    });
 }
 
 /// A tool input on one line: a command as its words (an ACP call's title is its command or
@@ -352,6 +427,67 @@ mod tests {
         }];
         assert_eq!(out, said);
         assert_eq!(out_b, said);
+    }
+
+    #[test]
+    fn background_tasks_own_turns_and_dropped_messages_are_told_in_brackets() {
+        let mut a = Account::new();
+        let mut out = Vec::new();
+        let bash = |id: &str, background: bool| AgentEvent::ToolCall {
+            id: id.into(),
+            name: "Bash".into(),
+            input: json!({"command": "sleep 6", "run_in_background": background}),
+            message_id: None,
+        };
+        let started = |task: &str, call: &str| AgentEvent::TaskStarted {
+            task_id: task.into(),
+            tool_call_id: Some(call.into()),
+            description: Some("Run scripted command".into()),
+        };
+        let ended = |task: &str| AgentEvent::TaskEnded {
+            task_id: task.into(),
+            status: "completed".into(),
+        };
+        for e in [
+            bash("t1", true),
+            started("b1", "t1"),
+            AgentEvent::TaskBackgrounded {
+                task_id: "b1".into(),
+                tool_call_id: "t1".into(),
+            },
+            // A long foreground tool is a task too: not told.
+            bash("t2", false),
+            started("b2", "t2"),
+            ended("b2"),
+            AgentEvent::TurnInfo {
+                autonomous: false,
+                interrupted: false,
+            },
+            ended("b1"),
+            text("m1", "Noti", true),
+            AgentEvent::MessageDiscarded {
+                message_id: "m1".into(),
+                reason: "cancelled".into(),
+            },
+            AgentEvent::TurnInfo {
+                autonomous: true,
+                interrupted: true,
+            },
+        ] {
+            a.apply(&e, &mut out);
+        }
+        let texts: Vec<_> = out.iter().map(Entry::text).collect();
+        assert_eq!(
+            texts,
+            [
+                "$ Bash sleep 6",
+                "[background task b1 started: Run scripted command]",
+                "$ Bash sleep 6",
+                "[background task b1 completed]",
+                "[the message streaming was dropped (cancelled): it is not in the agent's history]",
+                "[the agent's own turn, woken by a background task, was interrupted]",
+            ]
+        );
     }
 
     #[test]

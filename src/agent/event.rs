@@ -236,6 +236,16 @@ pub enum AgentEvent {
         /// The message's id (the uuid oneshot gave it).
         message_id: String,
     },
+    /// An assistant message the agent streamed in part and then dropped: the model's history
+    /// does not hold it, so it was never said and is never the answer (a Codex `agentMessage`
+    /// with deltas but no `item/completed` by `turn/completed` — a steer or an interrupt cut
+    /// its sampling; the chunks of an ACP prompt answered `cancelled`).
+    MessageDiscarded {
+        /// The assistant message's id, as the earlier events named it.
+        message_id: String,
+        /// Why: `steered`, `interrupted`, `failed` (Codex), `cancelled` (ACP).
+        reason: String,
+    },
     /// A user message echoed in the stream (Gemini echoes the prompt).
     UserMessage {
         /// The message's text.

@@ -23,6 +23,9 @@ pub struct Timeline {
     unnamed: Option<usize>,
     tools: Vec<ToolEntry>,
     tool_by_id: HashMap<String, usize>,
+    /// Messages the agent dropped after streaming part of them ([`AgentEvent::MessageDiscarded`]),
+    /// with why, in order: removed from `messages`, and kept out if a late fragment names them.
+    discarded: Vec<(String, String)>,
     usage: UsageTotals,
     errors: Vec<ErrorSeen>,
     final_result: Option<FinalResult>,
@@ -50,6 +53,7 @@ impl Timeline {
             unnamed: None,
             tools: Vec::new(),
             tool_by_id: HashMap::new(),
+            discarded: Vec::new(),
             usage: UsageTotals::default(),
             errors: Vec::new(),
             final_result: None,
@@ -103,7 +107,7 @@ impl Timeline {
             AgentEvent::SessionStarted { session_id, .. } => {
                 self.session_id = Some(session_id.clone());
             }
-            AgentEvent::MessageStarted { message_id, model } => {
+            AgentEvent::MessageStarted { message_id, model } if !self.is_discarded(message_id) => {
                 let at = self.start_message(message_id);
                 let message = &mut self.messages[at];
                 message.started = true;
@@ -143,7 +147,7 @@ impl Timeline {
             } => {
                 // A message that only calls tools is a message all the same (the transcript
                 // has it): it gets its entry, with no text blocks.
-                if let Some(mid) = message_id {
+                if let Some(mid) = message_id.as_deref().filter(|m| !self.is_discarded(m)) {
                     self.message_at(Some(mid));
                 }
                 let tool = self.tool(id);
@@ -167,6 +171,7 @@ impl Timeline {
                 stop_reason,
             } => {
                 let at = match message_id {
+                    Some(id) if self.is_discarded(id) => None,
                     Some(id) => Some(self.message_at(Some(id))),
                     None => self
                         .unnamed
@@ -221,10 +226,12 @@ impl Timeline {
                 });
             }
             AgentEvent::Unknown { .. } | AgentEvent::Malformed { .. } => self.unknown += 1,
+            AgentEvent::MessageDiscarded { message_id, reason } => self.discard(message_id, reason),
             // A turn cut short by an interrupt or a preempting message ends interrupted,
             // whatever its result says.
             AgentEvent::TurnInfo { interrupted, .. } => self.interrupt_requested |= *interrupted,
             AgentEvent::TurnStarted
+            | AgentEvent::MessageStarted { .. }
             | AgentEvent::TaskStarted { .. }
             | AgentEvent::TaskBackgrounded { .. }
             | AgentEvent::TaskEnded { .. }
@@ -320,6 +327,9 @@ impl Timeline {
     }
 
     fn block(&mut self, id: Option<&str>, index: u32, kind: BlockKind, text: &str, partial: bool) {
+        if id.is_some_and(|id| self.is_discarded(id)) {
+            return;
+        }
         let at = self.message_at(id);
         let block = self.messages[at].blocks.entry(index).or_insert(Block {
             kind,
@@ -334,6 +344,34 @@ impl Timeline {
         } else if !block.complete {
             block.text.push_str(text);
         }
+    }
+
+    /// Drops message `id`, which the agent discarded: it was never said, so it is neither in
+    /// [`Timeline::messages`] nor the last message (the answer when no final text comes).
+    fn discard(&mut self, id: &str, reason: &str) {
+        if self.is_discarded(id) {
+            return;
+        }
+        self.discarded.push((id.to_owned(), reason.to_owned()));
+        let Some(at) = self.by_id.remove(id) else {
+            return;
+        };
+        self.messages.remove(at);
+        for i in self.by_id.values_mut() {
+            if *i > at {
+                *i -= 1;
+            }
+        }
+        self.unnamed = match self.unnamed {
+            Some(u) if u == at => None,
+            Some(u) if u > at => Some(u - 1),
+            u => u,
+        };
+    }
+
+    fn is_discarded(&self, id: &str) -> bool {
+        // Few messages are ever discarded (a steer, a cancel): a scan is cheaper than a set.
+        self.discarded.iter().any(|(d, _)| d == id)
     }
 
     fn tool(&mut self, id: &str) -> &mut ToolEntry {
@@ -384,6 +422,11 @@ impl Timeline {
     /// The last message that has any text: what the agent last said.
     pub fn last_assistant_message(&self) -> Option<&Message> {
         self.messages.iter().rev().find(|m| m.has_text())
+    }
+
+    /// The messages the agent streamed in part and then discarded, with why, in order.
+    pub fn discarded(&self) -> &[(String, String)] {
+        &self.discarded
     }
 
     /// Every tool call, in the order each was first heard of.

@@ -208,6 +208,54 @@ fn output_after_the_end_starts_a_new_run_and_begin_run_resets() {
 }
 
 #[test]
+fn a_discarded_message_is_neither_said_nor_the_answer() {
+    // Codex c2: a partly streamed agentMessage dropped by a steer, then the steer's answer.
+    let discarded = AgentEvent::MessageDiscarded {
+        message_id: "msg_0b3f".into(),
+        reason: "steered".into(),
+    };
+    let mut t = timeline(&[
+        text(Some("m0"), 0, "Looking.", false),
+        text(Some("msg_0b3f"), 0, "reply to FIRST", true),
+        discarded.clone(),
+        // A late fragment of the dropped message does not bring it back.
+        text(Some("msg_0b3f"), 0, ", a slowly streamed answer", true),
+        stop("msg_0b3f", "end_turn"),
+    ]);
+    assert_eq!(t.messages().len(), 1);
+    assert!(t.message("msg_0b3f").is_none());
+    assert_eq!(t.last_assistant_message().unwrap().text(), "Looking.");
+    assert_eq!(
+        t.discarded(),
+        &[("msg_0b3f".to_string(), "steered".to_string())]
+    );
+    t.apply(&text(Some("msg_steer"), 0, "reply to STEER", false));
+    t.apply(&AgentEvent::Final {
+        success: true,
+        text: None,
+        structured_output: None,
+        permission_denials: vec![],
+    });
+    assert_eq!(t.last_assistant_message().unwrap().text(), "reply to STEER");
+    assert_eq!(t.message("m0").unwrap().text(), "Looking.", "ids still map");
+    t.apply(&discarded);
+    assert_eq!(t.discarded().len(), 1, "discarded once");
+}
+
+#[test]
+fn discarding_the_unnamed_message_forgets_it() {
+    let mut t = timeline(&[text(Some("a"), 0, "A", false), text(None, 0, "x", true)]);
+    t.apply(&start("b"));
+    t.apply(&AgentEvent::MessageDiscarded {
+        message_id: "b".into(),
+        reason: "cancelled".into(),
+    });
+    t.apply(&text(None, 0, "y", true));
+    let texts: Vec<_> = t.messages().iter().map(|m| m.text()).collect();
+    assert_eq!(texts, ["A", "y"]);
+}
+
+#[test]
 fn retries_are_told_apart_from_progress() {
     let retry = AgentEvent::RetryNotice {
         attempt: Some(1),

@@ -13,6 +13,7 @@ mod namer;
 mod protocols;
 mod readable;
 mod resolver;
+mod say;
 mod server;
 mod sessions;
 mod starter;

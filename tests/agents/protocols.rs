@@ -7,6 +7,7 @@ use super::harness::Sandbox;
 use super::stdio::Session;
 use super::{codex, containment, gemini};
 use crate::fake_model::{FakeModel, Reply};
+use oneshot::agent::{AgentEvent, ClaudeParser, LineParser, claude_input};
 use serde_json::{Value, json};
 use std::time::Duration;
 
@@ -465,5 +466,165 @@ fn gemini_acp_cancel_stops_a_running_command() {
     assert!(
         left.is_empty(),
         "the cancelled command was killed: {left:?}"
+    );
+}
+
+/// Waits for a line `want` takes, allowing every tool Claude asks about on the way.
+fn claude_until(s: &mut Session, want: impl Fn(&Value) -> bool) -> Value {
+    loop {
+        let v = s.wait_for(WAIT, |v| {
+            want(v) || (v["type"] == "control_request" && v["request"]["subtype"] == "can_use_tool")
+        });
+        if want(&v) {
+            return v;
+        }
+        let input = &v["request"]["input"];
+        s.send_line(&claude_input::permission(
+            v["request_id"].as_str().unwrap_or_default(),
+            true,
+            None,
+            input,
+        ));
+    }
+}
+
+/// What oneshot's Claude parser makes of everything Claude wrote so far.
+fn claude_events(s: &Session) -> Vec<AgentEvent> {
+    let mut p = ClaudeParser::default();
+    let mut events = Vec::new();
+    for line in &s.transcript {
+        p.feed_str(line, &mut events);
+    }
+    events
+}
+
+/// Claude with oneshot's flags (stream-json both ways, permissions asked on stdio, user
+/// lines replayed), past the handshake, `prompt` sent.
+fn claude_running(model: &FakeModel, sb: &Sandbox, prompt: &str) -> Option<Session> {
+    let mut c = claude(sb, model)?;
+    stream_json(
+        &mut c,
+        &[
+            "--permission-prompt-tool",
+            "stdio",
+            "--replay-user-messages",
+        ],
+    );
+    let mut s = Session::spawn(c);
+    s.send_line(&claude_input::initialize("init1"));
+    s.wait_for(WAIT, |v| v["type"] == "control_response");
+    s.send(
+        &json!({"type": "user", "message": {"role": "user", "content": prompt},
+                   "parent_tool_use_id": null, "session_id": "default"}),
+    );
+    Some(s)
+}
+
+/// A message said while a tool runs is merged into the turn at the tool's result and replayed
+/// with the uuid oneshot gave it, each message on its own line even when several merge; one
+/// withdrawn before then (`cancel_async_message`) never reaches the model; one said while idle
+/// starts a turn and is replayed the same way (../shared/agents/turns.md §2).
+#[test]
+fn claude_takes_in_messages_by_their_uuids_and_gives_back_a_withdrawn_one() {
+    let model = FakeModel::with([
+        Reply::Bash("sleep 3".into()),
+        Reply::Text("after".into()),
+        Reply::Text("again".into()),
+    ]);
+    let sb = Sandbox::new();
+    let Some(mut s) = claude_running(&model, &sb, "run it") else {
+        return;
+    };
+    claude_until(&mut s, |v| v["type"] == "assistant");
+    std::thread::sleep(Duration::from_millis(500));
+    let id = |c: char| format!("00000000-0000-4000-8000-00000000000{c}");
+    s.send_line(&claude_input::said(&id('b'), "message zb1", false));
+    s.send_line(&claude_input::said(&id('c'), "message zc1", false));
+    s.send_line(&claude_input::said(&id('e'), "message ze1", false));
+    s.send_line(&claude_input::cancel_message("withdraw-e", &id('e')));
+    let withdrawn = s.wait_for(WAIT, |v| v["type"] == "control_response");
+    assert_eq!(withdrawn["response"]["request_id"], "withdraw-e");
+    assert_eq!(
+        withdrawn["response"]["response"]["cancelled"], true,
+        "{withdrawn}"
+    );
+    let first = claude_until(&mut s, |v| v["type"] == "result");
+    assert_eq!(
+        first["result"], "after",
+        "the messages joined the running turn"
+    );
+    s.send_line(&claude_input::said(&id('d'), "message zd1", false));
+    let second = claude_until(&mut s, |v| v["type"] == "result");
+    assert_eq!(second["result"], "again");
+    s.close_stdin();
+    assert_eq!(s.wait_exit(WAIT), Some(0));
+
+    let taken: Vec<String> = claude_events(&s)
+        .into_iter()
+        .filter_map(|e| match e {
+            AgentEvent::MessageTaken { message_id } => Some(message_id),
+            _ => None,
+        })
+        .collect();
+    for c in ['b', 'c', 'd'] {
+        assert!(taken.contains(&id(c)), "{c} taken in: {taken:?}");
+    }
+    assert!(!taken.contains(&id('e')), "the withdrawn one: {taken:?}");
+    let reqs = model.model_requests();
+    assert!(
+        reqs[1].body_text().contains("message zb1"),
+        "merged at the tool result"
+    );
+    assert!(reqs[1].body_text().contains("message zc1"));
+    assert!(reqs.iter().all(|r| !r.body_text().contains("message ze1")));
+    assert!(reqs[2].body_text().contains("message zd1"));
+}
+
+/// A task run in the background outlives its turn's result; `stop_task` ends it (killed, its
+/// notification `stopped`) and no turn of Claude's own follows (turns.md §1, s7).
+#[test]
+fn claude_background_task_is_seen_and_stopped() {
+    let model = FakeModel::with([
+        Reply::Call {
+            name: "Bash".into(),
+            args: json!({"command": "sleep 30", "description": "zbg wait", "run_in_background": true}),
+        },
+        Reply::Text("started it".into()),
+    ]);
+    let sb = Sandbox::new();
+    let Some(mut s) = claude_running(&model, &sb, "start it") else {
+        return;
+    };
+    claude_until(&mut s, |v| v["type"] == "result");
+    let events = claude_events(&s);
+    let Some(task) = events.iter().find_map(|e| match e {
+        AgentEvent::TaskBackgrounded { task_id, .. } => Some(task_id.clone()),
+        _ => None,
+    }) else {
+        panic!("no background task: {events:?}");
+    };
+    assert!(events.iter().any(|e| matches!(e, AgentEvent::TaskStarted { task_id, description: Some(d), .. } if *task_id == task && d == "zbg wait")));
+    s.send_line(&claude_input::stop_task("stop-1", &task));
+    let answer = s.wait_for(WAIT, |v| v["type"] == "control_response");
+    assert_eq!(answer["response"]["subtype"], "success", "{answer}");
+    let events = claude_events(&s);
+    assert!(
+        events.contains(&AgentEvent::TaskEnded {
+            task_id: task.clone(),
+            status: "killed".into()
+        }),
+        "{events:?}"
+    );
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, AgentEvent::Warning { .. } | AgentEvent::Error { .. }))
+    );
+    s.close_stdin();
+    assert_eq!(s.wait_exit(WAIT), Some(0));
+    assert_eq!(
+        model.model_requests().len(),
+        2,
+        "no turn of its own followed"
     );
 }

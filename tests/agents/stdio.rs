@@ -55,6 +55,13 @@ impl Session {
         stdin.flush().unwrap();
     }
 
+    /// Writes one line as oneshot builds it (newline included) to the CLI's stdin.
+    pub fn send_line(&mut self, line: &[u8]) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        stdin.write_all(line).unwrap();
+        stdin.flush().unwrap();
+    }
+
     /// Closes stdin: the CLI's signal that no more input comes.
     pub fn close_stdin(&mut self) {
         self.stdin = None;

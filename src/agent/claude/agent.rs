@@ -28,9 +28,11 @@ pub(crate) const AGENT: AgentDef = AgentDef {
     takes_schema: true,
 };
 
-/// The Claude Code flags that make it speak stream-json both ways and send every tool
-/// permission question to oneshot (`--permission-prompt-tool stdio`, hidden from its `--help`).
-const CLAUDE_STREAM: [&str; 8] = [
+/// The Claude Code flags that make it speak stream-json both ways, send every tool
+/// permission question to oneshot (`--permission-prompt-tool stdio`, hidden from its `--help`)
+/// and replay each user line as it takes it in (`--replay-user-messages`: how a message said
+/// to the running agent is confirmed).
+const CLAUDE_STREAM: [&str; 9] = [
     "-p",
     "--input-format",
     "stream-json",
@@ -39,6 +41,7 @@ const CLAUDE_STREAM: [&str; 8] = [
     "--verbose",
     "--permission-prompt-tool",
     "stdio",
+    "--replay-user-messages",
 ];
 
 /// Stream-json both ways for either role; the auditor's answer fits the schema given inline.

@@ -1,10 +1,11 @@
 //! What oneshot writes to Claude Code's stdin in stream-json input mode: the control protocol's
-//! `initialize` and `interrupt` requests, the user turn, and answers to `can_use_tool`. Each is
-//! one JSON line. [`ClaudeDriver`] puts them together with the stream's parser.
+//! `initialize`, `interrupt`, `cancel_async_message` and `stop_task` requests, user turns (the
+//! prompt, and messages said to the running agent), and answers to `can_use_tool`. Each is one
+//! JSON line. [`ClaudeDriver`] puts them together with the stream's parser.
 
 use super::ClaudeParser;
 use crate::agent::driver::{Driver, Reply};
-use crate::agent::{AgentEvent, LineParser};
+use crate::agent::{AgentEvent, Delivery, LineParser, Say};
 use serde_json::{Value, json};
 
 /// Claude Code in `--input-format stream-json` mode: the control handshake and the user turn
@@ -38,6 +39,25 @@ impl Driver for ClaudeDriver {
     fn interrupt(&mut self) -> Option<Reply> {
         Some(interrupt("oneshot-interrupt"))
     }
+
+    /// Claude takes a user line at any time: merged into the running turn at its next tool
+    /// result, or queued for the next turn; `now` preempts. Its replay (`isReplay` with the
+    /// same uuid) confirms it was taken in.
+    fn say(&mut self, message: &Say, out: &mut Vec<Reply>) -> Delivery {
+        out.push(said(&message.id, &message.text, message.now));
+        Delivery::Sent
+    }
+
+    /// A message still queued is taken back (`cancel_async_message`); one already taken in
+    /// stays (Claude answers `{"cancelled":false}`).
+    fn withdraw(&mut self, id: &str, out: &mut Vec<Reply>) -> bool {
+        out.push(cancel_message(&format!("oneshot-withdraw-{id}"), id));
+        true
+    }
+
+    fn stop_task(&mut self, task_id: &str) -> Option<Reply> {
+        Some(stop_task(&format!("oneshot-stop-{task_id}"), task_id))
+    }
 }
 
 /// One JSON value as a line.
@@ -63,6 +83,42 @@ pub(crate) fn user_turn(prompt: &str) -> Vec<u8> {
         "message": {"role": "user", "content": [{"type": "text", "text": prompt}]},
         "parent_tool_use_id": null,
         "session_id": "default",
+    }))
+}
+
+/// A message said to the running agent: a user line carrying its `uuid` (kept in Claude's
+/// replay and transcript), with `"priority":"now"` to preempt the running turn.
+pub fn said(id: &str, text: &str, now: bool) -> Vec<u8> {
+    let mut v = json!({
+        "type": "user",
+        "message": {"role": "user", "content": [{"type": "text", "text": text}]},
+        "parent_tool_use_id": null,
+        "session_id": "default",
+        "uuid": id,
+    });
+    if now {
+        v["priority"] = json!("now");
+    }
+    line(v)
+}
+
+/// Withdraws the queued message `uuid` before Claude takes it in; Claude answers
+/// `{"cancelled":true}`, or `false` when it was taken in already (or never known).
+pub fn cancel_message(request_id: &str, uuid: &str) -> Vec<u8> {
+    line(json!({
+        "type": "control_request",
+        "request_id": request_id,
+        "request": {"subtype": "cancel_async_message", "message_uuid": uuid},
+    }))
+}
+
+/// Stops background task `task_id` (`interrupt` does not): Claude kills it, reports it
+/// `killed`, and no turn of its own follows.
+pub fn stop_task(request_id: &str, task_id: &str) -> Vec<u8> {
+    line(json!({
+        "type": "control_request",
+        "request_id": request_id,
+        "request": {"subtype": "stop_task", "task_id": task_id},
     }))
 }
 
@@ -103,6 +159,9 @@ mod tests {
             initialize("i1"),
             user_turn("fix \"it\"\nnow"),
             interrupt("x"),
+            said("u-1", "and \"this\"", true),
+            cancel_message("c", "u-1"),
+            stop_task("s", "b1"),
             permission("r", true, None, &json!({"command": "ls"})),
             permission("r", false, Some("no rm"), &Value::Null),
         ] {

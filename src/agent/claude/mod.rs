@@ -43,6 +43,10 @@ pub struct ClaudeParser {
     /// The HTTP status of the latest `api_retry`: the synthetic error message that follows
     /// names only a code, so its status comes from here.
     retry_status: Option<u16>,
+    /// The process's cost so far, as the latest `result` said: `total_cost_usd` is cumulative
+    /// for the process (a long-lived one answers several turns), and each
+    /// [`AgentEvent::Usage`] carries its own turn's part.
+    cost_so_far: f64,
 }
 
 /// What one partial-message stream has open.
@@ -90,9 +94,10 @@ impl LineParser for ClaudeParser {
             LineKind::System => self.system(parsed, line, out),
             LineKind::Result => self.result(parsed, out),
             LineKind::ControlRequest => control_request(parsed, line, out),
-            // The answer to a control request of ours (initialize, interrupt): nothing the
-            // timeline needs; the line stays in the log.
-            LineKind::ControlResponse => {}
+            // The answer to a control request of ours (initialize, interrupt, a withdrawn
+            // message, a stopped task): nothing the timeline needs; the line stays in the log.
+            // A refusal is worth a warning (what was asked did not happen), not an error.
+            LineKind::ControlResponse => control_response(parsed, out),
             LineKind::Other => out.push(unknown(line.trim_ascii())),
         }
     }
@@ -143,6 +148,41 @@ impl ClaudeParser {
                     kind,
                     status,
                     message,
+                });
+            }
+            Some("task_started") => {
+                let Some(task_id) = l.task_id else {
+                    return out.push(unknown(line.trim_ascii()));
+                };
+                out.push(AgentEvent::TaskStarted {
+                    task_id: task_id.into_owned(),
+                    tool_call_id: l.tool_use_id.map(Cow::into_owned),
+                    description: l.description.map(Cow::into_owned),
+                });
+            }
+            Some("task_updated") => {
+                let Some(task_id) = l.task_id else {
+                    return out.push(unknown(line.trim_ascii()));
+                };
+                // Only a final status matters: the task no longer runs.
+                if let Some(status) = l
+                    .patch
+                    .status
+                    .filter(|s| matches!(&**s, "completed" | "failed" | "killed"))
+                {
+                    out.push(AgentEvent::TaskEnded {
+                        task_id: task_id.into_owned(),
+                        status: status.into_owned(),
+                    });
+                }
+            }
+            Some("task_notification") => {
+                let (Some(task_id), Some(status)) = (l.task_id, l.status) else {
+                    return out.push(unknown(line.trim_ascii()));
+                };
+                out.push(AgentEvent::TaskNotified {
+                    task_id: task_id.into_owned(),
+                    status: status.into_owned(),
                 });
             }
             _ => out.push(unknown(line.trim_ascii())),
@@ -196,19 +236,34 @@ impl ClaudeParser {
     }
 
     fn result(&mut self, l: Line, out: &mut Vec<AgentEvent>) {
+        // A turn cut short by `interrupt` or a `"priority":"now"` message ends
+        // `error_during_execution` with `is_error`, but nothing failed: it was interrupted.
+        let interrupted = l
+            .terminal_reason
+            .as_deref()
+            .is_some_and(|r| r.starts_with("aborted_"));
+        let autonomous = l.origin.kind.as_deref() == Some("task-notification");
+        // Claude 2.1 names every turn's end: say who owned each (a turn that began while a
+        // task's wake was owed may still be ours: the result decides).
+        if l.terminal_reason.is_some() || l.origin.kind.is_some() {
+            out.push(AgentEvent::TurnInfo {
+                autonomous,
+                interrupted,
+            });
+        }
         let usage = l.usage.unwrap_or_default();
         out.push(AgentEvent::Usage {
             input_tokens: usage.input_tokens,
             output_tokens: usage.output_tokens,
             cached_input_tokens: usage.cache_read_input_tokens,
-            cost_usd: l.total_cost_usd.as_ref().and_then(Value::as_f64),
+            cost_usd: self.turn_cost(l.total_cost_usd.as_ref().and_then(Value::as_f64)),
             turns: l.num_turns.as_ref().and_then(as_u32),
         });
         let text = l.result.map(|v| value_text(&v));
         // `subtype` says "success" even on a 401 (is_error true): is_error is the truth.
-        let is_error = l
-            .is_error
-            .unwrap_or_else(|| l.subtype.as_deref().is_some_and(|s| s.starts_with("error")));
+        let is_error = !interrupted
+            && l.is_error
+                .unwrap_or_else(|| l.subtype.as_deref().is_some_and(|s| s.starts_with("error")));
         if is_error && !self.error_reported {
             let status = l.api_error_status.as_ref().and_then(as_u16);
             let subtype = l.subtype.as_deref().unwrap_or("error");
@@ -236,6 +291,16 @@ impl ClaudeParser {
         // would otherwise hold them for every turn.
         self.blocks_seen.clear();
         self.subagents.clear();
+    }
+
+    /// This turn's cost, from the process's cumulative `total`: what it adds to the last one.
+    /// A total lower than the last (an aborted turn reports 0) adds nothing and is not taken
+    /// as the new base, so the next turn is not counted twice.
+    fn turn_cost(&mut self, total: Option<f64>) -> Option<f64> {
+        let total = total?;
+        let cost = (total - self.cost_so_far).max(0.0);
+        self.cost_so_far = self.cost_so_far.max(total);
+        Some(cost)
     }
 
     /// The stream of the subagent started by tool call `parent`.
@@ -380,26 +445,44 @@ impl Stream {
     }
 }
 
-/// A `user` line: tool results (and, when the CLI replays them, the user's own text).
+/// A `user` line: tool results (and whether one left a task in the background), a message of
+/// ours replayed as the agent takes it in (`--replay-user-messages`: `isReplay` with the uuid
+/// it was sent with), or other user text in the stream (`[Request interrupted by user]`).
 fn user(l: Line, out: &mut Vec<AgentEvent>) {
+    if l.is_replay
+        && let Some(uuid) = l.uuid
+    {
+        return out.push(AgentEvent::MessageTaken {
+            message_id: uuid.into_owned(),
+        });
+    }
+    let background = l.tool_use_result.background_task_id;
     let Some(message) = l.message else { return };
     match message.content {
         Some(Value::String(text)) => out.push(AgentEvent::UserMessage { text }),
         Some(Value::Array(blocks)) => {
             for block in blocks {
                 match block.get("type").and_then(Value::as_str) {
-                    Some("tool_result") => out.push(AgentEvent::ToolResult {
-                        tool_call_id: block
+                    Some("tool_result") => {
+                        let tool_call_id = block
                             .get("tool_use_id")
                             .and_then(Value::as_str)
                             .unwrap_or_default()
-                            .to_owned(),
-                        content: block.get("content").map(value_text).unwrap_or_default(),
-                        is_error: block
-                            .get("is_error")
-                            .and_then(Value::as_bool)
-                            .unwrap_or(false),
-                    }),
+                            .to_owned();
+                        let task = background.as_ref().map(|t| AgentEvent::TaskBackgrounded {
+                            task_id: t.clone().into_owned(),
+                            tool_call_id: tool_call_id.clone(),
+                        });
+                        out.push(AgentEvent::ToolResult {
+                            tool_call_id,
+                            content: block.get("content").map(value_text).unwrap_or_default(),
+                            is_error: block
+                                .get("is_error")
+                                .and_then(Value::as_bool)
+                                .unwrap_or(false),
+                        });
+                        out.extend(task);
+                    }
                     Some("text") => out.push(AgentEvent::UserMessage {
                         text: block.get("text").map(value_text).unwrap_or_default(),
                     }),
@@ -453,6 +536,27 @@ pub(crate) fn driver(_: crate::agent::DriverSetup) -> Box<dyn crate::agent::Driv
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod turn_tests;
+
+/// Claude's answer to a control request of ours: a refusal becomes a warning (the control
+/// request did not do what it asked); a success says nothing the run needs.
+fn control_response(l: Line, out: &mut Vec<AgentEvent>) {
+    let Some(response) = l.response else { return };
+    if response.subtype.as_deref() != Some("error") {
+        return;
+    }
+    out.push(AgentEvent::Warning {
+        message: format!(
+            "claude refused control request {}: {}",
+            response.request_id.as_deref().unwrap_or("?"),
+            response
+                .error
+                .as_ref()
+                .map_or_else(|| "no reason given".into(), value_text),
+        ),
+    });
+}
 
 /// A control request from Claude (`--permission-prompt-tool stdio`): `can_use_tool` asks
 /// whether a tool may run; anything else is kept as unknown.

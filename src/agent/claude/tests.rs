@@ -110,8 +110,8 @@ fn api_retry_is_a_retry_notice_with_its_status() {
 
 #[test]
 fn other_system_lines_are_kept_unknown() {
-    let line = r#"{"type":"system","subtype":"task_started","task_id":"x"}"#;
-    assert!(matches!(&parse(&[line])[0], AgentEvent::Unknown { raw } if raw["task_id"] == "x"));
+    let line = r#"{"type":"system","subtype":"hook_started","hook_id":"x"}"#;
+    assert!(matches!(&parse(&[line])[0], AgentEvent::Unknown { raw } if raw["hook_id"] == "x"));
 }
 
 #[test]

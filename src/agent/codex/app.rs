@@ -12,26 +12,44 @@
 //!    for approval (`item/commandExecution/requestApproval`, `item/fileChange/requestApproval`);
 //! 4. `turn/completed` ends it (`completed`, `interrupted` or `failed` with the error); Codex
 //!    exits when its stdin closes. `turn/interrupt` stops a turn.
+//!
+//! A message said to the running agent ([`Say`]) joins the active turn with `turn/steer`
+//! (`expectedTurnId` names it); when no turn is active — or the turn just ended, which Codex
+//! answers `-32600` — it starts one with `turn/start`. The request's answer is the
+//! [`AgentEvent::MessageTaken`]. A steer drops the sampling in flight: an `agentMessage` that
+//! streamed but never got `item/completed` by `turn/completed` is
+//! [`AgentEvent::MessageDiscarded`] (../shared/agents/turns.md §3).
 
 use super::app_wire::{ItemKind, Notice};
-use crate::agent::AgentEvent;
 use crate::agent::ErrorKind;
 use crate::agent::driver::{Driver, DriverSetup, Reply};
 use crate::agent::jsonrpc::{Incoming, METHOD_NOT_FOUND, Rpc};
 use crate::agent::line::{json_answer, status_in, tag, tag_str, unknown, value_text};
+use crate::agent::{AgentEvent, Delivery, Say};
 use crate::process::Role;
 use serde_json::{Value, json};
 use std::collections::HashMap;
 
 /// What one of oneshot's requests was, so its response is read right.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 enum Asked {
     Initialize,
     /// `thread/start`, or `thread/resume` when `true`.
     Thread(bool),
-    Turn,
+    /// `turn/start`, carrying the messages with these ids (none: the prompt alone).
+    Turn(Vec<String>),
+    /// `turn/steer` carrying message `id` with `text` (sent again by `turn/start` if Codex
+    /// has no active turn to steer).
+    Steer {
+        id: String,
+        text: String,
+    },
     Interrupt,
 }
+
+/// JSON-RPC's "Invalid request": what Codex answers a steer when no turn is active, or when
+/// `expectedTurnId` is not the active one.
+const INVALID_REQUEST: i64 = -32600;
 
 /// The driver of one `codex app-server` run.
 #[derive(Debug)]
@@ -41,12 +59,21 @@ pub struct CodexAppDriver {
     /// oneshot's requests and what each asked (Codex's lines name no `jsonrpc` version).
     rpc: Rpc<Asked>,
     thread: Option<String>,
+    /// The active turn (from `turn/start`'s answer or `turn/started`), until `turn/completed`.
     turn: Option<String>,
+    /// The turn a [`AgentEvent::TurnStarted`] was last emitted for: the answer to our
+    /// `turn/start` and Codex's `turn/started` name the same turn, and it starts once.
+    announced: Option<String>,
+    /// Messages said before the thread existed: they go with the prompt.
+    held: Vec<Say>,
+    /// `agentMessage` items that streamed (`item/started`, deltas) and are not completed yet:
+    /// those left at `turn/completed` were dropped by a steer or an interrupt.
+    streaming: Vec<String>,
     /// Approval requests waiting for the policy: our request id → the id Codex gave.
     approvals: HashMap<String, Value>,
     /// Tool items whose call was emitted, with their input (a file change's approval request
     /// does not repeat the changes).
-    announced: HashMap<String, Value>,
+    tools: HashMap<String, Value>,
     last_message: Option<String>,
     failed: bool,
 }
@@ -60,8 +87,11 @@ impl CodexAppDriver {
             rpc: Rpc::new(None),
             thread: None,
             turn: None,
+            announced: None,
+            held: Vec::new(),
+            streaming: Vec::new(),
             approvals: HashMap::new(),
-            announced: HashMap::new(),
+            tools: HashMap::new(),
             last_message: None,
             failed: false,
         }
@@ -128,11 +158,14 @@ impl CodexAppDriver {
                     version: thread["cliVersion"].as_str().map(str::to_string),
                     transcript: thread["path"].as_str().map(str::to_string),
                 });
-                let params = json!({
-                    "threadId": id,
-                    "input": [{"type": "text", "text": std::mem::take(&mut self.prompt)}],
-                });
-                out.push(self.rpc.request(Asked::Turn, "turn/start", params));
+                // Messages said during the handshake go with the prompt, each its own input.
+                let held = std::mem::take(&mut self.held);
+                let mut input =
+                    vec![json!({"type": "text", "text": std::mem::take(&mut self.prompt)})];
+                input.extend(held.iter().map(|m| json!({"type": "text", "text": m.text})));
+                let ids = held.into_iter().map(|m| m.id).collect();
+                let params = json!({"threadId": id, "input": input});
+                out.push(self.rpc.request(Asked::Turn(ids), "turn/start", params));
             }
             (Asked::Thread(true), None) => {
                 // The thread is gone (another CODEX_HOME, pruned): a fresh one rather than
@@ -145,12 +178,60 @@ impl CodexAppDriver {
                 });
                 self.start_thread(out);
             }
-            (Asked::Turn, Some(r)) => {
-                self.turn = r["turn"]["id"].as_str().map(str::to_string);
+            (Asked::Turn(ids), Some(r)) => {
+                // Our turn starts (or our input joined the active one) before its messages
+                // are taken in: a turn's owner is whoever's message it carries.
+                if let Some(turn) = r["turn"]["id"].as_str() {
+                    self.started(turn, events);
+                }
+                taken(ids, events);
+            }
+            (Asked::Steer { id, .. }, Some(_)) => taken(vec![id], events),
+            (Asked::Steer { id, text }, None)
+                if v["error"]["code"].as_i64() == Some(INVALID_REQUEST) =>
+            {
+                // No turn to steer (it just ended) or another one than we knew: `turn/start`
+                // starts one, or joins the active one.
+                self.start_turn(
+                    vec![Say {
+                        id,
+                        text,
+                        now: false,
+                    }],
+                    out,
+                );
+            }
+            (Asked::Steer { id, .. }, None) => refused(&id, v, events),
+            (Asked::Turn(ids), None) if !ids.is_empty() && self.announced.is_some() => {
+                // A message's turn refused after the prompt's turn ran: the run goes on.
+                for id in ids {
+                    refused(&id, v, events);
+                }
             }
             (Asked::Interrupt, _) => {}
             (_, None) => self.fail(rpc_error(v), events),
         }
+    }
+
+    /// Turn `id` is active: announced once.
+    fn started(&mut self, id: &str, events: &mut Vec<AgentEvent>) {
+        self.turn = Some(id.to_string());
+        if self.announced.as_deref() != Some(id) {
+            self.announced = Some(id.to_string());
+            events.push(AgentEvent::TurnStarted);
+        }
+    }
+
+    /// `turn/start` carrying `messages` on the thread (known).
+    fn start_turn(&mut self, messages: Vec<Say>, out: &mut Vec<Reply>) {
+        let Some(thread) = &self.thread else { return };
+        let input: Vec<Value> = messages
+            .iter()
+            .map(|m| json!({"type": "text", "text": m.text}))
+            .collect();
+        let params = json!({"threadId": thread, "input": input});
+        let ids = messages.into_iter().map(|m| m.id).collect();
+        out.push(self.rpc.request(Asked::Turn(ids), "turn/start", params));
     }
 
     /// The run cannot go on: an error, then a failed final result (oneshot closes the agent's
@@ -175,13 +256,20 @@ impl CodexAppDriver {
             return events.push(unknown(raw));
         };
         match notice {
-            Notice::TurnStarted => events.push(AgentEvent::TurnStarted),
+            Notice::TurnStarted => match p["turn"]["id"].as_str() {
+                Some(turn) => self.started(turn, events),
+                None => events.push(AgentEvent::TurnStarted),
+            },
             Notice::ItemStarted | Notice::ItemCompleted => {
                 self.item(&p["item"], notice == Notice::ItemCompleted, raw, events)
             }
             Notice::AgentMessageDelta => {
+                let id = p["itemId"].as_str();
+                if let Some(id) = id {
+                    self.streams(id);
+                }
                 events.push(AgentEvent::AssistantText {
-                    message_id: p["itemId"].as_str().map(str::to_string),
+                    message_id: id.map(str::to_string),
                     index: 0,
                     text: p["delta"].as_str().unwrap_or_default().to_string(),
                     partial: true,
@@ -237,6 +325,18 @@ impl CodexAppDriver {
                     let message = e["message"].as_str().unwrap_or("the turn failed");
                     events.push(error_event(message, http_status(e)));
                 }
+                // Only `item/completed` is final: what streamed without it was dropped.
+                let reason = match status {
+                    "interrupted" => "interrupted",
+                    "failed" => "failed",
+                    _ => "steered",
+                };
+                for message_id in self.streaming.drain(..) {
+                    events.push(AgentEvent::MessageDiscarded {
+                        message_id,
+                        reason: reason.to_string(),
+                    });
+                }
                 self.failed = false;
                 self.turn = None;
                 self.finish(status == "completed", events);
@@ -261,7 +361,10 @@ impl CodexAppDriver {
         match kind {
             ItemKind::AgentMessage => {
                 let text = item["text"].as_str().unwrap_or_default().to_string();
-                if completed {
+                if !completed {
+                    self.streams(&id);
+                } else {
+                    self.streaming.retain(|s| *s != id);
                     // The whole message replaces its deltas in the timeline.
                     self.last_message = Some(text.clone());
                     events.push(AgentEvent::AssistantText {
@@ -298,9 +401,9 @@ impl CodexAppDriver {
             | ItemKind::FileChange
             | ItemKind::McpToolCall
             | ItemKind::WebSearch => {
-                if !self.announced.contains_key(&id) {
+                if !self.tools.contains_key(&id) {
                     let (name, input) = tool_call(kind, item);
-                    self.announced.insert(id.clone(), input.clone());
+                    self.tools.insert(id.clone(), input.clone());
                     events.push(AgentEvent::ToolCall {
                         id: id.clone(),
                         name,
@@ -319,6 +422,13 @@ impl CodexAppDriver {
             }
             ItemKind::Reasoning | ItemKind::UserMessage => {}
             ItemKind::Other => events.push(unknown(raw)),
+        }
+    }
+
+    /// `agentMessage` `id` is streaming.
+    fn streams(&mut self, id: &str) {
+        if !self.streaming.iter().any(|s| s == id) {
+            self.streaming.push(id.to_string());
         }
     }
 
@@ -342,11 +452,7 @@ impl CodexAppDriver {
             }
         };
         let item = p["itemId"].as_str().unwrap_or_default();
-        let mut input = self
-            .announced
-            .get(item)
-            .cloned()
-            .unwrap_or_else(|| json!({}));
+        let mut input = self.tools.get(item).cloned().unwrap_or_else(|| json!({}));
         if let Some(c) = p.get("command").filter(|c| !c.is_null()) {
             input["command"] = c.clone();
         }
@@ -410,6 +516,54 @@ impl Driver for CodexAppDriver {
             json!({"threadId": thread, "turnId": turn}),
         ))
     }
+
+    /// `turn/steer` into the active turn, else `turn/start`; before the thread exists, kept
+    /// for the prompt's turn. `now` changes nothing: a steer already drops the sampling in
+    /// flight and the model reads the message at once.
+    fn say(&mut self, message: &Say, out: &mut Vec<Reply>) -> Delivery {
+        let Some(thread) = &self.thread else {
+            self.held.push(message.clone());
+            return Delivery::Held;
+        };
+        match &self.turn {
+            Some(turn) => {
+                let params = json!({
+                    "threadId": thread,
+                    "expectedTurnId": turn,
+                    "input": [{"type": "text", "text": message.text}],
+                });
+                let asked = Asked::Steer {
+                    id: message.id.clone(),
+                    text: message.text.clone(),
+                };
+                out.push(self.rpc.request(asked, "turn/steer", params));
+            }
+            None => self.start_turn(vec![message.clone()], out),
+        }
+        Delivery::Sent
+    }
+
+    /// A message still held for the prompt's turn is dropped; one written is Codex's.
+    fn withdraw(&mut self, id: &str, _out: &mut Vec<Reply>) -> bool {
+        let before = self.held.len();
+        self.held.retain(|m| m.id != id);
+        self.held.len() < before
+    }
+}
+
+/// Messages `ids` were taken in.
+fn taken(ids: Vec<String>, events: &mut Vec<AgentEvent>) {
+    events.extend(
+        ids.into_iter()
+            .map(|message_id| AgentEvent::MessageTaken { message_id }),
+    );
+}
+
+/// Codex refused the request carrying message `id`: the run goes on without it.
+fn refused(id: &str, v: &Value, events: &mut Vec<AgentEvent>) {
+    events.push(AgentEvent::Warning {
+        message: format!("codex did not take message {id}: {}", rpc_error(v)),
+    });
 }
 
 /// A JSON-RPC error response's words.
