@@ -2,6 +2,7 @@
 
 pub mod aider;
 mod ask;
+mod autonomous;
 pub mod claude;
 pub mod cline;
 pub mod codex;
