@@ -1,13 +1,14 @@
-//! oneshot's own drivers saying a message to a running Codex `app-server` and Gemini `--acp`,
+//! oneshot's own drivers saying a message to a running Claude Code, Codex `app-server` and
+//! Gemini `--acp`,
 //! against the pinned CLIs and the fake model server: the driver's lines go to the CLI as they
 //! are, the CLI's lines come back through the driver, and the message must reach the model in
 //! the same conversation (../shared/agents/turns.md §3, §4).
 
 use super::harness::Sandbox;
 use super::stdio::Session;
-use super::{codex, gemini};
+use super::{claude, codex, gemini};
 use crate::fake_model::{FakeModel, Reply};
-use oneshot::agent::{AgentEvent, Delivery, Driver, DriverSetup, Protocol, Say};
+use oneshot::agent::{AgentEvent, Delivery, Driver, DriverSetup, Protocol, Say, Turns};
 use oneshot::process::Role;
 use std::time::Duration;
 
@@ -240,5 +241,77 @@ fn gemini_now_cancels_the_running_prompt_and_re_prompts() {
             .any(|e| matches!(e, AgentEvent::Error { .. })),
         "{:?}",
         d.events
+    );
+}
+
+/// Claude, `now`: message A began a turn (the model hangs), B preempts it before any output.
+/// Claude never replays A — yet the next request carries it — so the driver takes A in when the
+/// turn is cut; B is replayed; every turn ends, and nothing keeps the input open.
+#[test]
+fn claude_now_preempts_a_turn_and_the_message_it_cut_is_still_taken_in() {
+    let model = FakeModel::with([
+        Reply::Text("first".into()),
+        Reply::Hang,
+        Reply::Text("reply to SECOND".into()),
+    ]);
+    let sb = Sandbox::new();
+    let Some(mut c) = claude::claude(&sb, &model) else {
+        return;
+    };
+    c.args([
+        "-p",
+        "--input-format",
+        "stream-json",
+        "--output-format",
+        "stream-json",
+        "--verbose",
+        "--permission-prompt-tool",
+        "stdio",
+        "--replay-user-messages",
+    ]);
+    let mut d = Driven::open(Session::spawn(c), Protocol::Claude, &sb, None, "prompt zp0");
+    let mut turns = Turns::new();
+    turns.prompted();
+    d.until(is_final);
+    assert_eq!(d.say("m-a", "said za1", false), Delivery::Sent);
+    turns.message_sent("m-a");
+    assert!(
+        model.wait_for_model_requests(2, WAIT),
+        "A's turn asks the model"
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(d.say("m-b", "now zb1", true), Delivery::Sent);
+    turns.message_sent("m-b");
+    let cut = d.until(is_final);
+    assert!(
+        matches!(d.events[cut], AgentEvent::Final { success: true, .. }),
+        "cut short, not failed"
+    );
+    let end = d.until(is_final);
+    for id in ["m-a", "m-b"] {
+        let n = d.events.iter().filter(|e| taken(id)(e)).count();
+        assert_eq!(n, 1, "{id} taken in once: {:?}", d.events);
+    }
+    assert_eq!(final_text(&d.events[end]), Some("reply to SECOND"));
+    for e in &d.events {
+        turns.apply(e);
+    }
+    assert!(
+        !turns.keep_open(),
+        "{:?}",
+        turns.unanswered().collect::<Vec<_>>()
+    );
+    assert_eq!(turns.counts().0, 3);
+    assert!(
+        !d.events
+            .iter()
+            .any(|e| matches!(e, AgentEvent::Error { .. })),
+        "{:?}",
+        d.events
+    );
+    let last = model.model_requests().last().unwrap().body_text();
+    assert!(
+        last.contains("said za1") && last.contains("now zb1"),
+        "{last}"
     );
 }

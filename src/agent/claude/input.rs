@@ -14,6 +14,50 @@ use serde_json::{Value, json};
 #[derive(Debug, Default)]
 pub struct ClaudeDriver {
     parser: ClaudeParser,
+    /// Messages said and not yet replayed, in the order sent.
+    unreplayed: Vec<Unreplayed>,
+    /// `init` lines seen: each begins a turn.
+    turns_begun: u32,
+    /// The current turn has produced model output.
+    output: bool,
+}
+
+/// A message said and not yet replayed.
+#[derive(Debug)]
+struct Unreplayed {
+    id: String,
+    /// Turns begun (`init` lines read) when it was sent.
+    turns_begun: u32,
+    /// Sent with `"priority":"now"`.
+    now: bool,
+}
+
+impl ClaudeDriver {
+    /// A turn was cut short before any output: the messages it had dequeued are never
+    /// replayed, yet the next request carries them (turns.md s5a) — those sent before the
+    /// turn began and before the `now` message that cut it (which, and what follows it, the
+    /// next turn replays) are taken in now.
+    fn folded(&mut self) -> Vec<AgentEvent> {
+        let cut_by = self
+            .unreplayed
+            .iter()
+            .rposition(|m| m.now)
+            .unwrap_or(self.unreplayed.len());
+        let begun = self.turns_begun;
+        let mut taken = Vec::new();
+        let mut at = 0;
+        self.unreplayed.retain(|m| {
+            let fold = at < cut_by && m.turns_begun < begun;
+            at += 1;
+            if fold {
+                taken.push(AgentEvent::MessageTaken {
+                    message_id: m.id.clone(),
+                });
+            }
+            !fold
+        });
+        taken
+    }
 }
 
 impl Driver for ClaudeDriver {
@@ -23,7 +67,34 @@ impl Driver for ClaudeDriver {
     }
 
     fn feed(&mut self, line: &[u8], events: &mut Vec<AgentEvent>, _out: &mut Vec<Reply>) {
+        let from = events.len();
         self.parser.feed(line, events);
+        let mut at = from;
+        while at < events.len() {
+            match &events[at] {
+                AgentEvent::SessionStarted { .. } => {
+                    self.turns_begun += 1;
+                    self.output = false;
+                }
+                AgentEvent::MessageStarted { .. }
+                | AgentEvent::AssistantText { .. }
+                | AgentEvent::Reasoning { .. }
+                | AgentEvent::ToolCall { .. } => self.output = true,
+                AgentEvent::MessageTaken { message_id } => {
+                    self.unreplayed.retain(|m| m.id != *message_id);
+                }
+                AgentEvent::TurnInfo {
+                    interrupted: true, ..
+                } if !self.output => {
+                    let taken = self.folded();
+                    let n = events.len();
+                    events.splice(at + 1..at + 1, taken);
+                    at += events.len() - n;
+                }
+                _ => {}
+            }
+            at += 1;
+        }
     }
 
     fn permit(
@@ -45,12 +116,18 @@ impl Driver for ClaudeDriver {
     /// same uuid) confirms it was taken in.
     fn say(&mut self, message: &Say, out: &mut Vec<Reply>) -> Delivery {
         out.push(said(&message.id, &message.text, message.now));
+        self.unreplayed.push(Unreplayed {
+            id: message.id.clone(),
+            turns_begun: self.turns_begun,
+            now: message.now,
+        });
         Delivery::Sent
     }
 
     /// A message still queued is taken back (`cancel_async_message`); one already taken in
     /// stays (Claude answers `{"cancelled":false}`).
     fn withdraw(&mut self, id: &str, out: &mut Vec<Reply>) -> bool {
+        self.unreplayed.retain(|m| m.id != id);
         out.push(cancel_message(&format!("oneshot-withdraw-{id}"), id));
         true
     }

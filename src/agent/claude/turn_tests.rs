@@ -339,3 +339,85 @@ fn the_driver_says_withdraws_and_stops_in_claudes_words() {
         stop_task("oneshot-stop-b1", "b1")
     );
 }
+
+#[test]
+fn a_message_whose_turn_a_now_message_cut_short_is_taken_in_all_the_same() {
+    // Claude 2.1.197 against the fake server: message A began a turn, B (`now`) aborted it
+    // before any output; A is never replayed, yet the next request carries it.
+    let mut d = input::ClaudeDriver::default();
+    let feed = |d: &mut input::ClaudeDriver, line: &str| {
+        let mut events = Vec::new();
+        d.feed(line.as_bytes(), &mut events, &mut Vec::new());
+        events
+    };
+    let init = r#"{"type":"system","subtype":"init","session_id":"s","tools":[]}"#;
+    let say = |d: &mut input::ClaudeDriver, id: &str, now: bool| {
+        d.say(
+            &Say {
+                id: id.into(),
+                text: "x".into(),
+                now,
+            },
+            &mut Vec::new(),
+        )
+    };
+    feed(&mut d, init);
+    feed(
+        &mut d,
+        r#"{"type":"assistant","message":{"id":"m1","content":[{"type":"text","text":"first"}]}}"#,
+    );
+    feed(
+        &mut d,
+        r#"{"type":"result","subtype":"success","is_error":false,"result":"first","terminal_reason":"completed"}"#,
+    );
+    say(&mut d, "A", false);
+    // B is sent before the driver reads the `init` of A's turn: the order it knows.
+    say(&mut d, "B", true);
+    feed(&mut d, init);
+    // C is queued behind: it runs later and is replayed then.
+    say(&mut d, "C", false);
+    let aborted = feed(
+        &mut d,
+        r#"{"type":"result","subtype":"error_during_execution","is_error":true,"num_turns":1,"stop_reason":null,"total_cost_usd":0.001,"terminal_reason":"aborted_streaming"}"#,
+    );
+    assert!(
+        matches!(
+            &aborted[..],
+            [
+                AgentEvent::TurnInfo {
+                    interrupted: true,
+                    ..
+                },
+                AgentEvent::MessageTaken { message_id },
+                AgentEvent::Usage { .. },
+                AgentEvent::Final { success: true, .. }
+            ] if message_id == "A"
+        ),
+        "{aborted:?}"
+    );
+    feed(&mut d, init);
+    let replay = feed(
+        &mut d,
+        r#"{"type":"user","message":{"role":"user","content":[{"type":"text","text":"x"}]},"uuid":"B","isReplay":true}"#,
+    );
+    assert_eq!(
+        replay,
+        [AgentEvent::MessageTaken {
+            message_id: "B".into()
+        }]
+    );
+    // A turn cut short after it said something replayed its messages already: nothing more.
+    feed(
+        &mut d,
+        r#"{"type":"assistant","message":{"id":"m2","content":[{"type":"text","text":"reply"}]}}"#,
+    );
+    let cut = feed(
+        &mut d,
+        r#"{"type":"result","subtype":"success","is_error":false,"terminal_reason":"aborted_tools"}"#,
+    );
+    assert!(
+        !cut.iter()
+            .any(|e| matches!(e, AgentEvent::MessageTaken { .. })),
+        "{cut:?}"
+    );
+}
