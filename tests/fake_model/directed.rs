@@ -111,26 +111,16 @@ fn answer(items: &[Item], at: usize) -> Plan {
             if !d.errors.is_empty() {
                 return plan(0.0, vec![bad(&d.errors)]);
             }
-            if d.now.actions.is_empty() {
-                let reply = format!("reply to: {}", d.rest);
-                return plan(d.now.hang, vec![Action::Text(reply)]);
-            }
-            from_script(d.now)
+            or_default(d.now, format!("reply to: {}", d.rest))
         }
-        Item::ToolResult(out) => match pending(items, at, |d| d.ontool.clone()) {
-            Some(s) => from_script(s),
-            None => plan(
-                0.0,
-                vec![Action::Text(format!("Tool finished. {}", quote(out)))],
-            ),
-        },
-        Item::Notification(text) => match pending(items, at, |d| d.onnotify.clone()) {
-            Some(s) => from_script(s),
-            None => plan(
-                0.0,
-                vec![Action::Text(format!("Notified: {}", quote(text)))],
-            ),
-        },
+        Item::ToolResult(out) => or_default(
+            pending(items, at, |d| d.ontool.clone()).unwrap_or_default(),
+            format!("Tool finished. {}", quote(out)),
+        ),
+        Item::Notification(text) => or_default(
+            pending(items, at, |d| d.onnotify.clone()).unwrap_or_default(),
+            format!("Notified: {}", quote(text)),
+        ),
         Item::Injected(inner) => {
             let mut alone = items[..at].to_vec();
             alone.push((**inner).clone());
@@ -176,20 +166,33 @@ fn pending(
     None
 }
 
-fn from_script(s: Script) -> Plan {
+/// `s`, answering `default` when it names no action (a bare hang only delays the default).
+fn or_default(s: Script, default: String) -> Plan {
     let actions = if s.actions.is_empty() {
-        // A bare hang answers, once it is over, with a text that says so.
-        vec![Action::Text(format!("waited {}s", s.hang))]
+        vec![Action::Text(default)]
     } else {
         s.actions
     };
     plan(s.hang, actions)
 }
 
+/// A plan whose adjacent texts are one text, joined by a space: Claude Code turns each text
+/// block into an `assistant` line of its own and reports only the last in its `result`, so
+/// messages it concatenated (`[[text:A]]` queued behind `[[text:B]]`) answer `A B` as one.
 fn plan(hang: f64, actions: Vec<Action>) -> Plan {
+    let mut merged: Vec<Action> = Vec::new();
+    for a in actions {
+        match (merged.last_mut(), a) {
+            (Some(Action::Text(prev)), Action::Text(t)) => {
+                prev.push(' ');
+                prev.push_str(&t);
+            }
+            (_, a) => merged.push(a),
+        }
+    }
     Plan {
         hang: Duration::from_secs_f64(hang),
-        actions,
+        actions: merged,
     }
 }
 

@@ -20,6 +20,8 @@ mod gemini;
 mod http;
 mod request;
 mod responses;
+#[cfg(test)]
+mod server_tests;
 
 pub use request::{Api, Request};
 
@@ -279,8 +281,10 @@ fn serve(stream: TcpStream, shared: Arc<Shared>) {
         }
         let keep = respond(&raw, &mut w, &shared);
         if !keep.unwrap_or(false) {
-            let _ = w.shutdown(Shutdown::Both);
-            return;
+            break;
         }
     }
+    // The clone kept in `conns` holds the socket open: shut it, or a client that ended only
+    // its sending side would wait for our end forever.
+    let _ = w.shutdown(Shutdown::Both);
 }
