@@ -1,15 +1,14 @@
 //! Turns that do not follow the one-prompt-one-answer pattern, driven against the real CLIs
 //! (no oneshot involved) with the fake model server in its directed mode, where each answer
 //! comes from the turn directives in the request itself (turns.md in the design notes):
-//! Claude's autonomous turn after a background task, a user message queued behind a running
-//! Claude turn, Codex's `turn/steer` into a running turn, and Gemini's second ACP prompt, which
-//! cancels the first.
+//! Claude's autonomous turn after a background task, user messages queued behind a running
+//! Claude turn or merged into it (and a notification merged likewise), Codex's `turn/steer` into
+//! a running turn, and Gemini's second ACP prompt, which cancels the first.
 
 use super::claude::claude;
 use super::harness::Sandbox;
 use super::stdio::Session;
 use super::{codex, gemini};
-
 use crate::fake_model::{FakeModel, Request};
 use serde_json::{Value, json};
 use std::time::Duration;
@@ -65,6 +64,7 @@ fn claude_wait(s: &mut Session, want: impl Fn(&Value) -> bool) -> Value {
     }
 }
 
+/// A Claude `system` line of this subtype (`task_started`, `task_updated`, `init`, …).
 fn is_system(subtype: &'static str) -> impl Fn(&Value) -> bool {
     move |v: &Value| v["type"] == "system" && v["subtype"] == subtype
 }
@@ -303,6 +303,69 @@ fn claude_message_sent_during_a_tool_is_merged_into_the_turn() {
         .clone();
     assert_eq!(merged["role"], "system", "{merged}");
     assert!(merged.to_string().contains("zqm2"), "{merged}");
+    s.close_stdin();
+    assert_eq!(s.wait_exit(WAIT), Some(0));
+}
+
+/// A background task that ends while another turn's Bash runs is merged into that turn: Claude
+/// reports `task_updated` but no `task_notification` line, appends the notification to the
+/// next request as a `system` message (acknowledged by the fake: `| queued user message seen:
+/// Notified: …`), and no autonomous turn follows; the next line gets the next result.
+#[test]
+fn claude_notification_during_a_tool_is_merged_into_the_turn() {
+    let model = FakeModel::directed();
+    let sb = Sandbox::new();
+    let Some(mut s) = claude_session(&sb, &model, &[]) else {
+        return;
+    };
+    s.send(&user_line(
+        "start zqn1 [[bgbash:until [ -e go ]; do sleep 0.1; done]]",
+        None,
+    ));
+    let started = claude_wait(&mut s, is_system("task_started"));
+    let task = started["task_id"].as_str().unwrap().to_string();
+    claude_wait(&mut s, |v| v["type"] == "result");
+    // The foreground command lets the task end, then runs on while Claude notices.
+    s.send(&user_line("hello zqn2 [[bash:touch go; sleep 3]]", None));
+    let result = claude_wait(&mut s, |v| v["type"] == "result");
+    let text = result["result"].as_str().unwrap_or_default();
+    assert!(result.get("origin").is_none(), "{result}");
+    assert!(
+        text.starts_with("Tool finished. ")
+            && text.contains(" | queued user message seen: Notified: <task-notification>"),
+        "{text}\n{}",
+        dump(&model)
+    );
+    s.send(&user_line("third zqn3 [[text:reply to THIRD]]", None));
+    let next = claude_wait(&mut s, |v| v["type"] == "result");
+    assert_eq!(next["result"], "reply to THIRD", "{next}");
+    let lines: Vec<Value> = s
+        .transcript
+        .iter()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let of_task = |subtype: &str| {
+        lines
+            .iter()
+            .filter(|v| v["subtype"] == subtype && v["task_id"] == task.as_str())
+            .count()
+    };
+    assert_eq!(of_task("task_updated"), 1, "{}", s.transcript.join("\n"));
+    assert_eq!(
+        of_task("task_notification"),
+        0,
+        "{}",
+        s.transcript.join("\n")
+    );
+    let reqs = model.model_requests();
+    let merged = reqs[3].body["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(merged["role"], "system", "{merged}");
+    assert!(merged.to_string().contains(&task), "{merged}");
     s.close_stdin();
     assert_eq!(s.wait_exit(WAIT), Some(0));
 }
