@@ -19,5 +19,6 @@ mod server;
 mod sessions;
 mod starter;
 pub mod stdio;
+mod turns;
 mod two_way;
 mod with_oneshot;

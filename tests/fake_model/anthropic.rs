@@ -21,6 +21,11 @@ pub(super) fn parts(req: &Request, reply: &Reply) -> Vec<Part> {
             name: "Bash".into(),
             args: json!({"command": cmd, "description": "scripted command"}),
         },
+        Reply::BgBash(cmd) => Part::Call {
+            name: "Bash".into(),
+            args: json!({"command": cmd, "description": "scripted background command",
+                         "run_in_background": true}),
+        },
         _ => Part::Text(String::new()),
     };
     let write = match reply {

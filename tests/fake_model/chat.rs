@@ -13,7 +13,7 @@ pub(super) fn parts(req: &Request, reply: &Reply) -> Vec<Part> {
     match reply {
         Reply::Text(t) | Reply::Cut(t) => vec![Part::Text(t.clone())],
         Reply::Json(v) => vec![Part::Text(v.to_string())],
-        Reply::Bash(cmd) => vec![Part::Call {
+        Reply::Bash(cmd) | Reply::BgBash(cmd) => vec![Part::Call {
             name: "bash".into(),
             args: json!({"command": cmd}),
         }],
@@ -34,7 +34,7 @@ pub(super) fn parts(req: &Request, reply: &Reply) -> Vec<Part> {
 /// (creates a file from `new_text`, or replaces `old_text`).
 fn cline_parts(reply: &Reply) -> Vec<Part> {
     let shell = match reply {
-        Reply::Bash(cmd) => Part::Call {
+        Reply::Bash(cmd) | Reply::BgBash(cmd) => Part::Call {
             name: "run_commands".into(),
             args: json!({"commands": [cmd]}),
         },

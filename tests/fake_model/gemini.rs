@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 pub(super) fn parts(_req: &Request, reply: &Reply) -> Vec<Part> {
     let shell = match reply {
-        Reply::Bash(cmd) => Part::Call {
+        Reply::Bash(cmd) | Reply::BgBash(cmd) => Part::Call {
             name: "run_shell_command".into(),
             args: json!({"command": cmd, "description": "scripted command"}),
         },

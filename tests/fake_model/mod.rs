@@ -2,7 +2,8 @@
 //!
 //! How it works: `FakeModel::start()` binds 127.0.0.1:0 and accepts on its own thread; each
 //! connection gets a thread that serves requests until the client closes it (keep-alive). A
-//! request to a model endpoint takes the next [`Reply`] from the test's queue and renders it in
+//! request to a model endpoint takes the next [`Reply`] from the test's queue (or, in the
+//! directed mode, an answer derived from the request's own turn directives) and renders it in
 //! that provider's wire format (Anthropic Messages, OpenAI Responses, Gemini, OpenAI Chat
 //! Completions — see the sibling modules). Every request, model or not, is recorded (secrets
 //! redacted) so a test can assert on what the CLI sent. Dropping the server wakes hung replies,
@@ -12,10 +13,15 @@
 mod answer;
 mod anthropic;
 mod chat;
+mod conversation;
+mod directed;
+mod directive;
 mod gemini;
 mod http;
 mod request;
 mod responses;
+#[cfg(test)]
+mod server_tests;
 
 pub use request::{Api, Request};
 
@@ -37,6 +43,9 @@ pub enum Reply {
     /// A shell command through the CLI's own shell tool (Claude `Bash`, Codex `exec_command` or
     /// `shell`, Gemini `run_shell_command`).
     Bash(String),
+    /// Claude's `Bash` with `run_in_background: true` (the task re-invokes Claude when it ends);
+    /// a plain [`Reply::Bash`] for the other CLIs.
+    BgBash(String),
     /// A file write through the CLI's own write tool (Claude `Write`, Gemini `write_file`, Aider's
     /// whole-file edit format; Codex through its shell tool, which it has no plain write tool
     /// besides).
@@ -59,6 +68,8 @@ pub enum Reply {
 struct Shared {
     script: Mutex<VecDeque<Reply>>,
     fallback: Mutex<Reply>,
+    /// Answer from the request's directives instead of the fallback (see [`FakeModel::directed`]).
+    directed: AtomicBool,
     requests: Mutex<Vec<Request>>,
     arrived: Condvar,
     stopping: AtomicBool,
@@ -93,6 +104,7 @@ impl FakeModel {
         let shared = Arc::new(Shared {
             script: Mutex::new(VecDeque::new()),
             fallback: Mutex::new(Reply::Text("fake model: script exhausted".into())),
+            directed: AtomicBool::new(false),
             requests: Mutex::new(Vec::new()),
             arrived: Condvar::new(),
             stopping: AtomicBool::new(false),
@@ -109,6 +121,17 @@ impl FakeModel {
             shared,
             accept: Some(accept),
         }
+    }
+
+    /// Starts a server in the directed mode: a model request that finds the script empty is
+    /// answered from the turn directives in its own conversation (`[[text:T]]`, `[[bash:CMD]]`,
+    /// `[[bgbash:CMD]]`, `[[hang:S]]`, `[[ontool:SPEC]]`, `[[onnotify:SPEC]]`; see
+    /// `directed.rs` and docs/agents-offline.md), so the answer does not depend on the order in
+    /// which racing requests arrive. Replies pushed to the script still go first.
+    pub fn directed() -> FakeModel {
+        let m = FakeModel::start();
+        m.shared.directed.store(true, Ordering::SeqCst);
+        m
     }
 
     /// Starts a server whose script is `replies`.
@@ -150,6 +173,39 @@ impl FakeModel {
             .into_iter()
             .filter(|r| r.model_turn)
             .collect()
+    }
+
+    /// How many model requests arrived so far.
+    pub fn model_request_count(&self) -> usize {
+        let reqs = self.shared.requests.lock().unwrap();
+        reqs.iter().filter(|r| r.model_turn).count()
+    }
+
+    /// What the directed mode decided for each model request it answered, in arrival order
+    /// (e.g. `hang 3.00s; reply to: first`, `bgbash: sleep 2`).
+    pub fn decisions(&self) -> Vec<String> {
+        let reqs = self.shared.requests.lock().unwrap();
+        reqs.iter().filter_map(|r| r.decision.clone()).collect()
+    }
+
+    /// Waits until a model request satisfies `want`; that request, or `None` on timeout.
+    pub fn wait_for_request(
+        &self,
+        timeout: Duration,
+        want: impl Fn(&Request) -> bool,
+    ) -> Option<Request> {
+        let deadline = Instant::now() + timeout;
+        let mut reqs = self.shared.requests.lock().unwrap();
+        loop {
+            if let Some(r) = reqs.iter().find(|r| r.model_turn && want(r)) {
+                return Some(r.clone());
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return None;
+            }
+            reqs = self.shared.arrived.wait_timeout(reqs, left).unwrap().0;
+        }
     }
 
     /// How many scripted replies are still queued.
@@ -225,8 +281,10 @@ fn serve(stream: TcpStream, shared: Arc<Shared>) {
         }
         let keep = respond(&raw, &mut w, &shared);
         if !keep.unwrap_or(false) {
-            let _ = w.shutdown(Shutdown::Both);
-            return;
+            break;
         }
     }
+    // The clone kept in `conns` holds the socket open: shut it, or a client that ended only
+    // its sending side would wait for our end forever.
+    let _ = w.shutdown(Shutdown::Both);
 }

@@ -33,6 +33,9 @@ pub struct Request {
     pub api: Api,
     /// True when this request took a reply from the script.
     pub model_turn: bool,
+    /// What the directed mode answered, in words (`None` for scripted replies and non-model
+    /// requests).
+    pub decision: Option<String>,
 }
 
 impl Request {
@@ -146,5 +149,6 @@ pub(super) fn record(raw: &RawRequest) -> Request {
         api,
         // Token counting shares the Messages path prefix but is no model turn.
         model_turn: api != Api::Other && !raw.target.contains("count_tokens"),
+        decision: None,
     }
 }

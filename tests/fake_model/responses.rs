@@ -28,7 +28,7 @@ pub(super) fn parts(req: &Request, reply: &Reply) -> Vec<Part> {
     match reply {
         Reply::Text(t) | Reply::Cut(t) => vec![Part::Text(t.clone())],
         Reply::Json(v) => vec![Part::Text(v.to_string())],
-        Reply::Bash(cmd) => vec![shell_call(req, cmd)],
+        Reply::Bash(cmd) | Reply::BgBash(cmd) => vec![shell_call(req, cmd)],
         // Codex's own edit tool is apply_patch, a freeform grammar; a shell write is what a model
         // without it does and exercises the same sandbox.
         Reply::Write { path, content } => {
