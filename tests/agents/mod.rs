@@ -8,6 +8,7 @@ pub mod cline;
 pub mod codex;
 mod containment;
 mod eval;
+mod gates;
 pub mod gemini;
 pub mod harness;
 mod namer;
