@@ -203,6 +203,31 @@ impl Step<'_> {
         }
     }
 
+    /// The session ended while messages still waited for a worker prompt: none will come, so
+    /// they are named in a warning (each stays in the state file and the log).
+    pub(super) fn messages_left_unheard(&mut self) {
+        let state = self.s.state();
+        if !state.is_terminal() {
+            return;
+        }
+        let unheard: Vec<String> = self
+            .s
+            .messages
+            .iter()
+            .filter(|m| m.status.waits_for_prompt())
+            .map(|m| format!("{} from {}", m.id.get(..8).unwrap_or(&m.id), m.actor))
+            .collect();
+        if unheard.is_empty() {
+            return;
+        }
+        self.warn(&format!(
+            "the session ended ({state}) before a worker ran again: no worker was given message \
+             {} — say it to a new session, or have the policy's verdict hook ask for another \
+             iteration while ctx.messages holds one waiting (status \"next_prompt\")",
+            unheard.join(", ")
+        ));
+    }
+
     /// Sets message `id`'s status when `when` holds, recording the move; true if it moved.
     fn set_status(
         &mut self,

@@ -515,6 +515,7 @@ impl Step<'_> {
         if self.out.iter().any(|e| matches!(e, Effect::Finish(_))) {
             return;
         }
+        self.messages_left_unheard();
         let state = self.s.state();
         self.out.push(Effect::Finish(Outcome {
             session_id: self.s.id.clone(),

@@ -225,3 +225,30 @@ fn secrets_in_a_message_are_redacted_before_they_are_kept() {
     let json = serde_json::to_string(&d.records).unwrap();
     assert!(!json.contains("tok-12345"), "{json}");
 }
+
+#[test]
+fn a_message_no_worker_will_hear_is_said_when_the_session_ends() {
+    let mut d = Driver::new(policy("return {}"), "fix it", [Run::Exit(0, DONE)]);
+    d.step(Event::Start);
+    d.step(started());
+    d.step(Event::MessageSaid(said("late", "one more thing")));
+    d.step(Event::MessageDelivered {
+        id: "late".into(),
+        delivery: Delivery::NextPrompt,
+    });
+    let outcome = d.drive(exited("done")).expect("finishes");
+    assert_eq!(outcome.state, S::Completed);
+    let warnings: Vec<String> = d
+        .records
+        .iter()
+        .filter_map(|r| match r {
+            Record::Warning(m) => Some(m.message.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(
+        warnings[0].contains("no worker was given message late from ann"),
+        "{warnings:?}"
+    );
+}
