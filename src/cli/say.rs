@@ -121,8 +121,9 @@ pub(super) fn told(to: &str, log: &str, m: &Said) -> String {
              not taken it in yet (it does at its next step; `oneshot log {log}` shows when)"
         ),
         MessageStatus::Held => format!(
-            "said to {to}: message {which} is held until the worker's running prompt \
-             returns (its agent cannot take a message mid-prompt), then sent"
+            "said to {to}: message {which} is held until the worker's running turn ends (its \
+             agent cannot take a message mid-turn, or --now interrupted a turn of its own for \
+             it), then sent"
         ),
         MessageStatus::NextPrompt => format!(
             "said to {to}: the running worker cannot take a message mid-run; its next \

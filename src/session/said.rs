@@ -18,7 +18,8 @@ pub enum MessageStatus {
     Received,
     /// Written to the running worker's input; not yet taken in.
     Sent,
-    /// Kept by the worker's driver until its running prompt returns.
+    /// Kept until the worker's running turn ends: its ACP prompt returns, or (`--now`) the
+    /// turn of its own it was interrupted for has been torn down.
     Held,
     /// The running worker cannot take it mid-run (or its run ended first): the next worker
     /// prompt carries it.

@@ -269,3 +269,53 @@ fn say_to_a_running_gemini_worker_waits_for_its_prompt_to_return() {
     let show = String::from_utf8_lossy(&show.stdout);
     assert!(show.contains("thought"), "{show}");
 }
+
+#[test]
+fn now_during_an_autonomous_turn_interrupts_it_then_runs_the_message() {
+    let sb = Sandbox::new();
+    let model = FakeModel::directed();
+    let Some(c) = claude_session(
+        &sb,
+        &model,
+        "start [[onnotify:hang=4;text=too late]] [[bgbash:sleep 0.5; echo BG]]",
+    ) else {
+        return;
+    };
+    let handle = spawn(c);
+    let woke = wait_log(&sb, CYCLE, |r| count(r, "began", "autonomous") >= 1);
+    assert!(woke, "no autonomous turn");
+    say(&sb, "switch now [[text:switched zq73]]", &["--now"]);
+    let r = handle.join().unwrap();
+    assert_eq!(r.code(), Some(0), "{}", r.dump());
+    let records = log_records(&sb);
+    let turns: Vec<(String, String, bool)> = records
+        .iter()
+        .filter(|r| r["type"] == "turn")
+        .map(|r| {
+            (
+                r["event"].as_str().unwrap().to_string(),
+                r["owner"].as_str().unwrap().to_string(),
+                r["interrupted"] == true,
+            )
+        })
+        .collect();
+    // The agent's own turn is torn down first; the message's turn runs after it.
+    let cut = turns
+        .iter()
+        .position(|t| *t == ("ended".into(), "autonomous".into(), true))
+        .unwrap_or_else(|| panic!("{turns:?}"));
+    assert!(
+        turns[cut + 1..].contains(&("began".into(), "foreground".into(), false)),
+        "{turns:?}"
+    );
+    assert_eq!(state(&sb)["messages"][0]["status"], "taken");
+    let last = model.model_requests().last().unwrap().body_text();
+    assert!(last.contains("switch now"), "{last}");
+    let show = oneshot(&sb, &[]).args(["show"]).output().unwrap();
+    let show = String::from_utf8_lossy(&show.stdout);
+    assert!(show.contains("switched zq73"), "{show}");
+    assert!(
+        !show.contains("[worker] too late"),
+        "the interrupted turn never answered: {show}"
+    );
+}

@@ -340,7 +340,7 @@ pub fn message_line(m: &MessageRecord) -> String {
     match m.status {
         S::Received => format!("message {id} from {}{now}: {}", m.actor, m.text),
         S::Sent => format!("message {id} sent to the running worker"),
-        S::Held => format!("message {id} held until the worker's running prompt returns"),
+        S::Held => format!("message {id} held until the worker's running turn ends"),
         S::NextPrompt => format!("message {id} kept for the next worker prompt"),
         S::Taken => format!("message {id} taken in by the worker"),
         S::InPrompt => format!(
