@@ -233,6 +233,14 @@ impl Account {
                     );
                 }
             }
+            AgentEvent::MessageRefused { message_id, reason } => {
+                self.flush(out);
+                let id = message_id.get(..8).unwrap_or(message_id);
+                note(
+                    &format!("message {id} was refused ({reason}): the next prompt carries it"),
+                    out,
+                );
+            }
             _ => {}
         }
     }

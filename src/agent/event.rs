@@ -229,6 +229,14 @@ pub enum AgentEvent {
         /// The turn was cut short by an interrupt or a preempting message (`aborted_*`).
         interrupted: bool,
     },
+    /// The agent refused a message oneshot sent it mid-run (Codex answering a steer with an
+    /// error other than "no active turn"): the next worker prompt carries it instead.
+    MessageRefused {
+        /// The message's id.
+        message_id: String,
+        /// The agent's words.
+        reason: String,
+    },
     /// The agent took in a message oneshot sent it mid-run ([`crate::agent::Say`]): Claude's
     /// `isReplay` user line carrying its uuid, Codex's accepted `turn/steer`, the ACP prompt
     /// that carried it.

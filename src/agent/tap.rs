@@ -37,6 +37,8 @@ pub(crate) struct Seen {
     pub turns: Vec<TurnChange>,
     /// Messages of ours the agent took in, by id.
     pub taken: Vec<String>,
+    /// Messages of ours the agent refused, by id: the next prompt carries them.
+    pub refused: Vec<String>,
 }
 
 /// Reads one agent run's stdout.
@@ -344,8 +346,12 @@ impl Tap {
         for event in self.events.drain(..) {
             seen.progress |= event.is_progress();
             seen.turns.extend(self.turns.apply(&event));
-            if let AgentEvent::MessageTaken { message_id } = &event {
-                seen.taken.push(message_id.clone());
+            match &event {
+                AgentEvent::MessageTaken { message_id } => seen.taken.push(message_id.clone()),
+                AgentEvent::MessageRefused { message_id, .. } => {
+                    seen.refused.push(message_id.clone())
+                }
+                _ => {}
             }
             match &event {
                 AgentEvent::SessionStarted {

@@ -237,6 +237,7 @@ impl Timeline {
             | AgentEvent::TaskEnded { .. }
             | AgentEvent::TaskNotified { .. }
             | AgentEvent::MessageTaken { .. }
+            | AgentEvent::MessageRefused { .. }
             | AgentEvent::Warning { .. }
             | AgentEvent::UserMessage { .. }
             | AgentEvent::PermissionRequest { .. } => {}

@@ -208,7 +208,8 @@ impl Turns {
                 }
                 None
             }
-            AgentEvent::MessageTaken { message_id } => {
+            AgentEvent::MessageTaken { message_id }
+            | AgentEvent::MessageRefused { message_id, .. } => {
                 self.unanswered.remove(message_id);
                 None
             }

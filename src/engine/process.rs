@@ -365,6 +365,12 @@ impl Proc {
         for id in seen.taken {
             queue.push_back(Event::MessageTaken { id });
         }
+        for id in seen.refused {
+            queue.push_back(Event::MessageDelivered {
+                id,
+                delivery: crate::agent::Delivery::NextPrompt,
+            });
+        }
         for (request_id, tool, input) in seen.permissions {
             queue.push_back(Event::PermissionAsked {
                 request_id,

@@ -111,10 +111,15 @@ impl Step<'_> {
         }
     }
 
-    /// The running worker's driver did this with message `id`.
+    /// The running worker's driver did this with message `id` — or, for
+    /// [`Delivery::NextPrompt`] after it was sent, the agent refused it.
     pub(super) fn message_delivered(&mut self, id: &str, delivery: Delivery) {
         let status = MessageStatus::from(delivery);
-        if self.set_status(id, status, |m| m.status == MessageStatus::Received) {
+        let moves = |m: &Said| {
+            m.status == MessageStatus::Received
+                || (status == MessageStatus::NextPrompt && m.status.in_flight())
+        };
+        if self.set_status(id, status, moves) {
             self.journal();
         }
     }

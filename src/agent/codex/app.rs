@@ -559,10 +559,12 @@ fn taken(ids: Vec<String>, events: &mut Vec<AgentEvent>) {
     );
 }
 
-/// Codex refused the request carrying message `id`: the run goes on without it.
+/// Codex refused the request carrying message `id`: the run goes on without it, and the
+/// next worker prompt carries it.
 fn refused(id: &str, v: &Value, events: &mut Vec<AgentEvent>) {
-    events.push(AgentEvent::Warning {
-        message: format!("codex did not take message {id}: {}", rpc_error(v)),
+    events.push(AgentEvent::MessageRefused {
+        message_id: id.to_string(),
+        reason: rpc_error(v),
     });
 }
 

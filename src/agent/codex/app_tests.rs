@@ -413,7 +413,7 @@ fn a_steer_naming_another_turn_falls_back_to_joining_the_active_one() {
         r#"{"id":5,"result":{"turn":{"id":"tu-9","status":"inProgress"}}}"#,
     );
     assert_eq!(events, [AgentEvent::TurnStarted, taken("m-4")]);
-    // Any other refusal is a warning: the run goes on, the message not taken in.
+    // Any other refusal: the run goes on, the message refused (the next prompt carries it).
     say(&mut d, "m-5", "again");
     let (events, replies) = feed(
         &mut d,
@@ -421,7 +421,7 @@ fn a_steer_naming_another_turn_falls_back_to_joining_the_active_one() {
     );
     assert!(replies.is_empty());
     assert!(
-        matches!(&events[..], [AgentEvent::Warning { message }] if message.contains("m-5") && message.contains("internal error")),
+        matches!(&events[..], [AgentEvent::MessageRefused { message_id, reason }] if message_id == "m-5" && reason.contains("internal error")),
         "{events:?}"
     );
 }

@@ -249,3 +249,17 @@ fn output_with_no_turn_open_is_the_agents_own_turn() {
         })
     );
 }
+
+#[test]
+fn a_refused_message_no_longer_keeps_the_run() {
+    let mut t = Turns::new();
+    t.prompted();
+    t.apply(&final_());
+    t.message_sent("m9");
+    assert!(t.keep_open());
+    t.apply(&AgentEvent::MessageRefused {
+        message_id: "m9".into(),
+        reason: "internal error".into(),
+    });
+    assert!(!t.keep_open());
+}

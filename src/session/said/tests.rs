@@ -252,3 +252,27 @@ fn a_message_no_worker_will_hear_is_said_when_the_session_ends() {
         "{warnings:?}"
     );
 }
+
+#[test]
+fn a_message_the_agent_refused_goes_into_the_next_prompt() {
+    let mut d = Driver::new(policy("return {}"), "fix it", []);
+    d.step(Event::Start);
+    d.step(started());
+    d.step(Event::MessageSaid(said("r1", "try the other branch")));
+    d.step(Event::MessageDelivered {
+        id: "r1".into(),
+        delivery: Delivery::Sent,
+    });
+    // Refused after it was sent: it waits for the next prompt.
+    d.step(Event::MessageDelivered {
+        id: "r1".into(),
+        delivery: Delivery::NextPrompt,
+    });
+    assert_eq!(d.session.messages[0].status, MessageStatus::NextPrompt);
+    // A late "held" for it changes nothing: only a refusal moves a message already given.
+    d.step(Event::MessageDelivered {
+        id: "r1".into(),
+        delivery: Delivery::Held,
+    });
+    assert_eq!(d.session.messages[0].status, MessageStatus::NextPrompt);
+}
