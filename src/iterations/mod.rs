@@ -127,8 +127,8 @@ pub enum RunLine {
         /// The record in words (`message 1a2b3c4d from ann: …`).
         text: String,
     },
-    /// The agent's turn began or ended — its own turns (a background task woke it) among ours:
-    /// the `turn` record's line.
+    /// A turn of the agent's own (a background task woke it) began or ended, or a turn was
+    /// cut short: the `turn` record's line.
     Turn {
         /// Whose turn.
         owner: crate::agent::Owner,
@@ -256,7 +256,9 @@ pub fn read(log: &Log) -> Vec<Iteration> {
                     });
                 }
             }
-            Record::Turn(t) => {
+            // The turns worth a line in a run: the agent's own, and one cut short; a turn of
+            // ours begins with each prompt or message, which the run already shows.
+            Record::Turn(t) if t.owner == crate::agent::Owner::Autonomous || t.interrupted => {
                 if let Some(o) = &mut open[slot(t.role)] {
                     o.push(RunLine::Turn {
                         owner: t.owner,
