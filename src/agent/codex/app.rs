@@ -20,11 +20,11 @@
 //! streamed but never got `item/completed` by `turn/completed` is
 //! [`AgentEvent::MessageDiscarded`] (../shared/agents/turns.md §3).
 
-use super::app_wire::{ItemKind, Notice};
+use super::app_wire::Notice;
 use crate::agent::ErrorKind;
 use crate::agent::driver::{Driver, DriverSetup, Reply};
 use crate::agent::jsonrpc::{Incoming, METHOD_NOT_FOUND, Rpc};
-use crate::agent::line::{json_answer, status_in, tag, tag_str, unknown, value_text};
+use crate::agent::line::{json_answer, status_in, tag_str, unknown};
 use crate::agent::{AgentEvent, Delivery, Say};
 use crate::process::Role;
 use serde_json::{Value, json};
@@ -353,85 +353,6 @@ impl CodexAppDriver {
         }
     }
 
-    fn item(&mut self, item: &Value, completed: bool, raw: &[u8], events: &mut Vec<AgentEvent>) {
-        let id = item["id"].as_str().unwrap_or_default().to_string();
-        let Some(kind) = tag::<ItemKind>(&item["type"]) else {
-            return events.push(unknown(raw));
-        };
-        match kind {
-            ItemKind::AgentMessage => {
-                let text = item["text"].as_str().unwrap_or_default().to_string();
-                if !completed {
-                    self.streams(&id);
-                } else {
-                    self.streaming.retain(|s| *s != id);
-                    // The whole message replaces its deltas in the timeline.
-                    self.last_message = Some(text.clone());
-                    events.push(AgentEvent::AssistantText {
-                        message_id: Some(id),
-                        index: 0,
-                        text,
-                        partial: false,
-                    });
-                }
-            }
-            ItemKind::Reasoning if completed => {
-                let text: String = item["summary"]
-                    .as_array()
-                    .map(|s| {
-                        s.iter()
-                            .filter_map(Value::as_str)
-                            .collect::<Vec<_>>()
-                            .join("\n")
-                    })
-                    .unwrap_or_default();
-                events.push(AgentEvent::Reasoning {
-                    message_id: Some(id),
-                    index: 0,
-                    text,
-                    partial: false,
-                });
-            }
-            ItemKind::UserMessage if completed => events.push(AgentEvent::UserMessage {
-                text: item["content"].as_array().map_or_else(String::new, |c| {
-                    c.iter().filter_map(|b| b["text"].as_str()).collect()
-                }),
-            }),
-            ItemKind::CommandExecution
-            | ItemKind::FileChange
-            | ItemKind::McpToolCall
-            | ItemKind::WebSearch => {
-                if !self.tools.contains_key(&id) {
-                    let (name, input) = tool_call(kind, item);
-                    self.tools.insert(id.clone(), input.clone());
-                    events.push(AgentEvent::ToolCall {
-                        id: id.clone(),
-                        name,
-                        input,
-                        message_id: None,
-                    });
-                }
-                if completed {
-                    let (content, is_error) = tool_result(kind, item);
-                    events.push(AgentEvent::ToolResult {
-                        tool_call_id: id,
-                        content,
-                        is_error,
-                    });
-                }
-            }
-            ItemKind::Reasoning | ItemKind::UserMessage => {}
-            ItemKind::Other => events.push(unknown(raw)),
-        }
-    }
-
-    /// `agentMessage` `id` is streaming.
-    fn streams(&mut self, id: &str) {
-        if !self.streaming.iter().any(|s| s == id) {
-            self.streaming.push(id.to_string());
-        }
-    }
-
     fn server_request(
         &mut self,
         id: &Value,
@@ -604,44 +525,8 @@ fn error_event(message: &str, status: Option<u16>) -> AgentEvent {
     }
 }
 
-/// A tool item's name (the `exec --json` names, so one policy reads both) and its input.
-fn tool_call(kind: ItemKind, item: &Value) -> (String, Value) {
-    let get = |k: &str| item.get(k).cloned().unwrap_or(Value::Null);
-    match kind {
-        ItemKind::CommandExecution => (
-            "command_execution".into(),
-            json!({"command": get("command"), "cwd": get("cwd")}),
-        ),
-        ItemKind::FileChange => ("file_change".into(), json!({"changes": get("changes")})),
-        ItemKind::WebSearch => ("web_search".into(), json!({"query": get("query")})),
-        _ => {
-            let server = item["server"].as_str().unwrap_or("mcp");
-            let tool = item["tool"].as_str().unwrap_or("tool");
-            (format!("{server}/{tool}"), get("arguments"))
-        }
-    }
-}
-
-/// A finished tool item's output and whether it failed.
-fn tool_result(kind: ItemKind, item: &Value) -> (String, bool) {
-    let status = item["status"].as_str().unwrap_or_default();
-    let failed = matches!(status, "failed" | "declined");
-    match kind {
-        ItemKind::CommandExecution => {
-            let output = item
-                .get("aggregatedOutput")
-                .map(value_text)
-                .unwrap_or_default();
-            let code = item["exitCode"].as_i64();
-            (output, failed || code.is_some_and(|c| c != 0))
-        }
-        ItemKind::McpToolCall => (
-            item.get("result").map(value_text).unwrap_or_default(),
-            failed,
-        ),
-        _ => (status.to_string(), failed),
-    }
-}
+#[path = "app_items.rs"]
+mod items;
 
 #[cfg(test)]
 #[path = "app_tests.rs"]
