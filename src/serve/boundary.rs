@@ -70,11 +70,11 @@ pub(crate) fn needed(method: &Method, path: &str) -> Scope {
     if matches!(*method, Method::GET | Method::HEAD) || path == "/logout" {
         return Scope::Read;
     }
-    // A session's one verb: `POST /sessions/{id}/stop`.
+    // A session's verbs: `POST /sessions/{id}/stop` and `…/say`.
     if path
         .strip_prefix("/sessions/")
         .and_then(|rest| rest.split_once('/'))
-        .is_some_and(|(_, verb)| verb == "stop")
+        .is_some_and(|(_, verb)| verb == "stop" || verb == "say")
     {
         return Scope::Operate;
     }
@@ -84,7 +84,7 @@ pub(crate) fn needed(method: &Method, path: &str) -> Scope {
         .map(|(_, verb)| verb);
     match verb {
         Some("approve" | "reject" | "land") => Scope::Approve,
-        Some("suspend" | "resume" | "cancel" | "resubmit" | "stop") => Scope::Operate,
+        Some("suspend" | "resume" | "cancel" | "resubmit" | "stop" | "say") => Scope::Operate,
         _ => Scope::Admin,
     }
 }
@@ -254,6 +254,8 @@ mod tests {
         }
         assert_eq!(needed(&post, "/logout"), Scope::Read);
         assert_eq!(needed(&post, "/sessions/s-1/stop"), Scope::Operate);
+        assert_eq!(needed(&post, "/sessions/s-1/say"), Scope::Operate);
+        assert_eq!(needed(&post, "/jobs/job-1/say"), Scope::Operate);
         assert_eq!(needed(&post, "/sessions/s-1/approve"), Scope::Admin);
         assert_eq!(needed(&post, "/jobs/j/unknown"), Scope::Admin);
         assert_eq!(needed(&Method::DELETE, "/"), Scope::Admin);

@@ -13,6 +13,7 @@ mod boundary;
 pub(crate) mod live;
 pub mod pages;
 mod routes;
+mod say;
 mod sessions;
 mod tls;
 mod unix;

@@ -29,6 +29,7 @@ pub(super) fn router(app: App) -> Router {
         .route("/jobs/{id}/{verb}", post(verb))
         .route("/sessions/{id}", get(super::sessions::page))
         .route("/sessions/{id}/stop", post(super::sessions::stop))
+        .route("/sessions/{id}/say", post(session_say))
         .route("/login/{code}", get(login))
         .route("/logout", post(logout))
         .route("/assets/style.css", get(style))
@@ -147,6 +148,10 @@ pub(super) struct VerbForm {
     feedback: Option<String>,
     /// A reject's comments on diff lines, one a line: `file:line: text`.
     comments: Option<String>,
+    /// A message to the job's worker (`say`).
+    text: Option<String>,
+    /// Present: the message preempts the worker's running turn (`say`).
+    now: Option<String>,
 }
 
 /// The verbs a page may POST, with the trigger each gives.
@@ -210,6 +215,30 @@ fn seen(form: &VerbForm, verb: JobTrigger) -> Result<Option<Seen>, String> {
 }
 
 /// `POST /jobs/{id}/{verb}`: the verb, given as the token's name, bound to what was seen.
+/// `POST /sessions/{id}/say` ([`super::say`]).
+async fn session_say(
+    State(app): State<App>,
+    Path(id): Path<String>,
+    Extension(signed): Extension<Signed>,
+    headers: HeaderMap,
+    form: Result<Form<super::say::SayForm>, FormRejection>,
+) -> Response {
+    let json = wants_json(&headers);
+    match form {
+        Ok(Form(f)) => super::say::session(app, id, signed, f, json).await,
+        Err(e) => unreadable(json, &e),
+    }
+}
+
+/// A form that does not read, answered.
+fn unreadable(json: bool, e: &FormRejection) -> Response {
+    refuse(
+        StatusCode::BAD_REQUEST,
+        json,
+        &format!("the form does not read: {e}; send application/x-www-form-urlencoded"),
+    )
+}
+
 async fn verb(
     State(app): State<App>,
     Path((id, verb)): Path<(String, String)>,
@@ -218,11 +247,26 @@ async fn verb(
     form: Result<Form<VerbForm>, FormRejection>,
 ) -> Response {
     let json = wants_json(&headers);
+    if verb == "say" {
+        return match form {
+            Ok(Form(f)) => {
+                let said = super::say::SayForm {
+                    text: f.text,
+                    now: f.now,
+                };
+                super::say::job(app, id, signed, said, json).await
+            }
+            Err(e) => unreadable(json, &e),
+        };
+    }
     let Some(trigger) = trigger(&verb) else {
         return refuse(
             StatusCode::NOT_FOUND,
             json,
-            &format!("no verb {verb:?} here: approve, reject, resubmit, suspend, resume or cancel"),
+            &format!(
+                "no verb {verb:?} here: approve, reject, resubmit, suspend, resume, cancel, land \
+                 or say"
+            ),
         );
     };
     let form = match form {

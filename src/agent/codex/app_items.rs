@@ -2,9 +2,9 @@
 //! agent message is final only at `item/completed` (its deltas stream before; one that never
 //! completes was dropped by a steer), tools are called once and answered at completion.
 
-use crate::agent::codex::app_wire::ItemKind;
 use super::CodexAppDriver;
 use crate::agent::AgentEvent;
+use crate::agent::codex::app_wire::ItemKind;
 use crate::agent::line::{tag, unknown, value_text};
 use serde_json::{Value, json};
 

@@ -96,6 +96,21 @@ pub(crate) fn actions(job: &Job, diff_hash: Option<&str>, viewer: &Viewer) -> St
     out
 }
 
+/// The form that says something to a worker (`POST {path}/say`, the `operate` scope), for a
+/// session or job that has not ended: `oneshot say`, from the page.
+pub(crate) fn say(path: &str, whose: &str) -> String {
+    format!(
+        "<section class=\"say\">\n<h2>Say</h2>\n<form class=\"verb verb-say\" method=\"post\" \
+         action=\"{}/say\"><label>A message to {} <small>(the running agent takes it in at \
+         its next step — Claude, Codex, Gemini; otherwise the next worker prompt carries it)\
+         </small><textarea name=\"text\" rows=\"3\" required></textarea></label>\
+         <label><input type=\"checkbox\" name=\"now\" value=\"1\"> now <small>(preempt the \
+         running turn)</small></label><button type=\"submit\">Say</button></form>\n</section>\n",
+        Esc(path),
+        Esc(whose)
+    )
+}
+
 /// A button's words.
 fn label(verb: JobTrigger) -> &'static str {
     match verb {

@@ -46,6 +46,12 @@ pub(crate) fn render(
     }
     body.push_str(&lease(store, &job, &live, &fleet));
     body.push_str(&super::forms::actions(&job, diff_hash.as_deref(), viewer));
+    if viewer.can_operate && !job.state().is_terminal() {
+        body.push_str(&super::forms::say(
+            &super::html::job_path(&job.id),
+            "the job's worker",
+        ));
+    }
     body.push_str(&spec(&job, fleet.now_or_local()));
     body.push_str(&super::diff::section(
         &job,

@@ -187,6 +187,12 @@ pub(crate) fn render(
                 );
             }
             body.push_str("</section>\n");
+            if viewer.can_operate && !s.state().is_terminal() {
+                body.push_str(&super::forms::say(
+                    &session_path(&id),
+                    "the session's worker",
+                ));
+            }
             if let Ok(l) = &log {
                 // Numbered as the log holds them (a session's page has no live stream).
                 for (n, r) in l.records.iter().take(MAX_RECORDS).enumerate() {
