@@ -221,7 +221,7 @@ impl Recording {
                         S::Received => Event::MessageSaid(crate::session::Said {
                             id: m.id.clone(),
                             actor: m.actor.clone(),
-                            ts: m.ts,
+                            ts: m.said_ms.unwrap_or(m.ts),
                             text: m.text.clone(),
                             now: m.now,
                             status: S::Received,

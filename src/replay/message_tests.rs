@@ -29,7 +29,8 @@ fn a_session_spoken_to_replays_with_the_same_prompts() {
     d.step(Event::MessageSaid(Said {
         id: "m-1".into(),
         actor: "ann".into(),
-        ts: 5,
+        // Said a while before the session took it in: the prompt shows this time.
+        ts: 1_700_000_000_000,
         text: "the fixture is in tests/data".into(),
         now: false,
         status: MessageStatus::Received,

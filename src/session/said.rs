@@ -274,6 +274,7 @@ impl Step<'_> {
             actor: m.actor.clone(),
             text: if first { m.text.clone() } else { String::new() },
             now: m.now,
+            said_ms: first.then_some(m.ts),
             status: m.status,
             iteration: self.s.iteration,
         });

@@ -296,6 +296,10 @@ pub struct MessageRecord {
     /// It was to preempt the running turn.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub now: bool,
+    /// When it was said (unix milliseconds), on the record of its arrival: what the prompt
+    /// that carries it shows, so a replay gives the same prompt.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub said_ms: Option<u64>,
     /// Where it stands now.
     pub status: crate::session::MessageStatus,
     /// The worker iteration.
