@@ -270,16 +270,17 @@ fn the_hub_hears_a_write_made_through_another_handle_on_the_file() {
     let got = loop {
         match joined.rx.try_recv() {
             Ok(e) => break e,
-            Err(TryRecvError::Empty) if wrote.elapsed() < Duration::from_secs(10) => {
+            Err(TryRecvError::Empty) if wrote.elapsed() < Duration::from_secs(20) => {
                 std::thread::sleep(Duration::from_millis(5));
             }
-            other => panic!("no event in 10 s: {other:?}"),
+            other => panic!("no event in 20 s: {other:?}"),
         }
     };
     assert!(matches!(&*got, LiveEvent::Line { entry: 1, .. }), "{got:?}");
-    // Heard, not polled: well inside the hub's quiet wait (30 s).
+    // Heard, not polled: well inside the hub's quiet wait (30 s), with room for a loaded
+    // machine (a CI run beside it once took over 2 s).
     assert!(
-        wrote.elapsed() < Duration::from_secs(2),
+        wrote.elapsed() < Duration::from_secs(10),
         "{:?}",
         wrote.elapsed()
     );
