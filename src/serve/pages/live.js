@@ -15,6 +15,8 @@
   var reading = false;
   var readAgain = false;
   var held = false;
+  // Until when the page says its job moved on and its buttons wait (ms since the epoch).
+  var movedUntil = 0;
 
   function show(state, text) {
     badge.hidden = false;
@@ -184,7 +186,9 @@
         }
         var moved = binding(now) !== binding(next);
         now.replaceWith(next);
-        if (moved) pause(next);
+        if (moved) movedUntil = Date.now() + 2000;
+        // A re-read inside the pause (the job's later records) keeps the notice and the wait.
+        if (Date.now() < movedUntil) pause(next, movedUntil - Date.now());
       })
       .catch(function () {})
       .then(function () {
@@ -198,7 +202,7 @@
 
   // What the verbs act on just changed under the reader: the buttons wait a moment, so a
   // click meant for what was shown does not act on what replaced it.
-  function pause(main) {
+  function pause(main, ms) {
     var buttons = main.querySelectorAll('form.verb button');
     if (!buttons.length) return;
     var p = document.createElement('p');
@@ -208,7 +212,7 @@
     for (var i = 0; i < buttons.length; i++) buttons[i].disabled = true;
     setTimeout(function () {
       for (var j = 0; j < buttons.length; j++) buttons[j].disabled = false;
-    }, 2000);
+    }, ms);
   }
 
   document.addEventListener('focusout', function () {
