@@ -85,13 +85,15 @@ impl Engine {
         for post in posted {
             let known = self.session.messages.iter().any(|m| m.id == post.said.id);
             let pending = self.inbox.pending.iter().any(|p| p.said.id == post.said.id);
-            if known {
-                // Held already (a crash came between the state file and the removal).
-                self.inbox.pending.push(post);
-            } else if !pending {
-                queue.push_back(Event::MessageSaid(post.said.clone()));
-                self.inbox.pending.push(post);
+            if pending {
+                continue;
             }
+            if !known {
+                queue.push_back(Event::MessageSaid(post.said.clone()));
+            }
+            // Known already: held (a crash came between the state file and the removal), so
+            // only its file is left to remove.
+            self.inbox.pending.push(post);
         }
         Ok(())
     }
