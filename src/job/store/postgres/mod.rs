@@ -377,6 +377,26 @@ impl PostgresStore {
     }
 }
 
+#[cfg(test)]
+impl PostgresStore {
+    /// A write that locks job `id`'s row, says so on `locked`, then waits `pause` before
+    /// its commit: a runner stopped inside a transaction.
+    pub(crate) fn stall_in_transaction(
+        &self,
+        id: &str,
+        locked: std::sync::mpsc::Sender<()>,
+        pause: std::time::Duration,
+    ) -> Result<(), JobStoreError> {
+        self.write(|tx| {
+            tx.query("SELECT id FROM jobs WHERE id = $1 FOR UPDATE", &[&id])
+                .map_err(|e| self.db(&e))?;
+            let _ = locked.send(());
+            std::thread::sleep(pause);
+            Ok(())
+        })
+    }
+}
+
 impl Drop for PostgresStore {
     /// The clients shut their connections down on their own runtimes, which cannot run on a
     /// thread that runs another: dropped where the last handle went (a runner's task), they
@@ -401,9 +421,33 @@ fn off_runtime<T: Send>(f: impl FnOnce() -> T + Send) -> T {
     })
 }
 
-/// A new connection to `url`.
+/// How long a connection of ours may sit inside a transaction waiting for its client before
+/// the server ends the session. Our transactions only run statements back to back, so a pause
+/// this long means the process is stopped (SIGSTOP, a debugger, a suspended laptop): while it
+/// is, the rows it locked stay locked and every other runner's `SKIP LOCKED` claim passes its
+/// job by — after its lease ran out too. The server aborting the transaction frees them; the
+/// stopped process, woken, finds its connection closed, reconnects, and is fenced. Shorter
+/// than the shortest lease ([`crate::job::runner::MIN_LEASE`] is 1 s) would risk aborting a
+/// merely slow client; a URL setting it (`?options=-cidle_in_transaction_session_timeout=…`)
+/// is kept.
+pub(crate) const IDLE_IN_TRANSACTION: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// A new connection to `url`, with [`IDLE_IN_TRANSACTION`] set on it unless the URL sets it.
 fn connect(url: &PgUrl, shown: &Path) -> Result<Client, JobStoreError> {
-    url.config.connect(NoTls).map_err(|e| db_error(shown, &e))
+    let mut client = url.config.connect(NoTls).map_err(|e| db_error(shown, &e))?;
+    let set_by_url = url
+        .config
+        .get_options()
+        .is_some_and(|o| o.contains("idle_in_transaction_session_timeout"));
+    if !set_by_url {
+        client
+            .batch_execute(&format!(
+                "SET idle_in_transaction_session_timeout = {}",
+                IDLE_IN_TRANSACTION.as_millis()
+            ))
+            .map_err(|e| db_error(shown, &e))?;
+    }
+    Ok(client)
 }
 
 pub(crate) fn fenced(lease: &Lease) -> JobStoreError {
@@ -441,6 +485,12 @@ fn db_error(path: &Path, e: &postgres::Error) -> JobStoreError {
         Some(c) if *c == SqlState::ADMIN_SHUTDOWN || *c == SqlState::CRASH_SHUTDOWN => {
             "PostgreSQL is shutting down or restarting; nothing was written; try again when \
              it is back (runners reconnect by themselves)"
+                .to_string()
+        }
+        Some(c) if *c == SqlState::IDLE_IN_TRANSACTION_SESSION_TIMEOUT => {
+            "this process paused inside a transaction longer than the server allows \
+             (stopped or suspended?): the server ended the session and rolled the transaction \
+             back, so nothing was written; the next call connects again"
                 .to_string()
         }
         Some(c) if *c == SqlState::DISK_FULL => {

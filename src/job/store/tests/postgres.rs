@@ -138,6 +138,54 @@ fn cancel_at(s: &dyn JobStore, id: &str, believed: u64) -> Result<(), JobStoreEr
     })
 }
 
+/// A runner stopped between its BEGIN and its COMMIT holds its job's row lock, so every
+/// other runner's `SKIP LOCKED` claim passes the job by even after its lease ran out: the
+/// server ends such a session after [`IDLE_IN_TRANSACTION`], the row is free, and the stopped
+/// runner, woken, has nothing left to commit and is fenced.
+#[test]
+fn a_runner_stopped_inside_a_transaction_keeps_its_job_from_the_others_only_briefly() {
+    use crate::job::store::postgres::IDLE_IN_TRANSACTION;
+    use std::time::{Duration, Instant};
+    let Some((url, a)) = postgres() else {
+        return;
+    };
+    let b = PostgresStore::connect_with_clock(&url, CLOCK.with(std::sync::Arc::clone)).unwrap();
+    add(&a, "job-1", JobState::Pending, 100);
+    let lease = at(&a, 1_000).claim("A", None, TTL).unwrap().unwrap().lease;
+    std::thread::scope(|s| {
+        let (locked, is_locked) = std::sync::mpsc::channel();
+        let stalled = s.spawn(|| a.stall_in_transaction("job-1", locked, IDLE_IN_TRANSACTION * 3));
+        is_locked.recv().unwrap();
+        let since = Instant::now();
+        // A's lease is over, but its row is locked: B passes it by.
+        assert_eq!(at(&b, 2_001 + TTL).claim("B", None, TTL).unwrap(), None);
+        // Until the server ends A's session.
+        let claim = loop {
+            if let Some(c) = b.claim("B", None, TTL).unwrap() {
+                break c;
+            }
+            assert!(
+                since.elapsed() < IDLE_IN_TRANSACTION * 2,
+                "B could not claim the job {:?} after A stopped inside a transaction",
+                since.elapsed()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        assert!(since.elapsed() >= IDLE_IN_TRANSACTION - Duration::from_millis(100));
+        assert_eq!(claim.lease.fence, lease.fence + 1);
+        // A wakes: its transaction is gone, and its next write is fenced.
+        let e = stalled.join().unwrap().unwrap_err().to_string();
+        assert!(e.contains("nothing was written"), "{e}");
+    });
+    assert_eq!(
+        a.heartbeat(&lease, TTL).unwrap_err(),
+        JobStoreError::Fenced {
+            id: "job-1".into(),
+            fence: lease.fence
+        }
+    );
+}
+
 #[test]
 fn leases_are_judged_by_the_databases_clock_whatever_the_caller_believes() {
     let Some(url) = pg_server::fresh_database() else {
