@@ -5,9 +5,11 @@
 //!
 //! Cases (issue 23's figures):
 //! * `claims`: N PENDING jobs; R runner processes (this binary run again with
-//!   `--runner-process`), each with its own store connection, doing claim → PROVISIONING →
-//!   INTERVENTION_REQUIRED (3 writes a step) until nothing is left; steps/s for R = 1 and 4, on
-//!   both stores (the target on PostgreSQL with 4: ≥ 5,000), timed from the moment every
+//!   `--runner-process`), each with its own store connection and S slots (`job run
+//!   --parallel S`: each turn claims up to S steps at once, as the runner fills its free
+//!   slots), doing claim → PROVISIONING → INTERVENTION_REQUIRED (3 writes a step, the claim
+//!   shared by the turn's steps) until nothing is left; steps/s for R × S = 1 × 1, 4 × 1 and
+//!   4 × 8, on both stores (the target on PostgreSQL with 4: ≥ 5,000), timed from the moment every
 //!   runner is connected to the moment the last finds nothing left. Beside the rate, the CPU
 //!   a step cost the runner processes (each counts its own while it runs) and the PostgreSQL
 //!   server (its processes, read from `/proc`): on a shared machine the rate moves with the
@@ -39,14 +41,30 @@ use std::time::{Duration, Instant};
 const CLAIM_JOBS: usize = 4_000;
 const TTL: u64 = 60_000;
 
-/// One runner's loop; its steps.
-fn run(store: &dyn JobStore, runner: &str) -> usize {
+/// One runner's loop with `slots` free slots (`job run --parallel`): each turn claims up to
+/// that many steps at once, as the runner does ([`JobStore::claim_up_to`]; one slot: one
+/// [`JobStore::claim`]), then moves each on; its steps.
+fn run(store: &dyn JobStore, runner: &str, slots: usize) -> usize {
     let mut n = 0;
-    while let Some(c) = store.claim(runner, None, TTL).expect("claim") {
-        let mut j = c.job;
-        advance(store, &c.lease, &mut j, JobState::Provisioning);
-        advance(store, &c.lease, &mut j, JobState::InterventionRequired);
-        n += 1;
+    loop {
+        let claims = if slots == 1 {
+            store
+                .claim(runner, None, TTL)
+                .expect("claim")
+                .into_iter()
+                .collect()
+        } else {
+            store.claim_up_to(runner, TTL, slots).expect("claims")
+        };
+        if claims.is_empty() {
+            break;
+        }
+        for c in claims {
+            let mut j = c.job;
+            advance(store, &c.lease, &mut j, JobState::Provisioning);
+            advance(store, &c.lease, &mut j, JobState::InterventionRequired);
+            n += 1;
+        }
     }
     n
 }
@@ -74,12 +92,13 @@ impl Kind {
     }
 }
 
-/// A runner process (this binary run as `RUNNER_ARG KIND AT NAME`): opens its store, says
-/// `ready`, waits for a line on stdin, runs [`run`], and prints its steps.
+/// A runner process (this binary run as `RUNNER_ARG KIND AT NAME SLOTS`): opens its store,
+/// says `ready`, waits for a line on stdin, runs [`run`], and prints its steps.
 fn runner_process(args: &[String]) {
-    let [kind, at, name] = args else {
-        panic!("usage: job_store_pg {RUNNER_ARG} postgres|sqlite URL|PATH NAME")
+    let [kind, at, name, slots] = args else {
+        panic!("usage: job_store_pg {RUNNER_ARG} postgres|sqlite URL|PATH NAME SLOTS")
     };
+    let slots: usize = slots.parse().expect("a number of slots");
     let kind = match kind.as_str() {
         "postgres" => Kind::Postgres,
         _ => Kind::Sqlite,
@@ -94,7 +113,7 @@ fn runner_process(args: &[String]) {
     let mut go = String::new();
     std::io::stdin().read_line(&mut go).expect("stdin");
     let cpu_before = cpu();
-    let n = run(&*store, name);
+    let n = run(&*store, name, slots);
     // Its CPU while it ran, not while it started (loading, connecting).
     writeln!(out, "{n} {}", (cpu() - cpu_before).as_nanos()).expect("stdout");
 }
@@ -102,9 +121,10 @@ fn runner_process(args: &[String]) {
 /// The argument that makes this binary a runner process.
 const RUNNER_ARG: &str = "--runner-process";
 
-/// Steps/s of `runners` runner processes on the store `kind` at `at`, from the moment all
-/// are connected to the moment the last has found nothing left, and the CPU a step cost.
-fn steps(runners: usize, kind: Kind, at: &str) -> Rate {
+/// Steps/s of `runners` runner processes of `slots` slots each on the store `kind` at `at`,
+/// from the moment all are connected to the moment the last has found nothing left, and the
+/// CPU a step cost.
+fn steps(runners: usize, slots: usize, kind: Kind, at: &str) -> Rate {
     {
         let s = kind.open(at);
         for i in 0..CLAIM_JOBS {
@@ -115,7 +135,13 @@ fn steps(runners: usize, kind: Kind, at: &str) -> Rate {
     let mut children: Vec<_> = (0..runners)
         .map(|r| {
             let mut child = Command::new(&exe)
-                .args([RUNNER_ARG, kind.name(), at, &format!("runner-{r}")])
+                .args([
+                    RUNNER_ARG,
+                    kind.name(),
+                    at,
+                    &format!("runner-{r}"),
+                    &slots.to_string(),
+                ])
                 .stdin(Stdio::piped())
                 .stdout(Stdio::piped())
                 .spawn()
@@ -283,15 +309,20 @@ fn main() {
     let list_jobs = if quick { 10_000 } else { 100_000 };
     pg_server::server().expect("PostgreSQL is needed for this bench (apt-get install postgresql)");
 
-    for runners in [1, 4] {
+    for (runners, slots) in [(1, 1), (4, 1), (4, 8)] {
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("jobs.db");
-        let sqlite = steps(runners, Kind::Sqlite, path.to_str().expect("a UTF-8 path"));
+        let sqlite = steps(
+            runners,
+            slots,
+            Kind::Sqlite,
+            path.to_str().expect("a UTF-8 path"),
+        );
         let url = pg_server::fresh_database().expect("PostgreSQL");
         PostgresStore::migrate(&PgUrl::parse(&url).expect("url")).expect("migrate");
-        let pg = steps(runners, Kind::Postgres, &url);
+        let pg = steps(runners, slots, Kind::Postgres, &url);
         println!(
-            "claims, {runners} runner process(es), {CLAIM_JOBS} jobs: PostgreSQL {:>5.0} steps/s \
+            "claims, {runners} runner process(es) of {slots} slot(s), {CLAIM_JOBS} jobs: PostgreSQL {:>5.0} steps/s \
              (CPU a step: runners {:.0} µs, server {:.0} µs), SQLite {:>5.0} steps/s (runners {:.0} µs)",
             pg.steps_per_s, pg.runners_us, pg.server_us, sqlite.steps_per_s, sqlite.runners_us,
         );

@@ -302,22 +302,32 @@ pub async fn run(
             since = store.work_seen();
             let ttl = opts.lease_ttl.as_millis() as u64;
             let (runner, only) = (opts.runner.clone(), opts.only.clone());
-            let claimed_now =
-                drive::off_loop(&store, move |s| s.claim(&runner, only.as_deref(), ttl)).await;
+            // Every free slot filled by one claim (one statement on PostgreSQL), not one
+            // claim a slot: a runner starting on a backlog, or freed of several steps at
+            // once, costs the store one round trip.
+            let free =
+                (parallel - running.len()).min(opts.max_steps.map_or(usize::MAX, |m| m - claimed));
+            let claimed_now = drive::off_loop(&store, move |s| match only {
+                Some(only) => Ok(s.claim(&runner, Some(&only), ttl)?.into_iter().collect()),
+                None => s.claim_up_to(&runner, ttl, free),
+            })
+            .await;
             match claimed_now {
-                Ok(Some(claim)) => {
+                Ok(claims) if !claims.is_empty() => {
                     backoff = Backoff::default();
-                    claimed += 1;
-                    let store = Arc::clone(&store);
-                    let opts = opts.clone();
-                    let changes = std::rc::Rc::clone(&changes);
-                    running.spawn_local(
-                        async move { drive::drive(store, claim, &opts, changes).await },
-                    );
+                    claimed += claims.len();
+                    for claim in claims {
+                        let store = Arc::clone(&store);
+                        let opts = opts.clone();
+                        let changes = std::rc::Rc::clone(&changes);
+                        running.spawn_local(async move {
+                            drive::drive(store, claim, &opts, changes).await
+                        });
+                    }
                     continue;
                 }
-                Ok(None) if running.is_empty() && !opts.wait => break,
-                Ok(None) => backoff = Backoff::default(),
+                Ok(_) if running.is_empty() && !opts.wait => break,
+                Ok(_) => backoff = Backoff::default(),
                 Err(e) if opts.wait => {
                     let retry_in = backoff.next();
                     (opts.on_note)(&Note::StoreUnreachable {

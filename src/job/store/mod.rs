@@ -160,6 +160,26 @@ pub trait JobStore: Send + Sync {
         ttl_ms: u64,
     ) -> Result<Option<Claim>, JobStoreError>;
 
+    /// Claims up to `max` steps for `runner` at once, the jobs waiting longest first, as
+    /// [`JobStore::claim`] claims one: a runner with several free slots fills them in one
+    /// call (on PostgreSQL one statement, one round trip). Empty when there is nothing to
+    /// claim. By default, [`JobStore::claim`] again and again.
+    fn claim_up_to(
+        &self,
+        runner: &str,
+        ttl_ms: u64,
+        max: usize,
+    ) -> Result<Vec<Claim>, JobStoreError> {
+        let mut claims = Vec::new();
+        while claims.len() < max {
+            match self.claim(runner, None, ttl_ms)? {
+                Some(c) => claims.push(c),
+                None => break,
+            }
+        }
+        Ok(claims)
+    }
+
     /// Extends `lease` to `ttl_ms` from the store's now; [`JobStoreError::Fenced`] when it was
     /// lost.
     fn heartbeat(&self, lease: &Lease, ttl_ms: u64) -> Result<Lease, JobStoreError>;

@@ -53,6 +53,7 @@ use crate::redact::Redacted;
 on_both_stores!(
     create_then_get_by_id_and_prefix_and_the_misses_say_why,
     claim_takes_the_job_waiting_longest_and_leaves_its_state,
+    claim_up_to_fills_free_slots_with_the_jobs_waiting_longest,
     an_expired_transient_job_is_reclaimed_and_the_old_lease_writes_nothing,
     a_runner_never_claims_back_a_job_its_own_lease_names_even_expired,
     a_lease_handed_back_mid_step_is_claimable_at_once_and_a_stale_one_is_refused,
@@ -248,6 +249,33 @@ fn claim_takes_the_job_waiting_longest_and_leaves_its_state(s: &dyn JobStore) {
         .unwrap()
         .unwrap();
     assert_eq!((again.lease.fence, again.reclaimed), (2, false));
+}
+
+fn claim_up_to_fills_free_slots_with_the_jobs_waiting_longest(s: &dyn JobStore) {
+    for (i, at_ms) in [500, 100, 400, 200, 300].into_iter().enumerate() {
+        add(s, &format!("job-{i}"), JobState::Pending, at_ms);
+    }
+    add(s, "job-resting", JobState::ApprovalRequired, 50);
+    let first = at(s, 1_000).claim_up_to("r1", TTL, 3).unwrap();
+    let ids: Vec<&str> = first.iter().map(|c| c.job.id.as_str()).collect();
+    assert_eq!(ids, ["job-1", "job-3", "job-4"], "oldest first");
+    for c in &first {
+        assert_eq!(c.lease.runner, "r1");
+        assert_eq!((c.lease.fence, c.lease.until_ms), (1, 1_000 + TTL));
+        assert!(!c.reclaimed);
+        assert_eq!(s.lease(&c.job.id).unwrap(), Some(c.lease.clone()));
+    }
+    // More slots than jobs: the rest, then nothing.
+    let rest = at(s, 1_001).claim_up_to("r2", TTL, 10).unwrap();
+    let ids: Vec<&str> = rest.iter().map(|c| c.job.id.as_str()).collect();
+    assert_eq!(ids, ["job-2", "job-0"]);
+    assert!(s.claim_up_to("r3", TTL, 4).unwrap().is_empty());
+    // Expired leases are claimable again (not by their own runner), as one claim would.
+    let again = at(s, 2_002 + TTL).claim_up_to("r1", TTL, 10).unwrap();
+    let ids: Vec<&str> = again.iter().map(|c| c.job.id.as_str()).collect();
+    assert_eq!(ids, ["job-2", "job-0"]);
+    assert!(again.iter().all(|c| c.lease.fence == 2));
+    assert!(s.claim_up_to("r1", TTL, 0).unwrap().is_empty());
 }
 
 fn an_expired_transient_job_is_reclaimed_and_the_old_lease_writes_nothing(s: &dyn JobStore) {

@@ -13,11 +13,34 @@ const JOBS: usize = 500;
 const RUNNERS: usize = 4;
 const CHILD_ENV: &str = "ONESHOT_TEST_STORE_CHILD";
 
-/// Claims and finishes steps until nothing is left: claim, PENDING → PROVISIONING, then
-/// PROVISIONING → INTERVENTION_REQUIRED (resting: releases). Returns (job, fence) per claim.
-fn run(store: &dyn JobStore, runner: &str) -> Vec<(String, u64)> {
+/// Claims and finishes steps until nothing is left: claim (up to `slots` at once, as a
+/// runner with that many free slots does), PENDING → PROVISIONING, then PROVISIONING →
+/// INTERVENTION_REQUIRED (resting: releases). Returns (job, fence) per claim.
+fn run(store: &dyn JobStore, runner: &str, slots: usize) -> Vec<(String, u64)> {
     let mut got = Vec::new();
-    while let Some(c) = store.claim(runner, None, 60_000).expect("claim") {
+    loop {
+        let claims = if slots == 1 {
+            store
+                .claim(runner, None, 60_000)
+                .expect("claim")
+                .into_iter()
+                .collect()
+        } else {
+            store.claim_up_to(runner, 60_000, slots).expect("claims")
+        };
+        if claims.is_empty() {
+            return got;
+        }
+        assert!(claims.len() <= slots, "{runner} took {}", claims.len());
+        for c in claims {
+            got.push(finish(store, runner, c));
+        }
+    }
+}
+
+/// Moves claimed PENDING job on to a resting state; its (job, fence).
+fn finish(store: &dyn JobStore, runner: &str, c: Claim) -> (String, u64) {
+    {
         assert!(!c.reclaimed, "{runner} reclaimed {}", c.lease.job);
         assert_eq!(
             c.job.state(),
@@ -27,9 +50,8 @@ fn run(store: &dyn JobStore, runner: &str) -> Vec<(String, u64)> {
         );
         let j = step(store, &c.lease, c.job, JobState::Provisioning, 1_001);
         step(store, &c.lease, j, JobState::InterventionRequired, 1_002);
-        got.push((c.lease.job, c.lease.fence));
+        (c.lease.job, c.lease.fence)
     }
-    got
 }
 
 /// Adds the [`JOBS`] jobs, all PENDING.
@@ -68,7 +90,8 @@ fn runner_threads_claim(s: &dyn JobStore, connect: &(dyn Fn() -> Box<dyn JobStor
                 let (store, start) = (connect(), &start);
                 scope.spawn(move || {
                     start.wait();
-                    run(&*store, &format!("runner-{i}"))
+                    // Runners of 1, 2, 3 and 4 free slots: single and batched claims at once.
+                    run(&*store, &format!("runner-{i}"), 1 + i % 4)
                 })
             })
             .collect();
@@ -167,7 +190,7 @@ fn runner_child() {
     };
     let (name, path) = arg.split_once('\t').unwrap();
     let store = SqliteStore::open(path).unwrap();
-    for (id, fence) in run(&store, name) {
+    for (id, fence) in run(&store, name, 3) {
         println!("claimed {id} {fence}");
     }
 }
