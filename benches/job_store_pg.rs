@@ -38,7 +38,7 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-const CLAIM_JOBS: usize = 4_000;
+const CLAIM_JOBS: usize = 10_000;
 const TTL: u64 = 60_000;
 
 /// One runner's loop with `slots` free slots (`job run --parallel`): each turn claims up to

@@ -87,7 +87,9 @@ impl Changes {
         while self.tx.receiver_count() > 0 {
             let store = Arc::clone(&self.store);
             let (woken, seen) = blocking(move || {
-                let woken = store.wait_for_change(since, LISTEN);
+                // Messages are audit entries: news, announced whether or not a dashboard
+                // watches (the steps' progress is not, and is not this relay's business).
+                let woken = store.wait_for_news(since, LISTEN);
                 // Taken before anyone reads: a change after it wakes the next wait.
                 (woken, store.change_seen())
             })

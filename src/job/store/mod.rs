@@ -379,6 +379,16 @@ pub trait JobStore: Send + Sync {
         work::CHANGE.wait(since, timeout)
     }
 
+    /// As [`JobStore::wait_for_change`], for a waiter that needs only what people and other
+    /// processes do to jobs — a job created, a verb, an audit entry (a message said to a
+    /// job), an artifact, a decision, a lease handed back — and not each step's progress (its
+    /// transitions, its session's records and journal): PostgreSQL announces those only while
+    /// some process waits in [`JobStore::wait_for_change`], which costs every runner's every
+    /// step a `NOTIFY`. It may still wake for progress. By default, `wait_for_change`.
+    fn wait_for_news(&self, since: u64, timeout: std::time::Duration) -> bool {
+        self.wait_for_change(since, timeout)
+    }
+
     /// Where the change signal stands now, for [`JobStore::wait_for_change`]. The first call
     /// starts listening, so take it before the first read that the waits are to follow.
     fn change_seen(&self) -> u64 {

@@ -23,6 +23,9 @@ pub(crate) mod schema;
 mod sessions;
 mod store;
 mod tokens;
+mod watchers;
+#[cfg(test)]
+pub(crate) use watchers::WATCHERS_SEEN;
 
 pub use schema::Migrated;
 
@@ -60,6 +63,14 @@ pub struct PostgresStore {
     changes: Mutex<Option<Client>>,
     /// What leases are judged by when not the database's clock (tests).
     clock: Option<Arc<dyn StoreClock>>,
+    /// This store's row in the `watchers` table ([`watchers`]), unique to it.
+    watcher: String,
+    /// When that row was last written, once it was.
+    watched: Mutex<Option<std::time::Instant>>,
+    /// When that row was written anew (first, or after it expired).
+    registered: Mutex<Option<std::time::Instant>>,
+    /// Whether some process waits for every change, and when that was read.
+    seen_watchers: Mutex<Option<(std::time::Instant, bool)>>,
 }
 
 impl std::fmt::Debug for PostgresStore {
@@ -97,6 +108,10 @@ impl PostgresStore {
             listener: Mutex::new(None),
             changes: Mutex::new(None),
             clock,
+            watcher: crate::job::runner::runner_id(),
+            watched: Mutex::new(None),
+            registered: Mutex::new(None),
+            seen_watchers: Mutex::new(None),
         };
         store.with(|c| {
             let found = schema::found(c.client()).map_err(|e| store.db(&e))?;
@@ -375,6 +390,15 @@ impl PostgresStore {
             .map(|_| ())
             .map_err(|e| self.db(&e))
     }
+
+    /// [`PostgresStore::changed`] for the writes made many times a step (a session's records,
+    /// its journal): sent only while some process waits for every change ([`watchers`]).
+    fn progressed(&self, tx: &mut Db<'_, Transaction<'_>>, id: &str) -> Result<(), JobStoreError> {
+        if !self.watched(tx)? {
+            return Ok(());
+        }
+        self.changed(tx, id)
+    }
 }
 
 #[cfg(test)]
@@ -402,6 +426,7 @@ impl Drop for PostgresStore {
     /// thread that runs another: dropped where the last handle went (a runner's task), they
     /// would panic. Off any runtime, then.
     fn drop(&mut self) {
+        self.unwatch();
         let client = self.client.get_mut().map(Option::take).unwrap_or(None);
         let listener = self.listener.get_mut().map(Option::take).unwrap_or(None);
         let changes = self.changes.get_mut().map(Option::take).unwrap_or(None);

@@ -19,7 +19,7 @@
 use postgres::{Client, GenericClient};
 
 /// The schema version this build writes and reads.
-pub(crate) const VERSION: i64 = 6;
+pub(crate) const VERSION: i64 = 7;
 
 /// An arbitrary key for the advisory lock migrations take, so that two `store migrate` at once
 /// apply each step once.
@@ -164,6 +164,13 @@ fn migrations() -> Vec<String> {
         // while its check, a query a transition, was a sixth of the server's work a step
         // (README, "PostgreSQL store").
         "ALTER TABLE transitions DROP CONSTRAINT IF EXISTS transitions_job_id_fkey;".to_string(),
+        // 7: who waits for every change (`super::watchers`): each step's writes announce
+        // themselves only while a row here has not expired.
+        "CREATE TABLE watchers (
+            id       text PRIMARY KEY,
+            until_ms bigint NOT NULL
+        );"
+        .to_string(),
     ]
 }
 

@@ -40,7 +40,7 @@ impl PostgresStore {
                 &[&lease.job, &first, &sessions, &data, &ends],
             )
             .map_err(|e| self.db(&e))?;
-            self.changed(tx, &lease.job)?;
+            self.progressed(tx, &lease.job)?;
             Ok(number(first + entries.len() as i64 - 1))
         })
     }
@@ -72,7 +72,7 @@ impl PostgresStore {
                 ],
             )
             .map_err(|e| self.db(&e))?;
-            self.changed(tx, &lease.job)
+            self.progressed(tx, &lease.job)
         })
     }
 

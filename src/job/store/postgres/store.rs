@@ -352,14 +352,17 @@ impl JobStore for PostgresStore {
         let notify = job.state() == JobState::Pending;
         let transition = transition.map(|t| rows::to_json(&job.id, t)).transpose()?;
         self.with(|c| {
+            let watched = self.watched(c)?;
             // One statement, so one round trip, committed by itself: the job's columns, and
             // its lease released when it comes to rest, in an update conditional on the
             // lease (no row, no current lease) that also takes the row's lock and bumps the
             // job's transition counter; the transition inserted under that number; and —
             // back to PENDING (a retry after a failure), work for any runner on any machine —
             // the wake-up, sent at the commit. The lock is held to the commit, so numbers are
-            // handed out in commit order with no gap ([`super::schema`]). The notification's
-            // subquery is correlated with the updated row: a refused write sends none.
+            // handed out in commit order with no gap ([`super::schema`]). The notifications'
+            // subqueries are correlated with the updated row: a refused write sends none; the
+            // dashboards' is sent only while one watches, as this store last read
+            // ([`super::watchers`]).
             let row = c
                 .query_opt(
                     "WITH j AS (
@@ -375,7 +378,7 @@ impl JobStore for PostgresStore {
                          SELECT id, last_seq, $12 FROM j WHERE $12::text IS NOT NULL)
                      SELECT (SELECT count(*) FROM pg_notify($14, '')
                              WHERE $13 AND j.id IS NOT NULL),
-                         (SELECT count(*) FROM pg_notify($15, j.id))
+                         (SELECT count(*) FROM pg_notify($15, j.id) WHERE $16)
                      FROM j",
                     &[
                         &lease.job,
@@ -393,6 +396,7 @@ impl JobStore for PostgresStore {
                         &notify,
                         &WORK_CHANNEL,
                         &CHANGE_CHANNEL,
+                        &watched,
                     ],
                 )
                 .map_err(|e| self.db(&e))?;
@@ -618,6 +622,25 @@ impl JobStore for PostgresStore {
     }
 
     fn wait_for_change(&self, since: u64, timeout: std::time::Duration) -> bool {
+        // Registered as a watcher first, so that every step's writes announce themselves;
+        // renewed between waits of at most WATCH_RENEW.
+        match self.watch() {
+            Ok(true) => return true,
+            Ok(false) => {}
+            Err(e) => tracing::warn!(error = %e, "cannot register to hear every change"),
+        }
+        // Writers learn of a new watcher within a second: until they all have, a wait ends
+        // then and says to look again, for what they did not announce.
+        if let Some(left) = self.fresh_watch()
+            && left <= timeout
+        {
+            self.wait_change(since, left);
+            return true;
+        }
+        self.wait_change(since, timeout.min(super::watchers::WATCH_RENEW))
+    }
+
+    fn wait_for_news(&self, since: u64, timeout: std::time::Duration) -> bool {
         self.wait_change(since, timeout)
     }
 

@@ -72,7 +72,7 @@ fn a_version_1_store_is_refused_then_migrated_keeping_its_jobs() {
         c.batch_execute(
             "DROP TABLE session_entries; DROP TABLE journals;
              DROP TABLE web_sessions; DROP TABLE login_codes; DROP TABLE tokens;
-             DROP TABLE notifications;
+             DROP TABLE notifications; DROP TABLE watchers;
              DELETE FROM oneshot_schema WHERE version > 1;",
         )
         .unwrap();
@@ -660,4 +660,98 @@ fn a_one_statement_write_wakes_runners_only_when_it_makes_work_and_only_when_it_
     assert_eq!(next_note(&mut listener).as_deref(), Some(""), "a release");
     let [transitions, ..] = numbers(&mut other, "job-1");
     assert_eq!(transitions, [1, 2]);
+}
+
+/// Each step's progress (a transition) announces itself on the change channel only while some
+/// process waits for every change (`wait_for_change` registers it in `watchers`); news (an
+/// audit entry: a message said to a job) always does, so a runner's relay, which waits for
+/// news alone, registers nothing. A watcher that goes away takes its row with it.
+#[test]
+fn progress_is_announced_only_while_someone_watches_and_news_always() {
+    use crate::job::store::postgres::{CHANGE_CHANNEL, WATCHERS_SEEN};
+    use ::postgres::fallible_iterator::FallibleIterator;
+    use std::time::{Duration, Instant};
+    let Some((url, runner)) = postgres() else {
+        return;
+    };
+    let mut ear = url.config.connect(::postgres::NoTls).unwrap();
+    ear.batch_execute(&format!("LISTEN {CHANGE_CHANNEL}"))
+        .unwrap();
+    let heard = |ear: &mut ::postgres::Client| -> Vec<String> {
+        let mut notes = ear.notifications();
+        let mut got = Vec::new();
+        // What was committed has been sent: a short wait takes it all.
+        let mut it = notes.timeout_iter(Duration::from_millis(300));
+        while let Ok(Some(n)) = it.next() {
+            got.push(n.payload().to_string());
+        }
+        got
+    };
+    let j = add(&runner, "job-1", JobState::Pending, 100);
+    let lease = at(&runner, 1_000)
+        .claim("r1", None, TTL)
+        .unwrap()
+        .unwrap()
+        .lease;
+    heard(&mut ear);
+
+    // Nobody watches: a step's move is silent, a message said to the job is not.
+    let j = step(&runner, &lease, j, JobState::Provisioning, 1_001);
+    assert_eq!(heard(&mut ear), Vec::<String>::new());
+    runner
+        .record(&sealed(&entry("job-1", "message", 1_002)))
+        .unwrap();
+    assert_eq!(heard(&mut ear), ["job-1"]);
+    // The relay's wait for news registers nothing.
+    let relay = PostgresStore::connect(&url).unwrap();
+    relay.change_seen();
+    relay.wait_for_news(0, Duration::from_millis(10));
+    let j = step(&runner, &lease, j, JobState::Executing, 1_003);
+    assert_eq!(heard(&mut ear), Vec::<String>::new());
+
+    // A dashboard waits for every change: its first wait returns at once (it registered,
+    // and must look); writers learn of it within WATCHERS_SEEN, so its waits until then end
+    // by then, saying to look again, changed or not.
+    let board = PostgresStore::connect(&url).unwrap();
+    board.change_seen();
+    let since = Instant::now();
+    assert!(board.wait_for_change(0, Duration::from_secs(30)));
+    assert!(board.wait_for_change(0, Duration::from_secs(30)));
+    let waited = since.elapsed();
+    assert!(
+        waited < WATCHERS_SEEN * 2 + Duration::from_secs(1),
+        "the fresh watcher waited {waited:?}"
+    );
+    heard(&mut ear);
+    // From then on every move is announced, and wakes it.
+    std::thread::sleep(WATCHERS_SEEN);
+    std::thread::scope(|s| {
+        let woken = s.spawn(|| {
+            let t = Instant::now();
+            (
+                board.wait_for_change(0, Duration::from_secs(10)),
+                t.elapsed(),
+            )
+        });
+        std::thread::sleep(Duration::from_millis(200));
+        step(&runner, &lease, j.clone(), JobState::Harvesting, 1_004);
+        let (woken, took) = woken.join().unwrap();
+        assert!(
+            woken && took < Duration::from_secs(5),
+            "woken {woken} after {took:?}"
+        );
+        assert_eq!(heard(&mut ear), ["job-1"]);
+    });
+    // Gone: its row with it, and the steps are silent again.
+    drop(board);
+    let mut c = url.config.connect(::postgres::NoTls).unwrap();
+    let rows: i64 = c
+        .query_one("SELECT count(*) FROM watchers", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(rows, 0);
+    std::thread::sleep(WATCHERS_SEEN);
+    let j = runner.get("job-1").unwrap();
+    step(&runner, &lease, j, JobState::ApprovalRequired, 1_005);
+    assert_eq!(heard(&mut ear), Vec::<String>::new());
 }

@@ -154,6 +154,9 @@ fn a_shipped_record_wakes_whoever_waits_for_a_change(s: &dyn JobStore) {
         .unwrap();
     // Each store hears its own writes only (another test's store does not wake it); still,
     // one of several tries must be woken by this write, soon.
+    // The first wait registers the waiter (on PostgreSQL its row in `watchers`, after which
+    // each step's writes are announced) and may return at once: the caller looks again.
+    s.wait_for_change(s.change_seen(), std::time::Duration::ZERO);
     let heard = (0..5).any(|n| {
         let since = s.change_seen();
         std::thread::scope(|scope| {
