@@ -3,7 +3,7 @@
 //! moment for the oneshot that drives the session to hand it on, and says how it went.
 
 use anyhow::{Context, Result};
-use oneshot::session::{MessageStatus, Said};
+use oneshot::session::{MessageStatus, Said, short_id as short};
 use oneshot::store::{SessionDir, Store};
 use std::io::Read;
 use std::path::PathBuf;
@@ -134,9 +134,4 @@ pub(super) fn told(to: &str, log: &str, m: &Said) -> String {
         }
         MessageStatus::Received => format!("said to {to} (message {which})"),
     }
-}
-
-/// The first 8 characters of an id.
-pub(super) fn short(id: &str) -> &str {
-    id.get(..8).unwrap_or(id)
 }

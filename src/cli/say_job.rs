@@ -3,10 +3,11 @@
 //! ([`oneshot::job::say`]); this says where it went and, when a runner holds the job, waits a
 //! moment for the journal its session ships back to say how the worker was given it.
 
-use super::say::{SayArgs, short, told};
+use super::say::{SayArgs, told};
 use anyhow::{Context, Result};
 use oneshot::job::store::{JobStore, StoreLocation};
 use oneshot::job::{JobSaid, JobState};
+use oneshot::session::short_id as short;
 use oneshot::session::{MessageStatus, Said};
 use std::path::Path;
 use std::time::{Duration, Instant};

@@ -7,6 +7,7 @@ use super::App;
 use super::boundary::{Signed, refuse};
 use super::views::{esc, page};
 use crate::job::store::JobStoreError;
+use crate::session::short_id as short;
 use axum::Json;
 use axum::http::StatusCode;
 use axum::response::{Html, IntoResponse, Response};
@@ -149,9 +150,4 @@ pub(super) async fn job(
         &words,
         &format!("/jobs/{}", said.job),
     )
-}
-
-/// The first 8 characters of an id.
-fn short(id: &str) -> &str {
-    id.get(..8).unwrap_or(id)
 }

@@ -52,7 +52,7 @@ pub use outcome::Outcome;
 pub use overrides::{LimitOverrides, Override};
 pub use phase::{AuditRun, ExitStatus, Failed, Next, Pause, Phase, Run};
 pub use reason::Reason;
-pub use said::{MessageStatus, Said};
+pub use said::{MessageStatus, Said, short_id};
 pub use settings::SessionSettings;
 pub use value::{NewSession, Session};
 

@@ -88,6 +88,12 @@ pub struct Said {
     pub taken_iteration: Option<u32>,
 }
 
+/// A message id as people read it: its first 8 characters (a UUID's first group), as the
+/// CLI, the dashboard and the log lines all show it.
+pub fn short_id(id: &str) -> &str {
+    id.get(..8).unwrap_or(id)
+}
+
 impl Step<'_> {
     /// A message arrived for the session: kept (once, by id), recorded, and handed to the
     /// running worker when one runs.
@@ -221,7 +227,7 @@ impl Step<'_> {
             .messages
             .iter()
             .filter(|m| m.status.waits_for_prompt())
-            .map(|m| format!("{} from {}", m.id.get(..8).unwrap_or(&m.id), m.actor))
+            .map(|m| format!("{} from {}", short_id(&m.id), m.actor))
             .collect();
         if unheard.is_empty() {
             return;

@@ -339,7 +339,7 @@ pub enum TurnEvent {
 /// where the message went.
 pub fn message_line(m: &MessageRecord) -> String {
     use crate::session::MessageStatus as S;
-    let id = m.id.get(..8).unwrap_or(&m.id);
+    let id = super::short_id(&m.id);
     let now = if m.now { " (now)" } else { "" };
     match m.status {
         S::Received => format!("message {id} from {}{now}: {}", m.actor, m.text),
