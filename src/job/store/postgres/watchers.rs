@@ -1,4 +1,4 @@
-//! Who waits for every change: a row per process that does (a dashboard, `job say --wait`),
+//! Who waits for every change: a row per process that does (a dashboard, `oneshot say` waiting),
 //! dated by the database's clock, so that the writes made many times a step — a transition,
 //! a session's records, its journal — announce themselves (`NOTIFY` on the change channel)
 //! only while someone listens for them.

@@ -38,20 +38,18 @@ fn run(store: &dyn JobStore, runner: &str, slots: usize) -> Vec<(String, u64)> {
     }
 }
 
-/// Moves claimed PENDING job on to a resting state; its (job, fence).
+/// Moves a claimed PENDING job on to a resting state; its (job, fence).
 fn finish(store: &dyn JobStore, runner: &str, c: Claim) -> (String, u64) {
-    {
-        assert!(!c.reclaimed, "{runner} reclaimed {}", c.lease.job);
-        assert_eq!(
-            c.job.state(),
-            JobState::Pending,
-            "{runner} got {}",
-            c.lease.job
-        );
-        let j = step(store, &c.lease, c.job, JobState::Provisioning, 1_001);
-        step(store, &c.lease, j, JobState::InterventionRequired, 1_002);
-        (c.lease.job, c.lease.fence)
-    }
+    assert!(!c.reclaimed, "{runner} reclaimed {}", c.lease.job);
+    assert_eq!(
+        c.job.state(),
+        JobState::Pending,
+        "{runner} got {}",
+        c.lease.job
+    );
+    let j = step(store, &c.lease, c.job, JobState::Provisioning, 1_001);
+    step(store, &c.lease, j, JobState::InterventionRequired, 1_002);
+    (c.lease.job, c.lease.fence)
 }
 
 /// Adds the [`JOBS`] jobs, all PENDING.
