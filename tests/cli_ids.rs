@@ -137,6 +137,7 @@ fn completion_offers_session_ids_newest_first() {
         &["resume"],
         &["stop"],
         &["policy", "replay"],
+        &["say"],
     ] {
         let mut line = vec!["oneshot"];
         line.extend_from_slice(cmd);
@@ -198,6 +199,10 @@ fn completion_offers_job_ids_newest_first() {
         let ids: Vec<&String> = offered.iter().filter(|c| !c.starts_with('-')).collect();
         assert_eq!(ids, [&second, &first], "{verb}: {offered:?}");
     }
+    // `say` takes a session's id or a job's: with no session here, the jobs'.
+    let offered = bash_complete(dir, &via_env, &["oneshot", "say", ""]);
+    let ids: Vec<&String> = offered.iter().filter(|c| !c.starts_with('-')).collect();
+    assert_eq!(ids, [&second, &first], "say: {offered:?}");
     // Zsh, fish and PowerShell get each id's state and title (the protocol their scripts use).
     let out = Command::new(env!("CARGO_BIN_EXE_oneshot"))
         .env("ONESHOT_COMPLETE", "fish")

@@ -238,7 +238,7 @@ pub enum Command {
     Say {
         /// Session id or unique prefix; else a job id (`job-1a2b3c4d`) or unique prefix, in
         /// the job store (--store).
-        #[arg(add = ArgValueCandidates::new(super::complete::sessions))]
+        #[arg(add = ArgValueCandidates::new(super::complete::sessions_and_jobs))]
         id: String,
         /// The message (`-`: read it from stdin).
         #[arg(value_name = "MESSAGE", conflicts_with = "file")]

@@ -89,6 +89,18 @@ pub fn sessions() -> Vec<CompletionCandidate> {
         .collect()
 }
 
+/// What `say` takes: the sessions' ids (newest first), then the jobs' (newest first) — a
+/// message goes to either.
+pub fn sessions_and_jobs() -> Vec<CompletionCandidate> {
+    let sessions = sessions();
+    let after = sessions.len();
+    let jobs = jobs()
+        .into_iter()
+        .enumerate()
+        .map(|(i, c)| c.display_order(Some(after + i)));
+    sessions.into_iter().chain(jobs).collect()
+}
+
 /// The jobs' ids, newest first, each with its state and title, from the store the line's
 /// `--store` (or the config, or ONESHOT_STORE) names, as the command itself would open it.
 pub fn jobs() -> Vec<CompletionCandidate> {
