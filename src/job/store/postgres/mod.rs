@@ -15,6 +15,7 @@
 //! inside another). A connection that broke (PostgreSQL restarted) is made again at the next
 //! call.
 
+mod claims;
 mod db;
 mod notices;
 mod notify;
