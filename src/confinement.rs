@@ -27,9 +27,16 @@ const HOME_WRITABLE: &[&str] = &[
 
 /// The confinement of an agent working in `workdir`, kept away from `hidden` (the session
 /// store, the trust store: what the caller knows of) besides the sealing key and oneshot's own
-/// user directories. The config directories of the CLIs in `kinds` are made when missing, so
-/// that a first run can write there.
-pub fn for_agents(workdir: &Path, hidden: &[PathBuf], kinds: &[AgentKind]) -> Confinement {
+/// user directories. With `namespaces` the hidden paths are masked in the agent's own mount
+/// namespace and the whole home directory is writable; without, Landlock alone hides them and
+/// only the CLIs' own directories under it are (made when missing, so that a first run can
+/// write there).
+pub fn for_agents(
+    workdir: &Path,
+    hidden: &[PathBuf],
+    kinds: &[AgentKind],
+    namespaces: bool,
+) -> Confinement {
     let var = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
     let mut hidden = hidden.to_vec();
     hidden.extend(crate::store::default_key_path(var));
@@ -59,7 +66,12 @@ pub fn for_agents(workdir: &Path, hidden: &[PathBuf], kinds: &[AgentKind]) -> Co
     writable.push(std::env::temp_dir());
     writable.extend(["/tmp", "/var/tmp", "/dev"].map(PathBuf::from));
     if let Some(home) = &home {
-        writable.extend(HOME_WRITABLE.iter().map(|d| home.join(d)));
+        if namespaces {
+            // Its new entries too (`~/go`, `~/.gitconfig`): what is ours there is masked.
+            writable.push(home.clone());
+        } else {
+            writable.extend(HOME_WRITABLE.iter().map(|d| home.join(d)));
+        }
     }
     for kind in kinds {
         for dir in own_dirs(*kind, home.as_deref(), &var) {
@@ -73,6 +85,7 @@ pub fn for_agents(workdir: &Path, hidden: &[PathBuf], kinds: &[AgentKind]) -> Co
         hidden,
         writable,
         workdir: Some(workdir.to_path_buf()),
+        namespaces,
     }
 }
 
@@ -85,14 +98,38 @@ pub(crate) fn left_reachable(dir: &Path, workdir: &Path) -> bool {
     real(dir).starts_with(real(workdir))
 }
 
-/// How agents are confined when the user wants it `on` and the machine offers `machine`
-/// ([`crate::executor::confine::available`]), and the one warning to give: agents that run
-/// unconfined though the user did not turn the sandbox off.
-pub fn decide(on: bool, machine: Sandbox) -> (Sandbox, Option<String>) {
+/// How agents are confined when the user wants it `on`, the machine offers Landlock as
+/// `machine` ([`crate::executor::confine::available`]) and namespaces as `namespaces`
+/// ([`crate::sandbox::namespace::available`]), and the one warning to give: agents that run
+/// with less than namespaces though the user did not turn the sandbox off.
+pub fn decide(
+    on: bool,
+    machine: Sandbox,
+    namespaces: Result<(), String>,
+) -> (Sandbox, Option<String>) {
     if !on {
         return (Sandbox::Off, None);
     }
+    let landlock = match &machine {
+        Sandbox::Landlock { abi } => Some(*abi),
+        _ => None,
+    };
+    let refused = match namespaces {
+        Ok(()) => return (Sandbox::Namespaces { landlock }, None),
+        Err(why) => why,
+    };
     match machine {
+        Sandbox::Landlock { .. } => {
+            let warning = format!(
+                "sandbox: namespaces unavailable ({refused}); the agents are confined by \
+                 Landlock alone, so they cannot make new entries in $HOME (~/go, ~/.gitconfig, \
+                 ~/.cache/…) and their network is not confined to the policy's allowlist. To \
+                 allow unprivileged user namespaces: `sysctl kernel.unprivileged_userns_clone=1` \
+                 (Debian), `sysctl kernel.apparmor_restrict_unprivileged_userns=0` (Ubuntu 24.04 \
+                 and later), or a user.max_user_namespaces above 0"
+            );
+            (machine, Some(warning))
+        }
         Sandbox::Unavailable { .. } => {
             let warning = format!(
                 "sandbox {machine}; a kernel with Landlock (5.13+) confines them (--sandbox off \
@@ -146,20 +183,36 @@ mod tests {
     use super::*;
 
     #[test]
+    fn namespaces_win_and_their_refusal_says_what_is_lost() {
+        let landlock = Sandbox::Landlock { abi: 7 };
+        assert_eq!(
+            decide(true, landlock.clone(), Ok(())),
+            (Sandbox::Namespaces { landlock: Some(7) }, None)
+        );
+        let (s, warning) = decide(true, landlock.clone(), Err("EPERM".into()));
+        assert_eq!(s, landlock);
+        let warning = warning.unwrap();
+        assert!(warning.contains("EPERM") && warning.contains("$HOME"), "{warning}");
+        assert_eq!(decide(false, landlock, Ok(())), (Sandbox::Off, None));
+    }
+
+    #[test]
     fn a_kernel_without_landlock_gives_one_warning_and_off_gives_none() {
         let none = Sandbox::Unavailable {
             why: "this kernel has no Landlock".into(),
         };
-        let (s, warning) = decide(true, none.clone());
+        let refused = || Err("refused".to_string());
+        let (s, warning) = decide(true, none.clone(), refused());
         assert_eq!(s, none);
         let warning = warning.expect("a warning");
         assert!(warning.contains("agents run unconfined"), "{warning}");
         assert!(warning.contains("this kernel has no Landlock"), "{warning}");
         assert!(warning.contains("--sandbox off"), "{warning}");
-        assert_eq!(decide(false, none), (Sandbox::Off, None));
-        let landlock = Sandbox::Landlock { abi: 7 };
-        assert_eq!(decide(true, landlock.clone()), (landlock.clone(), None));
-        assert_eq!(decide(false, landlock), (Sandbox::Off, None));
+        assert_eq!(decide(false, none.clone(), refused()), (Sandbox::Off, None));
+        assert_eq!(
+            decide(true, none, Ok(())),
+            (Sandbox::Namespaces { landlock: None }, None)
+        );
     }
 
     #[test]

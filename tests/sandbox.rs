@@ -1,7 +1,9 @@
-//! Agents are confined (Landlock) away from oneshot's own files: a worker that tries to read
-//! the sealing key, write its own state file or another session's, or look into the trust
-//! store gets EACCES ("Permission denied"), while its workdir and temp dir stay writable. With
-//! `--sandbox off` the same worker reads the key — what the confinement is there to stop.
+//! Agents are confined away from oneshot's own files: a worker that tries to read the sealing
+//! key, write its own state file or another session's, or look into the trust store finds them
+//! masked (namespaces: an empty, read-only directory) or gets EACCES (Landlock alone, where
+//! namespaces are refused), while its workdir, temp dir and — with namespaces — its whole home
+//! directory stay writable. With `--sandbox off` the same worker reads the key — what the
+//! confinement is there to stop.
 
 mod common;
 use common::*;
@@ -17,12 +19,12 @@ probe() {
 }
 own="$ONESHOT_STATE_DIR/sessions/$ONESHOT_SESSION_ID/oneshot.json"
 {
-  probe key cat "$ONESHOT_KEY_FILE"
+  probe key grep -c . "$ONESHOT_KEY_FILE"
   probe own_read cat "$own"
   probe own_write sh -c 'echo x >> "$0"' "$own"
   probe other_write sh -c 'echo x >> "$0"' "$OTHER"
   probe sessions ls "$ONESHOT_STATE_DIR/sessions"
-  probe trust ls "$XDG_CONFIG_HOME/oneshot"
+  probe trust sh -c 'cat "$0"/*' "$XDG_CONFIG_HOME/oneshot"
   probe workdir sh -c 'echo made > made.txt'
   probe tmp sh -c 'echo made > "$TMPDIR/made.txt"'
 } > probe.txt
@@ -51,6 +53,16 @@ impl Probe {
 
     /// Runs a session of the probing worker with `extra` flags; returns its id and output.
     fn run(&self, other: &Path, extra: &[&str]) -> (String, std::process::Output) {
+        self.run_env(other, extra, &[])
+    }
+
+    /// [`Probe::run`] with extra environment variables for oneshot.
+    fn run_env(
+        &self,
+        other: &Path,
+        extra: &[&str],
+        env: &[(&str, &str)],
+    ) -> (String, std::process::Output) {
         let before = self.w.session_ids();
         let worker = self.w.script("probe.sh", PROBE);
         let auditor = self.w.script("audit.sh", AUDIT_DONE);
@@ -58,6 +70,7 @@ impl Probe {
             .cmd()
             .env("TMPDIR", self.w.tmp.path().join("tmp"))
             .env("OTHER", other)
+            .envs(env.iter().copied())
             .args(["--worker-cmd", &worker, "--auditor-cmd", &auditor])
             .args(extra)
             .arg("probe the sandbox")
@@ -91,8 +104,10 @@ fn line<'a>(probe: &'a str, name: &str) -> &'a str {
         .unwrap_or_else(|| panic!("no {name} in {probe}"))
 }
 
-#[test]
-fn a_confined_agent_cannot_reach_the_key_the_state_or_other_sessions() {
+/// The probe run confined, with namespaces or (`fallback`) Landlock alone: every reach for
+/// oneshot's files fails, the workdir and temp dir stay writable, and status and show say which
+/// sandbox ran.
+fn confined_probe(fallback: bool) {
     let p = Probe::new();
     // Another session, unconfined: its state file is there to be reached for.
     let (first, out) = p.run(Path::new("/nonexistent"), &["--sandbox", "off"]);
@@ -100,12 +115,31 @@ fn a_confined_agent_cannot_reach_the_key_the_state_or_other_sessions() {
     let other = p.w.session_dir(&first).join("oneshot.json");
     let other_before = std::fs::read(&other).unwrap();
     let key_before = std::fs::read(&p.key).unwrap();
-
-    let (id, out) = p.run(&other, &[]);
+    let refuse = if fallback { "1" } else { "" };
+    let (id, out) = p.run_env(&other, &[], &[("ONESHOT_SANDBOX_REFUSE_NAMESPACES", refuse)]);
     assert_eq!(code(&out), 0, "{}", text(&out));
     let session = p.w.session(&id);
-    match session.sandbox {
-        Some(oneshot::session::Sandbox::Landlock { .. }) => {}
+    let (denied, said): (&[&str], &str) = match session.sandbox {
+        Some(oneshot::session::Sandbox::Namespaces { .. }) => {
+            assert!(!fallback, "namespaces ran though refused");
+            (&[], "sandbox   namespaces")
+        }
+        Some(oneshot::session::Sandbox::Landlock { .. }) => {
+            assert!(
+                fallback || std::env::var_os("CI").is_none(),
+                "CI runs where user namespaces are allowed: {}",
+                text(&out)
+            );
+            // The one warning names what the fallback loses and how to allow namespaces.
+            let said = text(&out);
+            assert!(said.contains("namespaces unavailable"), "{said}");
+            assert!(said.contains("new entries in $HOME"), "{said}");
+            // The trust store's directory unreadable: its glob matches nothing.
+            (
+                &["Permission denied", "No such file"],
+                "sandbox   landlock (ABI ",
+            )
+        }
         Some(oneshot::session::Sandbox::Unavailable { why }) => {
             // The one warning, and nothing to check beyond it on this kernel.
             assert!(
@@ -120,7 +154,7 @@ fn a_confined_agent_cannot_reach_the_key_the_state_or_other_sessions() {
             return;
         }
         other => panic!("sandbox {other:?}"),
-    }
+    };
     let probe = p.probe();
     for name in [
         "key",
@@ -130,9 +164,11 @@ fn a_confined_agent_cannot_reach_the_key_the_state_or_other_sessions() {
         "sessions",
         "trust",
     ] {
+        let got = line(&probe, name);
+        // Masked: an empty file or directory (the key reads as nothing), or EACCES.
         assert!(
-            line(&probe, name).contains("Permission denied"),
-            "{name} must be denied (EACCES):\n{probe}"
+            got != "ok" && (denied.is_empty() || denied.iter().any(|d| got.contains(d))),
+            "{name} must be refused ({denied:?}):\n{probe}"
         );
     }
     assert_eq!(line(&probe, "workdir"), "ok", "{probe}");
@@ -142,9 +178,84 @@ fn a_confined_agent_cannot_reach_the_key_the_state_or_other_sessions() {
     assert_eq!(std::fs::read(&other).unwrap(), other_before);
     assert_eq!(session.state().as_str(), "COMPLETED");
     let status = p.status(&id);
-    assert!(status.contains("sandbox   landlock (ABI "), "{status}");
+    assert!(status.contains(said), "{status}");
     let show = text(&p.cmd().args(["show", &id]).output().unwrap());
-    assert!(show.contains("sandbox  landlock (ABI "), "{show}");
+    assert!(show.contains(&said.replace("sandbox   ", "sandbox  ")), "{show}");
+}
+
+#[test]
+fn a_confined_agent_cannot_reach_the_key_the_state_or_other_sessions() {
+    confined_probe(false);
+}
+
+#[test]
+fn where_namespaces_are_refused_landlock_alone_still_hides_them() {
+    confined_probe(true);
+}
+
+/// What a real agent's work needs of a fresh home directory, tried by a worker with the default
+/// state directory under it: each line `NAME: ok` or the error.
+const HOME_WORK: &str = r#"
+cat > /dev/null
+probe() {
+  name=$1; shift
+  if err=$("$@" 2>&1 >/dev/null); then echo "$name: ok"; else echo "$name: $err"; fi
+}
+{
+  probe go mkdir -p "$HOME/go/pkg"
+  probe pip_user mkdir -p "$HOME/.local/lib/x"
+  probe gitconfig git config --global user.name agent
+  probe npm mkdir -p "$HOME/.npm/x"
+  probe cache mkdir -p "$HOME/.cache/new/x"
+  probe ls_home ls "$HOME"
+  probe state ls "$HOME/.local/state/oneshot/projects"
+  probe tmp_dir mkdir "/tmp/oneshot-home-probe-$$"
+} > probe.txt
+rmdir "/tmp/oneshot-home-probe-$$" 2>/dev/null
+echo done
+"#;
+
+#[test]
+fn a_fresh_home_is_the_agents_to_use_and_oneshots_state_in_it_is_not() {
+    if oneshot::sandbox::available().is_err() {
+        assert!(std::env::var_os("CI").is_none(), "CI allows user namespaces");
+        eprintln!("skipped: no user namespaces here");
+        return;
+    }
+    let p = Probe::new();
+    let home = p.w.tmp.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let worker = p.w.script("home.sh", HOME_WORK);
+    let auditor = p.w.script("audit.sh", AUDIT_DONE);
+    // A new user: a home with nothing in it, oneshot's directories where they go by default.
+    let out = p
+        .cmd()
+        .env_remove("ONESHOT_STATE_DIR")
+        .env_remove("XDG_CONFIG_HOME")
+        .env("HOME", &home)
+        .args(["--worker-cmd", &worker, "--auditor-cmd", &auditor])
+        .arg("use the home directory")
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let probe = p.probe();
+    for name in ["go", "pip_user", "gitconfig", "npm", "cache", "ls_home", "tmp_dir"] {
+        assert_eq!(line(&probe, name), "ok", "{name}:\n{probe}");
+    }
+    assert!(home.join("go/pkg").is_dir());
+    assert!(
+        std::fs::read_to_string(home.join(".gitconfig"))
+            .unwrap()
+            .contains("agent")
+    );
+    // The default state directory is under the home, and masked.
+    assert!(
+        home.join(".local/state/oneshot/projects").is_dir(),
+        "{:?}",
+        walk(&home)
+    );
+    assert!(line(&probe, "state").contains("No such file"), "{probe}");
+    assert!(!text(&out).contains("namespaces unavailable"), "{}", text(&out));
 }
 
 #[test]
@@ -176,7 +287,10 @@ fn a_state_dir_inside_the_workdir_is_named_and_the_workdir_stays_whole() {
     // anything at the workdir's top (Landlock cannot take a right back below a grant), so the
     // workdir wins and the user is told.
     let state = p.w.work().join(".oneshot");
-    let worker = p.w.script("w.sh", "cat > /dev/null; echo made > new.txt");
+    let worker = p.w.script(
+        "w.sh",
+        "cat > /dev/null; echo made > new.txt; ls .oneshot/sessions > ../seen.txt 2>&1; true",
+    );
     let auditor = p.w.script("audit.sh", AUDIT_DONE);
     let out = p
         .cmd()
@@ -190,12 +304,29 @@ fn a_state_dir_inside_the_workdir_is_named_and_the_workdir_stays_whole() {
         std::fs::read_to_string(p.w.work().join("new.txt")).unwrap(),
         "made\n"
     );
-    if matches!(
+    let said = text(&out);
+    if oneshot::sandbox::available().is_ok() {
+        // Masked in the agent's mount namespace: nothing to warn of, nothing to see.
+        assert!(!said.contains("lies inside the workdir"), "{said}");
+        let seen = std::fs::read_to_string(p.w.tmp.path().join("seen.txt")).unwrap();
+        assert!(seen.contains("No such file"), "{seen}");
+    } else if matches!(
         oneshot::executor::confine::available(),
         oneshot::session::Sandbox::Landlock { .. }
     ) {
-        let said = text(&out);
         assert!(said.contains("lies inside the workdir"), "{said}");
         assert!(said.contains("keep it outside"), "{said}");
     }
+}
+
+/// Every path under `dir`, for a failure's message.
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        out.push(e.path());
+        if e.path().is_dir() && !e.path().is_symlink() {
+            out.extend(walk(&e.path()));
+        }
+    }
+    out
 }

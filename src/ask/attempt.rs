@@ -88,6 +88,7 @@ impl Run<'_> {
             env,
             stdin,
             confine: self.confine.cloned(),
+            gateway: None,
         };
         Ok((invocation, tap))
     }

@@ -182,8 +182,14 @@ pub async fn ask(req: &Ask) -> Result<Answer, AskError> {
     let mut feedback: Option<String> = None;
     let mut last = String::new();
     let mut denied = Vec::new();
-    let confine = match crate::executor::confine::available() {
-        Sandbox::Landlock { .. } if req.sandbox => {
+    let (sandbox, _) = crate::confinement::decide(
+        req.sandbox,
+        crate::executor::confine::available(),
+        crate::sandbox::available(),
+    );
+    let confine = match sandbox {
+        Sandbox::Landlock { .. } | Sandbox::Namespaces { .. } => {
+            let namespaces = matches!(sandbox, Sandbox::Namespaces { .. });
             let mut hidden = req.hidden.clone();
             if let Ok(trust) = crate::policy::TrustStore::from_env() {
                 hidden.push(trust.path().to_path_buf());
@@ -192,7 +198,9 @@ pub async fn ask(req: &Ask) -> Result<Answer, AskError> {
                 Target::Agent(a) => vec![a.kind],
                 Target::Command(_) => Vec::new(),
             };
-            Some(crate::confinement::for_agents(&req.dir, &hidden, &kinds))
+            Some(crate::confinement::for_agents(
+                &req.dir, &hidden, &kinds, namespaces,
+            ))
         }
         _ => None,
     };

@@ -102,6 +102,7 @@ async fn run_one(
         env: vec![("ONESHOT_CHECK_NAME".into(), check.name.clone())],
         stdin: StdinMode::Empty,
         confine: site.confine.clone(),
+        gateway: None,
     };
     let mut supervised = match invocation.spawn() {
         Ok(running) => running.supervise(),

@@ -308,9 +308,11 @@ fn confine(
     let (sandbox, warning) = crate::confinement::decide(
         session.settings.sandbox,
         crate::executor::confine::available(),
+        crate::sandbox::available(),
     );
     let mut warnings: Vec<String> = warning.into_iter().collect();
-    if !matches!(sandbox, crate::process::Sandbox::Landlock { .. }) {
+    let namespaces = matches!(sandbox, crate::process::Sandbox::Namespaces { .. });
+    if !namespaces && !matches!(sandbox, crate::process::Sandbox::Landlock { .. }) {
         return (sandbox, None, warnings);
     }
     let trust = trust_store(options, store);
@@ -320,7 +322,7 @@ fn confine(
         .map(|a| a.kind)
         .collect();
     let mut hidden = vec![trust.path().to_path_buf()];
-    if crate::confinement::left_reachable(store.root(), &session.workdir) {
+    if !namespaces && crate::confinement::left_reachable(store.root(), &session.workdir) {
         warnings.push(format!(
             "the state dir {} lies inside the workdir {}: the agents can read and write it \
              (the sandbox hides only the key, the trust store and what lies outside the \
@@ -331,7 +333,7 @@ fn confine(
     } else {
         hidden.push(store.root().to_path_buf());
     }
-    let c = crate::confinement::for_agents(&session.workdir, &hidden, &kinds);
+    let c = crate::confinement::for_agents(&session.workdir, &hidden, &kinds, namespaces);
     (sandbox, Some(c), warnings)
 }
 

@@ -105,6 +105,7 @@ impl Engine {
             env: launch.as_ref().map(|l| l.env.clone()).unwrap_or_default(),
             stdin: launch.as_ref().map_or(StdinMode::Prompt, |l| l.stdin),
             confine: self.confine.clone(),
+            gateway: None,
         };
         if invocation.prompt_replaced_in_argv() {
             // The task fits (checked when the session was made); this prompt also carries

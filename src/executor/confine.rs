@@ -28,6 +28,18 @@ pub struct Confinement {
     /// The agent's working directory: writable (but for what is hidden beneath it) even when it
     /// lies inside a hidden path, as a job's worktree lies in the hidden state directory.
     pub workdir: Option<PathBuf>,
+    /// The hidden paths are masked in a mount namespace of the agent's own
+    /// ([`crate::sandbox::namespace`]), and Landlock grants whole directories; `false`: Landlock
+    /// alone hides them, granting entry by entry around them.
+    pub namespaces: bool,
+}
+
+impl Confinement {
+    /// The paths that stay reachable even inside a hidden one: the workdir and the writable
+    /// ones (a job's worktree and its git metadata lie in the state directory).
+    pub fn kept(&self) -> Vec<PathBuf> {
+        self.workdir.iter().chain(&self.writable).cloned().collect()
+    }
 }
 
 /// The sandbox this machine gives when it is on: Landlock's ABI, or why there is none.
@@ -143,6 +155,15 @@ pub fn prepare(c: &Confinement) -> Result<Option<Prepared>, ConfineError> {
     let hidden = resolved(c.hidden.iter().cloned());
     let read = AccessFs::from_read(abi);
     let write = AccessFs::from_all(abi);
+    // Under namespaces the hidden paths are already gone from the agent's view: the grants are
+    // whole directories (a new entry in $HOME or /tmp is the agent's to make).
+    let cover = |root: &Path, hidden: &[PathBuf]| {
+        if c.namespaces {
+            vec![root.to_path_buf()]
+        } else {
+            cover(root, hidden)
+        }
+    };
     let mut grants: Vec<(PathBuf, _)> = cover(Path::new("/"), &hidden)
         .into_iter()
         .map(|p| (p, read))

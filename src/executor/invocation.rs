@@ -35,8 +35,13 @@ pub struct Invocation {
     pub env: Vec<(String, String)>,
     /// What the process reads on stdin.
     pub stdin: StdinMode,
-    /// Where the agent may go (Landlock); `None` runs it unconfined.
+    /// Where the agent may go (namespaces and Landlock, or Landlock alone); `None` runs it
+    /// unconfined.
     pub confine: Option<super::confine::Confinement>,
+    /// The agent's way out (the egress proxy): with namespaces, the agent gets a network of
+    /// its own whose one way out is this; without, it is served on a port of the host's
+    /// loopback. `None`: the agent uses the network as oneshot does (`--network open`).
+    pub gateway: Option<std::sync::Arc<dyn crate::sandbox::Gateway>>,
 }
 
 /// What an agent process reads on stdin.
@@ -111,6 +116,50 @@ impl Invocation {
         };
         #[cfg(target_os = "linux")]
         let confine_fd = ruleset.as_ref().map_or(-1, super::confine::Prepared::raw);
+        // The agent's namespaces, planned here; it enters them between fork and exec.
+        #[cfg(target_os = "linux")]
+        let namespaces = self.confine.as_ref().filter(|c| c.namespaces);
+        #[cfg(target_os = "linux")]
+        let mut ns = match namespaces {
+            Some(c) => Some(
+                crate::sandbox::namespace::Plan::new(
+                    &c.hidden,
+                    &c.kept(),
+                    self.gateway.is_some(),
+                )
+                .prepare()
+                .map_err(|e| ExecError::Confine {
+                    role: self.role,
+                    message: format!("confine the agent (namespaces): {e}"),
+                })?,
+            ),
+            None => None,
+        };
+        #[cfg(not(target_os = "linux"))]
+        let namespaces: Option<&super::confine::Confinement> = None;
+        // Where the gateway listens: inside the agent's own network namespace, or (without
+        // one) on a port of the host's loopback, made here.
+        let host_listener = match (&self.gateway, namespaces) {
+            (Some(_), None) => Some(
+                std::net::TcpListener::bind((std::net::Ipv4Addr::LOCALHOST, 0)).map_err(|e| {
+                    ExecError::Confine {
+                        role: self.role,
+                        message: format!("open the agent's proxy port on 127.0.0.1: {e}"),
+                    }
+                })?,
+            ),
+            _ => None,
+        };
+        let gateway_env = match &self.gateway {
+            Some(g) => {
+                let port = match &host_listener {
+                    Some(l) => l.local_addr().map(|a| a.port()).unwrap_or_default(),
+                    None => crate::sandbox::namespace::AGENT_PROXY_PORT,
+                };
+                g.env(port)
+            }
+            None => Vec::new(),
+        };
         // Made before the fork: the reaper may not allocate.
         #[cfg(target_os = "linux")]
         let (file, dir) = (c_path(prompt_file.path()), c_path(prompt_file.dir()));
@@ -119,6 +168,7 @@ impl Invocation {
                 .args(&argv[1..])
                 .current_dir(&self.workdir)
                 .envs(self.env.iter().map(|(k, v)| (k, v)))
+                .envs(gateway_env.iter().map(|(k, v)| (k, v)))
                 .env("ONESHOT_PROMPT_FILE", prompt_file.path())
                 .env("ONESHOT_SESSION_ID", &self.session_id)
                 .env("ONESHOT_ITERATION", self.iteration.to_string())
@@ -146,14 +196,33 @@ impl Invocation {
                 cmd.env_remove("ONESHOT_PROMPT");
             }
             #[cfg(target_os = "linux")]
+            // The plan's address: it lives in this frame until the spawn returns, and the
+            // child reads its own copy of it.
+            let ns_at = ns.as_ref().map_or(0, |p| p as *const _ as usize);
+            #[cfg(target_os = "linux")]
             if reaper {
                 // SAFETY: `split` only makes async-signal-safe calls between fork and exec.
                 let parent = std::process::id() as libc::pid_t;
                 unsafe {
-                    cmd.pre_exec(move || super::shim::split(parent, &file, &dir, confine_fd));
+                    cmd.pre_exec(move || {
+                        let ns = (ns_at != 0)
+                            .then(|| &*(ns_at as *const crate::sandbox::namespace::Prepared));
+                        super::shim::split(parent, &file, &dir, confine_fd, ns)
+                    });
                 }
             } else {
                 set_parent_death_signal(cmd);
+                if ns_at != 0 {
+                    // SAFETY: `enter` only makes async-signal-safe calls between fork and
+                    // exec, on a plan that outlives the spawn.
+                    unsafe {
+                        cmd.pre_exec(move || {
+                            crate::sandbox::namespace::enter(
+                                &*(ns_at as *const crate::sandbox::namespace::Prepared),
+                            )
+                        });
+                    }
+                }
                 if confine_fd >= 0 {
                     // SAFETY: `enforce` only makes async-signal-safe calls between fork and
                     // exec, on a ruleset open until the spawn returns.
@@ -183,6 +252,23 @@ impl Invocation {
             .id()
             .and_then(|id| i32::try_from(id).ok())
             .expect("a just-spawned child has a pid");
+        // The agent has exec'd (the spawn waits for it): its namespace sent the listener.
+        #[cfg(target_os = "linux")]
+        let listener = match ns.as_mut().map(|p| p.take_listener()).transpose() {
+            Ok(inside) => inside.flatten().or(host_listener),
+            Err(e) => {
+                return Err(ExecError::Confine {
+                    role: self.role,
+                    message: format!("confine the agent (namespaces): {e}"),
+                });
+            }
+        };
+        #[cfg(not(target_os = "linux"))]
+        let listener = host_listener;
+        let gateway = match (&self.gateway, listener) {
+            (Some(g), Some(l)) => Some(g.serve(l)),
+            _ => None,
+        };
         let identity = identity_of(pid, pid);
         // Take stdin before anything calls `wait`: tokio's `Child::wait` closes stdin first.
         let stdin = child.stdin().take();
@@ -207,6 +293,7 @@ impl Invocation {
             reaped: false,
             reaper,
             session_id: self.session_id.clone(),
+            _gateway: gateway,
             _prompt_file: prompt_file,
         })
     }

@@ -31,6 +31,8 @@ pub struct Running {
     pub(super) reaper: bool,
     /// The session whose mark the process carries (see [`super::sweep`]).
     pub(super) session_id: String,
+    /// The agent's proxy, served as long as the handle lives.
+    pub(super) _gateway: Option<crate::sandbox::Served>,
     /// `$ONESHOT_PROMPT_FILE`, removed (as a field, after `drop` below) with the handle.
     pub(super) _prompt_file: super::prompt_file::PromptFile,
 }

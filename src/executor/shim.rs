@@ -59,17 +59,19 @@ pub fn request_kill(pid: i32) {
 /// agent, which goes on to exec) or never returns (in the shim). The shim removes `prompt_file`
 /// and then its directory `prompt_dir` when it is done (`$ONESHOT_PROMPT_FILE` must not
 /// outlive the agent, even when oneshot was killed and never ran its own cleanup). The agent —
-/// not the shim, which must still remove the prompt file — enforces the Landlock ruleset
-/// `confine` when it is one (≥ 0).
+/// not the shim, which must still remove the prompt file and see every process below it —
+/// enters its namespaces `ns` when it has them, then enforces the Landlock ruleset `confine`
+/// when it is one (≥ 0).
 ///
 /// # Safety
 /// Only between fork and exec, as a `pre_exec` closure; `confine` is -1 or a ruleset open in
-/// this process.
+/// this process; `ns` is `None` or a plan that outlives the spawn.
 pub unsafe fn split(
     parent: pid_t,
     prompt_file: &CStr,
     prompt_dir: &CStr,
     confine: c_int,
+    ns: Option<&crate::sandbox::namespace::Prepared>,
 ) -> std::io::Result<()> {
     // SAFETY (whole function): async-signal-safe system calls on plain integers and stack
     // memory only.
@@ -89,6 +91,9 @@ pub unsafe fn split(
             }
             if libc::getppid() != shim {
                 libc::raise(libc::SIGKILL);
+            }
+            if let Some(ns) = ns {
+                crate::sandbox::namespace::enter(ns)?;
             }
             if confine >= 0 {
                 super::confine::enforce(confine)?;

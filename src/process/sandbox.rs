@@ -7,7 +7,14 @@
 #[serde(tag = "kind", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum Sandbox {
-    /// Landlock, at this ABI version.
+    /// Each agent in user, mount and network namespaces of its own (oneshot's files masked,
+    /// the network through oneshot's proxy alone), with Landlock inside when the kernel has it.
+    Namespaces {
+        /// The kernel's Landlock ABI, the second wall; `None` when it has none.
+        landlock: Option<u32>,
+    },
+    /// Landlock alone, at this ABI version: where user namespaces are refused (or the user
+    /// chose it).
     Landlock {
         /// The kernel's Landlock ABI.
         abi: u32,
@@ -24,6 +31,16 @@ pub enum Sandbox {
 impl std::fmt::Display for Sandbox {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
+            Sandbox::Namespaces { landlock } => {
+                f.write_str(
+                    "namespaces: the agents cannot see oneshot's key, trust store or state, and \
+                     reach the network only through oneshot's proxy",
+                )?;
+                match landlock {
+                    Some(abi) => write!(f, "; landlock (ABI {abi}) inside"),
+                    None => Ok(()),
+                }
+            }
             Sandbox::Landlock { abi } => write!(
                 f,
                 "landlock (ABI {abi}): the agents cannot reach oneshot's key, trust store or state"

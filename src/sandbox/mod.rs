@@ -1,0 +1,39 @@
+//! The sandbox every agent runs in: its own user, mount and network namespaces (oneshot's key,
+//! trust store and state masked; a network of loopback alone whose one way out is oneshot's
+//! egress proxy), Landlock inside as the second wall, the environment on the policy's list,
+//! and limits on memory and processes. docs/sandbox.md says what an agent can see, reach and
+//! spend.
+
+#[cfg(target_os = "linux")]
+pub mod namespace;
+
+/// Whether agents can have namespaces of their own here ([`namespace::available`]); `Err` says
+/// why not.
+pub fn available() -> Result<(), String> {
+    #[cfg(target_os = "linux")]
+    return namespace::available();
+    #[cfg(not(target_os = "linux"))]
+    Err("namespaces are Linux's".to_string())
+}
+
+/// What gives an agent its way out of a network namespace of its own: it serves the listener
+/// the namespace hands back (or, where there is no namespace, a port on the host's loopback)
+/// and names the environment that points the agent's traffic there. The executor calls it for
+/// every agent it starts with one ([`crate::executor::Invocation::gateway`]), so no caller can
+/// start an agent and forget its proxy.
+pub trait Gateway: Send + Sync + std::fmt::Debug {
+    /// The variables that send the agent's traffic to `port` on its own loopback: the proxy
+    /// variables, and its model API's base URL and placeholder key.
+    fn env(&self, port: u16) -> Vec<(String, String)>;
+    /// Serves connections on `listener` (each one this agent's) until the guard is dropped.
+    fn serve(&self, listener: std::net::TcpListener) -> Served;
+}
+
+/// A gateway's service for one agent: it ends when this is dropped.
+pub struct Served(pub Box<dyn Send + Sync>);
+
+impl std::fmt::Debug for Served {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Served")
+    }
+}

@@ -1,0 +1,571 @@
+//! An agent's own user, mount and network namespaces (Linux): oneshot's key, trust store and
+//! state masked, everything else as the user sees it, and a network of loopback alone whose
+//! one way out is a listener that oneshot's proxy accepts on.
+//!
+//! # How it works
+//!
+//! Everything is planned in oneshot, where allocating is fine ([`Plan::new`], then
+//! [`Plan::prepare`] turns it into C strings and a socket pair); the agent carries the plan
+//! out between fork and exec ([`enter`]) with async-signal-safe system calls alone:
+//!
+//! 1. `unshare(CLONE_NEWUSER | CLONE_NEWNS [| CLONE_NEWNET])`, mapping its uid and gid to
+//!    themselves (it sees its own ids, and files keep their owners);
+//! 2. every mount made private, then the masks: an empty tmpfs over each hidden directory,
+//!    `/dev/null` over each hidden file — after the paths that must stay reachable inside a
+//!    hidden one (a job's worktree lies in the state directory) were cloned with `open_tree`,
+//!    to be moved back into place on the mask and the mask made read-only;
+//! 3. loopback brought up, and a TCP listener bound to `127.0.0.1:PORT` inside the new
+//!    network namespace, its descriptor sent to oneshot over the socket pair (`SCM_RIGHTS`):
+//!    oneshot accepts on it from the host's network, so no bridge process is needed, and every
+//!    connection on it is this agent's;
+//! 4. a second, nested user and mount namespace: the masks become locked (the kernel does not
+//!    let a less privileged namespace unmount what a more privileged one mounted), and the
+//!    agent holds no capability over its network namespace.
+//!
+//! Landlock is enforced after this as the second wall (`executor::confine`).
+
+use std::ffi::CString;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+/// The port an agent's proxy listens on inside its own network namespace (each namespace has
+/// its own loopback, so every agent can use the same one).
+pub const AGENT_PROXY_PORT: u16 = 3128;
+
+/// Why an agent's namespaces could not be planned or entered.
+#[derive(Debug, thiserror::Error)]
+pub enum NamespaceError {
+    /// A path holds a NUL byte.
+    #[error("the path {0} holds a NUL byte")]
+    Nul(PathBuf),
+    /// A system call in oneshot failed.
+    #[error("{what}: {source}")]
+    Io {
+        /// What was being done.
+        what: &'static str,
+        /// The system's error.
+        source: std::io::Error,
+    },
+}
+
+/// One step of the mount plan, carried out in order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Op {
+    /// Clone the tree at the path (with what is mounted below it) into slot N, before a mask
+    /// hides it.
+    Keep(PathBuf, usize),
+    /// An empty tmpfs over a directory.
+    MaskDir(PathBuf),
+    /// `/dev/null` over a file.
+    MaskFile(PathBuf),
+    /// A directory made on a mask, where a kept tree goes back.
+    Mkdir(PathBuf),
+    /// The tree in slot N moved back to the path.
+    Restore(usize, PathBuf),
+    /// The mount at the path made read-only.
+    ReadOnly(PathBuf),
+}
+
+/// What an agent's namespaces will be.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Plan {
+    /// The mount steps, in order.
+    pub ops: Vec<Op>,
+    /// Whether the agent gets a network namespace of its own (loopback and the proxy's
+    /// listener alone).
+    pub network: bool,
+}
+
+impl Plan {
+    /// The plan hiding `hidden` (files or directories; missing ones are skipped) while `keep`
+    /// (the workdir, its git metadata) stays reachable even where it lies inside a hidden
+    /// directory; a hidden path inside a kept one is hidden again.
+    pub fn new(hidden: &[PathBuf], keep: &[PathBuf], network: bool) -> Plan {
+        let real = |p: &PathBuf| std::fs::canonicalize(p).ok();
+        let mut hidden: Vec<PathBuf> = hidden.iter().filter_map(real).collect();
+        hidden.sort();
+        hidden.dedup();
+        let mut keep: Vec<PathBuf> = keep.iter().filter_map(real).collect();
+        keep.sort();
+        keep.dedup();
+        // Outermost first: a hidden path inside another is masked with it, unless a kept path
+        // lies between them.
+        let inside = |p: &Path, of: &[PathBuf]| of.iter().any(|o| p != o && p.starts_with(o));
+        let top: Vec<&PathBuf> = hidden.iter().filter(|h| !inside(h, &hidden)).collect();
+        // A kept path needs restoring when a mask covers it; nested kept paths come back with
+        // their parent's tree.
+        let covered: Vec<PathBuf> = keep
+            .iter()
+            .filter(|k| top.iter().any(|h| k.starts_with(h) && *k != *h))
+            .cloned()
+            .collect();
+        let restored: Vec<&PathBuf> = covered.iter().filter(|k| !inside(k, &covered)).collect();
+        let mut ops = Vec::new();
+        for (slot, k) in restored.iter().enumerate() {
+            ops.push(Op::Keep(k.to_path_buf(), slot));
+        }
+        let mut masked_dirs = Vec::new();
+        let mut mask = |ops: &mut Vec<Op>, h: &Path| {
+            if h.is_dir() {
+                ops.push(Op::MaskDir(h.to_path_buf()));
+                masked_dirs.push(h.to_path_buf());
+            } else {
+                ops.push(Op::MaskFile(h.to_path_buf()));
+            }
+        };
+        for h in &top {
+            mask(&mut ops, h);
+        }
+        for (slot, k) in restored.iter().enumerate() {
+            let Some(h) = top.iter().find(|h| k.starts_with(h)) else {
+                continue;
+            };
+            // Every directory between the mask and the kept path, outermost first.
+            let mut dirs: Vec<&Path> = k.ancestors().take_while(|a| a != h).collect();
+            dirs.reverse();
+            ops.extend(dirs.into_iter().map(|d| Op::Mkdir(d.to_path_buf())));
+            ops.push(Op::Restore(slot, k.to_path_buf()));
+        }
+        // A hidden path inside a restored tree (the state dir inside a job's worktree) came
+        // back with it: hidden again on it.
+        for h in &hidden {
+            if restored.iter().any(|k| h.starts_with(k) && h != *k) {
+                mask(&mut ops, h);
+            }
+        }
+        for d in &masked_dirs {
+            ops.push(Op::ReadOnly(d.clone()));
+        }
+        Plan { ops, network }
+    }
+
+    /// The plan in the form the child carries out: C strings, the maps' text, and the socket
+    /// pair the listener comes back on.
+    pub fn prepare(&self) -> Result<Prepared, NamespaceError> {
+        let c = |p: &Path| {
+            CString::new(p.as_os_str().as_bytes()).map_err(|_| NamespaceError::Nul(p.into()))
+        };
+        let mut ops = Vec::with_capacity(self.ops.len());
+        for op in &self.ops {
+            ops.push(match op {
+                Op::Keep(p, n) => RawOp::Keep(c(p)?, *n),
+                Op::MaskDir(p) => RawOp::MaskDir(c(p)?),
+                Op::MaskFile(p) => RawOp::MaskFile(c(p)?),
+                Op::Mkdir(p) => RawOp::Mkdir(c(p)?),
+                Op::Restore(n, p) => RawOp::Restore(*n, c(p)?),
+                Op::ReadOnly(p) => RawOp::ReadOnly(c(p)?),
+            });
+        }
+        let slots = ops
+            .iter()
+            .filter(|o| matches!(o, RawOp::Keep(..)))
+            .count();
+        if slots > MAX_SLOTS {
+            return Err(NamespaceError::Io {
+                what: "plan the agent's mounts",
+                source: std::io::Error::other(format!(
+                    "{slots} paths to keep inside hidden ones; at most {MAX_SLOTS}"
+                )),
+            });
+        }
+        // SAFETY: getuid/getgid cannot fail.
+        let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
+        let pair = if self.network {
+            let mut fds = [-1; 2];
+            // SAFETY: socketpair writes two descriptors into the array.
+            let r = unsafe {
+                libc::socketpair(
+                    libc::AF_UNIX,
+                    libc::SOCK_SEQPACKET | libc::SOCK_CLOEXEC,
+                    0,
+                    fds.as_mut_ptr(),
+                )
+            };
+            if r == -1 {
+                return Err(NamespaceError::Io {
+                    what: "make the socket pair an agent's listener comes back on",
+                    source: std::io::Error::last_os_error(),
+                });
+            }
+            // SAFETY: both descriptors were just made and are owned here alone.
+            Some(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+        } else {
+            None
+        };
+        Ok(Prepared {
+            ops,
+            uid_map: CString::new(format!("{uid} {uid} 1\n")).expect("digits"),
+            gid_map: CString::new(format!("{gid} {gid} 1\n")).expect("digits"),
+            pair,
+        })
+    }
+}
+
+/// The most trees a plan may keep inside hidden paths (the child holds their descriptors on
+/// its stack).
+const MAX_SLOTS: usize = 16;
+
+#[derive(Debug)]
+enum RawOp {
+    Keep(CString, usize),
+    MaskDir(CString),
+    MaskFile(CString),
+    Mkdir(CString),
+    Restore(usize, CString),
+    ReadOnly(CString),
+}
+
+/// A plan ready for the child: see [`enter`].
+#[derive(Debug)]
+pub struct Prepared {
+    ops: Vec<RawOp>,
+    uid_map: CString,
+    gid_map: CString,
+    /// (oneshot's end, the agent's end) when the agent gets a network namespace.
+    pair: Option<(OwnedFd, OwnedFd)>,
+}
+
+impl Prepared {
+    /// Takes the listener the agent sent from its network namespace; call once the spawn has
+    /// returned (the agent has exec'd by then, so the listener was sent or never will be).
+    /// `Ok(None)` when the agent has no network namespace.
+    pub fn take_listener(&mut self) -> Result<Option<std::net::TcpListener>, NamespaceError> {
+        let Some((ours, theirs)) = self.pair.take() else {
+            return Ok(None);
+        };
+        drop(theirs);
+        let fd = receive_fd(ours.as_raw_fd()).map_err(|source| NamespaceError::Io {
+            what: "take the proxy listener from the agent's network namespace",
+            source,
+        })?;
+        let listener = std::net::TcpListener::from(fd);
+        listener
+            .set_nonblocking(true)
+            .map_err(|source| NamespaceError::Io {
+                what: "set the agent's proxy listener non-blocking",
+                source,
+            })?;
+        Ok(Some(listener))
+    }
+}
+
+/// Receives one descriptor sent with `SCM_RIGHTS` on `sock`, without waiting.
+fn receive_fd(sock: RawFd) -> std::io::Result<OwnedFd> {
+    let mut byte = [0u8; 1];
+    let mut iov = libc::iovec {
+        iov_base: byte.as_mut_ptr().cast(),
+        iov_len: 1,
+    };
+    let mut space = [0u64; 8];
+    // SAFETY: msghdr is plain data; every pointer set below outlives the call.
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_iov = &mut iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = space.as_mut_ptr().cast();
+    msg.msg_controllen = std::mem::size_of_val(&space) as _;
+    // SAFETY: recvmsg fills the buffers described by `msg`.
+    let n = unsafe { libc::recvmsg(sock, &mut msg, libc::MSG_DONTWAIT | libc::MSG_CMSG_CLOEXEC) };
+    if n == -1 {
+        let e = std::io::Error::last_os_error();
+        return Err(if e.kind() == std::io::ErrorKind::WouldBlock {
+            std::io::Error::other("the agent sent none")
+        } else {
+            e
+        });
+    }
+    // SAFETY: the control buffer was filled by recvmsg; CMSG_* walk it within its length.
+    unsafe {
+        let cmsg = libc::CMSG_FIRSTHDR(&msg);
+        if cmsg.is_null()
+            || (*cmsg).cmsg_level != libc::SOL_SOCKET
+            || (*cmsg).cmsg_type != libc::SCM_RIGHTS
+        {
+            return Err(std::io::Error::other("the agent sent no descriptor"));
+        }
+        let fd = std::ptr::read_unaligned(libc::CMSG_DATA(cmsg).cast::<libc::c_int>());
+        Ok(OwnedFd::from_raw_fd(fd))
+    }
+}
+
+/// A step of [`enter`] that failed, for the error oneshot shows: the system call's errno is
+/// all the child can pass back, so the step is folded into the error's message by the caller.
+fn fail() -> std::io::Error {
+    std::io::Error::last_os_error()
+}
+
+/// Carries out `p` in the calling process: namespaces, masks, the listener, the nested lock.
+/// Only between fork and exec.
+///
+/// # Safety
+/// Async-signal-safe system calls alone, on memory `p` owns (allocated before the fork).
+pub unsafe fn enter(p: &Prepared) -> std::io::Result<()> {
+    // SAFETY (whole function): system calls on C strings and stack memory only.
+    unsafe {
+        let mut flags = libc::CLONE_NEWUSER | libc::CLONE_NEWNS;
+        if p.pair.is_some() {
+            flags |= libc::CLONE_NEWNET;
+        }
+        if libc::unshare(flags) == -1 {
+            return Err(fail());
+        }
+        map_ids(p)?;
+        if libc::mount(
+            std::ptr::null(),
+            c"/".as_ptr(),
+            std::ptr::null(),
+            libc::MS_REC | libc::MS_PRIVATE,
+            std::ptr::null(),
+        ) == -1
+        {
+            return Err(fail());
+        }
+        let mut slots = [-1 as RawFd; MAX_SLOTS];
+        for op in &p.ops {
+            run_op(op, &mut slots)?;
+        }
+        for fd in slots {
+            if fd >= 0 {
+                libc::close(fd);
+            }
+        }
+        if let Some((_, theirs)) = &p.pair {
+            let listener = listen_inside()?;
+            send_fd(theirs.as_raw_fd(), listener)?;
+            libc::close(listener);
+        }
+        // Nested: the masks are locked to this namespace, and the network namespace is owned
+        // by the outer user namespace, where the agent holds nothing.
+        if libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS) == -1 {
+            return Err(fail());
+        }
+        map_ids(p)
+    }
+}
+
+/// Maps the caller's uid and gid to themselves in its new user namespace.
+unsafe fn map_ids(p: &Prepared) -> std::io::Result<()> {
+    // SAFETY: as in `enter`.
+    unsafe {
+        write_file(c"/proc/self/setgroups", b"deny")?;
+        write_file(c"/proc/self/uid_map", p.uid_map.as_bytes())?;
+        write_file(c"/proc/self/gid_map", p.gid_map.as_bytes())
+    }
+}
+
+unsafe fn write_file(path: &std::ffi::CStr, bytes: &[u8]) -> std::io::Result<()> {
+    // SAFETY: as in `enter`.
+    unsafe {
+        let fd = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+        if fd == -1 {
+            return Err(fail());
+        }
+        let n = libc::write(fd, bytes.as_ptr().cast(), bytes.len());
+        let err = fail();
+        libc::close(fd);
+        if n != bytes.len() as isize {
+            return Err(err);
+        }
+        Ok(())
+    }
+}
+
+const OPEN_TREE_CLONE: libc::c_uint = 1;
+const AT_RECURSIVE: libc::c_uint = 0x8000;
+const MOVE_MOUNT_F_EMPTY_PATH: libc::c_uint = 0x4;
+
+unsafe fn run_op(op: &RawOp, slots: &mut [RawFd; MAX_SLOTS]) -> std::io::Result<()> {
+    // SAFETY: as in `enter`.
+    unsafe {
+        let ok = match op {
+            RawOp::Keep(path, n) => {
+                let fd = libc::syscall(
+                    libc::SYS_open_tree,
+                    libc::AT_FDCWD,
+                    path.as_ptr(),
+                    OPEN_TREE_CLONE | AT_RECURSIVE | libc::O_CLOEXEC as libc::c_uint,
+                );
+                slots[*n] = fd as RawFd;
+                fd >= 0
+            }
+            RawOp::MaskDir(path) => {
+                libc::mount(
+                    c"tmpfs".as_ptr(),
+                    path.as_ptr(),
+                    c"tmpfs".as_ptr(),
+                    libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+                    c"size=64k,mode=755".as_ptr().cast(),
+                ) == 0
+            }
+            RawOp::MaskFile(path) => {
+                libc::mount(
+                    c"/dev/null".as_ptr(),
+                    path.as_ptr(),
+                    std::ptr::null(),
+                    libc::MS_BIND,
+                    std::ptr::null(),
+                ) == 0
+                    && read_only(path)
+            }
+            RawOp::Mkdir(path) => {
+                libc::mkdir(path.as_ptr(), 0o755) == 0 || *libc::__errno_location() == libc::EEXIST
+            }
+            RawOp::Restore(n, path) => {
+                libc::syscall(
+                    libc::SYS_move_mount,
+                    slots[*n],
+                    c"".as_ptr(),
+                    libc::AT_FDCWD,
+                    path.as_ptr(),
+                    MOVE_MOUNT_F_EMPTY_PATH,
+                ) == 0
+            }
+            RawOp::ReadOnly(path) => read_only(path),
+        };
+        if ok { Ok(()) } else { Err(fail()) }
+    }
+}
+
+/// Makes the mount at `path` read-only (a bind remount changes this mount's flags alone).
+unsafe fn read_only(path: &std::ffi::CStr) -> bool {
+    // SAFETY: as in `enter`.
+    unsafe {
+        libc::mount(
+            std::ptr::null(),
+            path.as_ptr(),
+            std::ptr::null(),
+            libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY,
+            std::ptr::null(),
+        ) == 0
+    }
+}
+
+/// Brings loopback up in the new network namespace and listens on [`AGENT_PROXY_PORT`].
+unsafe fn listen_inside() -> std::io::Result<RawFd> {
+    // SAFETY: as in `enter`; ifreq and sockaddr_in are plain data on the stack.
+    unsafe {
+        let s = libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0);
+        if s == -1 {
+            return Err(fail());
+        }
+        let mut req: libc::ifreq = std::mem::zeroed();
+        req.ifr_name[0] = b'l' as libc::c_char;
+        req.ifr_name[1] = b'o' as libc::c_char;
+        if libc::ioctl(s, libc::SIOCGIFFLAGS, &mut req) == -1 {
+            let e = fail();
+            libc::close(s);
+            return Err(e);
+        }
+        req.ifr_ifru.ifru_flags |= libc::IFF_UP as libc::c_short;
+        if libc::ioctl(s, libc::SIOCSIFFLAGS, &req) == -1 {
+            let e = fail();
+            libc::close(s);
+            return Err(e);
+        }
+        libc::close(s);
+        let l = libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);
+        if l == -1 {
+            return Err(fail());
+        }
+        let addr = libc::sockaddr_in {
+            sin_family: libc::AF_INET as libc::sa_family_t,
+            sin_port: AGENT_PROXY_PORT.to_be(),
+            sin_addr: libc::in_addr {
+                s_addr: u32::from(std::net::Ipv4Addr::LOCALHOST).to_be(),
+            },
+            sin_zero: [0; 8],
+        };
+        if libc::bind(
+            l,
+            (&addr as *const libc::sockaddr_in).cast(),
+            std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t,
+        ) == -1
+            || libc::listen(l, 1024) == -1
+        {
+            let e = fail();
+            libc::close(l);
+            return Err(e);
+        }
+        Ok(l)
+    }
+}
+
+/// Sends `fd` over `sock` with `SCM_RIGHTS`.
+unsafe fn send_fd(sock: RawFd, fd: RawFd) -> std::io::Result<()> {
+    // SAFETY: as in `enter`; the control buffer is on the stack, sized and aligned for one int.
+    unsafe {
+        let mut byte = [0u8; 1];
+        let mut iov = libc::iovec {
+            iov_base: byte.as_mut_ptr().cast(),
+            iov_len: 1,
+        };
+        let mut space = [0u64; 8];
+        let mut msg: libc::msghdr = std::mem::zeroed();
+        msg.msg_iov = &mut iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = space.as_mut_ptr().cast();
+        msg.msg_controllen = libc::CMSG_SPACE(std::mem::size_of::<libc::c_int>() as u32) as _;
+        let cmsg = libc::CMSG_FIRSTHDR(&msg);
+        (*cmsg).cmsg_level = libc::SOL_SOCKET;
+        (*cmsg).cmsg_type = libc::SCM_RIGHTS;
+        (*cmsg).cmsg_len = libc::CMSG_LEN(std::mem::size_of::<libc::c_int>() as u32) as _;
+        std::ptr::write_unaligned(libc::CMSG_DATA(cmsg).cast::<libc::c_int>(), fd);
+        if libc::sendmsg(sock, &msg, 0) == -1 {
+            return Err(fail());
+        }
+        Ok(())
+    }
+}
+
+/// Whether this process may give its agents namespaces of their own: a throwaway child tries
+/// the same user, mount and network namespaces (and the nested pair) and reports. Asked once
+/// per process; `Err` says why not, as the kernel did.
+pub fn available() -> Result<(), String> {
+    static PROBED: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
+    PROBED.get_or_init(probe).clone()
+}
+
+fn probe() -> Result<(), String> {
+    if std::env::var_os("ONESHOT_SANDBOX_REFUSE_NAMESPACES").is_some_and(|v| !v.is_empty()) {
+        return Err("refused by ONESHOT_SANDBOX_REFUSE_NAMESPACES".into());
+    }
+    let plan = Plan {
+        ops: Vec::new(),
+        network: true,
+    };
+    let p = plan.prepare().map_err(|e| e.to_string())?;
+    // SAFETY: the child makes async-signal-safe calls only and leaves with _exit.
+    let pid = unsafe { libc::fork() };
+    if pid == -1 {
+        return Err(format!("fork: {}", std::io::Error::last_os_error()));
+    }
+    if pid == 0 {
+        // SAFETY: in the forked child, as `enter` requires.
+        let code = match unsafe { enter(&p) } {
+            Ok(()) => 0,
+            Err(e) => e.raw_os_error().unwrap_or(255).clamp(1, 255),
+        };
+        // SAFETY: leaving the child without running the parent's destructors.
+        unsafe { libc::_exit(code) };
+    }
+    let mut status = 0;
+    // SAFETY: waiting for the child just forked.
+    while unsafe { libc::waitpid(pid, &mut status, 0) } == -1 {
+        if std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+            return Err(format!("waitpid: {}", std::io::Error::last_os_error()));
+        }
+    }
+    if libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0 {
+        Ok(())
+    } else if libc::WIFEXITED(status) {
+        Err(format!(
+            "user namespaces refused: {}",
+            std::io::Error::from_raw_os_error(libc::WEXITSTATUS(status))
+        ))
+    } else {
+        Err("the namespace probe was killed".into())
+    }
+}
+
+#[cfg(test)]
+mod tests;
