@@ -5,7 +5,7 @@
 
 use crate::agent::AgentKind;
 use crate::executor::confine::Confinement;
-use crate::process::Sandbox;
+use crate::process::{NetworkMode, Sandbox};
 use std::path::{Path, PathBuf};
 
 /// Directories under the home directory the agent CLIs (and the tools they run) keep their
@@ -106,6 +106,7 @@ pub fn decide(
     on: bool,
     machine: Sandbox,
     namespaces: Result<(), String>,
+    network: NetworkMode,
 ) -> (Sandbox, Option<String>) {
     if !on {
         return (Sandbox::Off, None);
@@ -115,7 +116,7 @@ pub fn decide(
         _ => None,
     };
     let refused = match namespaces {
-        Ok(()) => return (Sandbox::Namespaces { landlock }, None),
+        Ok(()) => return (Sandbox::Namespaces { landlock, network }, None),
         Err(why) => why,
     };
     match machine {
@@ -186,14 +187,20 @@ mod tests {
     fn namespaces_win_and_their_refusal_says_what_is_lost() {
         let landlock = Sandbox::Landlock { abi: 7 };
         assert_eq!(
-            decide(true, landlock.clone(), Ok(())),
-            (Sandbox::Namespaces { landlock: Some(7) }, None)
+            decide(true, landlock.clone(), Ok(()), NetworkMode::Policy),
+            (
+                Sandbox::Namespaces {
+                    landlock: Some(7),
+                    network: NetworkMode::Policy
+                },
+                None
+            )
         );
-        let (s, warning) = decide(true, landlock.clone(), Err("EPERM".into()));
+        let (s, warning) = decide(true, landlock.clone(), Err("EPERM".into()), NetworkMode::Policy);
         assert_eq!(s, landlock);
         let warning = warning.unwrap();
         assert!(warning.contains("EPERM") && warning.contains("$HOME"), "{warning}");
-        assert_eq!(decide(false, landlock, Ok(())), (Sandbox::Off, None));
+        assert_eq!(decide(false, landlock, Ok(()), NetworkMode::Open), (Sandbox::Off, None));
     }
 
     #[test]
@@ -202,16 +209,22 @@ mod tests {
             why: "this kernel has no Landlock".into(),
         };
         let refused = || Err("refused".to_string());
-        let (s, warning) = decide(true, none.clone(), refused());
+        let (s, warning) = decide(true, none.clone(), refused(), NetworkMode::Policy);
         assert_eq!(s, none);
         let warning = warning.expect("a warning");
         assert!(warning.contains("agents run unconfined"), "{warning}");
         assert!(warning.contains("this kernel has no Landlock"), "{warning}");
         assert!(warning.contains("--sandbox off"), "{warning}");
-        assert_eq!(decide(false, none.clone(), refused()), (Sandbox::Off, None));
+        assert_eq!(decide(false, none.clone(), refused(), NetworkMode::Policy), (Sandbox::Off, None));
         assert_eq!(
-            decide(true, none, Ok(())),
-            (Sandbox::Namespaces { landlock: None }, None)
+            decide(true, none, Ok(()), NetworkMode::None),
+            (
+                Sandbox::Namespaces {
+                    landlock: None,
+                    network: NetworkMode::None
+                },
+                None
+            )
         );
     }
 

@@ -186,6 +186,7 @@ pub async fn ask(req: &Ask) -> Result<Answer, AskError> {
         req.sandbox,
         crate::executor::confine::available(),
         crate::sandbox::available(),
+        crate::process::NetworkMode::Policy,
     );
     let confine = match sandbox {
         Sandbox::Landlock { .. } | Sandbox::Namespaces { .. } => {

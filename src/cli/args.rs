@@ -412,12 +412,20 @@ pub struct PolicyArgs {
     /// the session's].
     #[arg(long, value_name = "MODE", env = "ONESHOT_POLICY_RELOAD")]
     pub policy_reload: Option<oneshot::policy::ReloadMode>,
-    /// `off` runs the agents unconfined; by default each agent (and all it starts) is confined
-    /// with Landlock: it may read the system and write the workdir, temp dirs and its CLI's
-    /// config and caches, never oneshot's key, trust store or state directories [default: on;
-    /// resume: the session's].
+    /// `off` runs the agents unconfined; by default each agent (and all it starts) runs in
+    /// user, mount and network namespaces of its own: it sees the system and its home
+    /// directory as the user does, never oneshot's key, trust store or state directories,
+    /// with Landlock inside as a second wall (Landlock alone where namespaces are refused)
+    /// [default: on; resume: the session's].
     #[arg(long, value_name = "on|off", env = "ONESHOT_SANDBOX", value_parser = parse_switch)]
     pub sandbox: Option<bool>,
+    /// What the agents' network is: `policy` — only through oneshot's egress proxy, to the
+    /// hosts the policy's `network` table and `egress` hook allow and the agent's own model
+    /// API (its key added by the proxy, never in the agent's environment); `none` — the model
+    /// API alone; `open` — the network as oneshot has it [default: policy; resume: the
+    /// session's].
+    #[arg(long, value_name = "policy|none|open", env = "ONESHOT_NETWORK")]
+    pub network: Option<oneshot::process::NetworkMode>,
     /// A check: a shell command run in the workdir after each worker run and before the
     /// auditor (`cargo test`); repeatable. Any failing check is a RETRY with the check's
     /// output as the critique, and no auditor runs; when all pass, the auditor is told. Runs

@@ -118,6 +118,7 @@ fn arg_id(key: Key) -> &'static str {
         Key::PolicyPath => "policy_path",
         Key::PolicyReload => "policy_reload",
         Key::Sandbox => "sandbox",
+        Key::Network => "network",
         Key::Check => "check",
         // `job create --namer`: no option of `run`, so clap never says it set it.
         Key::Namer => "namer",
@@ -251,6 +252,7 @@ fn merge(args: &mut RunArgs, matches: &ArgMatches, files: &Files) {
             (Key::PolicyPath, Value::Paths(dirs)) => p.policy_path = dirs,
             (Key::PolicyReload, Value::Reload(m)) => p.policy_reload = Some(m),
             (Key::Sandbox, Value::Switch(on)) => p.sandbox = Some(on),
+            (Key::Network, Value::Network(n)) => p.network = Some(n),
             (Key::Check, Value::Texts(t)) => p.check = t,
             _ => continue,
         }
@@ -334,6 +336,7 @@ pub fn show(cli: &Cli, effective: &Effective, json: bool) -> Result<i32> {
                 Key::Sandbox => p
                     .sandbox
                     .map(|on| if on { "on" } else { "off" }.to_string()),
+                Key::Network => p.network.map(|n| n.to_string()),
                 Key::Check => (!p.check.is_empty()).then(|| p.check.join("; ")),
                 Key::Namer => namer.as_ref().map(|(v, _)| v.clone()),
                 Key::Store => Some(store.to_string()),
@@ -404,6 +407,7 @@ fn unset(key: Key) -> &'static str {
         Key::PolicyPath => "only the policy's own directory",
         Key::PolicyReload => "auto",
         Key::Sandbox => "on (resume: the session's)",
+        Key::Network => "policy: the policy's allowlist (resume: the session's)",
         Key::Check => "none but the policy's `checks` (resume: the session's)",
         Key::Namer => "none: job branches are named from the task",
         Key::Store => "<state dir>/jobs.db",

@@ -270,6 +270,9 @@ impl PolicyArgs {
         if let Some(on) = self.sandbox {
             options.sandbox = on;
         }
+        if let Some(network) = self.network {
+            options.network = network;
+        }
         if !self.check.is_empty() {
             options.checks = self
                 .check

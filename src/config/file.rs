@@ -27,6 +27,8 @@ pub enum Value {
     Reload(ReloadMode),
     /// On or off.
     Switch(bool),
+    /// What the agents' network is.
+    Network(crate::process::NetworkMode),
     /// `check`: command lines.
     Texts(Vec<String>),
 }
@@ -259,6 +261,10 @@ fn checked(key: Key, value: &Spanned<DeValue<'_>>, base: &Path) -> Result<Value,
         Kind::Reload => match value {
             DeValue::String(s) => Value::Reload(s.parse().map_err(|e| format!("{key}: {e}"))?),
             _ => return Err(wrong("one of \"auto\", \"trusted\", \"off\"")),
+        },
+        Kind::Network => match value {
+            DeValue::String(s) => Value::Network(s.parse().map_err(|e| format!("{key}: {e}"))?),
+            _ => return Err(wrong("one of \"policy\", \"none\", \"open\"")),
         },
         Kind::Switch => match value {
             DeValue::Boolean(b) => Value::Switch(*b),

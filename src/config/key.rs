@@ -30,6 +30,8 @@ pub enum Key {
     PolicyReload,
     /// `sandbox`: whether the agents are confined (Landlock) away from oneshot's files.
     Sandbox,
+    /// `network`: what the agents' network is (`policy`, `none`, `open`).
+    Network,
     /// `check`: commands run after the worker and before the auditor (a string or an array).
     Check,
     /// `namer`: who `job create` asks for a branch name and nickname, `AGENT[:MODEL]` or a
@@ -41,7 +43,7 @@ pub enum Key {
 }
 
 /// Every key, in the order `oneshot config` shows them.
-pub const KEYS: [Key; 16] = [
+pub const KEYS: [Key; 17] = [
     Key::Worker,
     Key::Auditor,
     Key::WorkerCmd,
@@ -55,6 +57,7 @@ pub const KEYS: [Key; 16] = [
     Key::PolicyPath,
     Key::PolicyReload,
     Key::Sandbox,
+    Key::Network,
     Key::Check,
     Key::Namer,
     Key::Store,
@@ -77,6 +80,8 @@ pub(crate) enum Kind {
     Reload,
     /// `true`/`false`, or `"on"`/`"off"`.
     Switch,
+    /// `policy`, `none` or `open`.
+    Network,
     /// A string or an array of strings (command lines).
     Texts,
     /// A job store: a `postgres://` URL (kept as text) or a file path (relative to the config
@@ -101,6 +106,7 @@ impl Key {
             Key::PolicyPath => "policy-path",
             Key::PolicyReload => "policy-reload",
             Key::Sandbox => "sandbox",
+            Key::Network => "network",
             Key::Check => "check",
             Key::Namer => "namer",
             Key::Store => "store",
@@ -123,6 +129,7 @@ impl Key {
             Key::PolicyPath => "ONESHOT_POLICY_PATH",
             Key::PolicyReload => "ONESHOT_POLICY_RELOAD",
             Key::Sandbox => "ONESHOT_SANDBOX",
+            Key::Network => "ONESHOT_NETWORK",
             Key::Check => "ONESHOT_CHECK",
             Key::Namer => "ONESHOT_NAMER",
             Key::Store => "ONESHOT_STORE",
@@ -145,6 +152,7 @@ impl Key {
             Key::Timeout | Key::InactivityTimeout | Key::HookBudget => Kind::Duration,
             Key::PolicyReload => Kind::Reload,
             Key::Sandbox => Kind::Switch,
+            Key::Network => Kind::Network,
             Key::Check => Kind::Texts,
             Key::Store => Kind::Store,
         }

@@ -309,6 +309,7 @@ fn confine(
         session.settings.sandbox,
         crate::executor::confine::available(),
         crate::sandbox::available(),
+        session.settings.network,
     );
     let mut warnings: Vec<String> = warning.into_iter().collect();
     let namespaces = matches!(sandbox, crate::process::Sandbox::Namespaces { .. });

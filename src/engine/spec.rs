@@ -23,6 +23,9 @@ pub struct Options {
     /// Confine the agents (Landlock) away from oneshot's key, trust store and state
     /// (default: on; kept in its settings).
     pub sandbox: bool,
+    /// What the agents' network is (`--network`; default: the policy's allowlist; kept in its
+    /// settings).
+    pub network: crate::process::NetworkMode,
     /// Checks of the session's own, run after the policy's at every audit (`--check`; kept in
     /// its settings).
     pub checks: Vec<crate::check::Check>,
@@ -38,6 +41,7 @@ impl Default for Options {
             policy_options: PolicyOptions::default(),
             limits: crate::session::LimitOverrides::default(),
             sandbox: true,
+            network: crate::process::NetworkMode::Policy,
             checks: Vec::new(),
         }
     }
@@ -58,6 +62,7 @@ impl Options {
             reload: self.reload,
             limits: self.limits.clone(),
             sandbox: self.sandbox,
+            network: self.network,
             checks: self.checks.clone(),
         }
     }
@@ -75,6 +80,7 @@ impl Options {
             },
             limits: settings.limits.clone(),
             sandbox: settings.sandbox,
+            network: settings.network,
             checks: settings.checks.clone(),
         }
     }

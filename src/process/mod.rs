@@ -15,4 +15,4 @@ mod sandbox;
 pub use evidence::{Evidence, StopReason, TranscriptFacts};
 pub use identity::ProcessIdentity;
 pub use role::Role;
-pub use sandbox::Sandbox;
+pub use sandbox::{NetworkMode, Sandbox};

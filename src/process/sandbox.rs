@@ -2,6 +2,55 @@
 //! report it. Finding out what this machine offers, and confining, is the executor's
 //! (`executor::confine`).
 
+/// What an agent's network is (`--network`, `network` in oneshot.toml).
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum NetworkMode {
+    /// Through oneshot's egress proxy alone, to the hosts the policy allows (its `network`
+    /// table and `egress` hook) and the agent's own model API.
+    #[default]
+    Policy,
+    /// Its model API alone, through the proxy; every other host is refused.
+    None,
+    /// The network as oneshot has it: no network namespace, no proxy.
+    Open,
+}
+
+impl NetworkMode {
+    /// The word on the command line and in files.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NetworkMode::Policy => "policy",
+            NetworkMode::None => "none",
+            NetworkMode::Open => "open",
+        }
+    }
+}
+
+impl std::fmt::Display for NetworkMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for NetworkMode {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "policy" => Ok(NetworkMode::Policy),
+            "none" => Ok(NetworkMode::None),
+            "open" => Ok(NetworkMode::Open),
+            other => Err(format!(
+                "unknown network mode {other:?}: say \"policy\" (the policy's allowlist, the \
+                 default), \"none\" (the model API alone) or \"open\" (unconfined)"
+            )),
+        }
+    }
+}
+
 /// How the agents of a session are confined, as `status` and `show` report it.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -12,6 +61,9 @@ pub enum Sandbox {
     Namespaces {
         /// The kernel's Landlock ABI, the second wall; `None` when it has none.
         landlock: Option<u32>,
+        /// What the agents' network is.
+        #[serde(default)]
+        network: NetworkMode,
     },
     /// Landlock alone, at this ABI version: where user namespaces are refused (or the user
     /// chose it).
@@ -31,11 +83,19 @@ pub enum Sandbox {
 impl std::fmt::Display for Sandbox {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Sandbox::Namespaces { landlock } => {
+            Sandbox::Namespaces { landlock, network } => {
                 f.write_str(
-                    "namespaces: the agents cannot see oneshot's key, trust store or state, and \
-                     reach the network only through oneshot's proxy",
+                    "namespaces: the agents cannot see oneshot's key, trust store or state",
                 )?;
+                match network {
+                    NetworkMode::Policy => f.write_str(
+                        "; network through oneshot's proxy, to the policy's allowlist",
+                    )?,
+                    NetworkMode::None => {
+                        f.write_str("; network: their model API alone (--network none)")?
+                    }
+                    NetworkMode::Open => f.write_str("; network open (--network open)")?,
+                }
                 match landlock {
                     Some(abi) => write!(f, "; landlock (ABI {abi}) inside"),
                     None => Ok(()),

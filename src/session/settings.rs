@@ -25,6 +25,10 @@ pub struct SessionSettings {
     /// state; written only when turned off (`--sandbox off`).
     #[serde(default = "on", skip_serializing_if = "is_on")]
     pub sandbox: bool,
+    /// What the agents' network is (`--network`); written only when not the default
+    /// (`policy`).
+    #[serde(default, skip_serializing_if = "is_policy")]
+    pub network: crate::process::NetworkMode,
     /// Checks of the session's own (`--check`, `check = [...]` in oneshot.toml), run after the
     /// policy's at every audit.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -40,6 +44,11 @@ fn is_on(b: &bool) -> bool {
     *b
 }
 
+#[allow(clippy::trivially_copy_pass_by_ref)] // as `is_on`.
+fn is_policy(n: &crate::process::NetworkMode) -> bool {
+    *n == crate::process::NetworkMode::Policy
+}
+
 impl Default for SessionSettings {
     /// The command line's defaults: 100 ms, no extra module directory, `auto`.
     fn default() -> Self {
@@ -49,6 +58,7 @@ impl Default for SessionSettings {
             reload: ReloadMode::Auto,
             limits: LimitOverrides::default(),
             sandbox: true,
+            network: crate::process::NetworkMode::Policy,
             checks: Vec::new(),
         }
     }
@@ -80,6 +90,7 @@ mod tests {
             reload: ReloadMode::Trusted,
             limits: LimitOverrides::default(),
             sandbox: true,
+            network: crate::process::NetworkMode::Policy,
             checks: Vec::new(),
         };
         let json = serde_json::to_string(&s).unwrap();
