@@ -4,8 +4,10 @@
 //! and limits on memory and processes. docs/sandbox.md says what an agent can see, reach and
 //! spend.
 
+pub mod egress;
 #[cfg(target_os = "linux")]
 pub mod namespace;
+pub mod proxy;
 
 /// Whether agents can have namespaces of their own here ([`namespace::available`]); `Err` says
 /// why not.
