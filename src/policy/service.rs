@@ -11,7 +11,10 @@
 //! session follows, not a second copy. A `permit` fails closed as a session's does: a hook that
 //! fails, or a service whose thread is gone, answers a deny that says why.
 
-use super::{HookCtx, PermitDecision, PolicyError, PolicyHost, PolicyOptions, VerdictDecision};
+use super::{
+    EgressDecision, EgressHookAnswer, EgressQuery, HookCtx, PermitDecision, PolicyError,
+    PolicyHost, PolicyOptions, VerdictDecision,
+};
 use crate::executor::Role;
 use std::fmt;
 use std::path::PathBuf;
@@ -153,6 +156,40 @@ impl PolicyService {
                 crate::error::failure(&e)
             )),
         }
+    }
+
+    /// Whether an agent may open a connection the policy's `network` lists leave open: the
+    /// `egress` hook ([`PolicyHost::egress`]). Never fails: a hook that fails, or a thread that
+    /// is gone, is a refusal whose reason says so (egress fails closed).
+    pub async fn egress(&self, req: EgressQuery, ctx: &Arc<HookCtx>) -> EgressHookAnswer {
+        let ctx = Arc::clone(ctx);
+        match self
+            .call("egress", move |h| Ok(h.egress(&req, &ctx)))
+            .await
+        {
+            Ok(answer) => answer,
+            Err(e) => EgressHookAnswer::Decided(EgressDecision {
+                allow: false,
+                reason: Some(format!(
+                    "refused because the egress policy failed: {} (egress fails closed)",
+                    crate::error::failure(&e)
+                )),
+            }),
+        }
+    }
+
+    /// The policy's `network` lists ([`PolicyHost::network_rules`]); empty lists when the
+    /// policy's thread is gone (so only the hook, which then refuses, could allow anything).
+    pub async fn network_rules(&self) -> crate::sandbox::egress::NetworkRules {
+        self.call("network", |h| Ok(h.network_rules().clone()))
+            .await
+            .unwrap_or_default()
+    }
+
+    /// The policy's `env` lists ([`PolicyHost::env_rules`]); `Err` when the policy's thread is
+    /// gone (an environment must not be built as if the policy had passed nothing on purpose).
+    pub async fn env_rules(&self) -> Result<crate::sandbox::env::EnvRules, PolicyError> {
+        self.call("env", |h| Ok(h.env_rules().clone())).await
     }
 
     /// The `audit_prompt` hook's answer; `None` when the policy has none or it returned nil
@@ -393,6 +430,56 @@ mod tests {
         assert_eq!(v.reason.as_deref(), Some("not sure enough"));
         let none = rt.block_on(serve("return {}"));
         assert_eq!(rt.block_on(none.audit_prompt_hook(&ctx())).unwrap(), None);
+    }
+
+    #[test]
+    fn egress_is_answered_on_the_policy_thread_and_fails_closed() {
+        let rt = rt();
+        let svc = rt.block_on(serve(
+            r#"return {
+                network = { allow = { "pypi.org" } },
+                env = { pass = { "NPM_TOKEN" } },
+                egress = function(ctx, req)
+                    if req.host == "boom.example" then error("no network today") end
+                    if req.host == "ok.example" and req.role == "worker" then
+                        return "allow", req.agent .. " may"
+                    end
+                end,
+            }"#,
+        ));
+        let ask = |host: &str| EgressQuery {
+            host: host.into(),
+            port: 443,
+            agent: "claude".into(),
+            role: Role::Worker,
+        };
+        let ok = rt.block_on(svc.egress(ask("ok.example"), &ctx()));
+        assert_eq!(
+            ok,
+            EgressHookAnswer::Decided(EgressDecision {
+                allow: true,
+                reason: Some("claude may".into())
+            })
+        );
+        let other = rt.block_on(svc.egress(ask("other.example"), &ctx()));
+        assert_eq!(other, EgressHookAnswer::Default);
+        assert!(!other.allows());
+        let boom = rt.block_on(svc.egress(ask("boom.example"), &ctx()));
+        assert!(!boom.allows());
+        assert!(boom.rule().contains("no network today"), "{}", boom.rule());
+        assert!(boom.rule().contains("svc.lua:"), "{}", boom.rule());
+        let rules = rt.block_on(svc.network_rules());
+        assert_eq!(rules.allow, ["pypi.org"]);
+        let env = rt.block_on(svc.env_rules()).unwrap();
+        assert_eq!(env.pass, ["NPM_TOKEN"]);
+        // A thread that is gone refuses.
+        let _ = rt.block_on(svc.call("test", |_| -> Result<(), PolicyError> {
+            panic!("the policy's thread dies")
+        }));
+        let gone = rt.block_on(svc.egress(ask("ok.example"), &ctx()));
+        assert!(!gone.allows());
+        assert!(gone.rule().contains(SERVICE_GONE), "{}", gone.rule());
+        assert!(rt.block_on(svc.env_rules()).is_err());
     }
 
     #[test]
