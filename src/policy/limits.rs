@@ -3,8 +3,8 @@
 //! `pids`, `cpu`, and the machine's `reserve`: parsed in `resources.rs`).
 
 use super::budget::Budget;
-use super::resources;
 use super::lua_ctx::{describe, type_name};
+use super::resources;
 use super::retry::RetryLimits;
 use super::schema::{SchemaError, suggest};
 use mlua::{Table, Value};

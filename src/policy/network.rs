@@ -74,7 +74,11 @@ fn strings(name: &str, value: Value) -> Result<Vec<String>, SchemaError> {
         let Value::String(s) = item else {
             return Err(SchemaError::keyed(
                 name,
-                format!("{name}[{}] must be a string, not {}", i + 1, type_name(&item)),
+                format!(
+                    "{name}[{}] must be a string, not {}",
+                    i + 1,
+                    type_name(&item)
+                ),
             ));
         };
         out.push(s.to_string_lossy().trim().to_string());
@@ -116,9 +120,9 @@ pub fn check_host_pattern(pattern: &str) -> Result<(), String> {
         ));
     }
     if let Some((addr, bits)) = host.split_once('/') {
-        let ip: IpAddr = addr
-            .parse()
-            .map_err(|_| format!("`{pattern}`: `{addr}` is not an IP address (CIDR blocks are IP/BITS)"))?;
+        let ip: IpAddr = addr.parse().map_err(|_| {
+            format!("`{pattern}`: `{addr}` is not an IP address (CIDR blocks are IP/BITS)")
+        })?;
         let max = if ip.is_ipv4() { 32 } else { 128 };
         return match bits.parse::<u8>() {
             Ok(b) if b <= max => Ok(()),
@@ -162,10 +166,15 @@ fn split_port(pattern: &str) -> Result<(&str, Option<&str>), String> {
     }
 }
 
+/// Whether `pattern` is meant as `IP/BITS` (its part before the `/` is written with an
+/// address's characters), so a bad address there is reported as such, not as a URL.
 fn looks_like_cidr(pattern: &str) -> bool {
-    let host = pattern.trim_start_matches('[');
-    host.split_once('/')
-        .is_some_and(|(addr, _)| addr.trim_end_matches(']').parse::<IpAddr>().is_ok())
+    pattern.split_once('/').is_some_and(|(addr, _)| {
+        !addr.is_empty()
+            && addr
+                .chars()
+                .all(|c| c.is_ascii_hexdigit() || matches!(c, '.' | ':' | '[' | ']'))
+    })
 }
 
 /// A DNS name: dot-separated labels of letters, digits, `-` and `_`, none empty or longer than

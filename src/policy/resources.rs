@@ -78,7 +78,10 @@ pub(super) fn pids(name: &str, value: &Value) -> Result<Option<u32>, SchemaError
             }
             Some(_) => Err(SchemaError::keyed(
                 name,
-                format!("{name} must be a whole number of at least 1, not {}", shown(other)),
+                format!(
+                    "{name} must be a whole number of at least 1, not {}",
+                    shown(other)
+                ),
             )),
             None => Err(SchemaError::keyed(
                 name,
@@ -174,7 +177,11 @@ mod tests {
         assert!(parse_size("2X").unwrap_err().contains("unknown unit `x`"));
         assert!(parse_size("1.2.3G").unwrap_err().contains("not a number"));
         assert!(parse_size("1.5").unwrap_err().contains("whole"));
-        assert!(parse_size("99999999999T").unwrap_err().contains("too large"));
+        assert!(
+            parse_size("99999999999T")
+                .unwrap_err()
+                .contains("too large")
+        );
         assert!(parse_size("-1G").is_err());
     }
 }

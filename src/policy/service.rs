@@ -163,10 +163,7 @@ impl PolicyService {
     /// is gone, is a refusal whose reason says so (egress fails closed).
     pub async fn egress(&self, req: EgressQuery, ctx: &Arc<HookCtx>) -> EgressHookAnswer {
         let ctx = Arc::clone(ctx);
-        match self
-            .call("egress", move |h| Ok(h.egress(&req, &ctx)))
-            .await
-        {
+        match self.call("egress", move |h| Ok(h.egress(&req, &ctx))).await {
             Ok(answer) => answer,
             Err(e) => EgressHookAnswer::Decided(EgressDecision {
                 allow: false,

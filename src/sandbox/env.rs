@@ -88,7 +88,9 @@ pub enum EnvPatternError {
     #[error("an empty pattern matches no variable")]
     Empty,
     /// A character no variable name a shell can set holds (`=`, a space, a control character).
-    #[error("`{pattern}` holds {found:?}, which no variable name can; names are like GITHUB_TOKEN or NPM_*")]
+    #[error(
+        "`{pattern}` holds {found:?}, which no variable name can; names are like GITHUB_TOKEN or NPM_*"
+    )]
     BadChar {
         /// The pattern.
         pattern: String,

@@ -35,7 +35,10 @@ fn glob_matches_stars_anywhere_and_nothing_else() {
     assert!(!glob("A*B*C", "AxxBxxBxxD"));
     assert!(glob("PATH", "PATH"));
     assert!(!glob("PATH", "PATHS"));
-    assert!(!glob("path", "PATH"), "a policy's patterns are case-sensitive");
+    assert!(
+        !glob("path", "PATH"),
+        "a policy's patterns are case-sensitive"
+    );
     assert!(glob("**", "anything"));
     assert!(glob("ÉTÉ_*", "ÉTÉ_X"));
 }
@@ -131,7 +134,10 @@ fn keep_always_stays_and_oneshot_secrets_never_pass() {
     ]);
     let f = filter(
         env,
-        &rules(&["ONESHOT_TOKEN", "MY_VAR"], &["ANTHROPIC_*", "HTTPS_PROXY"]),
+        &rules(
+            &["ONESHOT_TOKEN", "MY_VAR"],
+            &["ANTHROPIC_*", "HTTPS_PROXY"],
+        ),
         &["ANTHROPIC_API_KEY", "HTTPS_PROXY"],
     );
     assert_eq!(kept_names(&f), ["ANTHROPIC_API_KEY", "HTTPS_PROXY"]);

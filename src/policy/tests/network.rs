@@ -53,9 +53,15 @@ fn a_bad_network_pattern_fails_the_load_at_its_line() {
     assert!(m.contains("network.allow"), "{m}");
     assert!(m.contains("no scheme or path"), "{m}");
     let m = load_message("return {\n  network = { deny = { \"*\" } },\n}\n");
-    assert!(m.contains("test.lua:2") && m.contains("--network open"), "{m}");
+    assert!(
+        m.contains("test.lua:2") && m.contains("--network open"),
+        "{m}"
+    );
     let m = load_message("return {\n  network = { alow = { \"pypi.org\" } },\n}\n");
-    assert!(m.contains("test.lua:2") && m.contains("did you mean allow"), "{m}");
+    assert!(
+        m.contains("test.lua:2") && m.contains("did you mean allow"),
+        "{m}"
+    );
     let m = load_message("return { network = { allow = \"pypi.org\" } }");
     assert!(m.contains("must be a list of strings"), "{m}");
     let m = load_message("return { network = { allow = { 443 } } }");
@@ -66,7 +72,8 @@ fn a_bad_network_pattern_fails_the_load_at_its_line() {
 
 #[test]
 fn a_bad_env_pattern_fails_the_load_at_its_line() {
-    let m = load_message("return {\n  env = {\n    pass = { \"NPM_TOKEN\", \"GH TOKEN\" },\n  },\n}\n");
+    let m =
+        load_message("return {\n  env = {\n    pass = { \"NPM_TOKEN\", \"GH TOKEN\" },\n  },\n}\n");
     assert!(m.contains("test.lua:3"), "{m}");
     assert!(m.contains("env.pass"), "{m}");
     let m = load_message("return {\n  env = { keep = { \"X\" } },\n}\n");
@@ -77,9 +84,7 @@ fn a_bad_env_pattern_fails_the_load_at_its_line() {
 
 #[test]
 fn resource_limits_are_parsed() {
-    let h = host(
-        "return { limits = { memory = '2G', pids = 256, cpu = 1.5, reserve = '512M' } }",
-    );
+    let h = host("return { limits = { memory = '2G', pids = 256, cpu = 1.5, reserve = '512M' } }");
     let l = h.limits();
     assert_eq!(l.memory, Some(2 << 30));
     assert_eq!(l.pids, Some(256));
@@ -89,11 +94,16 @@ fn resource_limits_are_parsed() {
     assert_eq!(l.memory, Some(1 << 30));
     assert_eq!(l.reserve, Some(0));
     assert_eq!(
-        host("return { limits = { memory = '1.5GiB' } }").limits().memory,
+        host("return { limits = { memory = '1.5GiB' } }")
+            .limits()
+            .memory,
         Some(3 << 29)
     );
     let l = *host("return { limits = { memory = false, cpu = false } }").limits();
-    assert_eq!((l.memory, l.pids, l.cpu, l.reserve), (None, None, None, None));
+    assert_eq!(
+        (l.memory, l.pids, l.cpu, l.reserve),
+        (None, None, None, None)
+    );
 }
 
 #[test]
@@ -109,7 +119,9 @@ fn bad_resource_limits_say_why_and_where() {
         ("cpu = 'two'", "not string"),
         ("reserve = '-1G'", "not a size"),
     ] {
-        let m = load_message(&format!("return {{\n  limits = {{\n    {src},\n  }},\n}}\n"));
+        let m = load_message(&format!(
+            "return {{\n  limits = {{\n    {src},\n  }},\n}}\n"
+        ));
         assert!(m.contains("test.lua:3"), "{src}: {m}");
         assert!(m.contains(want), "{src}: {m}");
     }
@@ -144,7 +156,10 @@ fn the_egress_hook_answers_allow_deny_or_leaves_it_to_the_default() {
     assert_eq!(paste.rule(), "no pastebins");
     let no = h.egress(&query("no.example"), &ctx);
     assert!(!no.allows());
-    assert_eq!(no.rule(), "refused by the policy's egress hook at test.lua:2");
+    assert_eq!(
+        no.rule(),
+        "refused by the policy's egress hook at test.lua:2"
+    );
     let other = h.egress(&query("other.example"), &ctx);
     assert_eq!(other, EgressHookAnswer::Default);
     assert_eq!(other.rule(), NOT_ALLOWED);
@@ -202,7 +217,10 @@ fn a_runaway_egress_hook_refuses_at_its_budget() {
 #[test]
 fn egress_cannot_be_declared_open() {
     let m = load_message("return {\n  on_error = { egress = 'open' },\n}\n");
-    assert!(m.contains("test.lua:2") && m.contains("egress fails closed"), "{m}");
+    assert!(
+        m.contains("test.lua:2") && m.contains("egress fails closed"),
+        "{m}"
+    );
     let h = host("return { on_error = { egress = 'closed' } }");
     assert_eq!(h.fail_mode("egress"), FailMode::Closed);
 }
@@ -258,5 +276,9 @@ fn hooks_see_the_sessions_refusals_as_ctx_egress() {
     // The list changes between calls (the ctx table is reused): the new one is seen.
     ctx.egress.truncate(1);
     let v = h.verdict("", &ctx).unwrap();
-    assert!(v.reason.unwrap().starts_with("1 refused; last a.example:80"));
+    assert!(
+        v.reason
+            .unwrap()
+            .starts_with("1 refused; last a.example:80")
+    );
 }
