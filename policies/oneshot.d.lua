@@ -93,8 +93,8 @@
 ---A test case (OPA-style).
 ---@class OneshotTestCase
 ---@field name? string Shown in the report.
----@field hook "verdict"|"salvage"|"guard"|"next_prompt"|"audit_prompt"|"on_transition"|"permit"|"approve"|"on_notify" The hook to call.
----@field input? { output?: string, evidence?: OneshotEvidence, ctx?: OneshotCtx, tool?: string, input?: table, role?: OneshotRole, result?: table, job?: table, event?: table } What the hook is given.
+---@field hook "verdict"|"salvage"|"guard"|"next_prompt"|"audit_prompt"|"on_transition"|"permit"|"egress"|"approve"|"on_notify" The hook to call.
+---@field input? { output?: string, evidence?: OneshotEvidence, ctx?: OneshotCtx, tool?: string, input?: table, role?: OneshotRole, host?: string, port?: integer, agent?: string, result?: table, job?: table, event?: table } What the hook is given.
 ---@field from? string For guard and on_transition: the FROM state.
 ---@field to? string For guard and on_transition: the TO state.
 ---@field expect? (string|boolean|{ contains?: string, matches?: string, extra?: table }) The expected answer.

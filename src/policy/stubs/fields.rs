@@ -496,14 +496,14 @@ pub(super) const TEST_CASE: &[Field] = &[
     ("name", "string?", "string?", "Shown in the report."),
     (
         "hook",
-        "\"verdict\"|\"salvage\"|\"guard\"|\"next_prompt\"|\"audit_prompt\"|\"on_transition\"|\"permit\"|\"approve\"|\"on_notify\"",
+        "\"verdict\"|\"salvage\"|\"guard\"|\"next_prompt\"|\"audit_prompt\"|\"on_transition\"|\"permit\"|\"egress\"|\"approve\"|\"on_notify\"",
         "string",
         "The hook to call.",
     ),
     (
         "input",
-        "{ output?: string, evidence?: OneshotEvidence, ctx?: OneshotCtx, tool?: string, input?: table, role?: OneshotRole, result?: table, job?: table, event?: table }?",
-        "{ output: string?, evidence: OneshotEvidence?, ctx: OneshotCtx?, tool: string?, input: { [string]: any }?, role: OneshotRole?, result: { [string]: any }?, job: { [string]: any }?, event: { [string]: any }? }?",
+        "{ output?: string, evidence?: OneshotEvidence, ctx?: OneshotCtx, tool?: string, input?: table, role?: OneshotRole, host?: string, port?: integer, agent?: string, result?: table, job?: table, event?: table }?",
+        "{ output: string?, evidence: OneshotEvidence?, ctx: OneshotCtx?, tool: string?, input: { [string]: any }?, role: OneshotRole?, host: string?, port: number?, agent: string?, result: { [string]: any }?, job: { [string]: any }?, event: { [string]: any }? }?",
         "What the hook is given.",
     ),
     (

@@ -282,3 +282,48 @@ fn hooks_see_the_sessions_refusals_as_ctx_egress() {
             .starts_with("1 refused; last a.example:80")
     );
 }
+
+#[test]
+fn policy_tests_can_call_the_egress_hook() {
+    let dir = tempfile::tempdir().unwrap();
+    let policy = dir.path().join("p.lua");
+    std::fs::write(
+        &policy,
+        r#"return {
+  egress = function(ctx, req)
+    if req.host == "mirror.internal" and req.role == "worker" and req.port == 8443 then
+      return "allow", "mirror for " .. req.agent
+    end
+    if req.host == "boom.example" then error("boom") end
+  end,
+  tests = {
+    { hook = "egress", input = { host = "mirror.internal", port = 8443 }, expect = "allow",
+      reason = "mirror for claude" },
+    { hook = "egress", input = { host = "mirror.internal", port = 8443, role = "auditor" },
+      expect = "deny", reason = "not on the policy's allowlist" },
+    { hook = "egress", input = { host = "boom.example" }, error = "boom" },
+    { name = "wrong", hook = "egress", input = { host = "x.example", agent = "codex" },
+      expect = "allow" },
+    { name = "no host", hook = "egress", input = { port = 1 }, expect = "deny" },
+    { name = "bad port", hook = "egress", input = { host = "x", port = 0 }, expect = "deny" },
+  },
+}"#,
+    )
+    .unwrap();
+    let report = crate::policy::run_tests(&policy, PolicyOptions::default()).unwrap();
+    assert_eq!(
+        report.summary(),
+        "3 passed, 3 failed",
+        "{}",
+        report.render()
+    );
+    let rendered = report.render();
+    assert!(
+        rendered.contains("an egress case needs input.host"),
+        "{rendered}"
+    );
+    assert!(
+        rendered.contains("input.port must be a port number"),
+        "{rendered}"
+    );
+}
