@@ -36,6 +36,7 @@
 ---@field diff string? A job's panel auditors only: the changes they judge, as a git diff against the job's base (at most 256 KiB); nil in a session.
 ---@field checks { name: string, run: string, passed: boolean, exit_code: integer?, signal: integer?, stopped: string?, duration_ms: integer, output: string }[] The last audit's checks, in the order they ran (empty before any ran): what the verdict hook sees of them.
 ---@field messages { id: string, actor: string, text: string, ts: integer, now: boolean, status: string, taken_iteration: integer? }[] The humans' messages to the worker (oneshot say), oldest first; status is received, sent, held, next_prompt, taken or in_prompt.
+---@field egress { host: string, port: integer, agent: string, role: OneshotRole, rule: string, address: string?, hint: string, ts: integer }[] The connections the egress proxy refused the session's agents so far, oldest first: what refused each (rule) and the policy line that would allow it (hint).
 
 ---What salvage(evidence, ctx) gets about a stopped worker.
 ---@class OneshotEvidence
@@ -57,6 +58,10 @@
 ---@field background_wait? (number|string) How long a worker's run waits on its agent's background tasks alone before they are stopped (default "10m"; inactivity does not count meanwhile).
 ---@field retry? OneshotRetry Retries of transient provider failures (5xx, 529, 429, refused connection, cut stream).
 ---@field budget? OneshotBudget Per-session budgets from the agents' usage reports (default none).
+---@field memory? (integer|string|false) Memory one agent may use: "2G", "512M", "1.5GiB" (powers of 1024) or bytes; over it the agent is stopped (default none).
+---@field pids? (integer|false) Processes and threads one agent's tree may hold (default none).
+---@field cpu? (number|false) CPU cores one agent may use, such as 1.5 (default none).
+---@field reserve? (integer|string|false) Memory the machine keeps free: another agent starts only while this much would stay free (default none).
 
 ---The `limits.retry` table.
 ---@class OneshotRetry
@@ -80,6 +85,7 @@
 ---@field checks? "closed" Decision hooks always fail closed.
 ---@field approve? "closed" Decision hooks always fail closed.
 ---@field permit? "closed" A failing permit always denies the tool.
+---@field egress? "closed" A failing egress hook always refuses the connection.
 ---@field guard? OneshotFailMode "open": a guard error allows the transition, with a warning (default "closed").
 ---@field on_transition? OneshotFailMode "closed": an observer error fails the session (default "open").
 ---@field on_notify? "open" A failing on_notify always sends the event as it is.
@@ -87,8 +93,8 @@
 ---A test case (OPA-style).
 ---@class OneshotTestCase
 ---@field name? string Shown in the report.
----@field hook "verdict"|"salvage"|"guard"|"next_prompt"|"audit_prompt"|"on_transition"|"permit"|"approve"|"on_notify" The hook to call.
----@field input? { output?: string, evidence?: OneshotEvidence, ctx?: OneshotCtx, tool?: string, input?: table, role?: OneshotRole, result?: table, job?: table, event?: table } What the hook is given.
+---@field hook "verdict"|"salvage"|"guard"|"next_prompt"|"audit_prompt"|"on_transition"|"permit"|"egress"|"approve"|"on_notify" The hook to call.
+---@field input? { output?: string, evidence?: OneshotEvidence, ctx?: OneshotCtx, tool?: string, input?: table, role?: OneshotRole, host?: string, port?: integer, agent?: string, result?: table, job?: table, event?: table } What the hook is given.
 ---@field from? string For guard and on_transition: the FROM state.
 ---@field to? string For guard and on_transition: the TO state.
 ---@field expect? (string|boolean|{ contains?: string, matches?: string, extra?: table }) The expected answer.
@@ -115,6 +121,9 @@
 ---@field on_transition? (fun(from: string, to: string, ctx: OneshotCtx)) Observe every transition; the return value is ignored.
 ---@field on_notify? (fun(ctx: { kind: string, job: string, title: string, state: string, reason: string?, link: string?, at_ms: integer, at: string, cause: string }): boolean|{ extra: table<string, string|number|boolean> }|nil, string?) Before a [notify] event is sent: true/nil sends it, false [, reason] suppresses it, { extra = {...} } adds fields to the payload. Fails open (an error sends it as is).
 ---@field permit? (fun(tool: string, input: table?, ctx: OneshotCtx, role: OneshotRole): OneshotPermit|boolean, string?) Answer an agent's tool-permission request: "allow" or "deny" [, reason]. Fails closed (an error denies).
+---@field network? { allow: string[]?, deny: string[]? } Hosts agents may reach through the egress proxy: "pypi.org", "*.npmjs.org" (subdomains), an IP, a CIDR block, each with an optional :PORT. deny wins over allow.
+---@field egress? (fun(ctx: OneshotCtx, req: { host: string, port: integer, agent: string, role: OneshotRole }): OneshotPermit|boolean|nil, string?) A connection the network lists leave open: "allow" or "deny" [, reason]; nil refuses it (not on the allowlist). Fails closed (an error refuses).
+---@field env? { pass: string[]?, drop: string[]? } Which of oneshot's environment variables agents get (patterns like "NPM_*", case-sensitive): drop wins over pass, pass over the built-in credential drops (*TOKEN*, *SECRET*, *_KEY, …).
 ---@field continue_conversation? boolean Continue the worker's own conversation on the next iteration (default true).
 ---@field redact? string[] Extra secret patterns (Rust regex syntax).
 ---@field approve? (fun(result: table, job: table): "approve"|"human"|"intervene"|table|nil, string?) A job's HARVESTING outcome: "approve" (SUCCESS), "human" (APPROVAL_REQUIRED) or "intervene" [, reason]. Never approves a session that did not complete.

@@ -193,7 +193,9 @@ impl Page {
                     let prefix = raw_prefix(role, role.as_str(), self.colour);
                     format!("{prefix}{}", super::sanitize::clean(text))
                 }
-                RunLine::Message { text, .. } | RunLine::Turn { text, .. } => {
+                RunLine::Message { text, .. }
+                | RunLine::Turn { text, .. }
+                | RunLine::Egress { text, .. } => {
                     format!("» {}", super::sanitize::clean(text))
                 }
                 // A kind of line newer than this listing: nothing to show for it.

@@ -353,6 +353,7 @@ fn render(r: &Record) -> Option<String> {
         Record::PolicyLog(l) => format!("{ts} policy {} [{}]: {}", l.level, l.hook, l.message),
         Record::Message(m) => format!("{ts} {}", oneshot::session::record::message_line(m)),
         Record::Turn(t) => format!("{ts} {}", oneshot::session::record::turn_line(t)),
+        Record::Egress(e) => format!("{ts} !! {}", oneshot::session::record::egress_line(e)),
         // A kind newer than this renderer: skipped, like one it reads as unknown.
         _ => return None,
     })
@@ -397,12 +398,18 @@ fn decision(d: &DecisionRecord) -> String {
             let word = if p.allow { "allow" } else { "DENY" };
             format!("{word}{}", reason(&p.reason))
         }
+        DecisionResult::Egress(None) => "default (refused)".into(),
+        DecisionResult::Egress(Some(e)) => {
+            let word = if e.allow { "allow" } else { "DENY" };
+            format!("{word}{}", reason(&e.reason))
+        }
         DecisionResult::Error { message, kind } => format!("error ({kind}): {message}"),
         // An answer newer than this renderer: as recorded.
         other => format!("{other:?}"),
     };
     let tool = match &d.input {
         oneshot::store::DecisionInput::Permit { tool, .. } => format!(" {tool}"),
+        oneshot::store::DecisionInput::Egress { host, port, .. } => format!(" {host}:{port}"),
         _ => String::new(),
     };
     format!("{key}{tool}{builtin} -> {answer}")

@@ -135,6 +135,16 @@ pub enum RunLine {
         /// The record in words.
         text: String,
     },
+    /// The egress proxy refused the agent a connection: the `egress` record's line, with the
+    /// policy line that would allow it.
+    Egress {
+        /// The host asked for.
+        host: String,
+        /// The port asked for.
+        port: u16,
+        /// The record in words (`egress refused: worker (claude) → …`).
+        text: String,
+    },
 }
 
 /// A run being read: the run, its lines as they come, its agent's reader.
@@ -263,6 +273,15 @@ pub fn read(log: &Log) -> Vec<Iteration> {
                     o.push(RunLine::Turn {
                         owner: t.owner,
                         text: crate::session::record::turn_line(t),
+                    });
+                }
+            }
+            Record::Egress(e) => {
+                if let Some(o) = &mut open[slot(e.role)] {
+                    o.push(RunLine::Egress {
+                        host: e.host.clone(),
+                        port: e.port,
+                        text: crate::session::record::egress_line(e),
                     });
                 }
             }

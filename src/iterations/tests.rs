@@ -13,6 +13,11 @@ const CLAUDE_TEXT: &str =
 /// The log of a session that retried once, with Claude's lines for each worker run and a
 /// command auditor's output.
 fn log() -> Log {
+    log_with(&[])
+}
+
+/// [`log`] with `extra` written after each worker run's agent lines.
+fn log_with(extra: &[Record]) -> Log {
     let mut d = Driver::new(
         crate::policy::PolicyHost::builtin(),
         "fix it",
@@ -48,6 +53,7 @@ fn log() -> Log {
                     records.push(line("claude", Stream::Stdout, CLAUDE_RESULT));
                     records.push(line("claude", Stream::Stderr, "a warning"));
                     records.push(line("claude", Stream::Stdout, CLAUDE_TEXT));
+                    records.extend(extra.iter().cloned());
                 }
                 Role::Auditor => records.push(line("command", Stream::Stdout, "checked")),
             }
@@ -160,4 +166,44 @@ fn only_the_last_lines_of_a_long_run_are_kept() {
             text: "5".into()
         }
     );
+}
+
+#[test]
+fn a_refused_connection_is_a_line_of_the_run_that_asked() {
+    let refusal = crate::session::record::EgressRefusal {
+        ts: 1,
+        host: "evil.example".into(),
+        port: 443,
+        agent: "claude".into(),
+        role: Role::Worker,
+        rule: "not on the policy's allowlist".into(),
+        address: None,
+        hint: crate::session::record::allow_hint("evil.example"),
+    };
+    let its = read(&log_with(&[Record::Egress(refusal)]));
+    let w = &its[0].worker[0];
+    let egress: Vec<&RunLine> = w
+        .lines
+        .iter()
+        .filter(|l| matches!(l, RunLine::Egress { .. }))
+        .collect();
+    assert_eq!(egress.len(), 1, "{:?}", w.lines);
+    let RunLine::Egress { host, port, text } = egress[0] else {
+        unreachable!()
+    };
+    assert_eq!((host.as_str(), *port), ("evil.example", 443));
+    assert_eq!(
+        text,
+        "egress refused: worker (claude) → evil.example:443 — not on the policy's allowlist; \
+         to allow: network = { allow = { \"evil.example\" } }"
+    );
+    // The auditor's runs did not ask, so they show none.
+    assert!(
+        !its[0].auditor[0]
+            .lines
+            .iter()
+            .any(|l| matches!(l, RunLine::Egress { .. }))
+    );
+    let json = serde_json::to_value(egress[0]).unwrap();
+    assert_eq!(json["kind"], "egress");
 }

@@ -52,6 +52,18 @@ pub struct EffectiveLimits {
     pub retry: EffectiveRetry,
     /// The per-session budgets.
     pub budget: EffectiveBudget,
+    /// Memory per agent, in bytes (`None`: no limit).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory: Option<u64>,
+    /// Processes per agent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pids: Option<u32>,
+    /// CPU cores per agent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<f64>,
+    /// Memory the machine keeps free before another agent starts, in bytes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reserve: Option<u64>,
 }
 
 /// [`super::RetryLimits`] as a report shows it.
@@ -100,6 +112,10 @@ impl From<&Limits> for EffectiveLimits {
                 tokens: l.budget.tokens,
                 usd: l.budget.usd,
             },
+            memory: l.memory,
+            pids: l.pids,
+            cpu: l.cpu,
+            reserve: l.reserve,
         }
     }
 }

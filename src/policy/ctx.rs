@@ -60,6 +60,11 @@ pub struct HookCtx {
     /// stands: what `ctx.messages` reads.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub messages: Vec<crate::session::Said>,
+    /// The connections the egress proxy refused the session's agents so far, oldest first
+    /// (`host`, `port`, `agent`, `role`, `rule`, …): what `ctx.egress` reads, so a verdict can
+    /// say a task failed because the network was closed to it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub egress: Vec<crate::session::record::EgressRefusal>,
 }
 
 fn is_zero(n: &u32) -> bool {

@@ -5,7 +5,8 @@
 //! neither "done" nor "retry" is right, so the session stops with `policy_error`. An observer
 //! (`on_transition`) decides nothing, so by default its failure is a warning. Guards may be
 //! declared open: then a guard error allows the transition it was guarding, with a warning.
-//! `permit` fails closed too, and its "closed" is a deny of the tool, not a failed session.
+//! `permit` fails closed too, and its "closed" is a deny of the tool, not a failed session;
+//! `egress` likewise refuses the connection.
 //! `on_notify` is the one hook that is always open: its failure sends the notification as it
 //! is, because a broken policy must never be why a human is not told something needs them.
 
@@ -37,7 +38,7 @@ impl FailMode {
 }
 
 /// The hook names [`PolicyHost::fail_mode`] and `on_error` know, in documentation order.
-pub const FAIL_MODE_HOOKS: [&str; 10] = [
+pub const FAIL_MODE_HOOKS: [&str; 11] = [
     "verdict",
     "salvage",
     "next_prompt",
@@ -45,6 +46,7 @@ pub const FAIL_MODE_HOOKS: [&str; 10] = [
     "checks",
     "approve",
     "permit",
+    "egress",
     "guard",
     "on_transition",
     "on_notify",
@@ -128,6 +130,20 @@ impl FailModes {
                     ),
                 ));
             }
+            // "open" for egress would mean "open the connection when the hook fails": never.
+            if key == "egress"
+                && !matches!(&value, Value::String(s) if s.to_string_lossy() == "closed")
+            {
+                return Err(SchemaError::keyed(
+                    &key,
+                    format!(
+                        "on_error.egress cannot be {}: a connection whose hook fails is always \
+                         refused, never opened (egress fails closed; only \"closed\" may be \
+                         written)",
+                        super::lua_ctx::describe(&value)
+                    ),
+                ));
+            }
             // "closed" for on_notify would mean "tell nobody when the hook fails": never.
             if key == "on_notify"
                 && !matches!(&value, Value::String(s) if s.to_string_lossy() == "open")
@@ -184,7 +200,8 @@ impl PolicyHost {
     }
 
     /// Every hook's failure mode, in documentation order: `verdict`, `salvage`, `next_prompt`,
-    /// `audit_prompt`, `checks`, `approve`, `permit`, `guard`, `on_transition`, `on_notify`.
+    /// `audit_prompt`, `checks`, `approve`, `permit`, `egress`, `guard`, `on_transition`,
+    /// `on_notify`.
     pub fn fail_modes(&self) -> Vec<(String, FailMode)> {
         self.fail_modes.all()
     }

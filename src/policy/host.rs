@@ -62,6 +62,10 @@ pub struct PolicyHost {
     logs: Rc<LogBuffer>,
     /// `continue_conversation` (default true).
     continue_conversation: bool,
+    /// `network` (default: both lists empty).
+    network: crate::sandbox::egress::NetworkRules,
+    /// `env` (default: both lists empty, so only the built-in drops apply).
+    env: crate::sandbox::env::EnvRules,
 }
 
 /// The Lua half of a host loaded from source (absent for [`PolicyHost::builtin`]).
@@ -203,6 +207,8 @@ impl PolicyHost {
             fail_modes: policy.parsed.fail_modes,
             logs,
             continue_conversation: policy.parsed.continue_conversation.unwrap_or(true),
+            network: policy.parsed.network.clone().unwrap_or_default(),
+            env: policy.parsed.env.clone().unwrap_or_default(),
             lua: Some(policy),
         })
     }
@@ -220,6 +226,8 @@ impl PolicyHost {
             fail_modes: FailModes::default(),
             logs: Rc::new(LogBuffer::default()),
             continue_conversation: true,
+            network: Default::default(),
+            env: Default::default(),
         }
     }
 
@@ -270,6 +278,18 @@ impl PolicyHost {
         self.lua.as_ref()?.parsed.resolver.as_deref()
     }
 
+    /// The policy's `network` lists, patterns already checked (empty when it has none: then
+    /// only each agent's own model API and the `egress` hook let a connection through).
+    pub fn network_rules(&self) -> &crate::sandbox::egress::NetworkRules {
+        &self.network
+    }
+
+    /// The policy's `env` lists, patterns already checked (empty when it has none: then the
+    /// built-in credential drops alone decide).
+    pub fn env_rules(&self) -> &crate::sandbox::env::EnvRules {
+        &self.env
+    }
+
     /// Extra secret patterns from `redact`, already checked to compile as regexes.
     pub fn redact_patterns(&self) -> &[String] {
         &self.redact
@@ -297,6 +317,9 @@ impl PolicyHost {
                 "on_notify" => p.on_notify.is_some(),
                 "approve" => p.approve.is_some(),
                 "permit" => p.permit.is_some(),
+                "network" => p.network.is_some(),
+                "egress" => p.egress.is_some(),
+                "env" => p.env.is_some(),
                 "continue_conversation" => p.continue_conversation.is_some(),
                 "on_error" => p.has_on_error,
                 "tests" => p.tests.is_some(),
@@ -326,6 +349,7 @@ impl PolicyHost {
             "on_notify" => p.on_notify.is_some(),
             "approve" => p.approve.is_some(),
             "permit" => p.permit.is_some(),
+            "egress" => p.egress.is_some(),
             "checks" => p.checks.is_some(),
             guard => p.guards.iter().flatten().any(|g| g.name == guard),
         }
@@ -346,6 +370,7 @@ impl PolicyHost {
             "on_notify" => p.on_notify.as_ref(),
             "approve" => p.approve.as_ref(),
             "permit" => p.permit.as_ref(),
+            "egress" => p.egress.as_ref(),
             guard => p
                 .guards
                 .iter()

@@ -1,15 +1,17 @@
-//! The `limits` table: iteration budget, process timeouts, and the `retry` and `budget`
-//! sub-tables (parsed in `retry.rs` and `budget.rs`).
+//! The `limits` table: iteration budget, process timeouts, the `retry` and `budget`
+//! sub-tables (parsed in `retry.rs` and `budget.rs`), and each agent's resources (`memory`,
+//! `pids`, `cpu`, and the machine's `reserve`: parsed in `resources.rs`).
 
 use super::budget::Budget;
 use super::lua_ctx::{describe, type_name};
+use super::resources;
 use super::retry::RetryLimits;
 use super::schema::{SchemaError, suggest};
 use mlua::{Table, Value};
 use std::time::Duration;
 
 /// The keys a `limits` table may contain.
-pub const LIMIT_KEYS: [&str; 9] = [
+pub const LIMIT_KEYS: [&str; 13] = [
     "max_iterations",
     "verdict_reasks",
     "inactivity_timeout",
@@ -19,6 +21,10 @@ pub const LIMIT_KEYS: [&str; 9] = [
     "background_wait",
     "retry",
     "budget",
+    "memory",
+    "pids",
+    "cpu",
+    "reserve",
 ];
 
 /// Budgets the engine enforces for a session. Missing keys take the documented defaults.
@@ -48,6 +54,16 @@ pub struct Limits {
     pub retry: RetryLimits,
     /// Per-session turn, token and dollar budgets (default none).
     pub budget: Budget,
+    /// Memory one agent's process tree may use, in bytes (default none): over it the agent is
+    /// stopped and the session goes to recovery.
+    pub memory: Option<u64>,
+    /// Processes (and threads) one agent's tree may hold (default none).
+    pub pids: Option<u32>,
+    /// CPU cores one agent may use, such as 1.5 (default none).
+    pub cpu: Option<f64>,
+    /// Memory, in bytes, the machine must keep free before another agent starts (default
+    /// none): `job run` holds jobs back while starting one would eat into it.
+    pub reserve: Option<u64>,
 }
 
 impl Default for Limits {
@@ -62,6 +78,10 @@ impl Default for Limits {
             background_wait: Duration::from_secs(10 * 60),
             retry: RetryLimits::default(),
             budget: Budget::default(),
+            memory: None,
+            pids: None,
+            cpu: None,
+            reserve: None,
         }
     }
 }
@@ -82,6 +102,10 @@ impl Limits {
                 "worker_timeout" => limits.worker_timeout = optional_duration(&name, &value)?,
                 "auditor_timeout" => limits.auditor_timeout = optional_duration(&name, &value)?,
                 "retry" => limits.retry = RetryLimits::from_table(&sub_table(&name, value)?)?,
+                "memory" => limits.memory = resources::memory_limit(&name, &value)?,
+                "reserve" => limits.reserve = resources::memory(&name, &value)?,
+                "pids" => limits.pids = resources::pids(&name, &value)?,
+                "cpu" => limits.cpu = resources::cpu(&name, &value)?,
                 _ => limits.budget = Budget::from_table(&sub_table(&name, value)?)?,
             }
         }

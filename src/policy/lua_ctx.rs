@@ -22,6 +22,7 @@
 //! cannot corrupt what the next hook sees.
 
 use super::HookCtx;
+use super::ctx_lists::{check_list, egress_list, message_list};
 use crate::machine::{SessionState, Verdict};
 use mlua::{Function, Lua, LuaString, Table, Value};
 use std::cell::RefCell;
@@ -61,7 +62,7 @@ pub(crate) fn head(s: &str) -> &str {
 }
 
 /// The `ctx` fields built only when a hook reads them.
-pub const LAZY_FIELDS: [&str; 10] = [
+pub const LAZY_FIELDS: [&str; 11] = [
     "task",
     "worker_prompt",
     "worker_output",
@@ -72,6 +73,7 @@ pub const LAZY_FIELDS: [&str; 10] = [
     "diff",
     "checks",
     "messages",
+    "egress",
 ];
 
 /// One of [`LAZY_FIELDS`].
@@ -87,10 +89,11 @@ enum Lazy {
     Diff,
     Checks,
     Messages,
+    Egress,
 }
 
 impl Lazy {
-    const ALL: [Lazy; 10] = [
+    const ALL: [Lazy; 11] = [
         Lazy::Task,
         Lazy::WorkerPrompt,
         Lazy::WorkerOutput,
@@ -101,6 +104,7 @@ impl Lazy {
         Lazy::Diff,
         Lazy::Checks,
         Lazy::Messages,
+        Lazy::Egress,
     ];
 
     fn name(self) -> &'static str {
@@ -136,6 +140,7 @@ impl Lazy {
             },
             Lazy::Checks => check_list(lua, &ctx.checks).map(Value::Table),
             Lazy::Messages => message_list(lua, &ctx.messages).map(Value::Table),
+            Lazy::Egress => egress_list(lua, &ctx.egress).map(Value::Table),
         }
     }
 }
@@ -228,6 +233,7 @@ impl CtxTable {
                 s(LAZY_FIELDS[7])?,
                 s(LAZY_FIELDS[8])?,
                 s(LAZY_FIELDS[9])?,
+                s(LAZY_FIELDS[10])?,
             ],
         };
         let states = SessionState::ALL
@@ -351,6 +357,7 @@ impl CtxTable {
         lazy!(diff, Lazy::Diff);
         lazy!(checks, Lazy::Checks);
         lazy!(messages, Lazy::Messages);
+        lazy!(egress, Lazy::Egress);
         Ok(())
     }
 }
@@ -361,47 +368,6 @@ fn verdict_index(v: Verdict) -> usize {
         Verdict::Retry => 1,
         Verdict::Impossible => 2,
     }
-}
-
-/// `ctx.checks`: a read-only list of read-only tables, one per check that ran, in order
-/// (`name`, `run`, `passed`, `exit_code`, `signal`, `stopped`, `duration_ms`, `output`).
-fn check_list(lua: &Lua, checks: &[crate::check::CheckResult]) -> mlua::Result<Table> {
-    let list = lua.create_table_with_capacity(checks.len(), 0)?;
-    for (i, c) in checks.iter().enumerate() {
-        let t = lua.create_table_with_capacity(0, 8)?;
-        t.raw_set("name", head(&c.name))?;
-        t.raw_set("run", head(&c.run))?;
-        t.raw_set("passed", c.passed())?;
-        t.raw_set("exit_code", c.exit_code)?;
-        t.raw_set("signal", c.signal)?;
-        t.raw_set("stopped", c.stopped.as_deref().map(head))?;
-        t.raw_set("duration_ms", c.duration_ms)?;
-        t.raw_set("output", tail(&c.tail))?;
-        t.set_readonly(true);
-        list.raw_set(i + 1, t)?;
-    }
-    list.set_readonly(true);
-    Ok(list)
-}
-
-/// `ctx.messages`: a read-only list of read-only tables, one per message said to the worker,
-/// oldest first (`id`, `actor`, `text`, `ts`, `now`, `status`, `taken_iteration`).
-fn message_list(lua: &Lua, messages: &[crate::session::Said]) -> mlua::Result<Table> {
-    let list = lua.create_table_with_capacity(messages.len(), 0)?;
-    for (i, m) in messages.iter().enumerate() {
-        let t = lua.create_table_with_capacity(0, 7)?;
-        t.raw_set("id", head(&m.id))?;
-        t.raw_set("actor", head(&m.actor))?;
-        t.raw_set("text", head(&m.text))?;
-        t.raw_set("ts", m.ts)?;
-        t.raw_set("now", m.now)?;
-        t.raw_set("status", m.status.as_str())?;
-        t.raw_set("taken_iteration", m.taken_iteration)?;
-        t.set_readonly(true);
-        list.raw_set(i + 1, t)?;
-    }
-    list.set_readonly(true);
-    Ok(list)
 }
 
 /// A read-only Lua list of strings.

@@ -7,7 +7,7 @@
 //! under the hook budget and validates the table it returns: unknown keys, wrong types, guard
 //! keys naming transitions the machine never makes and bad regexes all fail the load with a
 //! `file:line`. The engine then asks typed questions ([`PolicyHost::verdict`],
-//! [`PolicyHost::guard`], [`PolicyHost::permit`], [`PolicyHost::approve`], [`PolicyHost::on_notify`], …); each call runs under a wall-clock budget enforced by Luau's
+//! [`PolicyHost::guard`], [`PolicyHost::permit`], [`PolicyHost::egress`], [`PolicyHost::approve`], [`PolicyHost::on_notify`], …); each call runs under a wall-clock budget enforced by Luau's
 //! interrupt (backed by a watchdog thread for native code that never polls it), and its
 //! answer is validated. A missing hook means the built-in behaviour, which is written out in
 //! `policies/default.lua`.
@@ -25,7 +25,9 @@ mod calls;
 mod check;
 mod checks;
 mod ctx;
+mod ctx_lists;
 mod decision;
+mod egress;
 mod error;
 mod failmode;
 mod helpers;
@@ -33,10 +35,12 @@ mod host;
 mod limits;
 mod lua_ctx;
 mod modules;
+mod network;
 mod notify;
 mod permit;
 mod prompts;
 mod reload;
+mod resources;
 mod retry;
 mod sandbox;
 mod schema;
@@ -56,12 +60,15 @@ pub use budget::{Budget, BudgetLevel, BudgetResource, BudgetUse};
 pub use check::{CheckReport, EffectiveBudget, EffectiveLimits, EffectiveRetry, check};
 pub use ctx::HookCtx;
 pub use decision::{GuardOutcome, PermitDecision, SalvageDecision, VerdictDecision};
+pub use egress::{EgressDecision, EgressHookAnswer, EgressQuery, NOT_ALLOWED};
 pub use error::PolicyError;
 pub use failmode::FailMode;
 pub use host::{PolicyHost, PolicyOptions};
 pub use limits::Limits;
+pub use network::{ENV_KEYS, NETWORK_KEYS, check_host_pattern};
 pub use notify::{MAX_EXTRA_FIELDS, MAX_EXTRA_KEY, MAX_EXTRA_STRING, NotifyDecision, NotifyFacts};
 pub use reload::*;
+pub use resources::parse_size;
 pub use retry::RetryLimits;
 pub use sandbox::interrupt_hooks;
 pub use service::PolicyService;

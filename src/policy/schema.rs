@@ -10,7 +10,7 @@ use crate::machine::{SessionState, edges};
 use mlua::{Function, Table, Value};
 
 /// Every top-level key a policy table may have.
-pub const TOP_LEVEL_KEYS: [&str; 16] = [
+pub const TOP_LEVEL_KEYS: [&str; 19] = [
     "limits",
     "verdict",
     "salvage",
@@ -21,6 +21,9 @@ pub const TOP_LEVEL_KEYS: [&str; 16] = [
     "on_transition",
     "on_notify",
     "permit",
+    "network",
+    "egress",
+    "env",
     "continue_conversation",
     "redact",
     "approve",
@@ -86,6 +89,12 @@ pub(crate) struct Parsed {
     pub on_notify: Option<Function>,
     pub approve: Option<Function>,
     pub permit: Option<Function>,
+    /// `network`: the egress proxy's allow and deny lists.
+    pub network: Option<crate::sandbox::egress::NetworkRules>,
+    /// `egress(ctx, req)`: connections the lists leave open.
+    pub egress: Option<Function>,
+    /// `env`: what of oneshot's environment agents get.
+    pub env: Option<crate::sandbox::env::EnvRules>,
     /// `resolver`: who `job land` asks to resolve a rebase's conflicts.
     pub resolver: Option<String>,
     /// `checks`: a list, or a hook returning one.
@@ -144,6 +153,11 @@ pub(crate) fn parse(table: &Table) -> Result<Parsed, SchemaError> {
             "on_notify" => parsed.on_notify = Some(function(&key, value)?),
             "approve" => parsed.approve = Some(function(&key, value)?),
             "permit" => parsed.permit = Some(function(&key, value)?),
+            "egress" => parsed.egress = Some(function(&key, value)?),
+            "network" => {
+                parsed.network = Some(super::network::network(&table_of(&key, value)?)?);
+            }
+            "env" => parsed.env = Some(super::network::env(&table_of(&key, value)?)?),
             "checks" => parsed.checks = Some(super::checks::parse(value)?),
             "resolver" => parsed.resolver = Some(resolver(value)?),
             "continue_conversation" => {

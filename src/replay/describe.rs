@@ -25,6 +25,10 @@ pub(crate) fn same(old: &DecisionResult, new: &DecisionResult, reasons: bool) ->
         (R::Observed, R::Observed) => true,
         (R::Checks(a), R::Checks(b)) => a == b,
         (R::Permit(a), R::Permit(b)) => a.allow == b.allow && (!reasons || a.reason == b.reason),
+        (R::Egress(None), R::Egress(None)) => true,
+        (R::Egress(Some(a)), R::Egress(Some(b))) => {
+            a.allow == b.allow && (!reasons || a.reason == b.reason)
+        }
         (R::Error { message: a, .. }, R::Error { message: b, .. }) => !reasons || a == b,
         _ => false,
     }
@@ -92,6 +96,9 @@ pub(crate) fn describe(result: &DecisionResult, reasons: bool) -> String {
         ),
         DecisionResult::Permit(p) if p.allow => with("allow", &p.reason),
         DecisionResult::Permit(p) => with("deny", &p.reason),
+        DecisionResult::Egress(None) => "default (refused: not on the allowlist)".to_string(),
+        DecisionResult::Egress(Some(e)) if e.allow => with("allow", &e.reason),
+        DecisionResult::Egress(Some(e)) => with("deny", &e.reason),
         DecisionResult::Error { message, .. } => shorten(&format!("error: {message}")),
     }
 }

@@ -93,7 +93,7 @@ impl Diff {
 }
 
 /// One recorded question, asked of `judge`.
-fn ask(judge: &mut dyn Decide, input: &DecisionInput) -> Result<DecisionResult, HookError> {
+fn ask(judge: &mut PolicyJudge, input: &DecisionInput) -> Result<DecisionResult, HookError> {
     Ok(match input {
         DecisionInput::Verdict { output, ctx } => {
             DecisionResult::Verdict(judge.verdict(output, ctx).result?)
@@ -119,5 +119,20 @@ fn ask(judge: &mut dyn Decide, input: &DecisionInput) -> Result<DecisionResult, 
             input,
             ctx,
         } => DecisionResult::Permit(judge.permit(*role, tool, input, ctx).result?),
+        DecisionInput::Egress {
+            host,
+            port,
+            agent,
+            role,
+            ctx,
+        } => {
+            let req = crate::policy::EgressQuery {
+                host: host.clone(),
+                port: *port,
+                agent: agent.clone(),
+                role: *role,
+            };
+            DecisionResult::Egress(judge.egress(&req, ctx).result?)
+        }
     })
 }

@@ -5,6 +5,7 @@
 //! spend.
 
 pub mod egress;
+pub mod env;
 #[cfg(target_os = "linux")]
 pub mod namespace;
 pub mod proxy;

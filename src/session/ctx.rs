@@ -35,6 +35,7 @@ impl Session {
         ctx.changed_files.clone_from(&self.changed_files);
         ctx.checks.clone_from(&self.checks);
         ctx.messages.clone_from(&self.messages);
+        ctx.egress.clone_from(&self.egress);
         // Only the verdict question carries the auditor's structured answer.
         ctx.structured = None;
         ctx.workdir.clear();

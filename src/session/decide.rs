@@ -171,6 +171,17 @@ impl<'a> PolicyJudge<'a> {
         }
     }
 
+    /// The `egress` hook's own answer for a connection (`None`: no hook, or it returned nil),
+    /// as replay asks a recorded egress question again. Not part of [`Decide`]: the session's
+    /// core never asks it; the egress proxy does, through the policy service.
+    pub fn egress(
+        &self,
+        req: &crate::policy::EgressQuery,
+        ctx: &HookCtx,
+    ) -> Answer<Option<crate::policy::EgressDecision>> {
+        self.ask("egress", |h| h.try_egress(req, ctx))
+    }
+
     fn ask<T>(
         &self,
         key: &str,

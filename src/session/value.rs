@@ -12,6 +12,11 @@ use std::path::PathBuf;
 /// with a message rather than misread.
 pub const SCHEMA_VERSION: u32 = 2;
 
+/// How many refused connections a session keeps for `ctx.egress` (the log keeps them all): an
+/// agent retrying a closed host in a loop must not grow the state file or every hook's `ctx`
+/// without bound.
+pub const MAX_EGRESS: usize = 256;
+
 /// How long the one-line `title` of the task is at most (what `oneshot list` shows).
 const TITLE_CHARS: usize = 120;
 
@@ -67,6 +72,9 @@ pub struct Session {
     pub history: Vec<HistoryEntry>,
     /// The humans' messages to its worker (`oneshot say`), oldest first.
     pub messages: Vec<super::Said>,
+    /// The connections the egress proxy refused its agents, oldest first, at most
+    /// [`MAX_EGRESS`] (the newest): what hooks read as `ctx.egress`.
+    pub egress: Vec<crate::session::record::EgressRefusal>,
     /// Interrupts received by this oneshot process (not persisted: a resume starts at zero).
     pub(crate) interrupts: u32,
     /// The answer the core waits for (not persisted: a resume waits for nothing).
@@ -124,9 +132,20 @@ impl Session {
             checks: Vec::new(),
             history: vec![first],
             messages: Vec::new(),
+            egress: Vec::new(),
             interrupts: 0,
             awaiting: None,
         }
+    }
+
+    /// Keeps a refused connection for `ctx.egress` (the newest [`MAX_EGRESS`]). The caller
+    /// also writes it to the log as a `Record::Egress`, and journals the session.
+    pub fn note_egress(&mut self, refusal: crate::session::record::EgressRefusal) {
+        if self.egress.len() >= MAX_EGRESS {
+            let extra = self.egress.len() + 1 - MAX_EGRESS;
+            self.egress.drain(..extra);
+        }
+        self.egress.push(refusal);
     }
 
     /// The state of the seed's table.
@@ -209,6 +228,9 @@ struct Wire<'a> {
     /// Absent in files written before messages existed, and when there are none.
     #[serde(default, skip_serializing_if = "<[_]>::is_empty")]
     messages: std::borrow::Cow<'a, [super::Said]>,
+    /// Absent in files written before the egress proxy existed, and when nothing was refused.
+    #[serde(default, skip_serializing_if = "<[_]>::is_empty")]
+    egress: std::borrow::Cow<'a, [crate::session::record::EgressRefusal]>,
 }
 
 #[allow(clippy::ptr_arg)] // serde's skip_serializing_if passes the field as it is.
@@ -260,6 +282,7 @@ impl Serialize for Session {
             phase: self.phase.data(),
             history: Borrowed(&self.history),
             messages: Borrowed(&self.messages),
+            egress: Borrowed(&self.egress),
         }
         .serialize(s)
     }
@@ -304,6 +327,7 @@ impl<'de> Deserialize<'de> for Session {
             checks: w.checks.into_owned(),
             history: w.history.into_owned(),
             messages: w.messages.into_owned(),
+            egress: w.egress.into_owned(),
             interrupts: 0,
             awaiting: None,
         })

@@ -123,6 +123,12 @@ pub(super) const CTX: &[Field] = &[
         "{{id: string, actor: string, text: string, ts: number, now: boolean, status: string, taken_iteration: number?}}",
         "The humans' messages to the worker (oneshot say), oldest first; status is received, sent, held, next_prompt, taken or in_prompt.",
     ),
+    (
+        "egress",
+        "{ host: string, port: integer, agent: string, role: OneshotRole, rule: string, address: string?, hint: string, ts: integer }[]",
+        "{{host: string, port: number, agent: string, role: OneshotRole, rule: string, address: string?, hint: string, ts: number}}",
+        "The connections the egress proxy refused the session's agents so far, oldest first: what refused each (rule) and the policy line that would allow it (hint).",
+    ),
 ];
 
 /// The `evidence` table `salvage` receives.
@@ -220,6 +226,30 @@ pub(super) const LIMITS: &[Field] = &[
         "OneshotBudget?",
         "OneshotBudget?",
         "Per-session budgets from the agents' usage reports (default none).",
+    ),
+    (
+        "memory",
+        "(integer|string|false)?",
+        "(number | string | boolean)?",
+        "Memory one agent may use: \"2G\", \"512M\", \"1.5GiB\" (powers of 1024) or bytes; over it the agent is stopped (default none).",
+    ),
+    (
+        "pids",
+        "(integer|false)?",
+        "(number | boolean)?",
+        "Processes and threads one agent's tree may hold (default none).",
+    ),
+    (
+        "cpu",
+        "(number|false)?",
+        "(number | boolean)?",
+        "CPU cores one agent may use, such as 1.5 (default none).",
+    ),
+    (
+        "reserve",
+        "(integer|string|false)?",
+        "(number | string | boolean)?",
+        "Memory the machine keeps free: another agent starts only while this much would stay free (default none).",
     ),
 ];
 
@@ -342,6 +372,24 @@ pub(super) const POLICY: &[Field] = &[
         "Answer an agent's tool-permission request: \"allow\" or \"deny\" [, reason]. Fails closed (an error denies).",
     ),
     (
+        "network",
+        "{ allow: string[]?, deny: string[]? }?",
+        "{ allow: { string }?, deny: { string }? }?",
+        "Hosts agents may reach through the egress proxy: \"pypi.org\", \"*.npmjs.org\" (subdomains), an IP, a CIDR block, each with an optional :PORT. deny wins over allow.",
+    ),
+    (
+        "egress",
+        "(fun(ctx: OneshotCtx, req: { host: string, port: integer, agent: string, role: OneshotRole }): OneshotPermit|boolean|nil, string?)?",
+        "((ctx: OneshotCtx, req: { host: string, port: number, agent: string, role: OneshotRole }) -> (OneshotPermit | boolean | nil, string?))?",
+        "A connection the network lists leave open: \"allow\" or \"deny\" [, reason]; nil refuses it (not on the allowlist). Fails closed (an error refuses).",
+    ),
+    (
+        "env",
+        "{ pass: string[]?, drop: string[]? }?",
+        "{ pass: { string }?, drop: { string }? }?",
+        "Which of oneshot's environment variables agents get (patterns like \"NPM_*\", case-sensitive): drop wins over pass, pass over the built-in credential drops (*TOKEN*, *SECRET*, *_KEY, …).",
+    ),
+    (
         "continue_conversation",
         "boolean?",
         "boolean?",
@@ -418,6 +466,12 @@ pub(super) const ON_ERROR: &[Field] = &[
         "A failing permit always denies the tool.",
     ),
     (
+        "egress",
+        "\"closed\"?",
+        "\"closed\"?",
+        "A failing egress hook always refuses the connection.",
+    ),
+    (
         "guard",
         "OneshotFailMode?",
         "OneshotFailMode?",
@@ -442,14 +496,14 @@ pub(super) const TEST_CASE: &[Field] = &[
     ("name", "string?", "string?", "Shown in the report."),
     (
         "hook",
-        "\"verdict\"|\"salvage\"|\"guard\"|\"next_prompt\"|\"audit_prompt\"|\"on_transition\"|\"permit\"|\"approve\"|\"on_notify\"",
+        "\"verdict\"|\"salvage\"|\"guard\"|\"next_prompt\"|\"audit_prompt\"|\"on_transition\"|\"permit\"|\"egress\"|\"approve\"|\"on_notify\"",
         "string",
         "The hook to call.",
     ),
     (
         "input",
-        "{ output?: string, evidence?: OneshotEvidence, ctx?: OneshotCtx, tool?: string, input?: table, role?: OneshotRole, result?: table, job?: table, event?: table }?",
-        "{ output: string?, evidence: OneshotEvidence?, ctx: OneshotCtx?, tool: string?, input: { [string]: any }?, role: OneshotRole?, result: { [string]: any }?, job: { [string]: any }?, event: { [string]: any }? }?",
+        "{ output?: string, evidence?: OneshotEvidence, ctx?: OneshotCtx, tool?: string, input?: table, role?: OneshotRole, host?: string, port?: integer, agent?: string, result?: table, job?: table, event?: table }?",
+        "{ output: string?, evidence: OneshotEvidence?, ctx: OneshotCtx?, tool: string?, input: { [string]: any }?, role: OneshotRole?, host: string?, port: number?, agent: string?, result: { [string]: any }?, job: { [string]: any }?, event: { [string]: any }? }?",
         "What the hook is given.",
     ),
     (

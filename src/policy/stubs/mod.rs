@@ -175,6 +175,16 @@ mod tests {
                 taken_ms: None,
                 taken_iteration: None,
             }],
+            egress: vec![crate::session::record::EgressRefusal {
+                ts: 0,
+                host: String::new(),
+                port: 0,
+                agent: String::new(),
+                role: crate::process::Role::Worker,
+                rule: String::new(),
+                address: None,
+                hint: String::new(),
+            }],
             ..HookCtx::default()
         };
         let mut real = serde_names(&full);

@@ -16,7 +16,7 @@ const CASE_KEYS: [&str; 8] = [
 ];
 
 /// The hooks a case may call.
-const CASE_HOOKS: [&str; 9] = [
+const CASE_HOOKS: [&str; 10] = [
     "verdict",
     "salvage",
     "guard",
@@ -24,13 +24,15 @@ const CASE_HOOKS: [&str; 9] = [
     "audit_prompt",
     "on_transition",
     "permit",
+    "egress",
     "approve",
     "on_notify",
 ];
 
 /// The keys a case's `input` may have.
-const INPUT_KEYS: [&str; 9] = [
-    "ctx", "output", "evidence", "tool", "input", "role", "result", "job", "event",
+const INPUT_KEYS: [&str; 12] = [
+    "ctx", "output", "evidence", "tool", "input", "role", "result", "job", "event", "host", "port",
+    "agent",
 ];
 
 /// Why a case failed, and where, when the failure has a place of its own (a hook's error).
@@ -104,8 +106,8 @@ pub(super) fn run(host: &PolicyHost, case: &Table) -> Result<(), Failure> {
             if !INPUT_KEYS.contains(&key.as_str()) {
                 return Err(format!(
                     "unknown key `{key}` in input; use ctx, output (verdict), evidence (salvage), \
-                     tool, input and role (permit), result and job (approve) or event \
-                     (on_notify)"
+                     tool, input and role (permit), host, port, agent and role (egress), result \
+                     and job (approve) or event (on_notify)"
                 )
                 .into());
             }
@@ -184,6 +186,20 @@ pub(super) fn run(host: &PolicyHost, case: &Table) -> Result<(), Failure> {
                 (Answer::Text(name.into()), d.reason)
             })
         }
+        "egress" => {
+            let req = egress_input(input.as_ref())?;
+            // As a session would decide: nil leaves it to the default, which refuses.
+            host.try_egress(&req, &ctx).map(|d| match d {
+                Some(d) => {
+                    let name = if d.allow { "allow" } else { "deny" };
+                    (Answer::Text(name.into()), d.reason)
+                }
+                None => (
+                    Answer::Text("deny".into()),
+                    Some(super::super::NOT_ALLOWED.into()),
+                ),
+            })
+        }
         "approve" => {
             let (result, job) = approve_input(field("result")?, field("job")?)?;
             // The host's own path: an "approve" Rust refuses (a session that did not complete)
@@ -245,21 +261,50 @@ fn permit_input(input: Option<&Table>) -> Result<(Role, String, serde_json::Valu
         return Err("a permit case needs input.tool".to_string());
     };
     let tool = string(input, "tool")?.ok_or("a permit case needs input.tool".to_string())?;
-    let role = match string(input, "role")?.as_deref() {
-        None | Some("worker") => Role::Worker,
-        Some("auditor") => Role::Auditor,
-        Some(other) => {
-            return Err(format!(
-                "input.role = {other:?}; use \"worker\" or \"auditor\""
-            ));
-        }
-    };
+    let role = role_of(input)?;
     let args: Value = input.raw_get("input").map_err(|e| e.to_string())?;
     let args = match args {
         Value::Nil => serde_json::Value::Object(Default::default()),
         other => to_json(&other, 0).map_err(|e| format!("input.input: {e}"))?,
     };
     Ok((role, tool, args))
+}
+
+/// An egress case's connection: `input.host` (required), `port` (default 443), `agent`
+/// (default "claude") and `role` (default worker).
+fn egress_input(input: Option<&Table>) -> Result<super::super::EgressQuery, String> {
+    let need = || "an egress case needs input.host".to_string();
+    let input = input.ok_or_else(need)?;
+    let host = string(input, "host")?.ok_or_else(need)?;
+    let port = match input.raw_get::<Value>("port").map_err(|e| e.to_string())? {
+        Value::Nil => 443,
+        Value::Integer(p) if (1..=65535).contains(&p) => p as u16,
+        Value::Number(p) if p.fract() == 0.0 && (1.0..=65535.0).contains(&p) => p as u16,
+        other => {
+            return Err(format!(
+                "input.port must be a port number (1 to 65535), not {}",
+                super::super::lua_ctx::describe(&other)
+            ));
+        }
+    };
+    let agent = string(input, "agent")?.unwrap_or_else(|| "claude".into());
+    Ok(super::super::EgressQuery {
+        host,
+        port,
+        agent,
+        role: role_of(input)?,
+    })
+}
+
+/// `input.role`: "worker" (the default) or "auditor".
+fn role_of(input: &Table) -> Result<Role, String> {
+    match string(input, "role")?.as_deref() {
+        None | Some("worker") => Ok(Role::Worker),
+        Some("auditor") => Ok(Role::Auditor),
+        Some(other) => Err(format!(
+            "input.role = {other:?}; use \"worker\" or \"auditor\""
+        )),
+    }
 }
 
 /// An approve case's `result` and `job`, over defaults that describe the common case: a

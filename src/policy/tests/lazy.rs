@@ -152,8 +152,8 @@ fn ctx_stays_read_only_with_lazy_fields() {
 fn iteration_sees_every_field() {
     let mut ctx = full_ctx();
     ctx.reason = None;
-    // 21 fields, minus `reason`, `structured` and `diff` (None).
-    let want = "auditor_output,changed_files,checks,confidence,critique,elapsed,exit_code,iteration,\
+    // 22 fields, minus `reason`, `structured` and `diff` (None).
+    let want = "auditor_output,changed_files,checks,confidence,critique,egress,elapsed,exit_code,iteration,\
                 max_iterations,messages,open_criteria_streak,session_id,state,task,verdict,workdir,\
                 worker_output,worker_prompt";
     for lp in ["for k in pairs(ctx) do", "for k in ctx do"] {
@@ -178,7 +178,7 @@ fn iteration_sees_every_field() {
         "(function() local n = 0 for _ in pairs({1, 2, x = 3}) do n += 1 end return tostring(n) end)()",
     );
     assert_eq!(h.next_prompt(&ctx).unwrap(), "3");
-    assert_eq!(LAZY_FIELDS.len(), 10);
+    assert_eq!(LAZY_FIELDS.len(), 11);
 }
 
 #[test]

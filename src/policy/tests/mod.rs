@@ -8,6 +8,7 @@ mod lazy;
 mod limits;
 mod load;
 mod modules;
+mod network;
 mod permit;
 mod sandbox;
 mod shipped;
@@ -73,5 +74,6 @@ fn full_ctx() -> HookCtx {
             taken_ms: Some(1_700_000_000_500),
             taken_iteration: Some(2),
         }],
+        egress: Vec::new(),
     }
 }

@@ -297,6 +297,11 @@ impl Account {
                 "turn",
                 &Esc(&crate::session::record::turn_line(t)).to_string(),
             ),
+            Record::Egress(e) => self.line(
+                ts,
+                "warning",
+                &Esc(&crate::session::record::egress_line(e)).to_string(),
+            ),
             Record::PolicyReload(p) => self.line(
                 ts,
                 "policy",

@@ -48,12 +48,20 @@ pub(crate) fn line(d: &DecisionRecord) -> String {
             format!("{word}{}", reason(&p.reason))
         }
         DecisionResult::Checks(c) => format!("{} check(s)", c.len()),
+        DecisionResult::Egress(None) => "default (refused)".into(),
+        DecisionResult::Egress(Some(e)) => {
+            let word = if e.allow { "allow" } else { "<b>DENY</b>" };
+            format!("{word}{}", reason(&e.reason))
+        }
         DecisionResult::Error { message, kind } => {
             format!("error ({}): {}", Esc(kind), Esc(message))
         }
     };
     let tool = match &d.input {
         DecisionInput::Permit { tool, .. } => format!(" <code>{}</code>", Esc(tool)),
+        DecisionInput::Egress { host, port, .. } => {
+            format!(" <code>{}:{port}</code>", Esc(host))
+        }
         _ => String::new(),
     };
     format!(

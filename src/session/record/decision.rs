@@ -29,11 +29,13 @@ pub enum Hook {
     Permit,
     /// `checks` (a list, or `checks(ctx)`): what the audit runs before its auditor.
     Checks,
+    /// `egress(ctx, req)`: may the agent open this connection.
+    Egress,
 }
 
 impl Hook {
     /// Every hook, in the order `docs/log-format.md` lists them.
-    pub const ALL: [Hook; 8] = [
+    pub const ALL: [Hook; 9] = [
         Hook::Verdict,
         Hook::Salvage,
         Hook::Guard,
@@ -42,6 +44,7 @@ impl Hook {
         Hook::OnTransition,
         Hook::Permit,
         Hook::Checks,
+        Hook::Egress,
     ];
 
     /// The name used in the log (`"next_prompt"`).
@@ -55,6 +58,7 @@ impl Hook {
             Hook::OnTransition => "on_transition",
             Hook::Permit => "permit",
             Hook::Checks => "checks",
+            Hook::Egress => "egress",
         }
     }
 }
@@ -127,6 +131,19 @@ pub enum DecisionInput {
         /// The context.
         ctx: Arc<HookCtx>,
     },
+    /// `egress`: the connection asked for.
+    Egress {
+        /// The host.
+        host: String,
+        /// The port.
+        port: u16,
+        /// The agent asking.
+        agent: String,
+        /// The role it runs as.
+        role: crate::process::Role,
+        /// The context.
+        ctx: Arc<HookCtx>,
+    },
 }
 
 impl DecisionInput {
@@ -140,7 +157,8 @@ impl DecisionInput {
             | DecisionInput::AuditPrompt { ctx }
             | DecisionInput::Checks { ctx }
             | DecisionInput::OnTransition { ctx, .. }
-            | DecisionInput::Permit { ctx, .. } => ctx,
+            | DecisionInput::Permit { ctx, .. }
+            | DecisionInput::Egress { ctx, .. } => ctx,
         }
     }
 
@@ -155,6 +173,7 @@ impl DecisionInput {
             DecisionInput::OnTransition { .. } => Hook::OnTransition,
             DecisionInput::Permit { .. } => Hook::Permit,
             DecisionInput::Checks { .. } => Hook::Checks,
+            DecisionInput::Egress { .. } => Hook::Egress,
         }
     }
 
@@ -181,6 +200,13 @@ impl DecisionInput {
                 input,
                 ctx: c,
             } => json!({"role": role, "tool": tool, "input": input, "ctx": ctx(c)}),
+            DecisionInput::Egress {
+                host,
+                port,
+                agent,
+                role,
+                ctx: c,
+            } => json!({"host": host, "port": port, "agent": agent, "role": role, "ctx": ctx(c)}),
         }
     }
 
@@ -232,6 +258,13 @@ impl DecisionInput {
                 input: input.get("input").cloned().unwrap_or(Value::Null),
                 ctx,
             },
+            Hook::Egress => DecisionInput::Egress {
+                host: field(input, "host")?,
+                port: field(input, "port")?,
+                agent: field(input, "agent")?,
+                role: field(input, "role")?,
+                ctx,
+            },
         })
     }
 }
@@ -254,6 +287,8 @@ pub enum DecisionResult {
     Permit(crate::policy::PermitDecision),
     /// `checks`: the list the policy gave (the session's own are added after).
     Checks(Vec<crate::check::Check>),
+    /// `egress` (`None`: the hook returned nil, leaving it to the default refusal).
+    Egress(Option<crate::policy::EgressDecision>),
     /// The hook failed.
     Error {
         /// The message, with `file:line` where Lua knew it.
@@ -285,6 +320,8 @@ impl DecisionResult {
             DecisionResult::Observed => json!({}),
             DecisionResult::Permit(p) => json!({"allow": p.allow, "reason": p.reason}),
             DecisionResult::Checks(c) => json!({ "checks": c }),
+            DecisionResult::Egress(Some(d)) => json!({"allow": d.allow, "reason": d.reason}),
+            DecisionResult::Egress(None) => json!({}),
             DecisionResult::Error { message, kind } => {
                 json!({"error": message, "error_kind": kind})
             }
@@ -390,6 +427,18 @@ impl DecisionResult {
                     allow: r.allow,
                     reason: r.reason,
                 })
+            }
+            Hook::Egress => {
+                #[derive(Deserialize)]
+                struct R {
+                    allow: Option<bool>,
+                    reason: Option<String>,
+                }
+                let r = R::deserialize(result).map_err(bad)?;
+                DecisionResult::Egress(r.allow.map(|allow| crate::policy::EgressDecision {
+                    allow,
+                    reason: r.reason,
+                }))
             }
         })
     }

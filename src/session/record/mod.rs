@@ -13,9 +13,11 @@
 
 pub mod blob;
 mod decision;
+mod egress;
 mod facts;
 
 pub use decision::{DecisionInput, DecisionRecord, DecisionResult, Hook};
+pub use egress::{EgressRefusal, allow_hint, egress_line};
 pub use facts::{ProcessEvent, ProcessRecord, SessionEvent, SessionRecord};
 
 use super::Reason;
@@ -64,6 +66,8 @@ pub enum Record {
     Message(MessageRecord),
     /// The running agent's turn began or ended: one of ours, or one of its own.
     Turn(TurnRecord),
+    /// The egress proxy refused an agent a connection (allowed ones are not recorded).
+    Egress(EgressRefusal),
     /// A record type this oneshot does not know (written by a newer one): skipped.
     #[serde(other)]
     Unknown,
@@ -234,6 +238,7 @@ impl Record {
             Record::Check(r) => r.ts,
             Record::Message(r) => r.ts,
             Record::Turn(r) => r.ts,
+            Record::Egress(r) => r.ts,
             Record::Unknown => return None,
         })
     }
@@ -258,6 +263,7 @@ impl Record {
             Record::Check(_) => "check",
             Record::Message(_) => "message",
             Record::Turn(_) => "turn",
+            Record::Egress(_) => "egress",
             Record::Unknown => "unknown",
         }
     }

@@ -32,6 +32,7 @@ fn ctx() -> Arc<HookCtx> {
         diff: None,
         checks: Vec::new(),
         messages: Vec::new(),
+        egress: Vec::new(),
     })
 }
 
@@ -191,6 +192,31 @@ pub(crate) fn samples() -> Vec<Record> {
             },
             DecisionResult::Observed,
         ),
+        decision(
+            Hook::Egress,
+            DecisionInput::Egress {
+                host: "paste.example".into(),
+                port: 443,
+                agent: "claude".into(),
+                role: crate::process::Role::Worker,
+                ctx: ctx(),
+            },
+            DecisionResult::Egress(Some(crate::policy::EgressDecision {
+                allow: false,
+                reason: Some("no pastebins".into()),
+            })),
+        ),
+        decision(
+            Hook::Egress,
+            DecisionInput::Egress {
+                host: "other.example".into(),
+                port: 80,
+                agent: "codex".into(),
+                role: crate::process::Role::Auditor,
+                ctx: ctx(),
+            },
+            DecisionResult::Egress(None),
+        ),
         Record::PolicyLog(PolicyLog {
             ts,
             hook: "verdict".into(),
@@ -228,6 +254,26 @@ pub(crate) fn samples() -> Vec<Record> {
             file: "/work/app/policy.lua".into(),
             hash: "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef".into(),
             message: "run `oneshot policy trust /work/app/policy.lua` to activate it".into(),
+        }),
+        Record::Egress(EgressRefusal {
+            ts,
+            host: "evil.example".into(),
+            port: 443,
+            agent: "claude".into(),
+            role: crate::process::Role::Worker,
+            rule: "not on the policy's allowlist".into(),
+            address: None,
+            hint: allow_hint("evil.example"),
+        }),
+        Record::Egress(EgressRefusal {
+            ts,
+            host: "metadata.internal".into(),
+            port: 80,
+            agent: "codex".into(),
+            role: crate::process::Role::Auditor,
+            rule: "resolves to a link-local address".into(),
+            address: Some("169.254.169.254".into()),
+            hint: allow_hint("metadata.internal"),
         }),
         Record::Activity(Activity {
             ts,
@@ -287,7 +333,7 @@ fn an_unknown_type_is_kept_as_unknown_and_unknown_fields_are_ignored() {
 }
 
 /// Every `type` the log can hold, in the order `docs/log-format.md` documents them.
-const KINDS: [&str; 14] = [
+const KINDS: [&str; 15] = [
     "session",
     "state_change",
     "process",
@@ -302,6 +348,7 @@ const KINDS: [&str; 14] = [
     "policy_reload_failed",
     "policy_untrusted",
     "policy_log",
+    "egress",
 ];
 
 /// `docs/log-format.md` is checked against the type: every kind has a section; every JSON
