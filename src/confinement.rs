@@ -196,11 +196,22 @@ mod tests {
                 None
             )
         );
-        let (s, warning) = decide(true, landlock.clone(), Err("EPERM".into()), NetworkMode::Policy);
+        let (s, warning) = decide(
+            true,
+            landlock.clone(),
+            Err("EPERM".into()),
+            NetworkMode::Policy,
+        );
         assert_eq!(s, landlock);
         let warning = warning.unwrap();
-        assert!(warning.contains("EPERM") && warning.contains("$HOME"), "{warning}");
-        assert_eq!(decide(false, landlock, Ok(()), NetworkMode::Open), (Sandbox::Off, None));
+        assert!(
+            warning.contains("EPERM") && warning.contains("$HOME"),
+            "{warning}"
+        );
+        assert_eq!(
+            decide(false, landlock, Ok(()), NetworkMode::Open),
+            (Sandbox::Off, None)
+        );
     }
 
     #[test]
@@ -215,7 +226,10 @@ mod tests {
         assert!(warning.contains("agents run unconfined"), "{warning}");
         assert!(warning.contains("this kernel has no Landlock"), "{warning}");
         assert!(warning.contains("--sandbox off"), "{warning}");
-        assert_eq!(decide(false, none.clone(), refused(), NetworkMode::Policy), (Sandbox::Off, None));
+        assert_eq!(
+            decide(false, none.clone(), refused(), NetworkMode::Policy),
+            (Sandbox::Off, None)
+        );
         assert_eq!(
             decide(true, none, Ok(()), NetworkMode::None),
             (

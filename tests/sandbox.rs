@@ -116,7 +116,11 @@ fn confined_probe(fallback: bool) {
     let other_before = std::fs::read(&other).unwrap();
     let key_before = std::fs::read(&p.key).unwrap();
     let refuse = if fallback { "1" } else { "" };
-    let (id, out) = p.run_env(&other, &[], &[("ONESHOT_SANDBOX_REFUSE_NAMESPACES", refuse)]);
+    let (id, out) = p.run_env(
+        &other,
+        &[],
+        &[("ONESHOT_SANDBOX_REFUSE_NAMESPACES", refuse)],
+    );
     assert_eq!(code(&out), 0, "{}", text(&out));
     let session = p.w.session(&id);
     let (denied, said): (&[&str], &str) = match session.sandbox {
@@ -180,7 +184,10 @@ fn confined_probe(fallback: bool) {
     let status = p.status(&id);
     assert!(status.contains(said), "{status}");
     let show = text(&p.cmd().args(["show", &id]).output().unwrap());
-    assert!(show.contains(&said.replace("sandbox   ", "sandbox  ")), "{show}");
+    assert!(
+        show.contains(&said.replace("sandbox   ", "sandbox  ")),
+        "{show}"
+    );
 }
 
 #[test]
@@ -218,7 +225,10 @@ echo done
 #[test]
 fn a_fresh_home_is_the_agents_to_use_and_oneshots_state_in_it_is_not() {
     if oneshot::sandbox::available().is_err() {
-        assert!(std::env::var_os("CI").is_none(), "CI allows user namespaces");
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI allows user namespaces"
+        );
         eprintln!("skipped: no user namespaces here");
         return;
     }
@@ -239,7 +249,15 @@ fn a_fresh_home_is_the_agents_to_use_and_oneshots_state_in_it_is_not() {
         .unwrap();
     assert_eq!(code(&out), 0, "{}", text(&out));
     let probe = p.probe();
-    for name in ["go", "pip_user", "gitconfig", "npm", "cache", "ls_home", "tmp_dir"] {
+    for name in [
+        "go",
+        "pip_user",
+        "gitconfig",
+        "npm",
+        "cache",
+        "ls_home",
+        "tmp_dir",
+    ] {
         assert_eq!(line(&probe, name), "ok", "{name}:\n{probe}");
     }
     assert!(home.join("go/pkg").is_dir());
@@ -255,7 +273,11 @@ fn a_fresh_home_is_the_agents_to_use_and_oneshots_state_in_it_is_not() {
         walk(&home)
     );
     assert!(line(&probe, "state").contains("No such file"), "{probe}");
-    assert!(!text(&out).contains("namespaces unavailable"), "{}", text(&out));
+    assert!(
+        !text(&out).contains("namespaces unavailable"),
+        "{}",
+        text(&out)
+    );
 }
 
 #[test]
@@ -329,4 +351,143 @@ fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
         }
     }
     out
+}
+
+/// A host server on 127.0.0.2 (loopback, but not the agent's: inside its network namespace
+/// 127.0.0.2 is its own) answering every request `200 hello`, for as long as the test runs.
+fn hello_server() -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.2:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for conn in l.incoming().flatten() {
+            std::thread::spawn(move || {
+                use std::io::{BufRead, Write};
+                let mut r = std::io::BufReader::new(&conn);
+                let mut line = String::new();
+                while r.read_line(&mut line).is_ok_and(|n| n > 2) {
+                    line.clear();
+                }
+                let _ = (&conn).write_all(
+                    b"HTTP/1.1 200 OK\r\ncontent-length: 5\r\nconnection: close\r\n\r\nhello",
+                );
+            });
+        }
+    });
+    port
+}
+
+/// A worker trying the network every way an agent could, each line `NAME: RESULT`.
+const NETWORK_WORK: &str = r#"
+cat > /dev/null
+try() { curl -s -m 5 -o /dev/null -w '%{http_code}' "$@" 2>/dev/null; echo " exit=$?"; }
+{
+  echo "allowed: $(try http://127.0.0.2:$PORT/)"
+  echo "refused: $(try http://blocked.test/)"
+  echo "https_refused: $(try https://example.com/)"
+  start=$(date +%s%N)
+  echo "direct: $(try --noproxy '*' http://127.0.0.2:$PORT/)"
+  echo "direct_ms: $(( ($(date +%s%N) - start) / 1000000 ))"
+  echo "outside: $(try --noproxy '*' http://10.1.2.3/)"
+  echo "named_private: $(try -x "$HTTP_PROXY" --noproxy '' http://localhost:$PORT/)"
+  echo "metadata: $(try -x "$HTTP_PROXY" --noproxy '' http://169.254.169.254/latest/)"
+  # The policy is edited while this runs: the next connection is judged by the new one.
+  touch ../edit-now
+  n=0
+  until [ "$(try http://later.test:$PORT/)" = "502 exit=0" ] || [ $n -ge 100 ]; do
+    n=$((n+1)); sleep 0.1
+  done
+  echo "later: $(try http://later.test:$PORT/)"
+  echo "env_token: ${GITHUB_TOKEN:-absent} ${AWS_SECRET_ACCESS_KEY:-absent} ${SSH_AUTH_SOCK:-absent}"
+  echo "env_passed: ${PASSED_TOKEN:-absent}"
+} > probe.txt
+echo done
+"#;
+
+#[test]
+fn the_network_is_the_policys_allowlist_and_every_refusal_is_a_record() {
+    if oneshot::sandbox::available().is_err() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI allows user namespaces"
+        );
+        eprintln!("skipped: no user namespaces here");
+        return;
+    }
+    let p = Probe::new();
+    let port = hello_server();
+    // The hook allows any name, but not where it resolves to a private address; a listed
+    // name may go there; a `deny` wins over both.
+    let policy_text = r#"return {
+  network = { allow = { "127.0.0.2" }, deny = { "later.test", "example.com", "blocked.test" } },
+  egress = function(ctx, req) return "allow" end,
+  env = { pass = { "PASSED_TOKEN" } },
+}
+"#;
+    let policy = p.w.policy(policy_text);
+    let worker = p.w.script("net.sh", NETWORK_WORK);
+    let auditor = p.w.script("audit.sh", AUDIT_DONE);
+    let edit = p.w.tmp.path().join("edit-now");
+    let edited = policy_text.replace("\"later.test\", ", "");
+    assert_ne!(edited, policy_text);
+    let pol = policy.clone();
+    let editor = std::thread::spawn(move || {
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while !edit.exists() && std::time::Instant::now() < until {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        std::fs::write(&pol, edited).unwrap();
+    });
+    let out = p
+        .cmd()
+        .env("PORT", port.to_string())
+        .env("GITHUB_TOKEN", "ghp_secret")
+        .env("AWS_SECRET_ACCESS_KEY", "aws-secret")
+        .env("SSH_AUTH_SOCK", "/tmp/agent.sock")
+        .env("PASSED_TOKEN", "passed")
+        .args([
+            "--policy",
+            &policy,
+            "--worker-cmd",
+            &worker,
+            "--auditor-cmd",
+            &auditor,
+        ])
+        .arg("use the network")
+        .output()
+        .unwrap();
+    editor.join().unwrap();
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let probe = p.probe();
+    assert_eq!(line(&probe, "allowed"), "200 exit=0", "{probe}");
+    assert_eq!(line(&probe, "refused"), "403 exit=0", "{probe}");
+    // curl's CONNECT was refused by the proxy (it reports the 403 as its own failure).
+    assert!(!line(&probe, "https_refused").contains("exit=0"), "{probe}");
+    // No route but the proxy: refused at once, not after a timeout.
+    assert!(line(&probe, "direct").ends_with("exit=7"), "{probe}");
+    let ms: u64 = line(&probe, "direct_ms").parse().unwrap();
+    assert!(ms < 1000, "{probe}");
+    assert!(!line(&probe, "outside").contains("exit=0"), "{probe}");
+    // Names and addresses that resolve inside: refused though `*` allows the name.
+    assert_eq!(line(&probe, "named_private"), "403 exit=0", "{probe}");
+    assert_eq!(line(&probe, "metadata"), "403 exit=0", "{probe}");
+    // After the edit the name is allowed (and the proxy's attempt to reach it is a 502: it
+    // resolves nowhere), without a restart.
+    assert_eq!(line(&probe, "later"), "502 exit=0", "{probe}");
+    assert_eq!(line(&probe, "env_token"), "absent absent absent", "{probe}");
+    assert_eq!(line(&probe, "env_passed"), "passed", "{probe}");
+    // Every refusal is a record naming the host and the rule, with the line to add.
+    let id = p.w.session_ids().pop().unwrap();
+    let log = text(&p.cmd().args(["log", &id]).output().unwrap());
+    for want in [
+        "egress refused: worker (sh) → blocked.test:80 — network.deny \"blocked.test\"",
+        "→ localhost:",
+        "169.254.169.254:80",
+        "→ later.test:",
+    ] {
+        assert!(log.contains(want), "{want} not in:\n{log}");
+    }
+    assert!(
+        log.contains("network = { allow = { \"localhost\" } }"),
+        "{log}"
+    );
 }

@@ -42,6 +42,12 @@ pub(crate) struct AgentDef {
     /// Its command line takes an answer's JSON schema itself (`launch` passes it on), so a
     /// prompt need not carry it.
     pub takes_schema: bool,
+    /// Its model API, when oneshot can hold the key for it (the sandbox's proxy adds the key;
+    /// the agent holds a placeholder).
+    pub model_api: Option<crate::sandbox::gateway::ModelApi>,
+    /// The variables holding its own credentials: kept in its environment (the sandbox drops
+    /// other credentials) unless the proxy holds its key ([`AgentDef::model_api`]).
+    pub credential_vars: &'static [&'static str],
 }
 
 /// The agents, in the order `--help` lists them: each line a variant of [`AgentKind`] (its
@@ -63,6 +69,16 @@ macro_rules! agents {
             /// Whether this agent's command line takes an answer's JSON schema itself.
             pub(crate) fn takes_schema(self) -> bool {
                 self.def().takes_schema
+            }
+
+            /// The variables holding its own credentials (see [`AgentDef::credential_vars`]).
+            pub fn credential_vars(self) -> &'static [&'static str] {
+                self.def().credential_vars
+            }
+
+            /// Its model API, when oneshot can hold the key for it.
+            pub fn model_api(self) -> Option<&'static crate::sandbox::gateway::ModelApi> {
+                self.def().model_api.as_ref()
             }
 
             /// The identity this agent's work is signed with in a `Co-authored-by` trailer.

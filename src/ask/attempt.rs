@@ -89,6 +89,7 @@ impl Run<'_> {
             stdin,
             confine: self.confine.cloned(),
             gateway: None,
+            base_env: None,
         };
         Ok((invocation, tap))
     }

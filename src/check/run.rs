@@ -103,6 +103,7 @@ async fn run_one(
         stdin: StdinMode::Empty,
         confine: site.confine.clone(),
         gateway: None,
+        base_env: None,
     };
     let mut supervised = match invocation.spawn() {
         Ok(running) => running.supervise(),

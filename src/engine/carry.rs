@@ -28,6 +28,19 @@ impl Engine {
             match effect {
                 Effect::Journal => self.dirty = true,
                 Effect::Record(record) => self.write_record(record)?,
+                Effect::Egress {
+                    ask,
+                    allow,
+                    rule,
+                    private_ok,
+                } => {
+                    let answer = if allow {
+                        crate::sandbox::egress::EgressAnswer::Allow { rule, private_ok }
+                    } else {
+                        crate::sandbox::egress::EgressAnswer::Deny { rule }
+                    };
+                    self.egress.answer(ask, answer);
+                }
                 Effect::Snapshot => self.snapshot_workdir(observer)?,
                 Effect::Spawn(spawn) => {
                     self.persist()?;

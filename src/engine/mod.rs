@@ -21,6 +21,7 @@
 
 mod carry;
 mod checks;
+mod egress;
 mod error;
 mod evidence;
 mod inbox;

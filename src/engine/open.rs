@@ -47,6 +47,8 @@ pub struct Engine {
     pub(super) schema_file: Option<crate::agent::SchemaFile>,
     /// The session's inbox (`oneshot say`), watched.
     pub(super) inbox: super::inbox::InboxWatch,
+    /// The agents' egress proxy: their gateways, its questions and reports.
+    pub(super) egress: super::egress::Egress,
 }
 
 impl Engine {
@@ -211,6 +213,7 @@ impl Engine {
         let mut dirty = session.settings != settings;
         session.settings = settings;
         let (sandbox, confine, sandbox_warning) = confine(&session, store, &options);
+        let egress = super::egress::Egress::new(&sandbox, session.settings.network);
         dirty |= session.sandbox.as_ref() != Some(&sandbox);
         session.sandbox = Some(sandbox);
         let (worker_cmd, auditor_cmd) = match commands {
@@ -260,6 +263,7 @@ impl Engine {
             notes,
             confine,
             schema_file: None,
+            egress,
         };
         Ok(engine)
     }

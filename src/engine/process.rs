@@ -95,6 +95,21 @@ impl Engine {
                 Role::Auditor => self.auditor_cmd.clone(),
             },
         };
+        let gateway = self.egress.gateway(
+            &agent_name_of(agent.as_ref(), &command),
+            spawn.role,
+            agent.as_ref().and_then(|a| a.kind.model_api()),
+        );
+        let base_env = self.confine.is_some().then(|| {
+            let keep = kept_vars(agent.as_ref(), &command, gateway.is_some());
+            let keep: Vec<&str> = keep.iter().map(String::as_str).collect();
+            let filtered = crate::sandbox::env::filter(
+                std::env::vars_os(),
+                self.slot.current().env_rules(),
+                &keep,
+            );
+            std::sync::Arc::new(filtered.kept)
+        });
         let invocation = Invocation {
             role: spawn.role,
             command,
@@ -105,7 +120,8 @@ impl Engine {
             env: launch.as_ref().map(|l| l.env.clone()).unwrap_or_default(),
             stdin: launch.as_ref().map_or(StdinMode::Prompt, |l| l.stdin),
             confine: self.confine.clone(),
-            gateway: None,
+            gateway,
+            base_env,
         };
         if invocation.prompt_replaced_in_argv() {
             // The task fits (checked when the session was made); this prompt also carries
@@ -380,4 +396,50 @@ impl Proc {
             });
         }
     }
+}
+
+/// The name egress records and the policy's `egress` hook know an agent by: its kind, or its
+/// command's program.
+fn agent_name_of(agent: Option<&crate::agent::AgentSpec>, command: &CommandTemplate) -> String {
+    agent.map_or_else(
+        || {
+            std::path::Path::new(command.program())
+                .file_name()
+                .map_or_else(
+                    || command.program().to_string(),
+                    |n| n.to_string_lossy().into(),
+                )
+        },
+        |a| a.kind.name().to_string(),
+    )
+}
+
+/// The credentials an agent keeps though the sandbox drops credentials: its own key variables
+/// when the proxy does not hold its key (`proxied`), and a key its command line names as
+/// Codex's `env_key="NAME"` (a custom provider's).
+fn kept_vars(
+    agent: Option<&crate::agent::AgentSpec>,
+    command: &CommandTemplate,
+    proxied: bool,
+) -> Vec<String> {
+    let mut keep = Vec::new();
+    if let Some(a) = agent {
+        let held = proxied && a.kind.model_api().is_some();
+        if !held {
+            keep.extend(a.kind.credential_vars().iter().map(|v| v.to_string()));
+        }
+    }
+    for word in command.words() {
+        if let Some(rest) = word.split("env_key=").nth(1) {
+            let name: String = rest
+                .trim_matches('"')
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            if !name.is_empty() {
+                keep.push(name);
+            }
+        }
+    }
+    keep
 }

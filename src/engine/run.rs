@@ -78,6 +78,12 @@ impl Engine {
                         flush_at = Some(Instant::now() + FLUSH);
                     }
                 }
+                Some(ask) = self.egress.asks.recv() => {
+                    queue.push_back(self.egress.asked(ask));
+                }
+                Some(report) = self.egress.events.recv() => {
+                    queue.extend(super::egress::Egress::reported(report, now_ms()));
+                }
                 Some(()) = self.inbox.changed.recv() => {
                     self.read_inbox(&mut queue, observer)?;
                 }

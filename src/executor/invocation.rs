@@ -42,6 +42,9 @@ pub struct Invocation {
     /// its own whose one way out is this; without, it is served on a port of the host's
     /// loopback. `None`: the agent uses the network as oneshot does (`--network open`).
     pub gateway: Option<std::sync::Arc<dyn crate::sandbox::Gateway>>,
+    /// The environment the agent starts from in place of oneshot's whole one: oneshot's with
+    /// the credentials dropped ([`crate::sandbox::env::filter`]). `None`: oneshot's as it is.
+    pub base_env: Option<std::sync::Arc<Vec<(std::ffi::OsString, std::ffi::OsString)>>>,
 }
 
 /// What an agent process reads on stdin.
@@ -164,6 +167,9 @@ impl Invocation {
         #[cfg(target_os = "linux")]
         let (file, dir) = (c_path(prompt_file.path()), c_path(prompt_file.dir()));
         let mut wrap = CommandWrap::with_new(&program, |cmd| {
+            if let Some(base) = &self.base_env {
+                cmd.env_clear().envs(base.iter().map(|(k, v)| (k, v)));
+            }
             cmd.arg0(&argv[0])
                 .args(&argv[1..])
                 .current_dir(&self.workdir)

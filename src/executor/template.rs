@@ -47,6 +47,11 @@ impl CommandTemplate {
         }
     }
 
+    /// Every word as written, `{prompt}` unfilled.
+    pub fn words(&self) -> &[String] {
+        &self.argv
+    }
+
     /// The program word as written (a bare name, or a path).
     pub fn program(&self) -> &str {
         &self.argv[0]

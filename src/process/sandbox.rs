@@ -88,9 +88,9 @@ impl std::fmt::Display for Sandbox {
                     "namespaces: the agents cannot see oneshot's key, trust store or state",
                 )?;
                 match network {
-                    NetworkMode::Policy => f.write_str(
-                        "; network through oneshot's proxy, to the policy's allowlist",
-                    )?,
+                    NetworkMode::Policy => {
+                        f.write_str("; network through oneshot's proxy, to the policy's allowlist")?
+                    }
                     NetworkMode::None => {
                         f.write_str("; network: their model API alone (--network none)")?
                     }

@@ -246,6 +246,8 @@ impl Recording {
                     };
                     r.facts.push(fact(m.ts, event));
                 }
+                // A refused connection is a fact the hooks read (`ctx.egress`).
+                Record::Egress(e) => r.facts.push(fact(e.ts, Event::EgressRefused(e.clone()))),
                 Record::StateChange(sc) => r.transitions.push(sc.clone()),
                 Record::Decision(d) => {
                     if r.decisions.is_empty()

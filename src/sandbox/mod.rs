@@ -6,6 +6,7 @@
 
 pub mod egress;
 pub mod env;
+pub mod gateway;
 #[cfg(target_os = "linux")]
 pub mod namespace;
 pub mod proxy;

@@ -157,10 +157,7 @@ impl Plan {
                 Op::ReadOnly(p) => RawOp::ReadOnly(c(p)?),
             });
         }
-        let slots = ops
-            .iter()
-            .filter(|o| matches!(o, RawOp::Keep(..)))
-            .count();
+        let slots = ops.iter().filter(|o| matches!(o, RawOp::Keep(..))).count();
         if slots > MAX_SLOTS {
             return Err(NamespaceError::Io {
                 what: "plan the agent's mounts",

@@ -171,7 +171,7 @@ impl Step<'_> {
     }
 
     /// Records the decision (and what the hook logged), then hands back its answer.
-    fn decided<T>(
+    pub(super) fn decided<T>(
         &mut self,
         key: &str,
         input: DecisionInput,

@@ -132,6 +132,25 @@ pub trait Decide {
         input: &serde_json::Value,
         ctx: &HookCtx,
     ) -> Answer<PermitDecision>;
+    /// The policy's `network` lists (none unless a policy has them).
+    fn network_rules(&self) -> crate::sandbox::egress::NetworkRules {
+        crate::sandbox::egress::NetworkRules::default()
+    }
+    /// The `egress` hook's own answer for a connection the lists leave open (`None`: no hook,
+    /// or it returned nil: refused by default). A failed hook is an `Err`; the core refuses.
+    fn egress(
+        &mut self,
+        req: &crate::policy::EgressQuery,
+        ctx: &HookCtx,
+    ) -> Answer<Option<crate::policy::EgressDecision>> {
+        let _ = (req, ctx);
+        Answer {
+            result: Ok(None),
+            builtin: true,
+            duration_us: 0,
+            logs: Vec::new(),
+        }
+    }
     /// Whether the policy has `checks` at all: only then is [`Decide::checks`] asked (and
     /// recorded), so a policy without them leaves no question in the log.
     fn has_checks(&self) -> bool {
@@ -171,17 +190,6 @@ impl<'a> PolicyJudge<'a> {
         }
     }
 
-    /// The `egress` hook's own answer for a connection (`None`: no hook, or it returned nil),
-    /// as replay asks a recorded egress question again. Not part of [`Decide`]: the session's
-    /// core never asks it; the egress proxy does, through the policy service.
-    pub fn egress(
-        &self,
-        req: &crate::policy::EgressQuery,
-        ctx: &HookCtx,
-    ) -> Answer<Option<crate::policy::EgressDecision>> {
-        self.ask("egress", |h| h.try_egress(req, ctx))
-    }
-
     fn ask<T>(
         &self,
         key: &str,
@@ -217,6 +225,18 @@ impl Decide for PolicyJudge<'_> {
 
     fn limits(&self) -> Limits {
         *self.host.limits()
+    }
+
+    fn network_rules(&self) -> crate::sandbox::egress::NetworkRules {
+        self.host.network_rules().clone()
+    }
+
+    fn egress(
+        &mut self,
+        req: &crate::policy::EgressQuery,
+        ctx: &HookCtx,
+    ) -> Answer<Option<crate::policy::EgressDecision>> {
+        self.ask("egress", |h| h.try_egress(req, ctx))
     }
 
     fn fail_mode(&self, hook: &str) -> FailMode {

@@ -68,6 +68,18 @@ pub enum Effect {
         /// The tool's input, given back with an allow.
         input: serde_json::Value,
     },
+    /// Answer the egress proxy's question `ask`.
+    Egress {
+        /// The question's number.
+        ask: u64,
+        /// Whether the connection may be opened.
+        allow: bool,
+        /// The rule that decided, in words.
+        rule: String,
+        /// The rule names the host itself, so a private or loopback address it resolves to is
+        /// allowed too.
+        private_ok: bool,
+    },
     /// Hand a human's message to the running worker; answer with
     /// [`Event::MessageDelivered`](super::Event::MessageDelivered).
     Deliver(crate::agent::Say),

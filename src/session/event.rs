@@ -57,6 +57,17 @@ pub enum Event {
         /// The tool's input.
         input: serde_json::Value,
     },
+    /// An agent asks the egress proxy for a connection; the answer is an
+    /// [`Effect::Egress`](super::Effect::Egress) naming `ask`.
+    EgressAsked {
+        /// The question's number, which the answer names.
+        ask: u64,
+        /// The connection.
+        query: crate::policy::EgressQuery,
+    },
+    /// The egress proxy refused an agent a connection (by the answer, or because the host
+    /// resolved to an address the rule did not name): recorded, and in `ctx.egress`.
+    EgressRefused(crate::session::record::EgressRefusal),
     /// What the running agent reported using in its run (sent once, when it ends).
     AgentUsage(super::Spent),
     /// What the running agent has used so far in its run (model turns counted as they happen):

@@ -22,6 +22,7 @@ mod checks;
 mod ctx;
 mod decide;
 mod effect;
+mod egress;
 mod event;
 mod history;
 mod outcome;

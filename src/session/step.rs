@@ -82,6 +82,8 @@ impl Step<'_> {
                 tool,
                 input,
             } => self.permission(request_id, tool, input),
+            Event::EgressAsked { ask, query } => self.egress_asked(ask, query),
+            Event::EgressRefused(refusal) => self.egress_refused(refusal),
             Event::MessageSaid(said) => self.message_said(said),
             Event::MessageDelivered { id, delivery } => self.message_delivered(&id, delivery),
             Event::MessageTaken { id } => self.message_taken(&id),

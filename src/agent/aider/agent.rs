@@ -20,6 +20,15 @@ pub(crate) const AGENT: AgentDef = AgentDef {
     own_dir: |home, _| home.map(|h| h.join(".aider")),
     co_author: "aider <noreply@aider.chat>",
     takes_schema: false,
+    model_api: None,
+    credential_vars: &[
+        "OPENAI_API_KEY",
+        "ANTHROPIC_API_KEY",
+        "GEMINI_API_KEY",
+        "OPENROUTER_API_KEY",
+        "DEEPSEEK_API_KEY",
+        "AZURE_API_KEY",
+    ],
 };
 
 /// Headless, the prompt from a file; the auditor in ask mode, which edits nothing.

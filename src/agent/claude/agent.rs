@@ -26,6 +26,17 @@ pub(crate) const AGENT: AgentDef = AgentDef {
     },
     co_author: "Claude <noreply@anthropic.com>",
     takes_schema: true,
+    model_api: Some(crate::sandbox::gateway::ModelApi {
+        provider: crate::sandbox::proxy::Provider::Anthropic,
+        base_url_var: "ANTHROPIC_BASE_URL",
+        key_vars: &["ANTHROPIC_API_KEY"],
+        default_base: "https://api.anthropic.com",
+    }),
+    credential_vars: &[
+        "ANTHROPIC_API_KEY",
+        "ANTHROPIC_AUTH_TOKEN",
+        "CLAUDE_CODE_OAUTH_TOKEN",
+    ],
 };
 
 /// The Claude Code flags that make it speak stream-json both ways, send every tool

@@ -21,6 +21,8 @@ pub(crate) const AGENT: AgentDef = AgentDef {
     own_dir: |home, _| home.map(|h| h.join(".cline")),
     co_author: "Cline <noreply@cline.bot>",
     takes_schema: false,
+    model_api: None,
+    credential_vars: &[],
 };
 
 /// `--json`, the prompt as the last argument; the worker auto-approves, the auditor plans.

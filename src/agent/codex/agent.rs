@@ -25,6 +25,8 @@ pub(crate) const AGENT: AgentDef = AgentDef {
     },
     co_author: "Codex <noreply@openai.com>",
     takes_schema: true,
+    model_api: None,
+    credential_vars: &["OPENAI_API_KEY", "CODEX_API_KEY"],
 };
 
 /// The worker runs under `app-server`, whose approval requests the policy answers and whose

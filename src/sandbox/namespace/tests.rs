@@ -73,7 +73,10 @@ fn hidden_paths_are_empty_and_read_only_kept_paths_inside_them_stay_writable() {
     // What the agent wrote in its workdir is there outside; nothing reached the hidden dir.
     assert_eq!(std::fs::read_to_string(work.join("made")).unwrap(), "new\n");
     assert!(!state.join("forged").exists());
-    assert_eq!(std::fs::read_to_string(state.join("key")).unwrap(), "secret");
+    assert_eq!(
+        std::fs::read_to_string(state.join("key")).unwrap(),
+        "secret"
+    );
 }
 
 #[test]

@@ -1,0 +1,172 @@
+//! The proxy as an agent's gateway: what the executor serves on each agent's listener, the
+//! environment that points the agent there, and a judge that asks whoever decides (the
+//! session's decision core) over a channel.
+
+use super::egress::{EgressAnswer, EgressJudge, EgressRequest};
+use super::proxy::{AgentLink, DEFAULT_JUDGE_TIMEOUT, ModelRoute, Provider, ProxyEvent};
+use super::{Gateway, Served};
+use crate::policy::EgressQuery;
+use crate::process::Role;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use tokio::sync::{mpsc, oneshot};
+
+/// The value an agent's key variable holds when the proxy holds the real key: anything else
+/// would be the key itself.
+pub const PLACEHOLDER_KEY: &str = "oneshot-proxy-holds-the-key";
+
+/// The hosts an agent reaches without the proxy: its own loopback (where the proxy and its
+/// model API's base URL are).
+const NO_PROXY: &str = "localhost,127.0.0.1,::1";
+
+/// How oneshot points an agent CLI at its model API: which provider, the variables that name
+/// the base URL and the key, and where the API is when the user names no base URL.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ModelApi {
+    /// Whose API.
+    pub provider: Provider,
+    /// The variable the CLI reads its base URL from.
+    pub base_url_var: &'static str,
+    /// The variables the CLI reads its key from, the one oneshot sets first.
+    pub key_vars: &'static [&'static str],
+    /// The API's own base URL.
+    pub default_base: &'static str,
+}
+
+impl ModelApi {
+    /// The route to this API with the key the environment `var` holds (oneshot's own), or
+    /// `None` when it holds none: the agent then uses its own credentials (a login kept in its
+    /// config directory), straight through the egress proxy.
+    pub fn route(&self, var: &dyn Fn(&str) -> Option<String>) -> Option<ModelRoute> {
+        let key = self
+            .key_vars
+            .iter()
+            .find_map(|k| var(k).filter(|v| !v.is_empty() && v != PLACEHOLDER_KEY))?;
+        let upstream = var(self.base_url_var)
+            .filter(|v| !v.is_empty())
+            .unwrap_or_else(|| self.default_base.to_string());
+        Some(ModelRoute {
+            provider: self.provider,
+            upstream,
+            key,
+        })
+    }
+}
+
+/// One question to the judge's owner: a connection, and where the answer goes.
+#[derive(Debug)]
+pub struct JudgeAsk {
+    /// The connection asked for.
+    pub query: EgressQuery,
+    /// Where the answer goes (dropped unanswered: refused).
+    pub reply: oneshot::Sender<EgressAnswer>,
+}
+
+/// A judge that asks over a channel (the session engine answers through its decision core).
+#[derive(Debug, Clone)]
+pub struct AskingJudge {
+    asks: mpsc::UnboundedSender<JudgeAsk>,
+}
+
+impl AskingJudge {
+    /// A judge whose questions arrive on the returned receiver.
+    pub fn new() -> (AskingJudge, mpsc::UnboundedReceiver<JudgeAsk>) {
+        let (asks, rx) = mpsc::unbounded_channel();
+        (AskingJudge { asks }, rx)
+    }
+}
+
+impl EgressJudge for AskingJudge {
+    fn judge(&self, req: EgressRequest) -> Pin<Box<dyn Future<Output = EgressAnswer> + Send>> {
+        let (reply, answer) = oneshot::channel();
+        let query = EgressQuery {
+            host: req.host,
+            port: req.port,
+            agent: req.agent,
+            role: req.role,
+        };
+        let sent = self.asks.send(JudgeAsk { query, reply }).is_ok();
+        Box::pin(async move {
+            let gone = || EgressAnswer::Deny {
+                rule: "the session that judges it has ended".into(),
+            };
+            if !sent {
+                return gone();
+            }
+            answer.await.unwrap_or_else(|_| gone())
+        })
+    }
+}
+
+/// The egress proxy as the gateway of one agent.
+#[derive(Clone)]
+pub struct ProxyGateway {
+    /// The agent's name (`claude`, a command's program).
+    pub agent: String,
+    /// Its role.
+    pub role: Role,
+    /// Who decides its connections.
+    pub judge: Arc<dyn EgressJudge>,
+    /// Its model API and the route the proxy takes to it, when oneshot holds the key.
+    pub model: Option<(ModelApi, ModelRoute)>,
+    /// Where the proxy tells what it did.
+    pub events: mpsc::UnboundedSender<ProxyEvent>,
+}
+
+impl std::fmt::Debug for ProxyGateway {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ProxyGateway")
+            .field("agent", &self.agent)
+            .field("role", &self.role)
+            .field("model", &self.model.as_ref().map(|(api, _)| api.provider))
+            .finish()
+    }
+}
+
+impl Gateway for ProxyGateway {
+    fn env(&self, port: u16) -> Vec<(String, String)> {
+        let proxy = format!("http://127.0.0.1:{port}");
+        let mut env: Vec<(String, String)> = [
+            "HTTP_PROXY",
+            "HTTPS_PROXY",
+            "ALL_PROXY",
+            "http_proxy",
+            "https_proxy",
+            "all_proxy",
+        ]
+        .into_iter()
+        .map(|k| (k.to_string(), proxy.clone()))
+        .collect();
+        for k in ["NO_PROXY", "no_proxy"] {
+            env.push((k.to_string(), NO_PROXY.to_string()));
+        }
+        if let Some((api, _)) = &self.model {
+            env.push((api.base_url_var.to_string(), proxy.clone()));
+            for k in api.key_vars {
+                env.push((k.to_string(), PLACEHOLDER_KEY.to_string()));
+            }
+        }
+        env
+    }
+
+    fn serve(&self, listener: std::net::TcpListener) -> Served {
+        let link = AgentLink {
+            agent: self.agent.clone(),
+            role: self.role,
+            judge: Arc::clone(&self.judge),
+            model: self.model.as_ref().map(|(_, route)| route.clone()),
+            events: self.events.clone(),
+            judge_timeout: DEFAULT_JUDGE_TIMEOUT,
+        };
+        match super::proxy::serve(listener, link) {
+            Ok(handle) => Served(Box::new(handle)),
+            Err(e) => {
+                // The listener is dropped with the error: the agent's connections are refused
+                // at once, which is fail-closed.
+                tracing::warn!(error = %e, "the egress proxy could not serve an agent");
+                Served(Box::new(()))
+            }
+        }
+    }
+}

@@ -1,0 +1,83 @@
+//! What an agent's connections through the egress proxy may reach: the proxy asks, the core
+//! answers — `--network none` first, then the policy's `network` lists, then its `egress`
+//! hook, and refused by default — and every refusal the proxy reports is recorded and joins
+//! `ctx.egress`.
+
+use super::step::Step;
+use crate::policy::{EgressQuery, NOT_ALLOWED};
+use crate::process::NetworkMode;
+use crate::sandbox::egress::EgressAnswer;
+use crate::session::record::{DecisionInput, DecisionResult, EgressRefusal, Record};
+use std::sync::Arc;
+
+impl Step<'_> {
+    /// The egress proxy asks whether an agent may open a connection: answered at once with an
+    /// [`Effect::Egress`](super::Effect::Egress). A hook that fails refuses (egress fails
+    /// closed, like permit).
+    pub(super) fn egress_asked(&mut self, ask: u64, query: EgressQuery) {
+        let answer = self.egress_answer(&query);
+        let (allow, rule, private_ok) = match answer {
+            EgressAnswer::Allow { rule, private_ok } => (true, rule, private_ok),
+            EgressAnswer::Deny { rule } => (false, rule, false),
+        };
+        self.out.push(super::Effect::Egress {
+            ask,
+            allow,
+            rule,
+            private_ok,
+        });
+    }
+
+    fn egress_answer(&mut self, query: &EgressQuery) -> EgressAnswer {
+        if self.s.settings.network == NetworkMode::None {
+            return EgressAnswer::Deny {
+                rule: "the network is closed but for the model API (--network none)".into(),
+            };
+        }
+        if let Some(listed) = self.d.network_rules().decide(&query.host, query.port) {
+            return listed;
+        }
+        let ctx = self.s.hook_ctx(self.now);
+        let answer = self.d.egress(query, &ctx);
+        let input = DecisionInput::Egress {
+            host: query.host.clone(),
+            port: query.port,
+            agent: query.agent.clone(),
+            role: query.role,
+            ctx: Arc::new(ctx),
+        };
+        match self.decided("egress", input, answer, |d| {
+            DecisionResult::Egress(d.clone())
+        }) {
+            Ok(Some(d)) if d.allow => EgressAnswer::Allow {
+                rule: d
+                    .reason
+                    .unwrap_or_else(|| "allowed by the policy's egress hook".into()),
+                // A hook's yes is not a name in the policy: a private or metadata address the
+                // host resolves to stays refused.
+                private_ok: false,
+            },
+            Ok(Some(d)) => EgressAnswer::Deny {
+                rule: d
+                    .reason
+                    .unwrap_or_else(|| "refused by the policy's egress hook".into()),
+            },
+            Ok(None) => EgressAnswer::Deny {
+                rule: NOT_ALLOWED.into(),
+            },
+            Err(e) => EgressAnswer::Deny {
+                rule: format!(
+                    "refused because the egress policy failed: {} (egress fails closed)",
+                    e.message
+                ),
+            },
+        }
+    }
+
+    /// The proxy refused a connection: a record a person reads, and a fact hooks see.
+    pub(super) fn egress_refused(&mut self, refusal: EgressRefusal) {
+        self.s.note_egress(refusal.clone());
+        self.record(Record::Egress(refusal));
+        self.journal();
+    }
+}
