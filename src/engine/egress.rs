@@ -41,6 +41,11 @@ impl Egress {
         }
     }
 
+    /// Whether agents get a gateway (the egress proxy).
+    pub(crate) fn on(&self) -> bool {
+        self.on
+    }
+
     /// The gateway for an agent named `agent` running as `role`, whose model API is `api`
     /// (its key from oneshot's environment); `None` when agents use the network as oneshot
     /// does.
@@ -49,6 +54,7 @@ impl Egress {
         agent: &str,
         role: Role,
         api: Option<&ModelApi>,
+        forwards: Vec<u16>,
     ) -> Option<Arc<dyn crate::sandbox::Gateway>> {
         if !self.on {
             return None;
@@ -61,6 +67,7 @@ impl Egress {
             judge: Arc::new(self.judge.clone()),
             model,
             events: self.events_tx.clone(),
+            forwards,
         }))
     }
 

@@ -95,13 +95,8 @@ impl Engine {
                 Role::Auditor => self.auditor_cmd.clone(),
             },
         };
-        let gateway = self.egress.gateway(
-            &agent_name_of(agent.as_ref(), &command),
-            spawn.role,
-            agent.as_ref().and_then(|a| a.kind.model_api()),
-        );
         let base_env = self.confine.is_some().then(|| {
-            let keep = kept_vars(agent.as_ref(), &command, gateway.is_some());
+            let keep = kept_vars(agent.as_ref(), &command, self.egress.on());
             let keep: Vec<&str> = keep.iter().map(String::as_str).collect();
             let filtered = crate::sandbox::env::filter(
                 std::env::vars_os(),
@@ -110,6 +105,40 @@ impl Engine {
             );
             std::sync::Arc::new(filtered.kept)
         });
+        let launch_env = launch.as_ref().map(|l| l.env.clone()).unwrap_or_default();
+        // Its model API on this machine's loopback (a local server) stays reachable.
+        let forwards = {
+            let inherited: Vec<(String, String)> = match &base_env {
+                Some(env) => env
+                    .iter()
+                    .map(|(k, v)| (k.to_string_lossy().into(), v.to_string_lossy().into()))
+                    .collect(),
+                None => std::env::vars().collect(),
+            };
+            let mut ports = crate::sandbox::gateway::loopback_ports(
+                inherited
+                    .iter()
+                    .chain(&launch_env)
+                    .map(|(k, v)| (k.as_str(), v.as_str())),
+                command.words().iter().map(String::as_str),
+            );
+            // A loopback address the policy allows by name (`"localhost:11434"`): a local
+            // server the agent reaches at the same address.
+            let rules = self.slot.current().network_rules();
+            ports.extend(
+                rules
+                    .allow
+                    .iter()
+                    .filter_map(|a| crate::sandbox::gateway::loopback_port(a)),
+            );
+            ports
+        };
+        let gateway = self.egress.gateway(
+            &agent_name_of(agent.as_ref(), &command),
+            spawn.role,
+            agent.as_ref().and_then(|a| a.kind.model_api()),
+            forwards,
+        );
         let invocation = Invocation {
             role: spawn.role,
             command,
@@ -117,7 +146,7 @@ impl Engine {
             session_id: self.session.id.clone(),
             iteration: spawn.iteration,
             workdir: self.session.workdir.clone(),
-            env: launch.as_ref().map(|l| l.env.clone()).unwrap_or_default(),
+            env: launch_env,
             stdin: launch.as_ref().map_or(StdinMode::Prompt, |l| l.stdin),
             confine: self.confine.clone(),
             gateway,

@@ -125,10 +125,11 @@ impl Invocation {
         #[cfg(target_os = "linux")]
         let mut ns = match namespaces {
             Some(c) => Some(
-                crate::sandbox::namespace::Plan::new(
+                crate::sandbox::namespace::Plan::with_forwards(
                     &c.hidden,
                     &c.kept(),
                     self.gateway.is_some(),
+                    self.gateway.as_ref().map(|g| g.forwards()).unwrap_or_default(),
                 )
                 .prepare()
                 .map_err(|e| ExecError::Confine {
@@ -260,8 +261,9 @@ impl Invocation {
             .expect("a just-spawned child has a pid");
         // The agent has exec'd (the spawn waits for it): its namespace sent the listener.
         #[cfg(target_os = "linux")]
-        let listener = match ns.as_mut().map(|p| p.take_listener()).transpose() {
-            Ok(inside) => inside.flatten().or(host_listener),
+        let listeners = match ns.as_mut().map(|p| p.take_listener()).transpose() {
+            Ok(inside) => inside.flatten().map(|l| (l.proxy, l.forwards)).or(host_listener
+                .map(|l| (l, Vec::new()))),
             Err(e) => {
                 return Err(ExecError::Confine {
                     role: self.role,
@@ -270,9 +272,9 @@ impl Invocation {
             }
         };
         #[cfg(not(target_os = "linux"))]
-        let listener = host_listener;
-        let gateway = match (&self.gateway, listener) {
-            (Some(g), Some(l)) => Some(g.serve(l)),
+        let listeners = host_listener.map(|l| (l, Vec::new()));
+        let gateway = match (&self.gateway, listeners) {
+            (Some(g), Some((l, forwards))) => Some(g.serve(l, forwards)),
             _ => None,
         };
         let identity = identity_of(pid, pid);

@@ -29,8 +29,19 @@ pub trait Gateway: Send + Sync + std::fmt::Debug {
     /// The variables that send the agent's traffic to `port` on its own loopback: the proxy
     /// variables, and its model API's base URL and placeholder key.
     fn env(&self, port: u16) -> Vec<(String, String)>;
-    /// Serves connections on `listener` (each one this agent's) until the guard is dropped.
-    fn serve(&self, listener: std::net::TcpListener) -> Served;
+    /// Serves connections on `listener` (each one this agent's) until the guard is dropped,
+    /// and forwards each of `forwards` (port, a listener inside the agent's network namespace)
+    /// to the same port of the host's loopback.
+    fn serve(
+        &self,
+        listener: std::net::TcpListener,
+        forwards: Vec<(u16, std::net::TcpListener)>,
+    ) -> Served;
+    /// The ports of the host's loopback this agent must reach at the same address (its model
+    /// API on a local server): forwarded into its network namespace.
+    fn forwards(&self) -> Vec<u16> {
+        Vec::new()
+    }
 }
 
 /// A gateway's service for one agent: it ends when this is dropped.

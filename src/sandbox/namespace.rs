@@ -75,6 +75,10 @@ pub struct Plan {
     /// Whether the agent gets a network namespace of its own (loopback and the proxy's
     /// listener alone).
     pub network: bool,
+    /// Ports of the host's loopback the agent reaches at the same address inside its network
+    /// namespace (its model API on a local server): a listener each, handed back with the
+    /// proxy's.
+    pub forwards: Vec<u16>,
 }
 
 impl Plan {
@@ -82,6 +86,24 @@ impl Plan {
     /// (the workdir, its git metadata) stays reachable even where it lies inside a hidden
     /// directory; a hidden path inside a kept one is hidden again.
     pub fn new(hidden: &[PathBuf], keep: &[PathBuf], network: bool) -> Plan {
+        Plan::with_forwards(hidden, keep, network, Vec::new())
+    }
+
+    /// [`Plan::new`] with listeners for `forwards` (ports of the host's loopback) beside the
+    /// proxy's, when the agent has a network namespace.
+    pub fn with_forwards(
+        hidden: &[PathBuf],
+        keep: &[PathBuf],
+        network: bool,
+        mut forwards: Vec<u16>,
+    ) -> Plan {
+        forwards.retain(|p| *p != AGENT_PROXY_PORT && *p != 0);
+        forwards.sort_unstable();
+        forwards.dedup();
+        forwards.truncate(MAX_FORWARDS);
+        if !network {
+            forwards.clear();
+        }
         let real = |p: &PathBuf| std::fs::canonicalize(p).ok();
         let mut hidden: Vec<PathBuf> = hidden.iter().filter_map(real).collect();
         hidden.sort();
@@ -137,7 +159,11 @@ impl Plan {
         for d in &masked_dirs {
             ops.push(Op::ReadOnly(d.clone()));
         }
-        Plan { ops, network }
+        Plan {
+            ops,
+            network,
+            forwards,
+        }
     }
 
     /// The plan in the form the child carries out: C strings, the maps' text, and the socket
@@ -191,6 +217,7 @@ impl Plan {
             None
         };
         Ok(Prepared {
+            forwards: self.forwards.clone(),
             ops,
             uid_map: CString::new(format!("{uid} {uid} 1\n")).expect("digits"),
             gid_map: CString::new(format!("{gid} {gid} 1\n")).expect("digits"),
@@ -202,6 +229,9 @@ impl Plan {
 /// The most trees a plan may keep inside hidden paths (the child holds their descriptors on
 /// its stack).
 const MAX_SLOTS: usize = 16;
+
+/// The most loopback ports forwarded into one agent's network namespace.
+const MAX_FORWARDS: usize = 8;
 
 #[derive(Debug)]
 enum RawOp {
@@ -219,42 +249,68 @@ pub struct Prepared {
     ops: Vec<RawOp>,
     uid_map: CString,
     gid_map: CString,
+    forwards: Vec<u16>,
     /// (oneshot's end, the agent's end) when the agent gets a network namespace.
     pair: Option<(OwnedFd, OwnedFd)>,
 }
 
 impl Prepared {
-    /// Takes the listener the agent sent from its network namespace; call once the spawn has
-    /// returned (the agent has exec'd by then, so the listener was sent or never will be).
-    /// `Ok(None)` when the agent has no network namespace.
-    pub fn take_listener(&mut self) -> Result<Option<std::net::TcpListener>, NamespaceError> {
+    /// Takes the listeners the agent sent from its network namespace: the proxy's, then one
+    /// for each forwarded port. Call once the spawn has returned (the agent has exec'd by
+    /// then, so they were sent or never will be). `Ok(None)` when the agent has no network
+    /// namespace.
+    pub fn take_listener(&mut self) -> Result<Option<Listeners>, NamespaceError> {
         let Some((ours, theirs)) = self.pair.take() else {
             return Ok(None);
         };
         drop(theirs);
-        let fd = receive_fd(ours.as_raw_fd()).map_err(|source| NamespaceError::Io {
-            what: "take the proxy listener from the agent's network namespace",
-            source,
-        })?;
-        let listener = std::net::TcpListener::from(fd);
-        listener
-            .set_nonblocking(true)
-            .map_err(|source| NamespaceError::Io {
-                what: "set the agent's proxy listener non-blocking",
+        let fds = receive_fds(ours.as_raw_fd(), 1 + self.forwards.len()).map_err(|source| {
+            NamespaceError::Io {
+                what: "take the proxy listener from the agent's network namespace",
                 source,
-            })?;
-        Ok(Some(listener))
+            }
+        })?;
+        let mut listeners = Vec::with_capacity(fds.len());
+        for fd in fds {
+            let listener = std::net::TcpListener::from(fd);
+            listener
+                .set_nonblocking(true)
+                .map_err(|source| NamespaceError::Io {
+                    what: "set the agent's proxy listener non-blocking",
+                    source,
+                })?;
+            listeners.push(listener);
+        }
+        let mut listeners = listeners.into_iter();
+        let proxy = listeners.next().ok_or_else(|| NamespaceError::Io {
+            what: "take the proxy listener from the agent's network namespace",
+            source: std::io::Error::other("the agent sent none"),
+        })?;
+        Ok(Some(Listeners {
+            proxy,
+            forwards: self.forwards.iter().copied().zip(listeners).collect(),
+        }))
     }
 }
 
-/// Receives one descriptor sent with `SCM_RIGHTS` on `sock`, without waiting.
-fn receive_fd(sock: RawFd) -> std::io::Result<OwnedFd> {
+/// What an agent's network namespace hands back: the proxy's listener and one per forwarded
+/// loopback port.
+#[derive(Debug)]
+pub struct Listeners {
+    /// `127.0.0.1:`[`AGENT_PROXY_PORT`] inside.
+    pub proxy: std::net::TcpListener,
+    /// (port, `127.0.0.1:port` inside).
+    pub forwards: Vec<(u16, std::net::TcpListener)>,
+}
+
+/// Receives `n` descriptors sent in one `SCM_RIGHTS` message on `sock`, without waiting.
+fn receive_fds(sock: RawFd, want: usize) -> std::io::Result<Vec<OwnedFd>> {
     let mut byte = [0u8; 1];
     let mut iov = libc::iovec {
         iov_base: byte.as_mut_ptr().cast(),
         iov_len: 1,
     };
-    let mut space = [0u64; 8];
+    let mut space = [0u64; 16];
     // SAFETY: msghdr is plain data; every pointer set below outlives the call.
     let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
     msg.msg_iov = &mut iov;
@@ -280,8 +336,19 @@ fn receive_fd(sock: RawFd) -> std::io::Result<OwnedFd> {
         {
             return Err(std::io::Error::other("the agent sent no descriptor"));
         }
-        let fd = std::ptr::read_unaligned(libc::CMSG_DATA(cmsg).cast::<libc::c_int>());
-        Ok(OwnedFd::from_raw_fd(fd))
+        let len = (*cmsg).cmsg_len as usize - libc::CMSG_LEN(0) as usize;
+        let got = len / std::mem::size_of::<libc::c_int>();
+        let data = libc::CMSG_DATA(cmsg).cast::<libc::c_int>();
+        let fds: Vec<OwnedFd> = (0..got)
+            .map(|i| OwnedFd::from_raw_fd(std::ptr::read_unaligned(data.add(i))))
+            .collect();
+        if fds.len() != want {
+            return Err(std::io::Error::other(format!(
+                "the agent sent {} listeners of {want}",
+                fds.len()
+            )));
+        }
+        Ok(fds)
     }
 }
 
@@ -327,9 +394,17 @@ pub unsafe fn enter(p: &Prepared) -> std::io::Result<()> {
             }
         }
         if let Some((_, theirs)) = &p.pair {
-            let listener = listen_inside()?;
-            send_fd(theirs.as_raw_fd(), listener)?;
-            libc::close(listener);
+            bring_loopback_up()?;
+            let mut fds = [-1 as RawFd; 1 + MAX_FORWARDS];
+            fds[0] = listen_inside(AGENT_PROXY_PORT)?;
+            for (i, port) in p.forwards.iter().enumerate() {
+                fds[i + 1] = listen_inside(*port)?;
+            }
+            let n = 1 + p.forwards.len();
+            send_fds(theirs.as_raw_fd(), &fds[..n])?;
+            for fd in &fds[..n] {
+                libc::close(*fd);
+            }
         }
         // Nested: the masks are locked to this namespace, and the network namespace is owned
         // by the outer user namespace, where the agent holds nothing.
@@ -437,9 +512,9 @@ unsafe fn read_only(path: &std::ffi::CStr) -> bool {
     }
 }
 
-/// Brings loopback up in the new network namespace and listens on [`AGENT_PROXY_PORT`].
-unsafe fn listen_inside() -> std::io::Result<RawFd> {
-    // SAFETY: as in `enter`; ifreq and sockaddr_in are plain data on the stack.
+/// Brings loopback up in the new network namespace.
+unsafe fn bring_loopback_up() -> std::io::Result<()> {
+    // SAFETY: as in `enter`; ifreq is plain data on the stack.
     unsafe {
         let s = libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0);
         if s == -1 {
@@ -460,13 +535,21 @@ unsafe fn listen_inside() -> std::io::Result<RawFd> {
             return Err(e);
         }
         libc::close(s);
+        Ok(())
+    }
+}
+
+/// Listens on `127.0.0.1:port` in the new network namespace.
+unsafe fn listen_inside(port: u16) -> std::io::Result<RawFd> {
+    // SAFETY: as in `enter`; sockaddr_in is plain data on the stack.
+    unsafe {
         let l = libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);
         if l == -1 {
             return Err(fail());
         }
         let addr = libc::sockaddr_in {
             sin_family: libc::AF_INET as libc::sa_family_t,
-            sin_port: AGENT_PROXY_PORT.to_be(),
+            sin_port: port.to_be(),
             sin_addr: libc::in_addr {
                 s_addr: u32::from(std::net::Ipv4Addr::LOCALHOST).to_be(),
             },
@@ -487,26 +570,30 @@ unsafe fn listen_inside() -> std::io::Result<RawFd> {
     }
 }
 
-/// Sends `fd` over `sock` with `SCM_RIGHTS`.
-unsafe fn send_fd(sock: RawFd, fd: RawFd) -> std::io::Result<()> {
-    // SAFETY: as in `enter`; the control buffer is on the stack, sized and aligned for one int.
+/// Sends `fds` over `sock` in one `SCM_RIGHTS` message.
+unsafe fn send_fds(sock: RawFd, fds: &[RawFd]) -> std::io::Result<()> {
+    // SAFETY: as in `enter`; the control buffer is on the stack, sized and aligned for them.
     unsafe {
         let mut byte = [0u8; 1];
         let mut iov = libc::iovec {
             iov_base: byte.as_mut_ptr().cast(),
             iov_len: 1,
         };
-        let mut space = [0u64; 8];
+        let mut space = [0u64; 16];
+        let bytes = std::mem::size_of_val(fds) as u32;
         let mut msg: libc::msghdr = std::mem::zeroed();
         msg.msg_iov = &mut iov;
         msg.msg_iovlen = 1;
         msg.msg_control = space.as_mut_ptr().cast();
-        msg.msg_controllen = libc::CMSG_SPACE(std::mem::size_of::<libc::c_int>() as u32) as _;
+        msg.msg_controllen = libc::CMSG_SPACE(bytes) as _;
         let cmsg = libc::CMSG_FIRSTHDR(&msg);
         (*cmsg).cmsg_level = libc::SOL_SOCKET;
         (*cmsg).cmsg_type = libc::SCM_RIGHTS;
-        (*cmsg).cmsg_len = libc::CMSG_LEN(std::mem::size_of::<libc::c_int>() as u32) as _;
-        std::ptr::write_unaligned(libc::CMSG_DATA(cmsg).cast::<libc::c_int>(), fd);
+        (*cmsg).cmsg_len = libc::CMSG_LEN(bytes) as _;
+        let data = libc::CMSG_DATA(cmsg).cast::<libc::c_int>();
+        for (i, fd) in fds.iter().enumerate() {
+            std::ptr::write_unaligned(data.add(i), *fd);
+        }
         if libc::sendmsg(sock, &msg, 0) == -1 {
             return Err(fail());
         }
@@ -529,6 +616,7 @@ fn probe() -> Result<(), String> {
     let plan = Plan {
         ops: Vec::new(),
         network: true,
+        forwards: Vec::new(),
     };
     let p = plan.prepare().map_err(|e| e.to_string())?;
     // SAFETY: the child makes async-signal-safe calls only and leaves with _exit.

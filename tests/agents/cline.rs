@@ -41,7 +41,9 @@ pub fn command(sb: &Sandbox, model: &FakeModel) -> Option<Command> {
     std::fs::create_dir_all(file.parent().unwrap()).unwrap();
     std::fs::write(&file, settings.to_string()).unwrap();
     let mut c = sb.command(&bin);
-    c.env("CLINE_NO_AUTO_UPDATE", "1");
+    // Cline's base URL (the fake server on this machine's loopback) is in its settings file,
+    // which oneshot does not read: a session of it runs with the network open.
+    c.env("CLINE_NO_AUTO_UPDATE", "1").env("ONESHOT_NETWORK", "open");
     Some(c)
 }
 
