@@ -145,7 +145,14 @@ pub(super) async fn forward(req: Request<Incoming>, ctx: Arc<Ctx>) -> Response<P
         Ok(res) => res,
         Err(e) => {
             // The error names the connection, never the request's headers.
-            let message = format!("cannot reach the model API at {}: {e}", up.origin);
+            // hyper-util's error says "client error (Connect)"; the cause is in its sources.
+            let mut why = e.to_string();
+            let mut source = std::error::Error::source(&e);
+            while let Some(cause) = source {
+                why = format!("{why}: {cause}");
+                source = cause.source();
+            }
+            let message = format!("cannot reach the model API at {}: {why}", up.origin);
             ctx.tell(ProxyEvent::ModelError {
                 provider,
                 status: 502,
@@ -166,7 +173,12 @@ pub(super) async fn forward(req: Request<Incoming>, ctx: Arc<Ctx>) -> Response<P
         .is_some_and(|v| v.trim_start().starts_with("text/event-stream"));
     let reader = UsageReader::new(provider, sse, parts.status.as_u16());
     let (tx, rx) = mpsc::unbounded_channel();
-    tokio::spawn(read_usage(reader, rx, ctx.link.events.clone()));
+    tokio::spawn(read_usage(
+        reader,
+        rx,
+        ctx.link.events.clone(),
+        up.route.key.clone(),
+    ));
     let tapped = Tap {
         inner: body,
         tx: Some(tx),
@@ -192,12 +204,28 @@ async fn read_usage(
     mut reader: UsageReader,
     mut rx: mpsc::UnboundedReceiver<Bytes>,
     events: mpsc::UnboundedSender<ProxyEvent>,
+    key: String,
 ) {
     while let Some(chunk) = rx.recv().await {
         reader.feed(&chunk);
     }
-    if let Some(event) = reader.finish() {
-        let _ = events.send(event);
+    match reader.finish() {
+        // An API that echoes the key in its error must not put it in the record.
+        Some(ProxyEvent::ModelError {
+            provider,
+            status,
+            message,
+        }) if !key.is_empty() => {
+            let _ = events.send(ProxyEvent::ModelError {
+                provider,
+                status,
+                message: message.replace(&key, "[REDACTED]"),
+            });
+        }
+        Some(event) => {
+            let _ = events.send(event);
+        }
+        None => {}
     }
 }
 

@@ -233,7 +233,8 @@ async fn openai_gets_a_bearer_key_and_an_error_is_told() {
     let (seen_tx, mut seen) = tokio::sync::mpsc::unbounded_channel();
     let upstream = http_server(move |req| {
         let _ = seen_tx.send(seen_of(&req));
-        let mut res = response("application/json", body_of(&[r#"{"error":"slow down"}"#]));
+        let echoed = format!(r#"{{"error":"slow down","key":"{REAL_KEY}"}}"#);
+        let mut res = response("application/json", body_of(&[&echoed]));
         *res.status_mut() = StatusCode::TOO_MANY_REQUESTS;
         res
     })
@@ -245,7 +246,8 @@ async fn openai_gets_a_bearer_key_and_an_error_is_told() {
         HeaderValue::from_static("Bearer placeholder-key"),
     );
     let (status, body) = send(proxy.local_addr(), req).await;
-    assert_eq!((status, body.as_str()), (429, r#"{"error":"slow down"}"#));
+    assert_eq!(status, 429);
+    assert!(body.contains("slow down"), "{body}");
     let s = seen.recv().await.unwrap();
     assert_eq!(
         s.header("authorization"),
@@ -256,7 +258,7 @@ async fn openai_gets_a_bearer_key_and_an_error_is_told() {
         ProxyEvent::ModelError {
             provider: Provider::OpenAi,
             status: 429,
-            message: r#"{"error":"slow down"}"#.into()
+            message: r#"{"error":"slow down","key":"[REDACTED]"}"#.into()
         }
     );
 }
@@ -311,6 +313,24 @@ async fn without_a_model_route_the_proxy_itself_is_403_and_dropping_the_handle_c
     assert!(tokio::net::TcpStream::connect(addr).await.is_err());
 }
 
+#[tokio::test]
+async fn dropping_the_handle_ends_an_open_tunnel() {
+    let echo = echo_server().await;
+    let (proxy, _events) = start(rules(&["127.0.0.1"]), None);
+    let (status, mut tunnel) =
+        connect(proxy.local_addr(), &format!("127.0.0.1:{}", echo.port())).await;
+    assert_eq!(status, 200);
+    let mut hello = [0u8; 6];
+    tunnel.read_exact(&mut hello).await.unwrap();
+    drop(proxy);
+    let mut rest = Vec::new();
+    let read = tokio::time::timeout(Duration::from_secs(5), tunnel.read_to_end(&mut rest)).await;
+    assert!(
+        matches!(read, Ok(Ok(0)) | Ok(Err(_))),
+        "the tunnel stays open: {read:?}"
+    );
+}
+
 struct Panics;
 impl EgressJudge for Panics {
     fn judge(
@@ -347,4 +367,32 @@ fn post(url: &str) -> Request<http_body_util::Full<Bytes>> {
         .header("content-type", "application/json")
         .body(Bytes::from_static(b"{\"stream\":true}").into())
         .unwrap()
+}
+
+#[tokio::test]
+async fn an_unreachable_model_api_is_502_and_told() {
+    // A port that was just free: nothing listens there.
+    let closed = loopback().local_addr().unwrap();
+    let route = ModelRoute {
+        provider: Provider::Anthropic,
+        upstream: format!("http://{closed}"),
+        key: REAL_KEY.into(),
+    };
+    let (proxy, mut events) = start(rules(&[]), Some(route));
+    let (status, body) = send(proxy.local_addr(), post("/v1/messages")).await;
+    assert_eq!(status, 502);
+    assert!(
+        body.contains(&closed.to_string()) && !body.contains(REAL_KEY),
+        "{body}"
+    );
+    match next(&mut events).await {
+        ProxyEvent::ModelError {
+            status: 502,
+            message,
+            ..
+        } => {
+            assert!(message.contains("refused"), "{message}")
+        }
+        other => panic!("{other:?}"),
+    }
 }
