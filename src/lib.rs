@@ -60,6 +60,7 @@ pub mod policy;
 pub mod process;
 pub mod redact;
 pub mod replay;
+pub mod sandbox;
 pub mod schema;
 #[cfg(feature = "serve")]
 pub mod serve;
