@@ -51,7 +51,10 @@ fn cgroup_room() -> Option<u64> {
         // Each ancestor's limit binds too; memory.max is absent at the root.
         let mut d = Some(dir.as_path());
         while let Some(here) = d {
-            if let (Some(max), Some(cur)) = (read_limit(&here.join("memory.max")), read(&here.join("memory.current"))) {
+            if let (Some(max), Some(cur)) = (
+                read_limit(&here.join("memory.max")),
+                read(&here.join("memory.current")),
+            ) {
                 let inactive = stat_key(&here.join("memory.stat"), "inactive_file").unwrap_or(0);
                 keep(max.saturating_sub(cur.saturating_sub(inactive)));
             }
@@ -64,7 +67,10 @@ fn cgroup_room() -> Option<u64> {
     if let Some(dir) = v1 {
         // hierarchical_memory_limit is the tightest of the cgroup's and its ancestors'.
         let stat = dir.join("memory.stat");
-        if let (Some(max), Some(cur)) = (stat_key(&stat, "hierarchical_memory_limit"), read(&dir.join("memory.usage_in_bytes"))) {
+        if let (Some(max), Some(cur)) = (
+            stat_key(&stat, "hierarchical_memory_limit"),
+            read(&dir.join("memory.usage_in_bytes")),
+        ) {
             if max < UNLIMITED {
                 let inactive = stat_key(&stat, "total_inactive_file").unwrap_or(0);
                 keep(max.saturating_sub(cur.saturating_sub(inactive)));

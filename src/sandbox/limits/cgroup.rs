@@ -80,7 +80,12 @@ impl Cgroup {
 
     /// The pids in it now.
     pub fn pids(&self) -> Vec<i32> {
-        self.dirs.iter().flat_map(|d| members(d)).collect::<std::collections::BTreeSet<_>>().into_iter().collect()
+        self.dirs
+            .iter()
+            .flat_map(|d| members(d))
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect()
     }
 
     /// Resolves when the kernel killed a process of the agent's for the memory limit.
@@ -191,21 +196,34 @@ fn needed(limits: &AgentLimits) -> Vec<&'static str> {
 }
 
 fn create_v2(name: &str, limits: &AgentLimits) -> Result<Cgroup, LimitsError> {
-    let own = own_dir(None).ok_or_else(|| LimitsError::NoCgroup("no cgroup2 mount holds this process".into()))?;
+    let own = own_dir(None)
+        .ok_or_else(|| LimitsError::NoCgroup("no cgroup2 mount holds this process".into()))?;
     let root = own.join("cgroup.subtree_control").exists() && !own.join("cgroup.type").exists();
     // The root has no cgroup.type and may hold processes beside children; anywhere else the
     // agents go beside our own cgroup.
-    let parent = if root { own.clone() } else {
-        own.parent().map(Path::to_path_buf).ok_or_else(|| LimitsError::NoCgroup("no parent".into()))?
+    let parent = if root {
+        own.clone()
+    } else {
+        own.parent()
+            .map(Path::to_path_buf)
+            .ok_or_else(|| LimitsError::NoCgroup("no parent".into()))?
     };
     let want = needed(limits);
-    let has = fs::read_to_string(parent.join("cgroup.controllers")).map_err(|e| LimitsError::io(parent.join("cgroup.controllers"), e))?;
-    let missing: Vec<_> = want.iter().filter(|c| !has.split_whitespace().any(|h| h == **c)).collect();
+    let has = fs::read_to_string(parent.join("cgroup.controllers"))
+        .map_err(|e| LimitsError::io(parent.join("cgroup.controllers"), e))?;
+    let missing: Vec<_> = want
+        .iter()
+        .filter(|c| !has.split_whitespace().any(|h| h == **c))
+        .collect();
     if !missing.is_empty() {
         return Err(LimitsError::NoCgroup(format!(
             "{} does not have the {} controller{} (not delegated here)",
             parent.display(),
-            missing.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(", "),
+            missing
+                .iter()
+                .map(|c| c.to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
             if missing.len() == 1 { "" } else { "s" }
         )));
     }

@@ -17,9 +17,9 @@ mod monitor;
 mod place;
 mod procfs;
 mod size;
-mod watch;
 #[cfg(test)]
 mod tests;
+mod watch;
 
 pub use cgroup::{Cgroup, Version};
 pub(crate) use place::own_memory_dirs;
@@ -134,7 +134,8 @@ impl LimitOutcome {
         (self.pids_refused > 0).then(|| {
             format!(
                 "process limit {} reached by the agent's processes ({} fork{} refused)",
-                self.pids_limit.map_or_else(|| "?".into(), |n| n.to_string()),
+                self.pids_limit
+                    .map_or_else(|| "?".into(), |n| n.to_string()),
                 self.pids_refused,
                 if self.pids_refused == 1 { "" } else { "s" }
             )

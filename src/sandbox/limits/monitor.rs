@@ -4,9 +4,9 @@
 //! process killed is the biggest of the last look's that is gone now (else the biggest), and
 //! [`Exceeded`] is published for the caller to stop the rest of the agent.
 
+use super::Exceeded;
 use super::cgroup::{Version, members, oom_kills};
 use super::procfs::{self, ProcUse};
-use super::Exceeded;
 use std::path::PathBuf;
 use std::sync::mpsc;
 use std::time::Duration;
@@ -62,7 +62,10 @@ impl Monitor {
                             bytes: None,
                         }));
                     }
-                    last = members(&dir).into_iter().filter_map(procfs::usage).collect();
+                    last = members(&dir)
+                        .into_iter()
+                        .filter_map(procfs::usage)
+                        .collect();
                     match stopped.recv_timeout(EVERY) {
                         Err(mpsc::RecvTimeoutError::Timeout) => {}
                         _ => return,

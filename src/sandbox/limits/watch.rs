@@ -126,7 +126,11 @@ impl Watch {
 
     /// The process of the tree using the most memory now.
     pub fn biggest(&self) -> Option<ProcUse> {
-        let pids: Vec<i32> = self.tree.lock().map(|t| t.iter().map(|(p, _)| *p).collect()).unwrap_or_default();
+        let pids: Vec<i32> = self
+            .tree
+            .lock()
+            .map(|t| t.iter().map(|(p, _)| *p).collect())
+            .unwrap_or_default();
         procfs::measure(pids).1
     }
 }
@@ -135,7 +139,10 @@ impl Watch {
 fn zombie(pid: i32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat"))
         .ok()
-        .and_then(|t| t.rfind(')').map(|i| t[i + 1..].trim_start().starts_with('Z')))
+        .and_then(|t| {
+            t.rfind(')')
+                .map(|i| t[i + 1..].trim_start().starts_with('Z'))
+        })
         .unwrap_or(true)
 }
 
