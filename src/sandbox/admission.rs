@@ -70,11 +70,10 @@ fn cgroup_room() -> Option<u64> {
         if let (Some(max), Some(cur)) = (
             stat_key(&stat, "hierarchical_memory_limit"),
             read(&dir.join("memory.usage_in_bytes")),
-        ) {
-            if max < UNLIMITED {
-                let inactive = stat_key(&stat, "total_inactive_file").unwrap_or(0);
-                keep(max.saturating_sub(cur.saturating_sub(inactive)));
-            }
+        ) && max < UNLIMITED
+        {
+            let inactive = stat_key(&stat, "total_inactive_file").unwrap_or(0);
+            keep(max.saturating_sub(cur.saturating_sub(inactive)));
         }
     }
     room
@@ -150,5 +149,43 @@ impl std::fmt::Display for Admission {
                 format_size(*reserve)
             ),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mem_available_is_read_from_meminfo() {
+        let text = "MemTotal:       24683520 kB\nMemFree:        19408384 kB\nMemAvailable:   22361088 kB\n";
+        assert_eq!(meminfo_available(text), Some(22361088 * 1024));
+        assert_eq!(meminfo_available("MemTotal: 1 kB\n"), None);
+        // This machine says something, and less than a petabyte.
+        let now = available_memory().expect("/proc/meminfo is readable");
+        assert!(now > 0 && now < 1 << 50);
+    }
+
+    #[test]
+    fn the_reserve_admits_only_while_kept() {
+        let r = Reserve::parse("2G").unwrap();
+        assert_eq!(r.judge(Some(3 << 30)), Admission::Go);
+        assert_eq!(r.judge(Some(2 << 30)), Admission::Go);
+        let wait = r.judge(Some(1 << 30));
+        assert_eq!(
+            wait,
+            Admission::Wait {
+                available: 1 << 30,
+                reserve: 2 << 30
+            }
+        );
+        assert_eq!(
+            wait.to_string(),
+            "waiting for memory: 1 GiB free, reserve 2 GiB"
+        );
+        // A machine that does not say is not held.
+        assert_eq!(r.judge(None), Admission::Go);
+        // The machine's own measure, for real: a petabyte is more than it has.
+        assert!(matches!(Reserve(1 << 50).admits(), Admission::Wait { .. }));
     }
 }

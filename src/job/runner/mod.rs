@@ -13,6 +13,7 @@
 //! current-thread runtime (the engine holds Lua states and is not `Send`), all sharing it, and
 //! waits for new work on the store's signal ([`JobStore::wait_for_work`]).
 
+mod admit;
 mod drive;
 mod hands;
 mod panel;
@@ -326,7 +327,7 @@ pub async fn run(
         let may_claim = retry_at.is_none_or(|t| tokio::time::Instant::now() >= t);
         let mut admitted = true;
         if room && may_claim && running.len() < parallel {
-            admitted = admit(&store, &opts, &mut holding).await;
+            admitted = admit::admit(&store, &opts, &mut holding).await;
             admit_at = (!admitted).then(|| tokio::time::Instant::now() + ADMISSION_POLL);
         }
         if room && may_claim && admitted && running.len() < parallel {
@@ -423,46 +424,6 @@ pub async fn run(
         super::store::work::raise();
     }
     Ok(ends)
-}
-
-/// Whether the runner may claim now under its reserve; says when it starts holding back (with
-/// the jobs held) and when it resumes. `holding` is whether it held back at the last look; it
-/// stays true while jobs wait, and false once none does (so a run with nothing left ends).
-async fn admit(store: &Arc<dyn JobStore>, opts: &RunnerOptions, holding: &mut bool) -> bool {
-    use crate::sandbox::admission::Admission;
-    let Some(reserve) = opts.reserve else {
-        return true;
-    };
-    match reserve.admits() {
-        Admission::Go => {
-            if std::mem::take(holding)
-                && let Some(available) = crate::sandbox::admission::available_memory()
-            {
-                (opts.on_note)(&Note::MemoryFreed {
-                    available,
-                    reserve: reserve.0,
-                });
-            }
-            true
-        }
-        Admission::Wait { available, reserve } => {
-            let filter = crate::job::store::ListFilter {
-                state: Some(crate::job::JobState::Pending),
-            };
-            let held = drive::off_loop(store, move |s| s.list(&filter).map(|l| l.len()))
-                .await
-                .unwrap_or(1);
-            if held > 0 && !*holding {
-                (opts.on_note)(&Note::MemoryLow {
-                    available,
-                    reserve,
-                    held,
-                });
-            }
-            *holding = held > 0;
-            false
-        }
-    }
 }
 
 /// The pauses between a waiting runner's tries of a store that failed: 0.5 s, doubling, at
