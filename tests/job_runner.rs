@@ -57,6 +57,7 @@ fn options(state: &Path, parallel: usize, on_note: Rc<dyn Fn(&Note)>) -> RunnerO
         session_output: false,
         wait: false,
         notify: None,
+        reserve: None,
     }
 }
 

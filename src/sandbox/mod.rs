@@ -4,9 +4,11 @@
 //! and limits on memory and processes. docs/sandbox.md says what an agent can see, reach and
 //! spend.
 
+pub mod admission;
 pub mod egress;
 pub mod env;
 pub mod gateway;
+pub mod limits;
 #[cfg(target_os = "linux")]
 pub mod namespace;
 pub mod proxy;

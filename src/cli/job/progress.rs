@@ -9,6 +9,7 @@ use crate::cli::term::{status_line_fits, terminal_width};
 use oneshot::engine::Update;
 use oneshot::job::JobState;
 use oneshot::job::runner::{Note, StepEnd};
+use oneshot::sandbox::limits::format_size;
 use std::collections::BTreeMap;
 use std::time::Instant;
 
@@ -89,8 +90,37 @@ impl Progress {
                     self.draw();
                 }
             }
+            Note::MemoryLow {
+                available,
+                reserve,
+                held,
+            } => self.say(&format!(
+                "waiting for memory: {} free, reserve {}; {held} job{} held back",
+                format_size(*available),
+                format_size(*reserve),
+                if *held == 1 { "" } else { "s" }
+            )),
+            Note::MemoryFreed { available, reserve } => self.say(&format!(
+                "memory freed: {} free, reserve {}; starting jobs again",
+                format_size(*available),
+                format_size(*reserve)
+            )),
             // A note a newer library tells: nothing this status line counts.
             _ => {}
+        }
+    }
+
+    /// A line about the runner itself (on stderr; with `--json` a `warning` event with no job).
+    fn say(&mut self, message: &str) {
+        if self.json {
+            event(&Event::Warning {
+                job_id: "-",
+                message,
+            });
+        } else if !self.quiet {
+            self.clear();
+            errln!("oneshot: {message}");
+            self.draw();
         }
     }
 

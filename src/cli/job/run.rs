@@ -58,6 +58,16 @@ pub struct RunArgs {
     /// (0.5 s up to 30 s) instead of ending the run.
     #[arg(long)]
     pub wait: bool,
+    /// Memory to keep free: claim another step only while at least this much is available
+    /// (MemAvailable, or the room under this process's memory cgroup limit, if smaller); until
+    /// then the jobs wait, and the run says so. Sizes: 2G, 512M, 1.5GiB.
+    #[arg(long, value_name = "SIZE", value_parser = parse_reserve)]
+    pub reserve: Option<oneshot::sandbox::admission::Reserve>,
+}
+
+/// A `--reserve`: a size.
+fn parse_reserve(s: &str) -> Result<oneshot::sandbox::admission::Reserve, String> {
+    oneshot::sandbox::admission::Reserve::parse(s).map_err(|e| e.to_string())
 }
 
 /// `job step [ID]`.
@@ -109,6 +119,7 @@ pub fn run(cx: &Cx, a: RunArgs, signals: Option<Signals>) -> Result<i32> {
         Flags {
             json: a.json,
             wait: a.wait,
+            reserve: a.reserve,
         },
     )?;
     if a.json {
@@ -151,7 +162,11 @@ fn drive(
     signals: Signals,
     flags: Flags,
 ) -> Result<Vec<StepEnd>> {
-    let Flags { json, wait } = flags;
+    let Flags {
+        json,
+        wait,
+        reserve,
+    } = flags;
     let shutdown = Shutdown::new();
     let progress = Rc::new(std::cell::RefCell::new(super::progress::Progress::new(
         cx.quiet, json,
@@ -174,6 +189,7 @@ fn drive(
         session_output: false,
         wait,
         notify,
+        reserve,
     };
     if let Some(warning) = open_files_for(parallel) {
         errln!("oneshot: warning: {warning}");
@@ -204,6 +220,8 @@ struct Flags {
     json: bool,
     /// Wait for new work rather than end ([`RunnerOptions::wait`]).
     wait: bool,
+    /// Memory to keep free ([`RunnerOptions::reserve`]).
+    reserve: Option<oneshot::sandbox::admission::Reserve>,
 }
 
 /// Passes SIGINT, SIGTERM and SIGHUP on to the runner: the first stops it gracefully, the next

@@ -13,6 +13,7 @@
 //! current-thread runtime (the engine holds Lua states and is not `Send`), all sharing it, and
 //! waits for new work on the store's signal ([`JobStore::wait_for_work`]).
 
+mod admit;
 mod drive;
 mod hands;
 mod panel;
@@ -65,6 +66,10 @@ pub struct RunnerOptions {
     /// moves into APPROVAL_REQUIRED or INTERVENTION_REQUIRED, its sessions' stalled agents
     /// and budgets at 80 %. `None`: nothing is sent.
     pub notify: Option<Arc<crate::notify::Notifier>>,
+    /// Memory to keep free (`job run --reserve`): no step is claimed while less is available
+    /// ([`crate::sandbox::admission`]), and with a reserve the runner claims one step at a time
+    /// so that each start is judged against the memory the previous left. `None`: no check.
+    pub reserve: Option<crate::sandbox::admission::Reserve>,
 }
 
 impl RunnerOptions {
@@ -83,6 +88,7 @@ impl RunnerOptions {
             session_output: false,
             wait: false,
             notify: None,
+            reserve: None,
         }
     }
 }
@@ -177,6 +183,23 @@ pub enum Note {
         /// When the runner tries again.
         retry_in: Duration,
     },
+    /// Less memory is available than the runner's reserve ([`RunnerOptions::reserve`]): it
+    /// claims nothing until there is. Told once when it starts holding back.
+    MemoryLow {
+        /// Available, in bytes.
+        available: u64,
+        /// The reserve, in bytes.
+        reserve: u64,
+        /// Jobs waiting to be claimed (PENDING) as it starts holding back.
+        held: usize,
+    },
+    /// Memory freed after a [`Note::MemoryLow`]: the runner claims steps again.
+    MemoryFreed {
+        /// Available, in bytes.
+        available: u64,
+        /// The reserve, in bytes.
+        reserve: u64,
+    },
     /// Something happened in the session a job's EXECUTING runs: its transitions, warnings,
     /// and — when [`RunnerOptions::session_output`] asks — its agents' lines and accounts.
     Session {
@@ -186,6 +209,9 @@ pub enum Note {
         update: crate::engine::Update,
     },
 }
+
+/// How often a runner holding back for memory looks again.
+pub const ADMISSION_POLL: Duration = Duration::from_secs(1);
 
 /// How often a runner with room for more steps looks for work other processes added (its own
 /// process's writes wake it at once).
@@ -289,6 +315,9 @@ pub async fn run(
     let mut backoff = Backoff::default();
     // The store's changes, heard for the relays of all the steps' sessions at once.
     let changes = relay::Changes::new(Arc::clone(&store));
+    // Holding back for memory: since when it said so, and when it looks again.
+    let mut holding = false;
+    let mut admit_at: Option<tokio::time::Instant> = None;
     // Events a runner that died left unclaimed: sent now, once (see `crate::notify`).
     if let Some(n) = &opts.notify {
         n.sweep();
@@ -296,7 +325,12 @@ pub async fn run(
     loop {
         let room = opts.max_steps.is_none_or(|m| claimed < m) && opts.shutdown.halt() == Halt::Run;
         let may_claim = retry_at.is_none_or(|t| tokio::time::Instant::now() >= t);
+        let mut admitted = true;
         if room && may_claim && running.len() < parallel {
+            admitted = admit::admit(&store, &opts, &mut holding).await;
+            admit_at = (!admitted).then(|| tokio::time::Instant::now() + ADMISSION_POLL);
+        }
+        if room && may_claim && admitted && running.len() < parallel {
             retry_at = None;
             // Taken before looking, so that work added while we look wakes the wait below.
             since = store.work_seen();
@@ -305,8 +339,11 @@ pub async fn run(
             // Every free slot filled by one claim (one statement on PostgreSQL), not one
             // claim a slot: a runner starting on a backlog, or freed of several steps at
             // once, costs the store one round trip.
-            let free =
+            let mut free =
                 (parallel - running.len()).min(opts.max_steps.map_or(usize::MAX, |m| m - claimed));
+            if opts.reserve.is_some() {
+                free = free.min(1);
+            }
             let claimed_now = drive::off_loop(&store, move |s| match only {
                 Some(only) => Ok(s.claim(&runner, Some(&only), ttl)?.into_iter().collect()),
                 None => s.claim_up_to(&runner, ttl, free),
@@ -339,13 +376,14 @@ pub async fn run(
                 Err(e) => return Err(e.into()),
             }
         }
-        let idle = opts.wait && room;
+        // Held back with jobs waiting: the run waits for memory rather than end.
+        let idle = (opts.wait || (holding && !admitted)) && room;
         if running.is_empty() && !idle {
             break;
         }
         // With room to spare, wait for new work too: this process's writes wake it at once,
         // other processes' are found by the slow poll.
-        let looking = room && retry_at.is_none() && running.len() < parallel;
+        let looking = room && admitted && retry_at.is_none() && running.len() < parallel;
         if looking && waiter.is_none() {
             let s = Arc::clone(&store);
             waiter = Some(tokio::task::spawn_blocking(move || {
@@ -369,6 +407,7 @@ pub async fn run(
             }
             _ = beats.tick() => say_alive(&store, &beat).await,
             _ = async { tokio::time::sleep_until(retry_at.expect("guarded")).await }, if retry_at.is_some() => {}
+            _ = async { tokio::time::sleep_until(admit_at.expect("guarded")).await }, if admit_at.is_some() => {}
         }
     }
     // Every event claimed is delivered (or recorded failed) before the run ends.

@@ -1,0 +1,50 @@
+//! Admission by memory (`job run --reserve`, [`crate::sandbox::admission`]): whether the
+//! runner may claim another step now, and the notes that say when it holds back and resumes.
+
+use super::{Note, RunnerOptions, drive};
+use crate::job::store::JobStore;
+use std::sync::Arc;
+
+/// Whether the runner may claim now under its reserve; says when it starts holding back (with
+/// the jobs held) and when it resumes. `holding` is whether it held back at the last look; it
+/// stays true while jobs wait, and false once none does (so a run with nothing left ends).
+pub(super) async fn admit(
+    store: &Arc<dyn JobStore>,
+    opts: &RunnerOptions,
+    holding: &mut bool,
+) -> bool {
+    use crate::sandbox::admission::Admission;
+    let Some(reserve) = opts.reserve else {
+        return true;
+    };
+    match reserve.admits() {
+        Admission::Go => {
+            if std::mem::take(holding)
+                && let Some(available) = crate::sandbox::admission::available_memory()
+            {
+                (opts.on_note)(&Note::MemoryFreed {
+                    available,
+                    reserve: reserve.0,
+                });
+            }
+            true
+        }
+        Admission::Wait { available, reserve } => {
+            let filter = crate::job::store::ListFilter {
+                state: Some(crate::job::JobState::Pending),
+            };
+            let held = drive::off_loop(store, move |s| s.list(&filter).map(|l| l.len()))
+                .await
+                .unwrap_or(1);
+            if held > 0 && !*holding {
+                (opts.on_note)(&Note::MemoryLow {
+                    available,
+                    reserve,
+                    held,
+                });
+            }
+            *holding = held > 0;
+            false
+        }
+    }
+}

@@ -1,0 +1,85 @@
+//! `job run --reserve`: admission by free memory, through the real binary (issue 34). The
+//! reserve (10 TiB) is larger than this machine's memory, measured for real, so the runner
+//! holds the job back; then the test knob (`ONESHOT_TEST_AVAILABLE_MEMORY`, a file the test
+//! writes) says memory freed, and the job starts.
+
+use std::io::{BufRead, BufReader};
+use std::process::Stdio;
+use std::sync::mpsc;
+use std::time::Duration;
+
+#[path = "common/job_env.rs"]
+mod job_env;
+use job_env::{DONE, Env, GOOD_WORKER};
+
+#[test]
+fn a_reserve_larger_than_free_memory_holds_jobs_back_until_memory_frees() {
+    let env = Env::new();
+    let id = env.create(GOOD_WORKER, DONE, &["--activate", "--risk", "low"]);
+    let knob = env.state_dir().with_file_name("available-memory");
+    // Empty: the machine's own measure.
+    std::fs::write(&knob, "").unwrap();
+    let mut runner = env
+        .command(&["job", "run", "--reserve", "10T"])
+        .env("ONESHOT_TEST_AVAILABLE_MEMORY", &knob)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (tx, lines) = mpsc::channel();
+    let stderr = runner.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let waiting = loop {
+        let line = lines
+            .recv_timeout(Duration::from_secs(30))
+            .expect("the runner says it waits for memory");
+        if line.contains("waiting for memory") {
+            break line;
+        }
+    };
+    assert!(
+        waiting.contains("free, reserve 10 TiB; 1 job held back"),
+        "{waiting}"
+    );
+    // Held: a second and a half later (the runner looks every second) the job has not moved.
+    std::thread::sleep(Duration::from_millis(1500));
+    assert_eq!(env.state(&id), "PENDING");
+    assert_eq!(
+        runner.try_wait().unwrap(),
+        None,
+        "the run waits, it does not end"
+    );
+    std::fs::write(&knob, "20T").unwrap();
+    let out = runner.wait_with_output().unwrap();
+    reader.join().unwrap();
+    let rest: Vec<String> = lines.try_iter().collect();
+    assert!(out.status.success(), "{rest:?}");
+    assert!(
+        rest.iter()
+            .any(|l| l.contains("memory freed: 20 TiB free, reserve 10 TiB; starting jobs again")),
+        "{rest:?}"
+    );
+    assert_eq!(env.state(&id), "APPROVAL_REQUIRED");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains(&format!("{id}  PENDING → PROVISIONING")),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn a_reserve_the_machine_keeps_admits_at_once_and_a_bad_size_is_refused() {
+    let env = Env::new();
+    let id = env.create(GOOD_WORKER, DONE, &["--activate", "--risk", "low"]);
+    let out = env.oneshot(&["job", "run", "--reserve", "1M"]);
+    assert!(out.status.success());
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("waiting for memory"));
+    assert_eq!(env.state(&id), "APPROVAL_REQUIRED");
+    let bad = env.oneshot(&["job", "run", "--reserve", "lots"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("is not a size"));
+}
