@@ -52,6 +52,7 @@ fn full_ctx(round: usize) -> HookCtx {
         diff: None,
         checks: Vec::new(),
         messages: Vec::new(),
+        egress: Vec::new(),
     }
 }
 

@@ -20,6 +20,8 @@ fn sleeper(dir: &std::path::Path) -> Invocation {
         env: Vec::new(),
         stdin: oneshot::executor::StdinMode::Prompt,
         confine: None,
+        gateway: None,
+        base_env: None,
     }
 }
 

@@ -62,6 +62,8 @@ fn invocation(script: &str, workdir: &Path) -> Invocation {
         env: vec![("EXTRA_VAR".into(), "extra".into())],
         stdin: oneshot::executor::StdinMode::Prompt,
         confine: None,
+        gateway: None,
+        base_env: None,
     }
 }
 

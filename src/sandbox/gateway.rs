@@ -265,7 +265,10 @@ mod tests {
             ("OPENAI_API_BASE", "http://127.0.0.1:4010/v1"),
             ("ANTHROPIC_BASE_URL", "http://localhost:4011"),
             ("DATABASE_URL", "postgres://localhost:5432/db"),
-            ("GOOGLE_GEMINI_BASE_URL", "https://generativelanguage.googleapis.com"),
+            (
+                "GOOGLE_GEMINI_BASE_URL",
+                "https://generativelanguage.googleapis.com",
+            ),
         ];
         let args = [
             "model_providers.fake.base_url=\"http://127.0.0.1:4012/v1\"",

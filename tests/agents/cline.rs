@@ -43,7 +43,8 @@ pub fn command(sb: &Sandbox, model: &FakeModel) -> Option<Command> {
     let mut c = sb.command(&bin);
     // Cline's base URL (the fake server on this machine's loopback) is in its settings file,
     // which oneshot does not read: a session of it runs with the network open.
-    c.env("CLINE_NO_AUTO_UPDATE", "1").env("ONESHOT_NETWORK", "open");
+    c.env("CLINE_NO_AUTO_UPDATE", "1")
+        .env("ONESHOT_NETWORK", "open");
     Some(c)
 }
 

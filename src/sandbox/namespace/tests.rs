@@ -3,7 +3,7 @@ use std::os::unix::process::CommandExt;
 use std::process::Command;
 
 /// Runs `script` under `sh` in the namespaces `plan` makes, as an agent would be started.
-fn run_in(plan: &Plan, script: &str) -> (std::process::Output, Option<std::net::TcpListener>) {
+fn run_in(plan: &Plan, script: &str) -> (std::process::Output, Option<Listeners>) {
     let mut p = plan.prepare().unwrap();
     let raw = &p as *const Prepared as usize;
     let mut cmd = Command::new("sh");
@@ -105,14 +105,16 @@ fn the_network_is_loopback_alone_and_the_listener_comes_back() {
     if skip() {
         return;
     }
-    let plan = Plan::new(&[], &[], true);
-    // A host server the agent must not reach directly.
+    // A host server the agent must not reach directly, and a port forwarded in.
     let outside = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = outside.local_addr().unwrap().port();
+    let forwarded = 4000 + (std::process::id() % 1000) as u16;
+    let plan = Plan::with_forwards(&[], &[], true, vec![forwarded]);
     let script = format!(
         "(exec 3<>/dev/tcp/127.0.0.1/{port}) 2>/dev/null && echo direct=open || echo direct=refused; \
          (exec 3<>/dev/tcp/10.1.2.3/80) 2>&1 | head -c 200; echo; \
-         exec 3<>/dev/tcp/127.0.0.1/{AGENT_PROXY_PORT} && echo hello >&3 && echo proxied"
+         exec 3<>/dev/tcp/127.0.0.1/{AGENT_PROXY_PORT} && echo hello >&3 && echo proxied; \
+         exec 4<>/dev/tcp/127.0.0.1/{forwarded} && echo forwarded >&4 && echo forward"
     );
     let mut p = plan.prepare().unwrap();
     let raw = &p as *const Prepared as usize;
@@ -128,17 +130,24 @@ fn the_network_is_loopback_alone_and_the_listener_comes_back() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let listener = p.take_listener().unwrap().expect("a listener");
-    listener.set_nonblocking(false).unwrap();
-    let (mut conn, _) = listener.accept().unwrap();
-    let mut got = String::new();
-    std::io::BufRead::read_line(&mut std::io::BufReader::new(&mut conn), &mut got).unwrap();
-    assert_eq!(got, "hello\n");
+    let listeners = p.take_listener().unwrap().expect("a listener");
+    let read = |l: &std::net::TcpListener| {
+        l.set_nonblocking(false).unwrap();
+        let (mut conn, _) = l.accept().unwrap();
+        let mut got = String::new();
+        std::io::BufRead::read_line(&mut std::io::BufReader::new(&mut conn), &mut got).unwrap();
+        got
+    };
+    assert_eq!(read(&listeners.proxy), "hello\n");
+    assert_eq!(listeners.forwards.len(), 1);
+    assert_eq!(listeners.forwards[0].0, forwarded);
+    assert_eq!(read(&listeners.forwards[0].1), "forwarded\n");
     let out = child.wait_with_output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("direct=refused"), "{text}");
     assert!(text.contains("unreachable"), "{text}");
     assert!(text.contains("proxied"), "{text}");
+    assert!(text.contains("forward"), "{text}");
     // Refused at once, not after a timeout.
     assert!(start.elapsed() < std::time::Duration::from_secs(5));
 }
