@@ -22,6 +22,7 @@ fn sleeper(dir: &std::path::Path) -> Invocation {
         confine: None,
         gateway: None,
         base_env: None,
+        limits: Default::default(),
     }
 }
 

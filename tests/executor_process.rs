@@ -37,6 +37,7 @@ async fn finish(mut s: Supervised, mut on_stdout: impl FnMut(&str, &Supervised))
                 ran.code = code;
                 ran.signal = signal;
             }
+            ProcessEvent::LimitReached(words) => ran.stderr.push_str(&words),
         }
     }
     ran.took = start.elapsed();
@@ -64,6 +65,7 @@ fn invocation(script: &str, workdir: &Path) -> Invocation {
         confine: None,
         gateway: None,
         base_env: None,
+        limits: Default::default(),
     }
 }
 

@@ -491,3 +491,44 @@ fn the_network_is_the_policys_allowlist_and_every_refusal_is_a_record() {
         "{log}"
     );
 }
+
+#[test]
+fn a_worker_past_its_memory_limit_is_stopped_with_the_reason() {
+    let p = Probe::new();
+    // Holds 300 MiB once, then sleeps; the second iteration (its file is there, so the first
+    // is salvaged as partial) does nothing.
+    let worker = p.w.script(
+        "hog.sh",
+        "cat > /dev/null\nif [ -e hogged ]; then exit 0; fi\ntouch hogged\n\
+         exec python3 -c 'import time; b = bytearray(300 * 1024 * 1024); time.sleep(30)'\n",
+    );
+    let auditor = p.w.script("audit.sh", AUDIT_DONE);
+    let policy = p.w.policy(r#"return { limits = { memory = "100M" } }"#);
+    let started = std::time::Instant::now();
+    let out = p
+        .cmd()
+        .args([
+            "--policy",
+            &policy,
+            "--worker-cmd",
+            &worker,
+            "--auditor-cmd",
+            &auditor,
+        ])
+        .arg("use too much memory")
+        .output()
+        .unwrap();
+    let said = text(&out);
+    assert_eq!(code(&out), 0, "{said}");
+    // Stopped well before its sleep ended, with who and which limit.
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(25),
+        "{said}"
+    );
+    // Who, when the watch saw it before the kernel's kill; else "the agent's processes".
+    assert!(said.contains("memory limit 100 MiB reached by "), "{said}");
+    assert!(
+        said.contains("RECOVERY_PENDING (the worker reached its memory or process limit)"),
+        "{said}"
+    );
+}

@@ -90,6 +90,7 @@ impl Run<'_> {
             confine: self.confine.cloned(),
             gateway: None,
             base_env: None,
+            limits: Default::default(),
         };
         Ok((invocation, tap))
     }
@@ -122,6 +123,8 @@ impl Run<'_> {
                         sup.recycle(bytes);
                     }
                     Some(ProcessEvent::Exited { code, signal }) => break (code, signal),
+                    // An ask's target runs with no limits of the policy's.
+                    Some(ProcessEvent::LimitReached(_)) => {}
                     None => break (None, None),
                 },
                 _ = tokio::time::sleep_until(deadline), if !timed_out => {

@@ -104,6 +104,7 @@ async fn run_one(
         confine: site.confine.clone(),
         gateway: None,
         base_env: None,
+        limits: Default::default(),
     };
     let mut supervised = match invocation.spawn() {
         Ok(running) => running.supervise(),

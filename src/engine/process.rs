@@ -151,6 +151,14 @@ impl Engine {
             confine: self.confine.clone(),
             gateway,
             base_env,
+            limits: {
+                let l = self.slot.current().limits();
+                crate::sandbox::limits::AgentLimits {
+                    memory: l.memory,
+                    pids: l.pids,
+                    cpu: l.cpu,
+                }
+            },
         };
         if invocation.prompt_replaced_in_argv() {
             // The task fits (checked when the session was made); this prompt also carries
@@ -225,6 +233,14 @@ impl Engine {
         observer: &mut dyn Observer,
         queue: &mut VecDeque<Event>,
     ) -> Result<(), EngineError> {
+        if let Some(ProcessEvent::LimitReached(words)) = &ev {
+            // Killed already; the core records why the run ended, the words say who.
+            let role = self.process.as_ref().map_or(Role::Worker, |p| p.role);
+            let m = format!("the {role} was stopped: {words}");
+            self.warn_out_of_band(&m, observer)?;
+            queue.push_back(Event::TimedOut(crate::process::StopReason::LimitReached));
+            return Ok(());
+        }
         let Some(p) = self.process.as_mut() else {
             return Ok(());
         };

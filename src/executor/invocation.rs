@@ -45,6 +45,9 @@ pub struct Invocation {
     /// The environment the agent starts from in place of oneshot's whole one: oneshot's with
     /// the credentials dropped ([`crate::sandbox::env::filter`]). `None`: oneshot's as it is.
     pub base_env: Option<std::sync::Arc<Vec<(std::ffi::OsString, std::ffi::OsString)>>>,
+    /// What the agent may spend (the policy's `limits.memory`, `pids`, `cpu`): a cgroup it
+    /// joins before exec, or a watch over its process tree ([`crate::sandbox::limits`]).
+    pub limits: crate::sandbox::limits::AgentLimits,
 }
 
 /// What an agent process reads on stdin.
@@ -107,6 +110,17 @@ impl Invocation {
             }
         }
         let reaper = cfg!(target_os = "linux") && super::shim::available();
+        // The agent's limits: a cgroup to join between fork and exec (so everything it starts
+        // is inside from its first instruction), or a watch started once it runs.
+        let limits = crate::sandbox::limits::prepare(
+            &format!("{}-{}-{}", self.session_id, self.role.as_str(), uuid::Uuid::new_v4().simple()),
+            &self.limits,
+        )
+        .map_err(|e| ExecError::Confine {
+            role: self.role,
+            message: format!("limit the agent's memory and processes: {e}"),
+        })?;
+        let join_fds = limits.join_fds();
         // The ruleset is made here, where allocating is fine; the agent only enforces it. It
         // stays open until the child exists.
         #[cfg(target_os = "linux")]
@@ -203,6 +217,14 @@ impl Invocation {
                 cmd.env_remove("ONESHOT_PROMPT");
             }
             #[cfg(target_os = "linux")]
+            if !join_fds.is_empty() {
+                let fds = join_fds.clone();
+                // SAFETY: `join_self` writes to descriptors open in this process, and
+                // allocates nothing; first, so the reaper and the agent are both inside.
+                unsafe {
+                    cmd.pre_exec(move || crate::sandbox::limits::join_self(&fds));
+                }
+            }
             // The plan's address: it lives in this frame until the spawn returns, and the
             // child reads its own copy of it.
             let ns_at = ns.as_ref().map_or(0, |p| p as *const _ as usize);
@@ -273,6 +295,7 @@ impl Invocation {
         };
         #[cfg(not(target_os = "linux"))]
         let listeners = host_listener.map(|l| (l, Vec::new()));
+        let limits = limits.start(pid);
         let gateway = match (&self.gateway, listeners) {
             (Some(g), Some((l, forwards))) => Some(g.serve(l, forwards)),
             _ => None,
@@ -302,6 +325,7 @@ impl Invocation {
             reaper,
             session_id: self.session_id.clone(),
             _gateway: gateway,
+            limits,
             _prompt_file: prompt_file,
         })
     }

@@ -31,6 +31,9 @@ pub struct Running {
     pub(super) reaper: bool,
     /// The session whose mark the process carries (see [`super::sweep`]).
     pub(super) session_id: String,
+    /// Its limits' enforcer: dropped with the handle, it kills what is left in the agent's
+    /// cgroup and removes it.
+    pub(super) limits: crate::sandbox::limits::Enforcer,
     /// The agent's proxy, served as long as the handle lives.
     pub(super) _gateway: Option<crate::sandbox::Served>,
     /// `$ONESHOT_PROMPT_FILE`, removed (as a field, after `drop` below) with the handle.

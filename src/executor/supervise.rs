@@ -39,6 +39,9 @@ const GATHER: Duration = Duration::from_millis(50);
 pub enum ProcessEvent {
     /// A chunk of output (chunk boundaries are arbitrary).
     Output(Stream, Vec<u8>),
+    /// The agent reached one of its limits (memory, processes) and was killed; the words say
+    /// which, and who (`memory limit 2 GiB reached by node (pid 1234)`). Its exit follows.
+    LimitReached(String),
     /// The child was reaped and nothing of its group is left; no event follows.
     Exited {
         /// The exit code, when it exited normally.
@@ -173,9 +176,19 @@ async fn supervise(
     let mut stderr = Pipe::new(running.stderr.take().map(|p| p.into_owned_fd()));
     let mut kill_at: Option<Instant> = None;
     let mut control_open = true;
+    // Owned here (dropped when the task ends: what is left in its cgroup goes with it), so
+    // its wait can sit beside the child's.
+    let limits = std::mem::replace(&mut running.limits, crate::sandbox::limits::Enforcer::None);
+    let mut limited = !matches!(limits, crate::sandbox::limits::Enforcer::None);
     let status = loop {
         tokio::select! {
             status = running.child.wait() => break status,
+            exceeded = limits.exceeded(), if limited => {
+                limited = false;
+                limits.kill_all();
+                killer.kill(&mut kill_at);
+                let _ = out.tx.send(ProcessEvent::LimitReached(exceeded.to_string())).await;
+            }
             read = stdout.next(GATHER), if stdout.is_open() => {
                 forward(Stream::Stdout, read, &stdout, &out).await;
             }
@@ -194,6 +207,11 @@ async fn supervise(
     let status = status
         .inspect_err(|e| tracing::warn!(pgid, error = %e, "could not wait for the agent"))
         .ok();
+    // The kernel may have killed it for its limit before the watch looked: said before its
+    // exit, as when the watch saw it first.
+    if limited && let Some(words) = limits.outcome().reason() {
+        let _ = out.tx.send(ProcessEvent::LimitReached(words)).await;
+    }
     // Grandchildren that still hold the pipes get a moment (or the rest of a graceful stop's
     // grace period) to finish writing; then the group goes.
     let mut until = Instant::now() + LEAK_WAIT;

@@ -20,6 +20,9 @@ pub enum StopReason {
     OneshotDied,
     /// The agent's run, still going, spent the policy's `limits.budget`; oneshot stopped it.
     BudgetExceeded,
+    /// The agent reached its memory or process limit (`limits.memory`, `limits.pids`) and was
+    /// killed.
+    LimitReached,
 }
 
 impl StopReason {
@@ -32,6 +35,7 @@ impl StopReason {
             StopReason::Interrupted => "interrupted",
             StopReason::OneshotDied => "oneshot_died",
             StopReason::BudgetExceeded => "budget_exceeded",
+            StopReason::LimitReached => "limit_reached",
         }
     }
 

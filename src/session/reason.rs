@@ -206,6 +206,9 @@ impl fmt::Display for Reason {
                 StopReason::InactivityTimeout => {
                     write!(f, "the {role} printed nothing for the inactivity timeout")
                 }
+                StopReason::LimitReached => {
+                    write!(f, "the {role} reached its memory or process limit")
+                }
                 _ => write!(f, "the {role} ran past its wall-clock timeout"),
             },
             Reason::Interrupted { role } => write!(f, "the {role} was interrupted"),

@@ -352,7 +352,13 @@ impl Step<'_> {
         let role = Role::Worker;
         match evidence.reason {
             None => self.transition(Trigger::ExitedOk, Phase::AuditPending, None),
-            Some(why @ (StopReason::InactivityTimeout | StopReason::WorkerTimeout)) => {
+            // oneshot stopped it (a limit reached is the kernel's or the watch's stop, which
+            // the core asked to be carried out): recovery says why in those words.
+            Some(
+                why @ (StopReason::InactivityTimeout
+                | StopReason::WorkerTimeout
+                | StopReason::LimitReached),
+            ) => {
                 let reason = Some(Reason::TimedOut { role, why });
                 let next = Phase::RecoveryPending(Box::new(evidence));
                 self.transition(Trigger::Timeout, next, reason);

@@ -75,8 +75,10 @@ impl Watch {
     /// Resolves when the tree is found over the limit (never, if the tree ends under it).
     pub async fn exceeded(&self) -> Exceeded {
         let mut rx = self.seen.clone();
-        match rx.wait_for(Option::is_some).await {
-            Ok(v) => v.clone().expect("waited for Some"),
+        // The guard is let go before any other await: the future stays `Send`.
+        let seen = rx.wait_for(Option::is_some).await.map(|v| v.clone());
+        match seen {
+            Ok(v) => v.expect("waited for Some"),
             Err(_) => std::future::pending().await,
         }
     }
