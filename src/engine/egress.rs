@@ -22,6 +22,9 @@ pub(crate) struct Egress {
     next: u64,
     /// Whether agents get a gateway at all (`--network open`, or no sandbox: they do not).
     on: bool,
+    /// Tokens the model API's own `usage` counted for the running agent, when the proxy saw
+    /// any of its responses (it holds the agent's key).
+    run_tokens: Option<u64>,
 }
 
 impl Egress {
@@ -38,6 +41,7 @@ impl Egress {
             pending: HashMap::new(),
             next: 0,
             on,
+            run_tokens: None,
         }
     }
 
@@ -89,9 +93,49 @@ impl Egress {
         }
     }
 
-    /// What a proxy reported, as the event the core records (only refusals are recorded).
-    pub(super) fn reported(ev: ProxyEvent, now_ms: u64) -> Option<Event> {
+    /// A new agent run begins: its token count starts at nothing.
+    pub(super) fn begin_run(&mut self) {
+        self.run_tokens = None;
+    }
+
+    /// The running agent's tokens as its model API counted them, when the proxy saw them;
+    /// reports still in the channel are read first (its last response ended just before it).
+    pub(super) fn run_tokens(
+        &mut self,
+        queue: &mut std::collections::VecDeque<Event>,
+    ) -> Option<u64> {
+        while let Ok(ev) = self.events.try_recv() {
+            queue.extend(self.reported(ev, crate::pipeline::now_ms()));
+        }
+        self.run_tokens
+    }
+
+    /// What a proxy reported, as the event the core records (only refusals are recorded);
+    /// token usage is counted for the run.
+    pub(super) fn reported(&mut self, ev: ProxyEvent, now_ms: u64) -> Option<Event> {
         match ev {
+            ProxyEvent::Usage {
+                provider,
+                input_tokens,
+                output_tokens,
+                cache_read_tokens,
+                cache_write_tokens,
+                ..
+            } => {
+                // Anthropic counts cache reads and writes apart from its input; the others
+                // count them within it.
+                let cached = match provider {
+                    crate::sandbox::proxy::Provider::Anthropic => {
+                        cache_read_tokens.saturating_add(cache_write_tokens)
+                    }
+                    _ => 0,
+                };
+                let n = input_tokens
+                    .saturating_add(output_tokens)
+                    .saturating_add(cached);
+                self.run_tokens = Some(self.run_tokens.unwrap_or(0).saturating_add(n));
+                None
+            }
             ProxyEvent::Refused {
                 host,
                 port,

@@ -173,6 +173,7 @@ impl Engine {
             );
             self.warn_out_of_band(&message, observer)?;
         }
+        self.egress.begin_run();
         Ok(match invocation.spawn() {
             Ok(running) => {
                 let identity = running.identity();
@@ -282,6 +283,20 @@ impl Engine {
                     .as_mut()
                     .and_then(|tap| tap.finish(queue))
                     .map(|a| self.redactor.redact(&a).into_owned());
+                // Where the proxy held the agent's key, the tokens are its model API's own
+                // count, whatever the CLI reported.
+                if let Some(tokens) = self.egress.run_tokens(queue) {
+                    match queue.iter_mut().find_map(|e| match e {
+                        Event::AgentUsage(spent) => Some(spent),
+                        _ => None,
+                    }) {
+                        Some(spent) => spent.tokens = tokens,
+                        None => queue.push_back(Event::AgentUsage(crate::session::Spent {
+                            tokens,
+                            ..Default::default()
+                        })),
+                    }
+                }
                 // An agent's output is its run's account, not its protocol's JSON (which the
                 // log keeps); a command's is its output's tail.
                 let account = p

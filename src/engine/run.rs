@@ -82,7 +82,7 @@ impl Engine {
                     queue.push_back(self.egress.asked(ask));
                 }
                 Some(report) = self.egress.events.recv() => {
-                    queue.extend(super::egress::Egress::reported(report, now_ms()));
+                    queue.extend(self.egress.reported(report, now_ms()));
                 }
                 Some(()) = self.inbox.changed.recv() => {
                     self.read_inbox(&mut queue, observer)?;

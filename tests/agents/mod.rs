@@ -11,6 +11,7 @@ mod eval;
 mod gates;
 pub mod gemini;
 pub mod harness;
+mod keys;
 mod namer;
 mod protocols;
 mod readable;

@@ -28,6 +28,9 @@ pub struct Request {
     pub path: String,
     /// Lowercased names; credentials replaced by `<redacted>`.
     pub headers: Vec<(String, String)>,
+    /// The credential headers as received (lowercased names), for tests of who added the key:
+    /// kept in memory only, never printed by [`Request`]'s users unless they ask.
+    pub credentials: Vec<(String, String)>,
     /// The JSON body, or `Value::Null` when there is none or it is not JSON.
     pub body: Value,
     pub api: Api,
@@ -141,7 +144,14 @@ pub(super) fn record(raw: &RawRequest) -> Request {
             (n.clone(), v)
         })
         .collect();
+    let credentials = raw
+        .headers
+        .iter()
+        .filter(|(n, _)| SECRET_HEADERS.contains(&n.as_str()))
+        .cloned()
+        .collect();
     Request {
+        credentials,
         method: raw.method.clone(),
         path: redact_query(&raw.target),
         headers,
