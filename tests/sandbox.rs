@@ -475,6 +475,7 @@ fn the_network_is_the_policys_allowlist_and_every_refusal_is_a_record() {
     assert_eq!(line(&probe, "later"), "502 exit=0", "{probe}");
     assert_eq!(line(&probe, "env_token"), "absent absent absent", "{probe}");
     assert_eq!(line(&probe, "env_passed"), "passed", "{probe}");
+    // What was left out is said, in the session's own records.
     // Every refusal is a record naming the host and the rule, with the line to add.
     let id = p.w.session_ids().pop().unwrap();
     let log = text(&p.cmd().args(["log", &id]).output().unwrap());
@@ -490,6 +491,10 @@ fn the_network_is_the_policys_allowlist_and_every_refusal_is_a_record() {
         log.contains("network = { allow = { \"localhost\" } }"),
         "{log}"
     );
+    let show = text(&p.cmd().args(["show", &id]).output().unwrap());
+    assert!(show.contains("left out of the agents'"), "{show}");
+    assert!(show.contains("GITHUB_TOKEN"), "{show}");
+    assert!(!show.contains("PASSED_TOKEN,"), "{show}");
 }
 
 #[test]
@@ -531,4 +536,69 @@ fn a_worker_past_its_memory_limit_is_stopped_with_the_reason() {
         said.contains("RECOVERY_PENDING (the worker reached its memory or process limit)"),
         "{said}"
     );
+}
+
+/// `dir` and everything in it owned by `uid`.
+fn chown_all(dir: &Path, uid: u32) {
+    std::os::unix::fs::chown(dir, Some(uid), Some(uid)).unwrap();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        if e.path().is_dir() && !e.path().is_symlink() {
+            chown_all(&e.path(), uid);
+        } else {
+            std::os::unix::fs::lchown(e.path(), Some(uid), Some(uid)).unwrap();
+        }
+    }
+}
+
+#[test]
+fn an_unprivileged_user_gets_the_same_sandbox() {
+    // SAFETY: geteuid cannot fail.
+    if unsafe { libc::geteuid() } != 0 || oneshot::sandbox::available().is_err() {
+        eprintln!("skipped: needs root (to run oneshot as another uid) and user namespaces");
+        return;
+    }
+    const UID: u32 = 4242;
+    let p = Probe::new();
+    let home = p.w.tmp.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let worker =
+        p.w.script("home.sh", &format!("{HOME_WORK}\nid -u > uid.txt\n"));
+    let auditor = p.w.script("audit.sh", AUDIT_DONE);
+    chown_all(p.w.tmp.path(), UID);
+    let uid = UID.to_string();
+    let mut c = std::process::Command::new("setpriv");
+    c.args(["--reuid", &uid, "--regid", &uid, "--clear-groups", "--"])
+        .arg(env!("CARGO_BIN_EXE_oneshot"))
+        .args(["--worker-cmd", &worker, "--auditor-cmd", &auditor])
+        .arg("use the home directory as someone else")
+        .current_dir(p.w.work())
+        .env("HOME", &home)
+        .stdin(std::process::Stdio::null());
+    for (k, _) in std::env::vars() {
+        if k.starts_with("ONESHOT_") || k.starts_with("XDG_") {
+            c.env_remove(k);
+        }
+    }
+    let out = c.output().unwrap();
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let probe = p.probe();
+    for name in [
+        "go",
+        "pip_user",
+        "gitconfig",
+        "npm",
+        "cache",
+        "ls_home",
+        "tmp_dir",
+    ] {
+        assert_eq!(line(&probe, name), "ok", "{name}:\n{probe}");
+    }
+    assert!(line(&probe, "state").contains("No such file"), "{probe}");
+    // It sees its own uid, and what it made is its own.
+    let seen = std::fs::read_to_string(p.w.work().join("uid.txt")).unwrap();
+    assert_eq!(seen.trim(), uid);
+    use std::os::unix::fs::MetadataExt;
+    assert_eq!(std::fs::metadata(home.join("go/pkg")).unwrap().uid(), UID);
+    let said = text(&out);
+    assert!(!said.contains("namespaces unavailable"), "{said}");
 }

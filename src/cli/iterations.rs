@@ -60,6 +60,7 @@ pub fn show(store: &Store, args: ShowArgs) -> Result<i32> {
             "max_iterations": session.max_iterations,
             "spent": session.agents.spent,
             "sandbox": session.sandbox,
+            "env_dropped": session.env_dropped,
             "iterations": iterations,
         });
         outln!("{}", serde_json::to_string_pretty(&v)?);
@@ -109,6 +110,12 @@ impl Page {
         outln!("task     {}", super::show::one_line(&s.task, 100));
         if let Some(sandbox) = &s.sandbox {
             outln!("sandbox  {sandbox}");
+        }
+        if !s.env_dropped.is_empty() {
+            outln!(
+                "env      left out of the agents': {}",
+                s.env_dropped.join(", ")
+            );
         }
     }
 

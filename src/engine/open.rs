@@ -49,6 +49,8 @@ pub struct Engine {
     pub(super) inbox: super::inbox::InboxWatch,
     /// The agents' egress proxy: their gateways, its questions and reports.
     pub(super) egress: super::egress::Egress,
+    /// The variables last left out of the agents' environment, as told.
+    pub(super) env_dropped: Option<Vec<String>>,
 }
 
 impl Engine {
@@ -264,6 +266,7 @@ impl Engine {
             confine,
             schema_file: None,
             egress,
+            env_dropped: None,
         };
         Ok(engine)
     }

@@ -103,8 +103,27 @@ impl Engine {
                 self.slot.current().env_rules(),
                 &keep,
             );
-            std::sync::Arc::new(filtered.kept)
+            (std::sync::Arc::new(filtered.kept), filtered.dropped)
         });
+        let base_env = match base_env {
+            Some((env, dropped)) => {
+                // Said once a session (and whenever the list changes, as a policy's `env` can):
+                // what the agents do not get, in `log` and `show`.
+                if !dropped.is_empty() && self.env_dropped.as_ref() != Some(&dropped) {
+                    let m = format!(
+                        "the agents' environment leaves out {} (credentials: a policy's \
+                         env = {{ pass = {{ … }} }} keeps one)",
+                        dropped.join(", ")
+                    );
+                    self.session.env_dropped.clone_from(&dropped);
+                    self.env_dropped = Some(dropped);
+                    self.dirty = true;
+                    self.tell_out_of_band(&m, false, observer)?;
+                }
+                Some(env)
+            }
+            None => None,
+        };
         let launch_env = launch.as_ref().map(|l| l.env.clone()).unwrap_or_default();
         // Its model API on this machine's loopback (a local server) stays reachable.
         let forwards = {

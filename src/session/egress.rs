@@ -52,7 +52,7 @@ impl Step<'_> {
             Ok(Some(d)) if d.allow => EgressAnswer::Allow {
                 rule: d
                     .reason
-                    .unwrap_or_else(|| "allowed by the policy's egress hook".into()),
+                    .unwrap_or_else(|| "the policy's egress hook".into()),
                 // A hook's yes is not a name in the policy: a private or metadata address the
                 // host resolves to stays refused.
                 private_ok: false,

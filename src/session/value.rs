@@ -75,6 +75,9 @@ pub struct Session {
     /// The connections the egress proxy refused its agents, oldest first, at most
     /// [`MAX_EGRESS`] (the newest): what hooks read as `ctx.egress`.
     pub egress: Vec<crate::session::record::EgressRefusal>,
+    /// The variables of oneshot's environment left out of its agents' (credentials), as last
+    /// started: what `show` lists.
+    pub env_dropped: Vec<String>,
     /// Interrupts received by this oneshot process (not persisted: a resume starts at zero).
     pub(crate) interrupts: u32,
     /// The answer the core waits for (not persisted: a resume waits for nothing).
@@ -133,6 +136,7 @@ impl Session {
             history: vec![first],
             messages: Vec::new(),
             egress: Vec::new(),
+            env_dropped: Vec::new(),
             interrupts: 0,
             awaiting: None,
         }
@@ -231,6 +235,10 @@ struct Wire<'a> {
     /// Absent in files written before the egress proxy existed, and when nothing was refused.
     #[serde(default, skip_serializing_if = "<[_]>::is_empty")]
     egress: std::borrow::Cow<'a, [crate::session::record::EgressRefusal]>,
+    /// Absent in files written before the environment was filtered, and when nothing was left
+    /// out.
+    #[serde(default, skip_serializing_if = "<[_]>::is_empty")]
+    env_dropped: std::borrow::Cow<'a, [String]>,
 }
 
 #[allow(clippy::ptr_arg)] // serde's skip_serializing_if passes the field as it is.
@@ -283,6 +291,7 @@ impl Serialize for Session {
             history: Borrowed(&self.history),
             messages: Borrowed(&self.messages),
             egress: Borrowed(&self.egress),
+            env_dropped: Borrowed(&self.env_dropped),
         }
         .serialize(s)
     }
@@ -328,6 +337,7 @@ impl<'de> Deserialize<'de> for Session {
             history: w.history.into_owned(),
             messages: w.messages.into_owned(),
             egress: w.egress.into_owned(),
+            env_dropped: w.env_dropped.into_owned(),
             interrupts: 0,
             awaiting: None,
         })
