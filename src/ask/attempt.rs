@@ -29,6 +29,10 @@ pub(super) struct Run<'a> {
     pub env: &'a [(String, String)],
     /// Where the target may go (Landlock), when it is confined.
     pub confine: Option<&'a crate::executor::confine::Confinement>,
+    /// Its way out (the egress proxy), when it is confined.
+    pub gateway: Option<std::sync::Arc<dyn crate::sandbox::Gateway>>,
+    /// The environment it starts from, when it is confined.
+    pub base_env: Option<std::sync::Arc<Vec<(std::ffi::OsString, std::ffi::OsString)>>>,
     /// Who answers tool requests; `None`: the built-in rule for `role`.
     pub permit: Option<&'a Permits>,
     /// The role the permit rule answers.
@@ -88,8 +92,8 @@ impl Run<'_> {
             env,
             stdin,
             confine: self.confine.cloned(),
-            gateway: None,
-            base_env: None,
+            gateway: self.gateway.clone(),
+            base_env: self.base_env.clone(),
             limits: Default::default(),
         };
         Ok((invocation, tap))

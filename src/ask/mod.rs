@@ -34,6 +34,7 @@ mod attempt;
 mod error;
 mod prompt;
 mod rule;
+mod way_out;
 
 pub use error::AskError;
 pub use rule::builtin_permit;
@@ -62,6 +63,22 @@ impl Target {
     /// carry it.
     fn takes_schema(&self) -> bool {
         matches!(self, Target::Agent(a) if a.kind.takes_schema())
+    }
+
+    /// Its name in egress records: the agent's, or the command's program.
+    fn name(&self) -> String {
+        match self {
+            Target::Agent(a) => a.kind.name().to_string(),
+            Target::Command(c) => shell_words::split(c)
+                .ok()
+                .and_then(|w| w.into_iter().next())
+                .map(|p| {
+                    std::path::Path::new(&p)
+                        .file_name()
+                        .map_or(p.clone(), |n| n.to_string_lossy().into_owned())
+                })
+                .unwrap_or_else(|| "command".into()),
+        }
     }
 }
 
@@ -205,6 +222,13 @@ pub async fn ask(req: &Ask) -> Result<Answer, AskError> {
         }
         _ => None,
     };
+    let (gateway, base_env) = match &confine {
+        Some(_) => {
+            let (gateway, base_env) = way_out::way_out(req).await;
+            (Some(gateway), Some(base_env))
+        }
+        None => (None, None),
+    };
     for n in 1..=req.attempts.max(1) {
         let prompt = prompt::compose(
             &req.prompt,
@@ -221,6 +245,8 @@ pub async fn ask(req: &Ask) -> Result<Answer, AskError> {
             timeout: req.timeout,
             env: &req.env,
             confine: confine.as_ref(),
+            gateway: gateway.clone(),
+            base_env: base_env.clone(),
             permit: req.permit.as_ref(),
             role: req.role,
         };

@@ -42,6 +42,11 @@ pub(crate) struct CheckSite {
     pub(crate) iteration: u32,
     /// Where they may write (Landlock), as the agents; `None` runs them unconfined.
     pub(crate) confine: Option<Confinement>,
+    /// Their way out, as the agents' (the policy's `network` lists decide: a check runs while
+    /// the session waits for it, so no hook is asked); `None`: the network as oneshot has it.
+    pub(crate) gateway: Option<std::sync::Arc<dyn crate::sandbox::Gateway>>,
+    /// The environment they start from, credentials left out as for the agents.
+    pub(crate) base_env: Option<std::sync::Arc<Vec<(std::ffi::OsString, std::ffi::OsString)>>>,
 }
 
 /// Runs `checks` in order at `site`, every line of output redacted by `redactor` and logged to
@@ -102,8 +107,8 @@ async fn run_one(
         env: vec![("ONESHOT_CHECK_NAME".into(), check.name.clone())],
         stdin: StdinMode::Empty,
         confine: site.confine.clone(),
-        gateway: None,
-        base_env: None,
+        gateway: site.gateway.clone(),
+        base_env: site.base_env.clone(),
         limits: Default::default(),
     };
     let mut supervised = match invocation.spawn() {
@@ -185,6 +190,8 @@ pub fn run_here(
         session_id: id.to_string(),
         iteration: 0,
         confine: None,
+        gateway: None,
+        base_env: None,
     };
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()

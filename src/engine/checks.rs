@@ -37,6 +37,23 @@ impl Engine {
             session_id: self.session.id.clone(),
             iteration,
             confine: self.confine.clone(),
+            gateway: self.egress.check_gateway(
+                if self.session.settings.network == crate::process::NetworkMode::None {
+                    Default::default()
+                } else {
+                    self.slot.current().network_rules().clone()
+                },
+            ),
+            base_env: self.confine.is_some().then(|| {
+                std::sync::Arc::new(
+                    crate::sandbox::env::filter(
+                        std::env::vars_os(),
+                        self.slot.current().env_rules(),
+                        &[],
+                    )
+                    .kept,
+                )
+            }),
         };
         let mut results = Vec::with_capacity(checks.len());
         for check in &checks {

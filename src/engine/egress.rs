@@ -75,6 +75,26 @@ impl Egress {
         }))
     }
 
+    /// The gateway for a check, judged by the policy's `network` lists alone (the session
+    /// waits on the check, so no question could reach its core); its refusals are reported as
+    /// an agent's are.
+    pub(crate) fn check_gateway(
+        &self,
+        rules: crate::sandbox::egress::NetworkRules,
+    ) -> Option<Arc<dyn crate::sandbox::Gateway>> {
+        if !self.on {
+            return None;
+        }
+        Some(Arc::new(ProxyGateway {
+            agent: "check".into(),
+            role: Role::Auditor,
+            judge: Arc::new(crate::sandbox::egress::StaticJudge(rules)),
+            model: None,
+            events: self.events_tx.clone(),
+            forwards: Vec::new(),
+        }))
+    }
+
     /// A question from a proxy, as the event the core answers.
     pub(super) fn asked(&mut self, ask: JudgeAsk) -> Event {
         self.next += 1;
