@@ -88,7 +88,9 @@ fn main() {
         }
     }
     let p50: Vec<f64> = times.iter_mut().map(|t| pct(t, 0.5)).collect();
-    println!("| configuration | session p50 | session p90 | per agent vs off | per agent vs landlock |");
+    println!(
+        "| configuration | session p50 | session p90 | per agent vs off | per agent vs landlock |"
+    );
     println!("| --- | --- | --- | --- | --- |");
     for (i, c) in Config::ALL.iter().enumerate() {
         let p90 = pct(&mut times[i], 0.9);
@@ -166,12 +168,15 @@ fn isolate(cmd: &mut Command, root: &Path) {
 /// The sandbox `kind` the newest session in `state` ran with, from `status --json`.
 fn sandbox_kind(bin: &str, root: &Path, state: &Path) -> String {
     let mut cmd = Command::new(bin);
-    cmd.arg("--state-dir").arg(state).arg("status").arg("--json");
+    cmd.arg("--state-dir")
+        .arg(state)
+        .arg("status")
+        .arg("--json");
     isolate(&mut cmd, root);
     let out = cmd.output().expect("status");
     let text = String::from_utf8_lossy(&out.stdout);
-    let v: serde_json::Value = serde_json::from_str(&text)
-        .unwrap_or_else(|e| panic!("status --json: {e}: {text}"));
+    let v: serde_json::Value =
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("status --json: {e}: {text}"));
     v["sandbox"]["kind"].as_str().unwrap_or("none").to_string()
 }
 

@@ -27,22 +27,23 @@ pub(super) async fn way_out(
     };
     let var = |k: &str| std::env::var(k).ok();
     let model = api.and_then(|api| api.route(&var).map(|route| (*api, route)));
-    let mut keep: Vec<&str> = Vec::new();
+    let args: Vec<String> = match &req.target {
+        Target::Agent(a) => a.argv().into_iter().chain(a.args.iter().cloned()).collect(),
+        Target::Command(c) => shell_words::split(c).unwrap_or_default(),
+    };
+    let mut keep: Vec<String> = crate::sandbox::env::named_by_argv(args.iter().map(String::as_str));
     if let Target::Agent(a) = &req.target
         && model.is_none()
     {
-        keep.extend(a.kind.credential_vars());
+        keep.extend(a.kind.credential_vars().iter().map(|v| v.to_string()));
     }
+    let keep: Vec<&str> = keep.iter().map(String::as_str).collect();
     let filtered = crate::sandbox::env::filter(std::env::vars_os(), &env_rules, &keep);
     let inherited: Vec<(String, String)> = filtered
         .kept
         .iter()
         .map(|(k, v)| (k.to_string_lossy().into(), v.to_string_lossy().into()))
         .collect();
-    let args: Vec<String> = match &req.target {
-        Target::Agent(a) => a.argv(),
-        Target::Command(c) => shell_words::split(c).unwrap_or_default(),
-    };
     let mut forwards = crate::sandbox::gateway::loopback_ports(
         inherited
             .iter()

@@ -508,17 +508,8 @@ fn kept_vars(
             keep.extend(a.kind.credential_vars().iter().map(|v| v.to_string()));
         }
     }
-    for word in command.words() {
-        if let Some(rest) = word.split("env_key=").nth(1) {
-            let name: String = rest
-                .trim_matches('"')
-                .chars()
-                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-                .collect();
-            if !name.is_empty() {
-                keep.push(name);
-            }
-        }
-    }
+    keep.extend(crate::sandbox::env::named_by_argv(
+        command.words().iter().map(String::as_str),
+    ));
     keep
 }

@@ -116,6 +116,22 @@ pub fn check_pattern(pattern: &str) -> Result<(), EnvPatternError> {
     }
 }
 
+/// The key variables an agent's command line names as Codex's `env_key="NAME"` (a custom
+/// model provider's): kept in its environment, as its own credentials are.
+pub fn named_by_argv<'a>(words: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+    words
+        .into_iter()
+        .filter_map(|word| word.split("env_key=").nth(1))
+        .map(|rest| {
+            rest.trim_matches('"')
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect::<String>()
+        })
+        .filter(|name| !name.is_empty())
+        .collect()
+}
+
 /// The environment for an agent: `vars` less what the rules drop. For each name, in order:
 /// `keep` (names the caller sets itself, such as the agent's placeholder key) stays; oneshot's
 /// own secrets (`ONESHOT_TOKEN`, or any value holding a oneshot secret: see

@@ -33,9 +33,15 @@ fn spawn(c: Command) -> std::thread::JoinHandle<Run> {
 fn wait_log(sb: &Sandbox, timeout: Duration, want: impl Fn(&[Value]) -> bool) -> bool {
     let deadline = Instant::now() + timeout;
     loop {
+        // The session's directory is made before its state file and its log: until both are
+        // there, nothing has happened yet.
         let records = std::fs::read_dir(sb.tmp.path().join("state/sessions"))
             .ok()
-            .and_then(|mut d| d.next())
+            .and_then(|mut d| d.find_map(Result::ok))
+            .filter(|e| {
+                e.path().join("oneshot.json").is_file()
+                    && e.path().join("oneshot-log.json").is_file()
+            })
             .map(|_| log_records(sb))
             .unwrap_or_default();
         if want(&records) {

@@ -58,6 +58,7 @@ fn a_claude_worker_never_holds_the_real_key_and_its_tokens_are_the_apis() {
     for req in &requests {
         let key = req
             .credentials
+            .0
             .iter()
             .find(|(n, _)| n == "x-api-key")
             .map(|(_, v)| v.as_str());

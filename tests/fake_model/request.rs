@@ -29,8 +29,8 @@ pub struct Request {
     /// Lowercased names; credentials replaced by `<redacted>`.
     pub headers: Vec<(String, String)>,
     /// The credential headers as received (lowercased names), for tests of who added the key:
-    /// kept in memory only, never printed by [`Request`]'s users unless they ask.
-    pub credentials: Vec<(String, String)>,
+    /// kept in memory only, and never in `{:?}` (a failing test prints its requests).
+    pub credentials: Credentials,
     /// The JSON body, or `Value::Null` when there is none or it is not JSON.
     pub body: Value,
     pub api: Api,
@@ -151,7 +151,7 @@ pub(super) fn record(raw: &RawRequest) -> Request {
         .cloned()
         .collect();
     Request {
-        credentials,
+        credentials: Credentials(credentials),
         method: raw.method.clone(),
         path: redact_query(&raw.target),
         headers,
@@ -160,5 +160,17 @@ pub(super) fn record(raw: &RawRequest) -> Request {
         // Token counting shares the Messages path prefix but is no model turn.
         model_turn: api != Api::Other && !raw.target.contains("count_tokens"),
         decision: None,
+    }
+}
+
+/// Credential headers as received; `Debug` says only their names.
+#[derive(Clone, Default)]
+pub struct Credentials(pub Vec<(String, String)>);
+
+impl std::fmt::Debug for Credentials {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list()
+            .entries(self.0.iter().map(|(n, _)| format!("{n}: <redacted>")))
+            .finish()
     }
 }
