@@ -7,6 +7,14 @@ use cli::args::{Cli, Command, ResumeArgs};
 use oneshot::store::Store;
 
 fn main() {
+    // Its environment (an API key the proxy holds for the agents) and memory are not for
+    // another process of the same user to read through /proc: an agent confined by Landlock
+    // alone could otherwise. The reaper, a fork, inherits it; the guard runs this first too.
+    #[cfg(target_os = "linux")]
+    // SAFETY: prctl with plain integers; it changes only this process's dumpable flag.
+    unsafe {
+        libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
+    }
     // A guard (see `cli::guard`) has one job and no command line.
     if let Some(session) = std::env::var_os(cli::guard::GUARD_ENV) {
         cli::guard::run(&session.to_string_lossy());

@@ -48,6 +48,9 @@ pub(crate) struct AgentDef {
     /// The variables holding its own credentials: kept in its environment (the sandbox drops
     /// other credentials) unless the proxy holds its key ([`AgentDef::model_api`]).
     pub credential_vars: &'static [&'static str],
+    /// The hosts of its model APIs and sign-in: what its sandbox's proxy lets it reach unless
+    /// the policy denies them.
+    pub api_hosts: &'static [&'static str],
 }
 
 /// The agents, in the order `--help` lists them: each line a variant of [`AgentKind`] (its
@@ -69,6 +72,16 @@ macro_rules! agents {
             /// Whether this agent's command line takes an answer's JSON schema itself.
             pub(crate) fn takes_schema(self) -> bool {
                 self.def().takes_schema
+            }
+
+            /// The hosts of its model APIs (see [`AgentDef::api_hosts`]).
+            pub fn api_hosts(self) -> &'static [&'static str] {
+                self.def().api_hosts
+            }
+
+            /// The agent named `name` (the CLI's name), if one is.
+            pub fn named(name: &str) -> Option<AgentKind> {
+                AGENT_KINDS.iter().copied().find(|k| k.def().name == name)
             }
 
             /// The variables holding its own credentials (see [`AgentDef::credential_vars`]).

@@ -95,8 +95,14 @@ impl Engine {
                 Role::Auditor => self.auditor_cmd.clone(),
             },
         };
+        // The proxy holds the agent's key when oneshot's environment has one for its API.
+        let held = self.egress.on()
+            && agent
+                .as_ref()
+                .and_then(|a| a.kind.model_api())
+                .is_some_and(|api| api.route(&|k: &str| std::env::var(k).ok()).is_some());
         let base_env = self.confine.is_some().then(|| {
-            let keep = kept_vars(agent.as_ref(), &command, self.egress.on());
+            let keep = kept_vars(agent.as_ref(), &command, held);
             let keep: Vec<&str> = keep.iter().map(String::as_str).collect();
             let filtered = crate::sandbox::env::filter(
                 std::env::vars_os(),
@@ -494,16 +500,15 @@ fn agent_name_of(agent: Option<&crate::agent::AgentSpec>, command: &CommandTempl
 }
 
 /// The credentials an agent keeps though the sandbox drops credentials: its own key variables
-/// when the proxy does not hold its key (`proxied`), and a key its command line names as
-/// Codex's `env_key="NAME"` (a custom provider's).
+/// when the proxy does not hold its key (`held`), and a key its command line names as Codex's
+/// `env_key="NAME"` (a custom provider's).
 fn kept_vars(
     agent: Option<&crate::agent::AgentSpec>,
     command: &CommandTemplate,
-    proxied: bool,
+    held: bool,
 ) -> Vec<String> {
     let mut keep = Vec::new();
     if let Some(a) = agent {
-        let held = proxied && a.kind.model_api().is_some();
         if !held {
             keep.extend(a.kind.credential_vars().iter().map(|v| v.to_string()));
         }

@@ -29,12 +29,30 @@ impl Step<'_> {
     }
 
     fn egress_answer(&mut self, query: &EgressQuery) -> EgressAnswer {
+        let rules = self.d.network_rules();
+        let listed = rules.decide(&query.host, query.port);
+        if let Some(deny @ EgressAnswer::Deny { .. }) = listed {
+            return deny;
+        }
+        // The agent's own model API (the registry's hosts): allowed unless denied, in every
+        // mode, as its key route through the proxy is.
+        let own = crate::agent::AgentKind::named(&query.agent).is_some_and(|k| {
+            k.api_hosts()
+                .iter()
+                .any(|h| h.eq_ignore_ascii_case(&query.host))
+        });
+        if own {
+            return EgressAnswer::Allow {
+                rule: format!("{}'s own model API", query.agent),
+                private_ok: false,
+            };
+        }
         if self.s.settings.network == NetworkMode::None {
             return EgressAnswer::Deny {
                 rule: "the network is closed but for the model API (--network none)".into(),
             };
         }
-        if let Some(listed) = self.d.network_rules().decide(&query.host, query.port) {
+        if let Some(listed) = listed {
             return listed;
         }
         let ctx = self.s.hook_ctx(self.now);

@@ -31,6 +31,11 @@ pub(crate) const GEMINI: AgentDef = AgentDef {
         "GOOGLE_API_KEY",
         "GOOGLE_APPLICATION_CREDENTIALS",
     ],
+    api_hosts: &[
+        "generativelanguage.googleapis.com",
+        "cloudcode-pa.googleapis.com",
+        "oauth2.googleapis.com",
+    ],
 };
 
 /// ACP for either role: every tool asks first (the policy's `permit` answers) and

@@ -29,6 +29,13 @@ pub(crate) const AGENT: AgentDef = AgentDef {
         "DEEPSEEK_API_KEY",
         "AZURE_API_KEY",
     ],
+    api_hosts: &[
+        "api.openai.com",
+        "api.anthropic.com",
+        "generativelanguage.googleapis.com",
+        "openrouter.ai",
+        "api.deepseek.com",
+    ],
 };
 
 /// Headless, the prompt from a file; the auditor in ask mode, which edits nothing.

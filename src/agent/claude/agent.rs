@@ -37,6 +37,7 @@ pub(crate) const AGENT: AgentDef = AgentDef {
         "ANTHROPIC_AUTH_TOKEN",
         "CLAUDE_CODE_OAUTH_TOKEN",
     ],
+    api_hosts: &["api.anthropic.com", "console.anthropic.com", "claude.ai"],
 };
 
 /// The Claude Code flags that make it speak stream-json both ways, send every tool

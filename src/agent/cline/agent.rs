@@ -23,6 +23,12 @@ pub(crate) const AGENT: AgentDef = AgentDef {
     takes_schema: false,
     model_api: None,
     credential_vars: &[],
+    api_hosts: &[
+        "api.cline.bot",
+        "api.anthropic.com",
+        "api.openai.com",
+        "openrouter.ai",
+    ],
 };
 
 /// `--json`, the prompt as the last argument; the worker auto-approves, the auditor plans.

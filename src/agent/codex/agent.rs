@@ -27,6 +27,7 @@ pub(crate) const AGENT: AgentDef = AgentDef {
     takes_schema: true,
     model_api: None,
     credential_vars: &["OPENAI_API_KEY", "CODEX_API_KEY"],
+    api_hosts: &["api.openai.com", "chatgpt.com", "auth.openai.com"],
 };
 
 /// The worker runs under `app-server`, whose approval requests the policy answers and whose

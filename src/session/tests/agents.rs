@@ -207,3 +207,51 @@ fn a_spent_budget_fails_the_session_after_warnings() {
         "{warnings:?}"
     );
 }
+
+#[test]
+fn connections_are_answered_by_the_lists_the_agents_api_the_hook_and_fail_closed() {
+    let p = policy(
+        r#"return {
+             network = { allow = { "pypi.org" }, deny = { "api.openai.com" } },
+             egress = function(ctx, req)
+               if req.host == "boom.test" then error("broken") end
+               if req.host == "ok.test" then return "allow" end
+             end,
+           }"#,
+    );
+    let mut d = Driver::new(p, "fix it", []);
+    d.step(Event::Start);
+    let mut n = 0;
+    let mut answer = |d: &mut Driver, agent: &str, host: &str| {
+        n += 1;
+        let effects = d.step(Event::EgressAsked {
+            ask: n,
+            query: crate::policy::EgressQuery {
+                host: host.into(),
+                port: 443,
+                agent: agent.into(),
+                role: crate::process::Role::Worker,
+            },
+        });
+        effects
+            .into_iter()
+            .find_map(|e| match e {
+                Effect::Egress {
+                    ask, allow, rule, ..
+                } if ask == n => Some((allow, rule)),
+                _ => None,
+            })
+            .expect("an answer")
+    };
+    assert!(answer(&mut d, "sh", "pypi.org").0);
+    // The agent's own model API is allowed by default, but a deny wins.
+    let (allow, rule) = answer(&mut d, "claude", "api.anthropic.com");
+    assert!(allow && rule.contains("claude's own model API"), "{rule}");
+    assert!(!answer(&mut d, "codex", "api.openai.com").0);
+    assert!(!answer(&mut d, "sh", "api.anthropic.com").0);
+    assert!(answer(&mut d, "sh", "ok.test").0);
+    let (allow, rule) = answer(&mut d, "sh", "other.test");
+    assert!(!allow && rule == "not on the policy's allowlist", "{rule}");
+    let (allow, rule) = answer(&mut d, "sh", "boom.test");
+    assert!(!allow && rule.contains("egress fails closed"), "{rule}");
+}
