@@ -508,10 +508,10 @@ fn kept_vars(
     held: bool,
 ) -> Vec<String> {
     let mut keep = Vec::new();
-    if let Some(a) = agent {
-        if !held {
-            keep.extend(a.kind.credential_vars().iter().map(|v| v.to_string()));
-        }
+    if let Some(a) = agent
+        && !held
+    {
+        keep.extend(a.kind.credential_vars().iter().map(|v| v.to_string()));
     }
     keep.extend(crate::sandbox::env::named_by_argv(
         command.words().iter().map(String::as_str),
