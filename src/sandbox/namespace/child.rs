@@ -19,6 +19,9 @@ fn fail() -> std::io::Error {
 pub unsafe fn enter(p: &Prepared) -> std::io::Result<()> {
     // SAFETY (whole function): system calls on C strings and stack memory only.
     unsafe {
+        // oneshot is not dumpable (see main.rs), which makes /proc/self's files root's: the
+        // agent, about to exec (which makes it dumpable again anyway), must own its uid_map.
+        libc::prctl(libc::PR_SET_DUMPABLE, 1, 0, 0, 0);
         let mut flags = libc::CLONE_NEWUSER | libc::CLONE_NEWNS;
         if p.pair.is_some() {
             flags |= libc::CLONE_NEWNET;
