@@ -12,6 +12,12 @@
 //! `oneshot.json` (written atomically, journal first) and the NDJSON `oneshot-log.json`, under an
 //! exclusive lock, so a session survives Ctrl-C, kill -9 and a crash and can be resumed.
 //!
+//! Every agent runs in a [`sandbox`] of its own: user, mount and network namespaces in which
+//! oneshot's key, trust store and state are masked, a network whose one way out is oneshot's
+//! egress proxy (the policy's allowlist; the model API's key added there, never in the agent's
+//! environment), credentials left out of its environment, and limits on its memory and
+//! processes; Landlock inside as the second wall.
+//!
 //! Rust decides what is possible; Lua decides what is wise.
 //!
 //! # Enums that may grow

@@ -7,6 +7,7 @@
     Debug, Clone, Copy, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
 )]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum NetworkMode {
     /// Through oneshot's egress proxy alone, to the hosts the policy allows (its `network`
     /// table and `egress` hook) and the agent's own model API.

@@ -25,7 +25,7 @@ pub fn available() -> Result<(), String> {
 /// What gives an agent its way out of a network namespace of its own: it serves the listener
 /// the namespace hands back (or, where there is no namespace, a port on the host's loopback)
 /// and names the environment that points the agent's traffic there. The executor calls it for
-/// every agent it starts with one ([`crate::executor::Invocation::gateway`]), so no caller can
+/// every agent it starts with one (the invocation's `gateway`), so no caller can
 /// start an agent and forget its proxy.
 pub trait Gateway: Send + Sync + std::fmt::Debug {
     /// The variables that send the agent's traffic to `port` on its own loopback: the proxy
