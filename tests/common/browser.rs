@@ -80,11 +80,25 @@ pub async fn start() -> Option<Browser> {
 }
 
 /// [`start`] with more chromium flags (e.g. `--host-resolver-rules=…`, a name that resolves to
-/// a loopback address, for a DNS-rebinding test).
+/// a loopback address, for a DNS-rebinding test). A port is free only "a moment ago": another
+/// process may take it before chromedriver binds it (its session then fails to connect), so a
+/// failed start is tried again on a new port, twice.
 pub async fn start_with(extra: &[&str]) -> Option<Browser> {
     let program = chromedriver()?;
+    let mut last = String::new();
+    for _ in 0..3 {
+        match one_try(&program, extra).await {
+            Ok(b) => return Some(b),
+            Err(e) => last = e,
+        }
+    }
+    panic!("a chromium session through chromedriver: {last}");
+}
+
+/// One start of chromedriver and a chromium session on a fresh port.
+async fn one_try(program: &std::path::Path, extra: &[&str]) -> Result<Browser, String> {
     let port = free_port();
-    let mut cmd = Command::new(&program);
+    let mut cmd = Command::new(program);
     cmd.arg(format!("--port={port}"))
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -126,8 +140,8 @@ pub async fn start_with(extra: &[&str]) -> Option<Browser> {
         .capabilities(caps)
         .connect(&format!("http://127.0.0.1:{port}"))
         .await
-        .unwrap_or_else(|e| panic!("a chromium session through chromedriver: {e}"));
-    Some(Browser {
+        .map_err(|e| e.to_string())?;
+    Ok(Browser {
         client,
         _driver: driver,
         _profile: profile,
