@@ -101,7 +101,12 @@ fn an_init_project_is_edited_trusted_and_reloaded_mid_session() {
     );
     trust(&w, &store, &policy);
     wait_records(&w, &id, "policy_reload", 1);
-    assert_eq!(w.state(&id)["max_iterations"], 7);
+    // The log is written first and state.json after it, so the state may lag the record.
+    assert!(
+        eventually(Duration::from_secs(10), || w.state(&id)["max_iterations"] == 7),
+        "{}",
+        w.state(&id)
+    );
 
     // 2. An edit its tests refuse, then a fix of the test file alone: the reload re-runs.
     let edited = std::fs::read_to_string(&policy)
