@@ -103,7 +103,8 @@ fn an_init_project_is_edited_trusted_and_reloaded_mid_session() {
     wait_records(&w, &id, "policy_reload", 1);
     // The log is written first and state.json after it, so the state may lag the record.
     assert!(
-        eventually(Duration::from_secs(10), || w.state(&id)["max_iterations"] == 7),
+        eventually(Duration::from_secs(10), || w.state(&id)["max_iterations"]
+            == 7),
         "{}",
         w.state(&id)
     );

@@ -59,6 +59,15 @@ impl AgentSpec {
         self.kind.def().can_resume
     }
 
+    /// The CLI's own config directory (see `AgentDef::own_dir`) for the environment `vars`.
+    pub fn own_dir(
+        &self,
+        vars: &[(std::ffi::OsString, std::ffi::OsString)],
+    ) -> Option<std::path::PathBuf> {
+        let var = |k: &str| vars.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
+        (self.kind.def().own_dir)(crate::sandbox::outfit::home(vars), &var)
+    }
+
     /// The start of every command line: the binary.
     pub(crate) fn argv(&self) -> Vec<String> {
         vec![self.kind.binary().to_string_lossy().into_owned()]

@@ -44,7 +44,7 @@ pub(crate) struct AgentDef {
     pub takes_schema: bool,
     /// Its model API, when oneshot can hold the key for it (the sandbox's proxy adds the key;
     /// the agent holds a placeholder).
-    pub model_api: Option<crate::sandbox::gateway::ModelApi>,
+    pub model_api: Option<crate::sandbox::pointing::ModelApi>,
     /// The variables holding its own credentials: kept in its environment (the sandbox drops
     /// other credentials) unless the proxy holds its key ([`AgentDef::model_api`]).
     pub credential_vars: &'static [&'static str],
@@ -90,7 +90,7 @@ macro_rules! agents {
             }
 
             /// Its model API, when oneshot can hold the key for it.
-            pub fn model_api(self) -> Option<&'static crate::sandbox::gateway::ModelApi> {
+            pub fn model_api(self) -> Option<&'static crate::sandbox::pointing::ModelApi> {
                 self.def().model_api.as_ref()
             }
 

@@ -13,7 +13,6 @@ pub(super) async fn way_out(
     Arc<dyn crate::sandbox::Gateway>,
     Arc<Vec<(std::ffi::OsString, std::ffi::OsString)>>,
 ) {
-    use crate::sandbox::gateway::{ModelApi, ProxyGateway};
     let (rules, env_rules) = match &req.permit {
         Some(p) => (
             p.policy.network_rules().await,
@@ -21,41 +20,32 @@ pub(super) async fn way_out(
         ),
         None => Default::default(),
     };
-    let api: Option<&ModelApi> = match &req.target {
-        Target::Agent(a) => a.kind.model_api(),
-        Target::Command(_) => None,
+    let vars: Vec<_> = std::env::vars_os().collect();
+    let (agent, argv) = match &req.target {
+        Target::Agent(a) => (
+            Some(a),
+            a.argv().into_iter().chain(a.args.iter().cloned()).collect(),
+        ),
+        Target::Command(c) => (None, shell_words::split(c).unwrap_or_default()),
     };
-    let var = |k: &str| std::env::var(k).ok();
-    let model = api.and_then(|api| api.route(&var).map(|route| (*api, route)));
-    let args: Vec<String> = match &req.target {
-        Target::Agent(a) => a.argv().into_iter().chain(a.args.iter().cloned()).collect(),
-        Target::Command(c) => shell_words::split(c).unwrap_or_default(),
-    };
-    let mut keep: Vec<String> = crate::sandbox::env::named_by_argv(args.iter().map(String::as_str));
-    if let Target::Agent(a) = &req.target
-        && model.is_none()
-    {
-        keep.extend(a.kind.credential_vars().iter().map(|v| v.to_string()));
-    }
-    let keep: Vec<&str> = keep.iter().map(String::as_str).collect();
-    let filtered = crate::sandbox::env::filter(std::env::vars_os(), &env_rules, &keep);
-    let inherited: Vec<(String, String)> = filtered
-        .kept
-        .iter()
-        .map(|(k, v)| (k.to_string_lossy().into(), v.to_string_lossy().into()))
-        .collect();
-    let mut forwards = crate::sandbox::gateway::loopback_ports(
-        inherited
-            .iter()
-            .chain(&req.env)
-            .map(|(k, v)| (k.as_str(), v.as_str())),
-        args.iter().map(String::as_str),
-    );
-    forwards.extend(
-        rules
-            .allow
-            .iter()
-            .filter_map(|a| crate::sandbox::gateway::loopback_port(a)),
+    let own_dir = agent.and_then(|a| a.own_dir(&vars));
+    let outfit = crate::sandbox::outfit::outfit(
+        crate::sandbox::outfit::Wearer {
+            api: agent.and_then(|a| a.kind.model_api()),
+            credential_vars: agent.map_or(&[], |a| a.kind.credential_vars()),
+            words: crate::sandbox::pointing::AgentWords {
+                argv: &argv,
+                user_args: agent.map_or(&[], |a| &a.args[..]),
+                program_len: agent.map_or(0, |a| a.argv().len()),
+                own_dir: own_dir.as_deref(),
+            },
+            extra_env: &req.env,
+        },
+        &vars,
+        &env_rules,
+        &rules,
+        true,
+        true,
     );
     let (events, mut reports) = tokio::sync::mpsc::unbounded_channel();
     tokio::spawn(async move {
@@ -68,13 +58,13 @@ pub(super) async fn way_out(
             }
         }
     });
-    let gateway = ProxyGateway {
+    let gateway = crate::sandbox::gateway::ProxyGateway {
         agent: req.target.name(),
         role: req.role,
         judge: Arc::new(crate::sandbox::egress::StaticJudge(rules)),
-        model,
+        model: outfit.model,
         events,
-        forwards,
+        forwards: outfit.forwards,
     };
-    (Arc::new(gateway), Arc::new(filtered.kept))
+    (Arc::new(gateway), Arc::new(outfit.env))
 }

@@ -4,7 +4,8 @@
 
 use crate::process::{NetworkMode, Role, Sandbox};
 use crate::sandbox::egress::EgressAnswer;
-use crate::sandbox::gateway::{AskingJudge, JudgeAsk, ModelApi, ProxyGateway};
+use crate::sandbox::gateway::{AskingJudge, JudgeAsk, ProxyGateway};
+use crate::sandbox::pointing::Pointing;
 use crate::sandbox::proxy::ProxyEvent;
 use crate::session::Event;
 use crate::session::record::{EgressRefusal, allow_hint};
@@ -50,21 +51,19 @@ impl Egress {
         self.on
     }
 
-    /// The gateway for an agent named `agent` running as `role`, whose model API is `api`
-    /// (its key from oneshot's environment); `None` when agents use the network as oneshot
-    /// does.
+    /// The gateway for an agent named `agent` running as `role`, pointed at its model API
+    /// through the proxy as `model` says (when oneshot holds its key); `None` when agents use
+    /// the network as oneshot does.
     pub(crate) fn gateway(
         &self,
         agent: &str,
         role: Role,
-        api: Option<&ModelApi>,
+        model: Option<Pointing>,
         forwards: Vec<u16>,
     ) -> Option<Arc<dyn crate::sandbox::Gateway>> {
         if !self.on {
             return None;
         }
-        let var = |k: &str| std::env::var(k).ok();
-        let model = api.and_then(|api| api.route(&var).map(|route| (*api, route)));
         Some(Arc::new(ProxyGateway {
             agent: agent.to_string(),
             role,

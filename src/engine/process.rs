@@ -95,24 +95,36 @@ impl Engine {
                 Role::Auditor => self.auditor_cmd.clone(),
             },
         };
-        // The proxy holds the agent's key when oneshot's environment has one for its API.
-        let held = self.egress.on()
-            && agent
-                .as_ref()
-                .and_then(|a| a.kind.model_api())
-                .is_some_and(|api| api.route(&|k: &str| std::env::var(k).ok()).is_some());
-        let base_env = self.confine.is_some().then(|| {
-            let keep = kept_vars(agent.as_ref(), &command, held);
-            let keep: Vec<&str> = keep.iter().map(String::as_str).collect();
-            let filtered = crate::sandbox::env::filter(
-                std::env::vars_os(),
-                self.slot.current().env_rules(),
-                &keep,
-            );
-            (std::sync::Arc::new(filtered.kept), filtered.dropped)
-        });
-        let base_env = match base_env {
-            Some((env, dropped)) => {
+        let launch_env = launch.as_ref().map(|l| l.env.clone()).unwrap_or_default();
+        // What the agent starts from: its key held by the proxy when oneshot's environment has
+        // one for its API, its environment filtered, its local model server forwarded.
+        let vars: Vec<_> = std::env::vars_os().collect();
+        let argv = command.words().to_vec();
+        let own_dir = agent.as_ref().and_then(|a| a.own_dir(&vars));
+        let outfit = {
+            let policy = self.slot.current();
+            crate::sandbox::outfit::outfit(
+                crate::sandbox::outfit::Wearer {
+                    api: agent.as_ref().and_then(|a| a.kind.model_api()),
+                    credential_vars: agent.as_ref().map_or(&[], |a| a.kind.credential_vars()),
+                    words: crate::sandbox::pointing::AgentWords {
+                        argv: &argv,
+                        user_args: agent.as_ref().map_or(&[], |a| &a.args[..]),
+                        program_len: agent.as_ref().map_or(0, |a| a.argv().len()),
+                        own_dir: own_dir.as_deref(),
+                    },
+                    extra_env: &launch_env,
+                },
+                &vars,
+                policy.env_rules(),
+                policy.network_rules(),
+                self.egress.on(),
+                self.confine.is_some(),
+            )
+        };
+        let base_env = match self.confine.is_some() {
+            true => {
+                let dropped = outfit.dropped.clone();
                 // Said once a session (and whenever the list changes, as a policy's `env` can):
                 // what the agents do not get, in `log` and `show`.
                 if !dropped.is_empty() && self.env_dropped.as_ref() != Some(&dropped) {
@@ -126,43 +138,15 @@ impl Engine {
                     self.dirty = true;
                     self.tell_out_of_band(&m, false, observer)?;
                 }
-                Some(env)
+                Some(std::sync::Arc::new(outfit.env))
             }
-            None => None,
-        };
-        let launch_env = launch.as_ref().map(|l| l.env.clone()).unwrap_or_default();
-        // Its model API on this machine's loopback (a local server) stays reachable.
-        let forwards = {
-            let inherited: Vec<(String, String)> = match &base_env {
-                Some(env) => env
-                    .iter()
-                    .map(|(k, v)| (k.to_string_lossy().into(), v.to_string_lossy().into()))
-                    .collect(),
-                None => std::env::vars().collect(),
-            };
-            let mut ports = crate::sandbox::gateway::loopback_ports(
-                inherited
-                    .iter()
-                    .chain(&launch_env)
-                    .map(|(k, v)| (k.as_str(), v.as_str())),
-                command.words().iter().map(String::as_str),
-            );
-            // A loopback address the policy allows by name (`"localhost:11434"`): a local
-            // server the agent reaches at the same address.
-            let rules = self.slot.current().network_rules();
-            ports.extend(
-                rules
-                    .allow
-                    .iter()
-                    .filter_map(|a| crate::sandbox::gateway::loopback_port(a)),
-            );
-            ports
+            false => None,
         };
         let gateway = self.egress.gateway(
             &agent_name_of(agent.as_ref(), &command),
             spawn.role,
-            agent.as_ref().and_then(|a| a.kind.model_api()),
-            forwards,
+            outfit.model,
+            outfit.forwards,
         );
         let invocation = Invocation {
             role: spawn.role,
@@ -497,24 +481,4 @@ fn agent_name_of(agent: Option<&crate::agent::AgentSpec>, command: &CommandTempl
         },
         |a| a.kind.name().to_string(),
     )
-}
-
-/// The credentials an agent keeps though the sandbox drops credentials: its own key variables
-/// when the proxy does not hold its key (`held`), and a key its command line names as Codex's
-/// `env_key="NAME"` (a custom provider's).
-fn kept_vars(
-    agent: Option<&crate::agent::AgentSpec>,
-    command: &CommandTemplate,
-    held: bool,
-) -> Vec<String> {
-    let mut keep = Vec::new();
-    if let Some(a) = agent
-        && !held
-    {
-        keep.extend(a.kind.credential_vars().iter().map(|v| v.to_string()));
-    }
-    keep.extend(crate::sandbox::env::named_by_argv(
-        command.words().iter().map(String::as_str),
-    ));
-    keep
 }

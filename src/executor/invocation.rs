@@ -174,6 +174,7 @@ impl Invocation {
                     Some(l) => l.local_addr().map(|a| a.port()).unwrap_or_default(),
                     None => crate::sandbox::namespace::AGENT_PROXY_PORT,
                 };
+                g.argv(&mut argv, port);
                 g.env(port)
             }
             None => Vec::new(),

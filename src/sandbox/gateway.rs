@@ -3,7 +3,8 @@
 //! session's decision core) over a channel.
 
 use super::egress::{EgressAnswer, EgressJudge, EgressRequest};
-use super::proxy::{AgentLink, DEFAULT_JUDGE_TIMEOUT, ModelRoute, Provider, ProxyEvent};
+use super::pointing::Pointing;
+use super::proxy::{AgentLink, DEFAULT_JUDGE_TIMEOUT, ProxyEvent};
 use super::{Gateway, Served};
 use crate::policy::EgressQuery;
 use crate::process::Role;
@@ -12,47 +13,9 @@ use std::pin::Pin;
 use std::sync::Arc;
 use tokio::sync::{mpsc, oneshot};
 
-/// The value an agent's key variable holds when the proxy holds the real key: anything else
-/// would be the key itself.
-pub const PLACEHOLDER_KEY: &str = "oneshot-proxy-holds-the-key";
-
 /// The hosts an agent reaches without the proxy: its own loopback (where the proxy and its
 /// model API's base URL are).
 const NO_PROXY: &str = "localhost,127.0.0.1,::1";
-
-/// How oneshot points an agent CLI at its model API: which provider, the variables that name
-/// the base URL and the key, and where the API is when the user names no base URL.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ModelApi {
-    /// Whose API.
-    pub provider: Provider,
-    /// The variable the CLI reads its base URL from.
-    pub base_url_var: &'static str,
-    /// The variables the CLI reads its key from, the one oneshot sets first.
-    pub key_vars: &'static [&'static str],
-    /// The API's own base URL.
-    pub default_base: &'static str,
-}
-
-impl ModelApi {
-    /// The route to this API with the key the environment `var` holds (oneshot's own), or
-    /// `None` when it holds none: the agent then uses its own credentials (a login kept in its
-    /// config directory), straight through the egress proxy.
-    pub fn route(&self, var: &dyn Fn(&str) -> Option<String>) -> Option<ModelRoute> {
-        let key = self
-            .key_vars
-            .iter()
-            .find_map(|k| var(k).filter(|v| !v.is_empty() && v != PLACEHOLDER_KEY))?;
-        let upstream = var(self.base_url_var)
-            .filter(|v| !v.is_empty())
-            .unwrap_or_else(|| self.default_base.to_string());
-        Some(ModelRoute {
-            provider: self.provider,
-            upstream,
-            key,
-        })
-    }
-}
 
 /// One question to the judge's owner: a connection, and where the answer goes.
 #[derive(Debug)]
@@ -108,8 +71,8 @@ pub struct ProxyGateway {
     pub role: Role,
     /// Who decides its connections.
     pub judge: Arc<dyn EgressJudge>,
-    /// Its model API and the route the proxy takes to it, when oneshot holds the key.
-    pub model: Option<(ModelApi, ModelRoute)>,
+    /// How it is pointed at its model API through the proxy, when oneshot holds the key.
+    pub model: Option<Pointing>,
     /// Where the proxy tells what it did.
     pub events: mpsc::UnboundedSender<ProxyEvent>,
     /// Ports of the host's loopback the agent reaches at the same address: its model API on a
@@ -122,7 +85,7 @@ impl std::fmt::Debug for ProxyGateway {
         f.debug_struct("ProxyGateway")
             .field("agent", &self.agent)
             .field("role", &self.role)
-            .field("model", &self.model.as_ref().map(|(api, _)| api.provider))
+            .field("model", &self.model.as_ref().map(|p| p.route.provider))
             .finish()
     }
 }
@@ -144,13 +107,16 @@ impl Gateway for ProxyGateway {
         for k in ["NO_PROXY", "no_proxy"] {
             env.push((k.to_string(), NO_PROXY.to_string()));
         }
-        if let Some((api, _)) = &self.model {
-            env.push((api.base_url_var.to_string(), proxy.clone()));
-            for k in api.key_vars {
-                env.push((k.to_string(), PLACEHOLDER_KEY.to_string()));
-            }
+        if let Some(p) = &self.model {
+            env.extend(p.env(&proxy));
         }
         env
+    }
+
+    fn argv(&self, argv: &mut Vec<String>, port: u16) {
+        if let Some(p) = &self.model {
+            p.argv(argv, &format!("http://127.0.0.1:{port}"));
+        }
     }
 
     fn forwards(&self) -> Vec<u16> {
@@ -170,7 +136,7 @@ impl Gateway for ProxyGateway {
             agent: self.agent.clone(),
             role: self.role,
             judge: Arc::clone(&self.judge),
-            model: self.model.as_ref().map(|(_, route)| route.clone()),
+            model: self.model.as_ref().map(|p| p.route.clone()),
             events: self.events.clone(),
             judge_timeout: DEFAULT_JUDGE_TIMEOUT,
         };

@@ -11,6 +11,8 @@ pub mod gateway;
 pub mod limits;
 #[cfg(target_os = "linux")]
 pub mod namespace;
+pub mod outfit;
+pub mod pointing;
 pub mod proxy;
 
 /// Whether agents can have namespaces of their own here ([`namespace::available`]); `Err` says
@@ -31,6 +33,11 @@ pub trait Gateway: Send + Sync + std::fmt::Debug {
     /// The variables that send the agent's traffic to `port` on its own loopback: the proxy
     /// variables, and its model API's base URL and placeholder key.
     fn env(&self, port: u16) -> Vec<(String, String)>;
+    /// Edits the agent's `argv` to send its model requests to `port` on its own loopback
+    /// (Codex's provider is set on its command line); most agents need nothing.
+    fn argv(&self, argv: &mut Vec<String>, port: u16) {
+        let _ = (argv, port);
+    }
     /// Serves connections on `listener` (each one this agent's) until the guard is dropped,
     /// and forwards each of `forwards` (port, a listener inside the agent's network namespace)
     /// to the same port of the host's loopback.

@@ -69,3 +69,66 @@ fn a_claude_worker_never_holds_the_real_key_and_its_tokens_are_the_apis() {
     let tokens = s["spent"]["tokens"].as_u64().unwrap_or_default();
     assert_eq!(tokens, 120 * requests.len() as u64, "{s}");
 }
+
+/// Codex's key, held the same way: its provider's base URL is set to the proxy by a `-c`
+/// override after the user's own, its `env_key` variable holds the placeholder, and the model
+/// API gets the real key as a bearer token.
+#[test]
+fn a_codex_worker_never_holds_the_real_key_and_its_tokens_are_the_apis() {
+    if oneshot::sandbox::available().is_err() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI allows user namespaces"
+        );
+        eprintln!("skipped: no user namespaces here");
+        return;
+    }
+    const KEY: &str = "sk-codex-real-key-5582-never-inside";
+    let sb = Sandbox::new();
+    // Codex runs the tool below itself: the environment of every ancestor the tool can read
+    // (Codex's own among them), and every file under the home, temp and work directories.
+    let probe = "p=$$; for i in 1 2 3 4 5 6; do p=$(cut -d' ' -f4 /proc/$p/stat); \
+                 [ \"$p\" -gt 1 ] || break; echo \"--- $(cat /proc/$p/comm)\" >> anc.txt; \
+                 tr '\\0' '\\n' < /proc/$p/environ >> anc.txt 2>/dev/null; done; \
+                 grep -rl 'key-55''82' \"$HOME\" \"${TMPDIR:-/tmp}\" . 2>/dev/null > found.txt; \
+                 echo probed";
+    let model = FakeModel::with([
+        Reply::Bash(probe.into()),
+        Reply::Text("probed the environment".into()),
+    ]);
+    let Some(mut codex) = super::codex::codex(&sb, &model) else {
+        return;
+    };
+    codex.env("FAKE_API_KEY", KEY);
+    let mut c = oneshot(&sb, &[&codex]);
+    c.args(["--worker", "codex:gpt-5.5"])
+        .args(super::with_oneshot::role_args(
+            "worker",
+            &super::with_oneshot::codex_overrides(&codex),
+        ))
+        .args(["--auditor-cmd", "echo VERDICT: done", "look around"]);
+    let r = super::harness::run(c, LIMIT);
+    assert_eq!(r.code(), Some(0), "{}", r.dump());
+    let read = |name: &str| std::fs::read_to_string(sb.work().join(name)).unwrap();
+    let ancestors = read("anc.txt");
+    assert!(!ancestors.contains(KEY), "the real key:\n{ancestors}");
+    assert!(
+        ancestors.contains("FAKE_API_KEY=oneshot-proxy-holds-the-key"),
+        "{ancestors}"
+    );
+    assert_eq!(read("found.txt").trim(), "", "files holding the key");
+    let requests = model.model_requests();
+    assert!(!requests.is_empty());
+    for req in &requests {
+        let key = req
+            .credentials
+            .0
+            .iter()
+            .find(|(n, _)| n == "authorization")
+            .map(|(_, v)| v.as_str());
+        assert_eq!(key, Some(format!("Bearer {KEY}").as_str()), "{:?}", req.path);
+    }
+    let s = state(&sb);
+    let tokens = s["spent"]["tokens"].as_u64().unwrap_or_default();
+    assert_eq!(tokens, 120 * requests.len() as u64, "{s}");
+}

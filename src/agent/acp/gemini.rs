@@ -20,9 +20,9 @@ pub(crate) const GEMINI: AgentDef = AgentDef {
     own_dir: |home, _| home.map(|h| h.join(".gemini")),
     co_author: "Gemini CLI <noreply@google.com>",
     takes_schema: false,
-    model_api: Some(crate::sandbox::gateway::ModelApi {
+    model_api: Some(crate::sandbox::pointing::ModelApi {
         provider: crate::sandbox::proxy::Provider::Gemini,
-        base_url_var: "GOOGLE_GEMINI_BASE_URL",
+        via: crate::sandbox::pointing::Via::BaseUrlVar("GOOGLE_GEMINI_BASE_URL"),
         key_vars: &["GEMINI_API_KEY", "GOOGLE_API_KEY"],
         default_base: "https://generativelanguage.googleapis.com",
     }),

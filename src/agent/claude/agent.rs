@@ -26,9 +26,9 @@ pub(crate) const AGENT: AgentDef = AgentDef {
     },
     co_author: "Claude <noreply@anthropic.com>",
     takes_schema: true,
-    model_api: Some(crate::sandbox::gateway::ModelApi {
+    model_api: Some(crate::sandbox::pointing::ModelApi {
         provider: crate::sandbox::proxy::Provider::Anthropic,
-        base_url_var: "ANTHROPIC_BASE_URL",
+        via: crate::sandbox::pointing::Via::BaseUrlVar("ANTHROPIC_BASE_URL"),
         key_vars: &["ANTHROPIC_API_KEY"],
         default_base: "https://api.anthropic.com",
     }),

@@ -25,7 +25,12 @@ pub(crate) const AGENT: AgentDef = AgentDef {
     },
     co_author: "Codex <noreply@openai.com>",
     takes_schema: true,
-    model_api: None,
+    model_api: Some(crate::sandbox::pointing::ModelApi {
+        provider: crate::sandbox::proxy::Provider::OpenAi,
+        via: crate::sandbox::pointing::Via::CodexProvider,
+        key_vars: &["OPENAI_API_KEY", "CODEX_API_KEY"],
+        default_base: "https://api.openai.com/v1",
+    }),
     credential_vars: &["OPENAI_API_KEY", "CODEX_API_KEY"],
     api_hosts: &["api.openai.com", "chatgpt.com", "auth.openai.com"],
 };
