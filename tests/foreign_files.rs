@@ -238,7 +238,7 @@ fn a_job_store_that_is_not_oneshots_is_refused_byte_for_byte_untouched() {
                 c.execute_batch("CREATE TABLE jobs (id TEXT); PRAGMA user_version = 99;")
                     .unwrap();
             },
-            "written by a newer oneshot (schema version 99; this one knows up to 6); nothing \
+            "written by a newer oneshot (schema version 99; this one knows up to 7); nothing \
              was written to it; upgrade oneshot",
         ),
         (

@@ -53,10 +53,10 @@ fn a_new_database_is_refused_until_migrated_then_jobs_run_there() {
 
     // Migrate: once from 0, then already current.
     let first = env.ok(&["store", "migrate", "--store", &url]);
-    assert!(first.contains("schema version 0 → 7"), "{first}");
+    assert!(first.contains("schema version 0 → 8"), "{first}");
     assert!(first.contains(&url), "the store is named: {first}");
     let again = env.ok(&["store", "migrate", "--store", &url]);
-    assert!(again.contains("already at schema version 7"), "{again}");
+    assert!(again.contains("already at schema version 8"), "{again}");
 
     // A job created there, stepped by a runner there, to APPROVAL_REQUIRED.
     let id = create_on(&env, &url);

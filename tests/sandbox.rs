@@ -528,6 +528,47 @@ fn a_worker_past_its_memory_limit_is_stopped_with_the_reason() {
     );
 }
 
+/// A check is bounded by the policy's limits as an agent is: past its memory it is stopped,
+/// fails with who reached which limit, and the worker is told so.
+#[test]
+fn a_check_past_its_memory_limit_fails_with_the_reason() {
+    let p = Probe::new();
+    // The first run leaves the check's flag; the second removes it, so the check passes then.
+    let worker = p.w.script(
+        "w.sh",
+        "cat > /dev/null\nif [ -e ran ]; then rm -f hog; else touch ran hog; fi\n",
+    );
+    let auditor = p.w.script("audit.sh", AUDIT_DONE);
+    let policy = p.w.policy(r#"return { limits = { memory = "100M" } }"#);
+    let check = "if [ -e hog ]; then exec python3 -c 'import time; b = bytearray(300 * 1024 * 1024); time.sleep(30)'; fi";
+    let started = std::time::Instant::now();
+    let out = p
+        .cmd()
+        .args([
+            "--policy",
+            &policy,
+            "--worker-cmd",
+            &worker,
+            "--auditor-cmd",
+            &auditor,
+            "--check",
+            check,
+        ])
+        .arg("a check that uses too much memory")
+        .output()
+        .unwrap();
+    let said = text(&out);
+    assert_eq!(code(&out), 0, "{said}");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(25),
+        "{said}"
+    );
+    assert!(
+        said.contains("failed (stopped: memory limit 100 MiB reached by "),
+        "{said}"
+    );
+}
+
 /// `dir` and everything in it owned by `uid`.
 fn chown_all(dir: &Path, uid: u32) {
     std::os::unix::fs::chown(dir, Some(uid), Some(uid)).unwrap();

@@ -48,6 +48,27 @@ fn a_reserve_larger_than_free_memory_holds_jobs_back_until_memory_frees() {
     // Held: a second and a half later (the runner looks every second) the job has not moved.
     std::thread::sleep(Duration::from_millis(1500));
     assert_eq!(env.state(&id), "PENDING");
+    // Every machine reads why from the store: `job list`, its JSON, and `job runners`.
+    let list = env.ok(&["job", "list"]);
+    let row = list
+        .lines()
+        .find(|l| l.starts_with(&id))
+        .unwrap_or_default();
+    assert!(row.contains("waiting for memory"), "{list}");
+    assert!(
+        list.contains("every live runner is waiting for memory:")
+            && list.contains("reserve 10 TiB"),
+        "{list}"
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(env.ok(&["job", "list", "--json"]).trim()).unwrap();
+    assert_eq!(json["waiting"]["for"], "memory", "{json}");
+    assert_eq!(json["waiting"]["reserve"], 10u64 << 40, "{json}");
+    let runners = env.ok(&["job", "runners"]);
+    assert!(
+        runners.contains("waiting for memory:") && runners.contains("reserve 10 TiB"),
+        "{runners}"
+    );
     assert_eq!(
         runner.try_wait().unwrap(),
         None,
@@ -82,4 +103,80 @@ fn a_reserve_the_machine_keeps_admits_at_once_and_a_bad_size_is_refused() {
     let bad = env.oneshot(&["job", "run", "--reserve", "lots"]);
     assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("is not a size"));
+}
+
+/// A policy's `limits.reserve` holds for a plain session too: its worker starts only once the
+/// memory available keeps the reserve, and the log says it waited and why.
+#[test]
+fn a_policys_reserve_holds_the_agent_until_memory_frees() {
+    let env = Env::new();
+    let knob = env.state_dir().with_file_name("available-memory");
+    std::fs::write(&knob, "1G").unwrap();
+    let policy = env.repo().with_file_name("reserve.lua");
+    std::fs::write(&policy, "return { limits = { reserve = \"4G\" } }\n").unwrap();
+    let started = env.repo().with_file_name("started");
+    let worker = format!("touch {}", started.display());
+    let session = env
+        .command(&[
+            "--worker-cmd",
+            &worker,
+            "--auditor-cmd",
+            DONE,
+            "--policy",
+            policy.to_str().unwrap(),
+            "start when memory frees",
+        ])
+        .env("ONESHOT_TEST_AVAILABLE_MEMORY", &knob)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let logs = || {
+        let mut text = String::new();
+        for e in walk(&env.state_dir()) {
+            if e.ends_with("oneshot-log.json") {
+                text.push_str(&std::fs::read_to_string(&e).unwrap_or_default());
+            }
+        }
+        text
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while !logs().contains("the worker starts when memory frees") {
+        assert!(std::time::Instant::now() < deadline, "{}", logs());
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(
+        logs().contains("1 GiB free, reserve 4 GiB (the policy's limits.reserve)"),
+        "{}",
+        logs()
+    );
+    // Held: more than a look later, the worker has not started.
+    std::thread::sleep(Duration::from_millis(1500));
+    assert!(!started.exists(), "the worker started below the reserve");
+    std::fs::write(&knob, "8G").unwrap();
+    let out = session.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(started.exists());
+    assert!(
+        logs().contains("memory freed: starting the worker"),
+        "{}",
+        logs()
+    );
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
 }

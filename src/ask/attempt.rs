@@ -33,6 +33,8 @@ pub(super) struct Run<'a> {
     pub gateway: Option<std::sync::Arc<dyn crate::sandbox::Gateway>>,
     /// The environment it starts from, when it is confined.
     pub base_env: Option<std::sync::Arc<Vec<(std::ffi::OsString, std::ffi::OsString)>>>,
+    /// The asking policy's per-agent limits.
+    pub limits: crate::sandbox::limits::AgentLimits,
     /// Who answers tool requests; `None`: the built-in rule for `role`.
     pub permit: Option<&'a Permits>,
     /// The role the permit rule answers.
@@ -94,7 +96,7 @@ impl Run<'_> {
             confine: self.confine.cloned(),
             gateway: self.gateway.clone(),
             base_env: self.base_env.clone(),
-            limits: Default::default(),
+            limits: self.limits,
         };
         Ok((invocation, tap))
     }
@@ -110,6 +112,7 @@ impl Run<'_> {
         let deadline = tokio::time::Instant::now() + self.timeout;
         let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
         let mut timed_out = false;
+        let mut limited = None;
         let ended = loop {
             tokio::select! {
                 ev = sup.events.recv() => match ev {
@@ -127,8 +130,8 @@ impl Run<'_> {
                         sup.recycle(bytes);
                     }
                     Some(ProcessEvent::Exited { code, signal }) => break (code, signal),
-                    // An ask's target runs with no limits of the policy's.
-                    Some(ProcessEvent::LimitReached(_)) => {}
+                    // Killed already; its exit follows.
+                    Some(ProcessEvent::LimitReached(words)) => limited = Some(words),
                     None => break (None, None),
                 },
                 _ = tokio::time::sleep_until(deadline), if !timed_out => {
@@ -139,6 +142,9 @@ impl Run<'_> {
         };
         if timed_out {
             return Err(AskError::Timeout(self.timeout));
+        }
+        if let Some(words) = limited {
+            return Err(AskError::Limit(words));
         }
         let mut queue = VecDeque::new();
         let answer = tap.and_then(|t| t.finish(&mut queue));

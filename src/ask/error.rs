@@ -27,6 +27,10 @@ pub enum AskError {
     /// A run took longer than the timeout; it was stopped.
     #[error("the target did not answer within {}", humantime::format_duration(*.0))]
     Timeout(Duration),
+    /// The target passed the asking policy's `limits` and was stopped (the words say which
+    /// limit, and who reached it).
+    #[error("the target was stopped: {0}")]
+    Limit(String),
     /// Every run's answer broke the schema.
     #[error("no answer fit the schema in {attempts} run(s); the last one: {problems}")]
     NoFit {

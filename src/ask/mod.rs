@@ -222,6 +222,10 @@ pub async fn ask(req: &Ask) -> Result<Answer, AskError> {
         }
         _ => None,
     };
+    let limits = match &req.permit {
+        Some(p) => p.policy.agent_limits().await,
+        None => Default::default(),
+    };
     let (gateway, base_env) = match &confine {
         Some(_) => {
             let (gateway, base_env) = way_out::way_out(req).await;
@@ -247,6 +251,7 @@ pub async fn ask(req: &Ask) -> Result<Answer, AskError> {
             confine: confine.as_ref(),
             gateway: gateway.clone(),
             base_env: base_env.clone(),
+            limits,
             permit: req.permit.as_ref(),
             role: req.role,
         };

@@ -47,6 +47,8 @@ pub(crate) struct CheckSite {
     pub(crate) gateway: Option<std::sync::Arc<dyn crate::sandbox::Gateway>>,
     /// The environment they start from, credentials left out as for the agents.
     pub(crate) base_env: Option<std::sync::Arc<Vec<(std::ffi::OsString, std::ffi::OsString)>>>,
+    /// The policy's per-agent limits, which bound each check as they bound an agent.
+    pub(crate) limits: crate::sandbox::limits::AgentLimits,
 }
 
 /// Runs `checks` in order at `site`, every line of output redacted by `redactor` and logged to
@@ -109,7 +111,7 @@ async fn run_one(
         confine: site.confine.clone(),
         gateway: site.gateway.clone(),
         base_env: site.base_env.clone(),
-        limits: Default::default(),
+        limits: site.limits,
     };
     let mut supervised = match invocation.spawn() {
         Ok(running) => running.supervise(),
@@ -133,6 +135,10 @@ async fn run_one(
                 Some(ProcessEvent::Output(stream, bytes)) => {
                     pipeline.push(stream, &bytes, now_ms(), log, None)?;
                     supervised.recycle(bytes);
+                }
+                // Killed already; its exit follows. The check fails with who reached what.
+                Some(ProcessEvent::LimitReached(words)) => {
+                    result.stopped = Some(format!("stopped: {words}"));
                 }
                 ended => {
                     if let Some(ProcessEvent::Exited { code, signal }) = ended {
@@ -192,6 +198,7 @@ pub fn run_here(
         confine: None,
         gateway: None,
         base_env: None,
+        limits: Default::default(),
     };
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()

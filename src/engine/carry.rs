@@ -44,11 +44,14 @@ impl Engine {
                 Effect::Snapshot => self.snapshot_workdir(observer)?,
                 Effect::Spawn(spawn) => {
                     self.persist()?;
-                    let cut_short = if spawn.delay.is_zero() {
+                    let mut cut_short = if spawn.delay.is_zero() {
                         None
                     } else {
                         self.back_off(spawn.delay, observer).await?
                     };
+                    if cut_short.is_none() {
+                        cut_short = self.keep_reserve(spawn.role, observer).await?;
+                    }
                     let event = self.spawn(spawn, observer)?;
                     queue.push_back(event);
                     // After the start, so the core stops the process it now knows about.

@@ -54,6 +54,7 @@ impl Engine {
                     .kept,
                 )
             }),
+            limits: self.slot.current().limits().agent(),
         };
         let mut results = Vec::with_capacity(checks.len());
         for check in &checks {

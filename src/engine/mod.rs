@@ -29,6 +29,7 @@ pub(crate) mod interrupt;
 mod open;
 mod process;
 mod records;
+mod reserve;
 mod run;
 mod slot;
 mod spec;

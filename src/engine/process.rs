@@ -160,14 +160,7 @@ impl Engine {
             confine: self.confine.clone(),
             gateway,
             base_env,
-            limits: {
-                let l = self.slot.current().limits();
-                crate::sandbox::limits::AgentLimits {
-                    memory: l.memory,
-                    pids: l.pids,
-                    cpu: l.cpu,
-                }
-            },
+            limits: self.slot.current().limits().agent(),
         };
         if invocation.prompt_replaced_in_argv() {
             // The task fits (checked when the session was made); this prompt also carries

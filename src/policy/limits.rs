@@ -87,6 +87,15 @@ impl Default for Limits {
 }
 
 impl Limits {
+    /// What the sandbox enforces on each agent: `memory`, `pids`, `cpu`.
+    pub fn agent(&self) -> crate::sandbox::limits::AgentLimits {
+        crate::sandbox::limits::AgentLimits {
+            memory: self.memory,
+            pids: self.pids,
+            cpu: self.cpu,
+        }
+    }
+
     /// Reads a `limits` table; every key is checked so a typo fails the load instead of being
     /// silently ignored.
     pub(crate) fn from_table(table: &Table) -> Result<Limits, SchemaError> {

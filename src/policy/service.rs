@@ -183,6 +183,14 @@ impl PolicyService {
             .unwrap_or_default()
     }
 
+    /// The policy's per-agent `limits` (`memory`, `pids`, `cpu`); none when the policy's thread
+    /// is gone.
+    pub async fn agent_limits(&self) -> crate::sandbox::limits::AgentLimits {
+        self.call("limits", |h| Ok(h.limits().agent()))
+            .await
+            .unwrap_or_default()
+    }
+
     /// The policy's `env` lists ([`PolicyHost::env_rules`]); `Err` when the policy's thread is
     /// gone (an environment must not be built as if the policy had passed nothing on purpose).
     pub async fn env_rules(&self) -> Result<crate::sandbox::env::EnvRules, PolicyError> {

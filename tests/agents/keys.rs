@@ -126,7 +126,12 @@ fn a_codex_worker_never_holds_the_real_key_and_its_tokens_are_the_apis() {
             .iter()
             .find(|(n, _)| n == "authorization")
             .map(|(_, v)| v.as_str());
-        assert_eq!(key, Some(format!("Bearer {KEY}").as_str()), "{:?}", req.path);
+        assert_eq!(
+            key,
+            Some(format!("Bearer {KEY}").as_str()),
+            "{:?}",
+            req.path
+        );
     }
     let s = state(&sb);
     let tokens = s["spent"]["tokens"].as_u64().unwrap_or_default();

@@ -37,6 +37,9 @@ struct Row<'a> {
     beat_age_ms: u64,
     state: &'static str,
     leases: Vec<LeaseRow<'a>>,
+    /// What it waits for before it claims more.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    waiting: Option<&'a oneshot::job::store::RunnerWait>,
 }
 
 /// `job runners`.
@@ -69,6 +72,7 @@ pub fn runners(cx: &Cx, a: RunnersArgs) -> Result<i32> {
                         live: l.live_at(now),
                     })
                     .collect(),
+                waiting: r.waiting.as_ref(),
             };
             outln!("{}", serde_json::to_string(&row)?);
         }
@@ -108,6 +112,9 @@ pub fn runners(cx: &Cx, a: RunnersArgs) -> Result<i32> {
                 leases.join(", ")
             }
         );
+        if let Some(w) = &r.waiting {
+            outln!("  {w}");
+        }
     }
     Ok(exit::OK)
 }

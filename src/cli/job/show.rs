@@ -74,6 +74,9 @@ struct ListRow<'a> {
     runner: Option<&'a str>,
     nickname: Option<&'a str>,
     overlaps: &'a [Overlap],
+    /// A pending job's wait, when every live runner holds back (`job run --reserve`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    waiting: Option<&'a oneshot::job::store::RunnerWait>,
 }
 
 /// `job list`.
@@ -85,6 +88,13 @@ pub fn list(cx: &Cx, a: ListArgs) -> Result<i32> {
     // Against every job, whatever `--state` shows.
     let overlaps = overlap::find(&*store).map_err(|e| store_error("list the jobs", e))?;
     let of = |id: &str| overlaps.get(id).map_or(&[][..], Vec::as_slice);
+    // Why pending jobs are not started, when every live runner holds back. Only said: a store
+    // that cannot list its runners still lists its jobs.
+    let runners = store.runners().unwrap_or_default();
+    let now = store.now_ms().unwrap_or_else(|_| now_ms());
+    let wait = oneshot::job::store::pending_wait(&runners, now);
+    let waiting =
+        |state: oneshot::job::JobState| wait.filter(|_| state == oneshot::job::JobState::Pending);
     if a.json {
         for j in &jobs {
             // The sessions' words: an id named for what it is, times as `*_at` (RFC 3339).
@@ -99,6 +109,7 @@ pub fn list(cx: &Cx, a: ListArgs) -> Result<i32> {
                 runner: j.runner.as_deref(),
                 nickname: j.nickname.as_deref(),
                 overlaps: of(&j.id),
+                waiting: waiting(j.state),
             };
             outln!("{}", serde_json::to_string(&row)?);
         }
@@ -122,11 +133,14 @@ pub fn list(cx: &Cx, a: ListArgs) -> Result<i32> {
             None => one_line(&j.title, 60),
         };
         let others: Vec<&str> = of(&j.id).iter().map(|o| o.job.as_str()).collect();
-        let warn = if others.is_empty() {
+        let mut warn = if others.is_empty() {
             String::new()
         } else {
             format!("  ⚠ overlaps {}", others.join(", "))
         };
+        if waiting(j.state).is_some() {
+            warn.push_str("  ⏳ waiting for memory");
+        }
         outln!(
             "{:<12}  {:<21}  {:>5}  {:<6}  {:<8}  {task}{warn}",
             j.id,
@@ -135,6 +149,11 @@ pub fn list(cx: &Cx, a: ListArgs) -> Result<i32> {
             j.risk.as_str(),
             age(j.updated_ms),
         );
+    }
+    if let Some(w) = wait
+        && jobs.iter().any(|j| waiting(j.state).is_some())
+    {
+        outln!("⏳ pending jobs wait: every live runner is {w} (`oneshot job runners`)");
     }
     Ok(exit::OK)
 }

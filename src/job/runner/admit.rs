@@ -2,16 +2,19 @@
 //! runner may claim another step now, and the notes that say when it holds back and resumes.
 
 use super::{Note, RunnerOptions, drive};
-use crate::job::store::JobStore;
+use crate::job::store::{JobStore, RunnerBeat, RunnerWait};
 use std::sync::Arc;
 
 /// Whether the runner may claim now under its reserve; says when it starts holding back (with
-/// the jobs held) and when it resumes. `holding` is whether it held back at the last look; it
-/// stays true while jobs wait, and false once none does (so a run with nothing left ends).
+/// the jobs held) and when it resumes, to the runner's notes and in its row of the store
+/// (`beat.waiting`, written at once when it starts or stops waiting; the heartbeat keeps the
+/// figures fresh). `holding` is whether it held back at the last look; it stays true while
+/// jobs wait, and false once none does (so a run with nothing left ends).
 pub(super) async fn admit(
     store: &Arc<dyn JobStore>,
     opts: &RunnerOptions,
     holding: &mut bool,
+    beat: &mut RunnerBeat,
 ) -> bool {
     use crate::sandbox::admission::Admission;
     let Some(reserve) = opts.reserve else {
@@ -19,6 +22,9 @@ pub(super) async fn admit(
     };
     match reserve.admits() {
         Admission::Go => {
+            if beat.waiting.take().is_some() {
+                super::say_alive(store, beat).await;
+            }
             if std::mem::take(holding)
                 && let Some(available) = crate::sandbox::admission::available_memory()
             {
@@ -44,6 +50,11 @@ pub(super) async fn admit(
                 });
             }
             *holding = held > 0;
+            let was = beat.waiting.is_some();
+            beat.waiting = (held > 0).then_some(RunnerWait::Memory { available, reserve });
+            if was != beat.waiting.is_some() {
+                super::say_alive(store, beat).await;
+            }
             false
         }
     }

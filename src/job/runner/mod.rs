@@ -307,7 +307,7 @@ pub async fn run(
     let mut since = store.work_seen();
     // The runner's row, for `job runners` on any machine: made now, its heartbeat moved on
     // every third of a lease, gone when the run ends cleanly.
-    let beat = presence(&opts);
+    let mut beat = presence(&opts);
     let mut beats = tokio::time::interval(opts.lease_ttl / 3);
     beats.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     // A waiting runner whose store failed claims nothing until then.
@@ -327,7 +327,7 @@ pub async fn run(
         let may_claim = retry_at.is_none_or(|t| tokio::time::Instant::now() >= t);
         let mut admitted = true;
         if room && may_claim && running.len() < parallel {
-            admitted = admit::admit(&store, &opts, &mut holding).await;
+            admitted = admit::admit(&store, &opts, &mut holding, &mut beat).await;
             admit_at = (!admitted).then(|| tokio::time::Instant::now() + ADMISSION_POLL);
         }
         if room && may_claim && admitted && running.len() < parallel {
@@ -456,6 +456,7 @@ fn presence(opts: &RunnerOptions) -> crate::job::store::RunnerBeat {
             .unwrap_or_else(|| "host".into()),
         pid: std::process::id(),
         ttl_ms: opts.lease_ttl.as_millis() as u64,
+        waiting: None,
     }
 }
 

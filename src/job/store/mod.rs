@@ -30,7 +30,7 @@ pub use location::{PgUrl, StoreLocation};
 pub use notifications::{NotificationRecord, NotifyOutcome, NotifyStatus};
 pub use open::open;
 pub use postgres::{Migrated, PostgresStore};
-pub use runners::{RunnerBeat, RunnerRow};
+pub use runners::{RunnerBeat, RunnerRow, RunnerWait, pending_wait};
 pub use sessions::{SessionEntry, SessionJournal};
 pub use sqlite::SqliteStore;
 pub use tokens::{SecretHash, TokenRecord};

@@ -221,7 +221,8 @@ fn absolute(file: &Path) -> PathBuf {
 /// agent wrote elsewhere, and a workdir given through a symlink still counts.
 pub fn inside_workdir(file: &Path, workdir: &Path) -> bool {
     let forms = |p: &Path| {
-        let given = std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+        // `..` taken away by the text: `WORKDIR/../x.lua` is not inside (`absolute` keeps it).
+        let given = lexical(&std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf()));
         let real = std::fs::canonicalize(p).unwrap_or_else(|_| given.clone());
         [given, real]
     };
@@ -231,9 +232,36 @@ pub fn inside_workdir(file: &Path, workdir: &Path) -> bool {
         .any(|f| dirs.iter().any(|d| f.starts_with(d)))
 }
 
+/// `path` with each `..` taking away the component before it (and `.` dropped), by the text
+/// alone; the canonical form, compared beside it, is the one that follows symlinks.
+fn lexical(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_file_beside_the_workdir_through_dot_dot_is_outside() {
+        let dir = tempfile::tempdir().unwrap();
+        let work = dir.path().join("repo");
+        std::fs::create_dir(&work).unwrap();
+        assert!(!inside_workdir(&work.join("../policy.lua"), &work));
+        assert!(inside_workdir(&work.join("sub/../policy.lua"), &work));
+        assert!(inside_workdir(&work.join("./policy.lua"), &work));
+    }
 
     fn env<'a>(pairs: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<OsString> + 'a {
         move |key| {

@@ -121,7 +121,18 @@ pub(crate) fn render(
         for r in group {
             body.push_str(&row(r, now));
         }
-        body.push_str("</tbody>\n</table>\n</section>\n");
+        body.push_str("</tbody>\n</table>\n");
+        if state == JobState::Pending
+            && let Some(w) = fleet.pending_wait()
+        {
+            w!(
+                body,
+                "<p class=\"notice waiting\">⏳ Every live runner is {} — these jobs start \
+                 when memory frees.</p>\n",
+                Esc(&w.to_string())
+            );
+        }
+        body.push_str("</section>\n");
     }
     if let Some(dir) = sessions {
         body.push_str(&super::sessions::board_section(dir));

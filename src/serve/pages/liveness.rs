@@ -55,6 +55,14 @@ impl Fleet {
         }
     }
 
+    /// Why pending jobs wait, when every live runner holds back (`job run --reserve`).
+    pub(crate) fn pending_wait(&self) -> Option<&crate::job::store::RunnerWait> {
+        let (Ok(now), Ok(rows)) = (&self.now, &self.runners) else {
+            return None;
+        };
+        crate::job::store::pending_wait(rows, *now)
+    }
+
     /// The time ages are shown against: the store's, else this machine's.
     pub(crate) fn now_or_local(&self) -> u64 {
         self.now

@@ -50,7 +50,13 @@ pub(crate) fn panel(fleet: &Fleet) -> String {
                 ago(r.beat_ms, now),
             ),
             Some(now) => (
-                "<span class=\"badge live\">live</span>".to_string(),
+                match &r.waiting {
+                    Some(w) => format!(
+                        "<span class=\"badge live\">live</span> <small>{}</small>",
+                        Esc(&w.to_string())
+                    ),
+                    None => "<span class=\"badge live\">live</span>".to_string(),
+                },
                 ago(r.beat_ms, now),
             ),
             None => (

@@ -206,6 +206,55 @@ fn the_board_groups_jobs_by_state_and_counts_each() {
 }
 
 #[test]
+fn pending_jobs_say_they_wait_for_memory_while_every_live_runner_holds_back() {
+    let w = world();
+    w.add("job-00000001", "wait for room", Risk::Medium, 10);
+    let beat = |at: u64, runner: &str, waiting: Option<crate::job::store::RunnerWait>| {
+        w.at(at)
+            .runner_beat(&RunnerBeat {
+                runner: runner.into(),
+                host: "box".into(),
+                pid: 42,
+                ttl_ms: TTL,
+                waiting,
+            })
+            .unwrap();
+    };
+    let memory = crate::job::store::RunnerWait::Memory {
+        available: 1 << 30,
+        reserve: 4 << 30,
+    };
+    beat(1_000, "runner-a", Some(memory.clone()));
+    let page = board(w.at(2_000), &BoardQuery::default(), &viewer(false, false)).unwrap();
+    let pending = group(&page, "pending");
+    assert!(
+        pending.contains("Every live runner is waiting for memory: 1 GiB available, reserve 4 GiB"),
+        "{pending}"
+    );
+    let runners = &page[pos(&page, "<section class=\"runners\">")..];
+    assert!(runners.contains("waiting for memory"), "{runners}");
+    // Another live runner that would claim: the jobs wait for it, not for memory.
+    beat(1_500, "runner-b", None);
+    let page = board(w.at(2_000), &BoardQuery::default(), &viewer(false, false)).unwrap();
+    assert!(
+        !group(&page, "pending").contains("waiting for memory"),
+        "{page}"
+    );
+    // Once that one is stale, the holding one (beating on) speaks for the fleet again.
+    beat(1_500 + TTL, "runner-a", Some(memory));
+    let page = board(
+        w.at(1_500 + TTL + 1),
+        &BoardQuery::default(),
+        &viewer(false, false),
+    )
+    .unwrap();
+    assert!(
+        group(&page, "pending").contains("waiting for memory"),
+        "{page}"
+    );
+}
+
+#[test]
 fn a_lease_that_expired_by_the_stores_clock_reads_stale_and_a_live_one_names_its_runner() {
     let w = world();
     let mut j = w.add("job-00000001", "lease me", Risk::Medium, 10);
@@ -216,6 +265,7 @@ fn a_lease_that_expired_by_the_stores_clock_reads_stale_and_a_live_one_names_its
                 host: "box".into(),
                 pid: 42,
                 ttl_ms: ttl,
+                waiting: None,
             })
             .unwrap();
     };

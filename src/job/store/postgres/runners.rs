@@ -2,22 +2,23 @@
 
 use super::{PostgresStore, number};
 use crate::job::store::rows::int;
-use crate::job::store::{JobStoreError, Lease, RunnerBeat, RunnerRow};
+use crate::job::store::{JobStoreError, Lease, RunnerBeat, RunnerRow, RunnerWait};
 
 impl PostgresStore {
     pub(super) fn beat(&self, beat: &RunnerBeat) -> Result<(), JobStoreError> {
         self.with(|c| {
             let now = self.now(c)?;
             c.execute(
-                "INSERT INTO runners (runner, host, pid, started_ms, beat_ms, ttl_ms)
-                 VALUES ($1, $2, $3, $4, $4, $5)
-                 ON CONFLICT (runner) DO UPDATE SET beat_ms = $4, ttl_ms = $5",
+                "INSERT INTO runners (runner, host, pid, started_ms, beat_ms, ttl_ms, waiting)
+                 VALUES ($1, $2, $3, $4, $4, $5, $6)
+                 ON CONFLICT (runner) DO UPDATE SET beat_ms = $4, ttl_ms = $5, waiting = $6",
                 &[
                     &beat.runner,
                     &beat.host,
                     &i64::from(beat.pid),
                     &now,
                     &int(beat.ttl_ms),
+                    &beat.waiting.as_ref().map(RunnerWait::to_column),
                 ],
             )
             .map_err(|e| self.db(&e))?;
@@ -52,7 +53,7 @@ impl PostgresStore {
                 .collect();
             let rows = c
                 .query(
-                    "SELECT runner, host, pid, started_ms, beat_ms, ttl_ms FROM runners
+                    "SELECT runner, host, pid, started_ms, beat_ms, ttl_ms, waiting FROM runners
                      ORDER BY started_ms, runner",
                     &[],
                 )
@@ -72,6 +73,7 @@ impl PostgresStore {
                         started_ms: number(r.get(3)),
                         beat_ms: number(r.get(4)),
                         ttl_ms: number(r.get(5)),
+                        waiting: RunnerWait::from_column(r.get::<_, Option<String>>(6).as_deref()),
                         runner,
                     }
                 })

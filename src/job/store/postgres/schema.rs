@@ -19,7 +19,7 @@
 use postgres::{Client, GenericClient};
 
 /// The schema version this build writes and reads.
-pub(crate) const VERSION: i64 = 7;
+pub(crate) const VERSION: i64 = 8;
 
 /// An arbitrary key for the advisory lock migrations take, so that two `store migrate` at once
 /// apply each step once.
@@ -171,6 +171,9 @@ fn migrations() -> Vec<String> {
             until_ms bigint NOT NULL
         );"
         .to_string(),
+        // 8: what a runner waits for before it claims more (`RunnerWait`, as JSON), with its
+        // heartbeat, so that every machine can say why pending jobs are not started.
+        "ALTER TABLE runners ADD COLUMN IF NOT EXISTS waiting text;".to_string(),
     ]
 }
 

@@ -1,7 +1,7 @@
 //! The runners' heartbeat rows in the SQLite store.
 
 use super::{SqliteStore, int, uint};
-use crate::job::store::{JobStoreError, Lease, RunnerBeat, RunnerRow};
+use crate::job::store::{JobStoreError, Lease, RunnerBeat, RunnerRow, RunnerWait};
 use rusqlite::params;
 
 impl SqliteStore {
@@ -9,10 +9,17 @@ impl SqliteStore {
         let now = int(self.clock.now_ms());
         self.write(|tx| {
             tx.execute(
-                "INSERT INTO runners (runner, host, pid, started_ms, beat_ms, ttl_ms)
-                 VALUES (?1, ?2, ?3, ?4, ?4, ?5)
-                 ON CONFLICT (runner) DO UPDATE SET beat_ms = ?4, ttl_ms = ?5",
-                params![beat.runner, beat.host, beat.pid, now, int(beat.ttl_ms)],
+                "INSERT INTO runners (runner, host, pid, started_ms, beat_ms, ttl_ms, waiting)
+                 VALUES (?1, ?2, ?3, ?4, ?4, ?5, ?6)
+                 ON CONFLICT (runner) DO UPDATE SET beat_ms = ?4, ttl_ms = ?5, waiting = ?6",
+                params![
+                    beat.runner,
+                    beat.host,
+                    beat.pid,
+                    now,
+                    int(beat.ttl_ms),
+                    beat.waiting.as_ref().map(RunnerWait::to_column)
+                ],
             )
             .map_err(|e| self.db(e))?;
             Ok(())
@@ -31,11 +38,12 @@ impl SqliteStore {
         let conn = self.conn();
         let mut stmt = conn
             .prepare(
-                "SELECT runner, host, pid, started_ms, beat_ms, ttl_ms FROM runners
+                "SELECT runner, host, pid, started_ms, beat_ms, ttl_ms, waiting FROM runners
                  ORDER BY started_ms, runner",
             )
             .map_err(|e| self.db(e))?;
-        let rows: Vec<(String, String, i64, i64, i64, i64)> = stmt
+        type Row = (String, String, i64, i64, i64, i64, Option<String>);
+        let rows: Vec<Row> = stmt
             .query_map([], |r| {
                 Ok((
                     r.get(0)?,
@@ -44,6 +52,7 @@ impl SqliteStore {
                     r.get(3)?,
                     r.get(4)?,
                     r.get(5)?,
+                    r.get(6)?,
                 ))
             })
             .and_then(|rows| rows.collect())
@@ -67,19 +76,22 @@ impl SqliteStore {
             .map_err(|e| self.db(e))?;
         Ok(rows
             .into_iter()
-            .map(|(runner, host, pid, started, beat, ttl)| RunnerRow {
-                leases: held
-                    .iter()
-                    .filter(|l| l.runner == runner)
-                    .cloned()
-                    .collect(),
-                runner,
-                host,
-                pid: u32::try_from(pid).unwrap_or(0),
-                started_ms: uint(started),
-                beat_ms: uint(beat),
-                ttl_ms: uint(ttl),
-            })
+            .map(
+                |(runner, host, pid, started, beat, ttl, waiting)| RunnerRow {
+                    leases: held
+                        .iter()
+                        .filter(|l| l.runner == runner)
+                        .cloned()
+                        .collect(),
+                    runner,
+                    host,
+                    pid: u32::try_from(pid).unwrap_or(0),
+                    started_ms: uint(started),
+                    beat_ms: uint(beat),
+                    ttl_ms: uint(ttl),
+                    waiting: RunnerWait::from_column(waiting.as_deref()),
+                },
+            )
             .collect())
     }
 }

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 /// The schema this build writes (`PRAGMA user_version`). A file with a higher one was written
 /// by a newer oneshot and is refused rather than misread.
-pub(super) const VERSION: i64 = 6;
+pub(super) const VERSION: i64 = 7;
 
 /// How long a write waits for another process's write to end before giving up: long enough
 /// for any single store operation, short enough that a stuck holder is reported.
@@ -146,6 +146,9 @@ pub(super) const NOTIFICATIONS: &str = "CREATE TABLE notifications (
             PRIMARY KEY (job_id, kind, cause)
         );
         CREATE INDEX notifications_created ON notifications (created_ms);";
+
+/// Version 7 adds what a runner waits for before it claims more (`RunnerWait`, as JSON).
+const RUNNER_WAITING: &str = "ALTER TABLE runners ADD COLUMN waiting TEXT;";
 
 /// Why a file cannot be used as a job store, besides SQLite's own errors.
 pub(super) enum Refusal {
@@ -288,6 +291,9 @@ pub(super) fn open(path: &Path) -> Result<Connection, Refusal> {
     }
     if version < 6 {
         tx.execute_batch(NOTIFICATIONS)?;
+    }
+    if version < 7 {
+        tx.execute_batch(RUNNER_WAITING)?;
     }
     if version < VERSION {
         tx.execute_batch(&format!("PRAGMA user_version = {VERSION}"))?;

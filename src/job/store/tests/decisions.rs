@@ -75,7 +75,7 @@ fn a_version_1_store_gains_the_decisions_table_when_opened() {
     let v: i64 = c
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .unwrap();
-    assert_eq!(v, 6, "brought up to the current version");
+    assert_eq!(v, 7, "brought up to the current version");
     assert!(s.runners().unwrap().is_empty());
     assert!(s.notifications(None).unwrap().is_empty());
 }
