@@ -10,6 +10,39 @@ use crate::sandbox::egress::EgressAnswer;
 use crate::session::record::{DecisionInput, DecisionResult, EgressRefusal, Record};
 use std::sync::Arc;
 
+/// What the rules before the `egress` hook say of a connection, in their order: the policy's
+/// `deny` list; the agent's own model API (the registry's hosts: allowed unless denied, in
+/// every mode, as its key route through the proxy is); `--network none`; the `allow` list.
+/// `None`: the hook decides (and refuses by default). One reading for a session's core and an
+/// ask's judge.
+pub(crate) fn listed(
+    rules: &crate::sandbox::egress::NetworkRules,
+    query: &EgressQuery,
+    network: NetworkMode,
+) -> Option<EgressAnswer> {
+    let listed = rules.decide(&query.host, query.port);
+    if let Some(deny @ EgressAnswer::Deny { .. }) = listed {
+        return Some(deny);
+    }
+    let own = crate::agent::AgentKind::named(&query.agent).is_some_and(|k| {
+        k.api_hosts()
+            .iter()
+            .any(|h| h.eq_ignore_ascii_case(&query.host))
+    });
+    if own {
+        return Some(EgressAnswer::Allow {
+            rule: format!("{}'s own model API", query.agent),
+            private_ok: false,
+        });
+    }
+    if network == NetworkMode::None {
+        return Some(EgressAnswer::Deny {
+            rule: "the network is closed but for the model API (--network none)".into(),
+        });
+    }
+    listed
+}
+
 impl Step<'_> {
     /// The egress proxy asks whether an agent may open a connection: answered at once with an
     /// [`Effect::Egress`](super::Effect::Egress). A hook that fails refuses (egress fails
@@ -29,31 +62,8 @@ impl Step<'_> {
     }
 
     fn egress_answer(&mut self, query: &EgressQuery) -> EgressAnswer {
-        let rules = self.d.network_rules();
-        let listed = rules.decide(&query.host, query.port);
-        if let Some(deny @ EgressAnswer::Deny { .. }) = listed {
-            return deny;
-        }
-        // The agent's own model API (the registry's hosts): allowed unless denied, in every
-        // mode, as its key route through the proxy is.
-        let own = crate::agent::AgentKind::named(&query.agent).is_some_and(|k| {
-            k.api_hosts()
-                .iter()
-                .any(|h| h.eq_ignore_ascii_case(&query.host))
-        });
-        if own {
-            return EgressAnswer::Allow {
-                rule: format!("{}'s own model API", query.agent),
-                private_ok: false,
-            };
-        }
-        if self.s.settings.network == NetworkMode::None {
-            return EgressAnswer::Deny {
-                rule: "the network is closed but for the model API (--network none)".into(),
-            };
-        }
-        if let Some(listed) = listed {
-            return listed;
+        if let Some(answer) = listed(&self.d.network_rules(), query, self.s.settings.network) {
+            return answer;
         }
         let ctx = self.s.hook_ctx(self.now);
         let answer = self.d.egress(query, &ctx);
