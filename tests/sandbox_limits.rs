@@ -180,3 +180,47 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     }
     out
 }
+
+/// Two jobs at once under a policy's `limits.memory`: the one whose worker passes it is
+/// stopped and recovers, with who reached which limit in its log; the other, running beside
+/// it the whole time, is untouched.
+#[test]
+fn a_job_past_its_memory_limit_is_stopped_and_a_parallel_job_is_untouched() {
+    let env = Env::new();
+    let policy = env.repo().with_file_name("limits.lua");
+    std::fs::write(&policy, "return { limits = { memory = \"100M\" } }\n").unwrap();
+    let policy = policy.to_str().unwrap();
+    // The first run holds 300 MiB; the second does the work.
+    let hog = "sh -c 'if [ -e hogged ]; then echo hi > f.txt; exit 0; fi; touch hogged; \
+               exec python3 -c \"import time; b = bytearray(300 * 1024 * 1024); time.sleep(30)\"'";
+    // Starts with the hog and outlives its stop.
+    let calm = "sh -c 'sleep 3; echo hi > f.txt'";
+    let a = env.create(
+        hog,
+        DONE,
+        &["--activate", "--risk", "low", "--policy", policy],
+    );
+    let b = env.create(
+        calm,
+        DONE,
+        &["--activate", "--risk", "low", "--policy", policy],
+    );
+    let started = std::time::Instant::now();
+    let out = env.oneshot(&["job", "run", "--parallel", "2"]);
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{said}");
+    assert!(started.elapsed() < Duration::from_secs(25), "{said}");
+    assert_eq!(env.state(&a), "APPROVAL_REQUIRED", "{said}");
+    assert_eq!(env.state(&b), "APPROVAL_REQUIRED", "{said}");
+    let log_a = env.ok(&["job", "log", &a]);
+    assert!(
+        log_a.contains("memory limit 100 MiB reached by "),
+        "{log_a}"
+    );
+    let log_b = env.ok(&["job", "log", &b]);
+    assert!(!log_b.contains("limit"), "{log_b}");
+}
