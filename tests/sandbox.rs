@@ -528,6 +528,56 @@ fn a_worker_past_its_memory_limit_is_stopped_with_the_reason() {
     );
 }
 
+/// A check's connections are judged as an agent's are, its `egress` hook included (the core
+/// answers while the check runs), and its refusals are records of the session.
+#[test]
+fn a_checks_connections_reach_the_egress_hook() {
+    if no_namespaces() {
+        return;
+    }
+    let p = Probe::new();
+    let policy = p.w.policy(
+        r#"return {
+  egress = function(ctx, req)
+    if req.agent == "check" and req.host == "hooked.test" then return "allow", "checks may" end
+    if req.host == "refused.test" then return "deny", "zq-check-hook-says-no" end
+  end,
+}
+"#,
+    );
+    let worker = p.w.script("w.sh", "cat > /dev/null\necho worked\n");
+    let auditor = p.w.script("audit.sh", AUDIT_DONE);
+    let check = "try() { curl -s -m 5 -o /dev/null -w '%{http_code}' \"$1\"; }; \
+                 echo \"hooked: $(try http://hooked.test/)\" > check-probe.txt; \
+                 echo \"refused: $(try http://refused.test/)\" >> check-probe.txt";
+    let out = p
+        .cmd()
+        .args([
+            "--policy",
+            &policy,
+            "--worker-cmd",
+            &worker,
+            "--auditor-cmd",
+            &auditor,
+            "--check",
+            check,
+        ])
+        .arg("check the network")
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let probe = std::fs::read_to_string(p.w.work().join("check-probe.txt")).unwrap();
+    // Allowed by the hook: the proxy tried (the name resolves nowhere: 502).
+    assert_eq!(line(&probe, "hooked"), "502", "{probe}");
+    assert_eq!(line(&probe, "refused"), "403", "{probe}");
+    let id = p.w.session_ids().pop().unwrap();
+    let log = text(&p.cmd().args(["log", &id]).output().unwrap());
+    assert!(
+        log.contains("egress refused: auditor (check) → refused.test:80 — zq-check-hook-says-no"),
+        "{log}"
+    );
+}
+
 /// A check is bounded by the policy's limits as an agent is: past its memory it is stopped,
 /// fails with who reached which limit, and the worker is told so.
 #[test]

@@ -34,11 +34,7 @@ impl Engine {
                     rule,
                     private_ok,
                 } => {
-                    let answer = if allow {
-                        crate::sandbox::egress::EgressAnswer::Allow { rule, private_ok }
-                    } else {
-                        crate::sandbox::egress::EgressAnswer::Deny { rule }
-                    };
+                    let answer = super::egress::answer(allow, rule, private_ok);
                     self.egress.answer(ask, answer);
                 }
                 Effect::Snapshot => self.snapshot_workdir(observer)?,

@@ -6,19 +6,44 @@ use super::interrupt::Ask;
 use super::{Engine, EngineError, Observer, Update};
 use crate::check::{Check, CheckResult, CheckSite};
 use crate::executor::Control;
+use crate::session::Effect;
 
 /// Time between SIGTERM and SIGKILL for a check the user stops.
 const GRACE: std::time::Duration = std::time::Duration::from_secs(2);
 
-/// The session's interrupts, heard while a check runs.
-struct Interrupts<'a>(&'a mut tokio::sync::mpsc::UnboundedReceiver<Ask>);
+/// What the session hears while a check runs: the user's interrupts, and the questions of the
+/// check's egress proxy, answered by the decision core as an agent's are (the other effects of
+/// those steps — the hook's decision records — are carried out once the check ends).
+struct Waits<'a> {
+    interrupts: &'a mut tokio::sync::mpsc::UnboundedReceiver<Ask>,
+    interrupts_open: bool,
+    egress: &'a mut super::egress::Egress,
+    core: super::Core<'a>,
+    later: Vec<Effect>,
+}
 
-impl crate::check::Stop for Interrupts<'_> {
+impl crate::check::Stop for Waits<'_> {
     async fn ask(&mut self) -> Option<Control> {
-        match self.0.recv().await {
-            Some(Ask::Stop) => Some(Control::Stop(GRACE)),
-            Some(Ask::Kill) => Some(Control::Kill),
-            None => None,
+        loop {
+            tokio::select! {
+                ask = self.interrupts.recv(), if self.interrupts_open => match ask {
+                    Some(Ask::Stop) => return Some(Control::Stop(GRACE)),
+                    Some(Ask::Kill) => return Some(Control::Kill),
+                    None => self.interrupts_open = false,
+                },
+                Some(ask) = self.egress.asks.recv() => {
+                    let event = self.egress.asked(ask);
+                    for effect in self.core.step(event) {
+                        match effect {
+                            Effect::Egress { ask, allow, rule, private_ok } => {
+                                self.egress.answer(ask, super::egress::answer(allow, rule, private_ok));
+                            }
+                            other => self.later.push(other),
+                        }
+                    }
+                }
+                else => return None,
+            }
         }
     }
 }
@@ -37,13 +62,7 @@ impl Engine {
             session_id: self.session.id.clone(),
             iteration,
             confine: self.confine.clone(),
-            gateway: self.egress.check_gateway(
-                if self.session.settings.network == crate::process::NetworkMode::None {
-                    Default::default()
-                } else {
-                    self.slot.current().network_rules().clone()
-                },
-            ),
+            gateway: self.egress.check_gateway(),
             base_env: self.confine.is_some().then(|| {
                 std::sync::Arc::new(
                     crate::sandbox::env::filter(
@@ -64,15 +83,32 @@ impl Engine {
                 self.redactor.redact(&check.run)
             )));
             observer.flush();
-            let mut ran = crate::check::run(
+            let mut waits = Waits {
+                interrupts: &mut self.interrupts,
+                interrupts_open: true,
+                egress: &mut self.egress,
+                core: super::Core {
+                    session: &mut self.session,
+                    slot: &self.slot,
+                    redactor: &self.redactor,
+                },
+                later: Vec::new(),
+            };
+            let ran = crate::check::run(
                 std::slice::from_ref(check),
                 &site,
                 &self.redactor,
                 &mut self.log,
-                &mut Interrupts(&mut self.interrupts),
+                &mut waits,
             )
-            .await
-            .map_err(|e| self.log_error(e))?;
+            .await;
+            let later = std::mem::take(&mut waits.later);
+            let mut ran = ran.map_err(|e| self.log_error(e))?;
+            // The hook's decisions, recorded now that the log is free; nothing they ask for
+            // can end the session while it waits for its checks.
+            let mut queue = std::collections::VecDeque::new();
+            Box::pin(self.carry_out(later, &mut queue, observer)).await?;
+            debug_assert!(queue.is_empty(), "{queue:?}");
             let Some(result) = ran.pop() else { continue };
             let line = format!(
                 "check `{}`: {} ({}) in {:.1} s",

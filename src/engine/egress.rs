@@ -13,6 +13,15 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use tokio::sync::{mpsc, oneshot};
 
+/// The core's answer ([`crate::session::Effect::Egress`]) as the proxy takes it.
+pub(super) fn answer(allow: bool, rule: String, private_ok: bool) -> EgressAnswer {
+    if allow {
+        EgressAnswer::Allow { rule, private_ok }
+    } else {
+        EgressAnswer::Deny { rule }
+    }
+}
+
 /// The egress side of one session.
 pub(crate) struct Egress {
     judge: AskingJudge,
@@ -74,20 +83,17 @@ impl Egress {
         }))
     }
 
-    /// The gateway for a check, judged by the policy's `network` lists alone (the session
-    /// waits on the check, so no question could reach its core); its refusals are reported as
-    /// an agent's are.
-    pub(crate) fn check_gateway(
-        &self,
-        rules: crate::sandbox::egress::NetworkRules,
-    ) -> Option<Arc<dyn crate::sandbox::Gateway>> {
+    /// The gateway for a check: judged as an agent's connections are (the core answers while
+    /// the check runs: see `engine::checks`), known to the policy as the agent `check`; its
+    /// refusals are reported as an agent's are.
+    pub(crate) fn check_gateway(&self) -> Option<Arc<dyn crate::sandbox::Gateway>> {
         if !self.on {
             return None;
         }
         Some(Arc::new(ProxyGateway {
             agent: "check".into(),
             role: Role::Auditor,
-            judge: Arc::new(crate::sandbox::egress::StaticJudge(rules)),
+            judge: Arc::new(self.judge.clone()),
             model: None,
             events: self.events_tx.clone(),
             forwards: Vec::new(),

@@ -21,6 +21,8 @@
 
 mod carry;
 mod checks;
+mod core;
+use core::Core;
 mod egress;
 mod error;
 mod evidence;

@@ -4,7 +4,7 @@ use super::interrupt::Ask;
 use super::{Engine, EngineError, Observer, ProcessClock, Status, Update};
 use crate::pipeline::now_ms;
 use crate::process::StopReason;
-use crate::session::{Effect, Event, Outcome, PolicyJudge};
+use crate::session::{Effect, Event, Outcome};
 use std::collections::VecDeque;
 use std::time::Duration;
 use tokio::time::{Instant, sleep_until};
@@ -141,9 +141,12 @@ impl Engine {
 
     /// One step of the decision core, with the live policy deciding.
     fn step(&mut self, event: Event) -> Vec<Effect> {
-        let mut judge =
-            PolicyJudge::new(self.slot.current(), self.slot.generation(), &self.redactor);
-        self.session.step(now_ms(), event, &mut judge)
+        super::Core {
+            session: &mut self.session,
+            slot: &self.slot,
+            redactor: &self.redactor,
+        }
+        .step(event)
     }
 
     /// The status line's refresh: also the moment a change waiting for trust is looked at again.
