@@ -35,6 +35,11 @@ pub(crate) struct Egress {
     /// Tokens the model API's own `usage` counted for the running agent, when the proxy saw
     /// any of its responses (it holds the agent's key).
     run_tokens: Option<u64>,
+    /// What the running agent's CLI last reported it spent (its turns and dollars stand; its
+    /// tokens give way to the proxy's count).
+    cli_progress: crate::session::Spent,
+    /// An agent runs: its usage is told to the core as progress (after its end, only counted).
+    running: bool,
 }
 
 impl Egress {
@@ -52,6 +57,8 @@ impl Egress {
             next: 0,
             on,
             run_tokens: None,
+            cli_progress: Default::default(),
+            running: false,
         }
     }
 
@@ -121,6 +128,19 @@ impl Egress {
     /// A new agent run begins: its token count starts at nothing.
     pub(super) fn begin_run(&mut self) {
         self.run_tokens = None;
+        self.cli_progress = Default::default();
+        self.running = true;
+    }
+
+    /// What the running agent's CLI reported it spent so far, as the core is told it: its
+    /// tokens the model API's own count once the proxy saw any (so a budget is judged by it
+    /// while the agent runs, not only at its end).
+    pub(super) fn progress(&mut self, spent: crate::session::Spent) -> crate::session::Spent {
+        self.cli_progress = spent;
+        crate::session::Spent {
+            tokens: self.run_tokens.unwrap_or(spent.tokens),
+            ..spent
+        }
     }
 
     /// The running agent's tokens as its model API counted them, when the proxy saw them;
@@ -132,11 +152,12 @@ impl Egress {
         while let Ok(ev) = self.events.try_recv() {
             queue.extend(self.reported(ev, crate::pipeline::now_ms()));
         }
+        self.running = false;
         self.run_tokens
     }
 
-    /// What a proxy reported, as the event the core records (only refusals are recorded);
-    /// token usage is counted for the run.
+    /// What a proxy reported, as the event the core hears: a refusal, to record; a response's
+    /// usage, counted for the run and told as its progress.
     pub(super) fn reported(&mut self, ev: ProxyEvent, now_ms: u64) -> Option<Event> {
         match ev {
             ProxyEvent::Usage {
@@ -158,8 +179,14 @@ impl Egress {
                 let n = input_tokens
                     .saturating_add(output_tokens)
                     .saturating_add(cached);
-                self.run_tokens = Some(self.run_tokens.unwrap_or(0).saturating_add(n));
-                None
+                let tokens = self.run_tokens.unwrap_or(0).saturating_add(n);
+                self.run_tokens = Some(tokens);
+                // The run's progress with the API's count, as soon as each response ends.
+                self.running
+                    .then_some(Event::AgentProgress(crate::session::Spent {
+                        tokens,
+                        ..self.cli_progress
+                    }))
             }
             ProxyEvent::Refused {
                 host,
@@ -188,5 +215,54 @@ impl Egress {
             }
             _ => None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::session::Spent;
+
+    fn usage(input: u64, output: u64) -> ProxyEvent {
+        ProxyEvent::Usage {
+            provider: crate::sandbox::proxy::Provider::OpenAi,
+            model: None,
+            input_tokens: input,
+            output_tokens: output,
+            cache_read_tokens: 0,
+            cache_write_tokens: 0,
+        }
+    }
+
+    fn spent(turns: u32, tokens: u64) -> Spent {
+        Spent {
+            turns,
+            tokens,
+            usd: 0.0,
+        }
+    }
+
+    #[test]
+    fn a_runs_progress_carries_the_apis_token_count_while_it_runs() {
+        let sandbox = Sandbox::Landlock { abi: 4 };
+        let mut e = Egress::new(&sandbox, NetworkMode::Policy);
+        e.begin_run();
+        // Before the proxy saw a response, the CLI's own count stands.
+        assert_eq!(e.progress(spent(1, 5)), spent(1, 5));
+        // Each response's usage is progress at once, with the CLI's turns.
+        let told = e.reported(usage(100, 20), 1);
+        assert!(
+            matches!(told, Some(Event::AgentProgress(ref s)) if *s == spent(1, 120)),
+            "{told:?}"
+        );
+        // The CLI's next report keeps its turns; the tokens are the API's.
+        assert_eq!(e.progress(spent(2, 7)), spent(2, 120));
+        let mut queue = std::collections::VecDeque::new();
+        assert_eq!(e.run_tokens(&mut queue), Some(120));
+        // After the run's end, usage is counted but told to nobody.
+        assert!(e.reported(usage(1, 1), 2).is_none());
+        // The next run starts from nothing.
+        e.begin_run();
+        assert_eq!(e.progress(spent(1, 9)), spent(1, 9));
     }
 }

@@ -255,7 +255,7 @@ impl Engine {
                     (Some(tap), Stream::Stdout) => {
                         let seen = tap.hear(&bytes, &mut p.supervised);
                         let waiting = tap.waiting_on_background();
-                        p.seen(seen, queue);
+                        p.seen(seen, &mut self.egress, queue);
                         p.waiting_on_background(waiting);
                     }
                     // An agent's stderr is not progress (retry chatter goes there), but it
@@ -428,7 +428,12 @@ impl Proc {
     /// Acts on what the agent's reader saw (its replies already went back): progress resets
     /// the inactivity clock; the agent's session id, its use so far and permission questions
     /// go to the core (the policy answers those).
-    fn seen(&mut self, seen: Seen, queue: &mut VecDeque<Event>) {
+    fn seen(
+        &mut self,
+        seen: Seen,
+        egress: &mut super::egress::Egress,
+        queue: &mut VecDeque<Event>,
+    ) {
         if seen.progress {
             self.last_output = Instant::now();
         }
@@ -436,7 +441,7 @@ impl Proc {
             queue.push_back(Event::AgentSession(own));
         }
         if let Some(spent) = seen.spent {
-            queue.push_back(Event::AgentProgress(spent));
+            queue.push_back(Event::AgentProgress(egress.progress(spent)));
         }
         for change in seen.turns {
             queue.push_back(Event::AgentTurn(change));
