@@ -15,6 +15,15 @@ fn main() {
     unsafe {
         libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
     }
+    // An empty ONESHOT_* variable (`ONESHOT_STATE_DIR=`) means unset, as users expect of an
+    // environment default, not "a value is required".
+    for (name, value) in std::env::vars_os() {
+        if value.is_empty() && name.to_string_lossy().starts_with("ONESHOT_") {
+            // SAFETY: no other thread runs yet: this is the first thing `main` does after a
+            // prctl, before anything that could start one.
+            unsafe { std::env::remove_var(&name) };
+        }
+    }
     // A guard (see `cli::guard`) has one job and no command line.
     if let Some(session) = std::env::var_os(cli::guard::GUARD_ENV) {
         cli::guard::run(&session.to_string_lossy());

@@ -567,3 +567,28 @@ fn a_mistyped_or_missing_verb_of_a_command_group_starts_nothing() {
     );
     assert!(w.session_ids().is_empty(), "nothing was started");
 }
+
+/// An empty ONESHOT_* variable means unset (users set `ONESHOT_STATE_DIR=` to clear a default),
+/// not "a value is required".
+#[test]
+fn an_empty_oneshot_variable_is_unset() {
+    let w = World::new();
+    let home = w.tmp.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_oneshot"))
+        .env("HOME", &home)
+        .env("XDG_STATE_HOME", home.join("state"))
+        .env("ONESHOT_STATE_DIR", "")
+        .env("ONESHOT_WORKER", "")
+        .args(["list"])
+        .current_dir(w.work())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        !stderr(&out).contains("a value is required"),
+        "{}",
+        stderr(&out)
+    );
+}
