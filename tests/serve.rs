@@ -410,6 +410,16 @@ fn an_approved_job_lands_from_its_page_bound_to_what_the_page_showed() {
     let stale = form(&[("state", "SUCCESS"), ("attempt", "7"), ("diff_hash", "")]);
     let r = http(&s, "POST", &land, &as_lander, &stale);
     assert_eq!(r.status, 409, "{}", r.body);
+    // Nor a page that showed another diff at the same step: the core's `Seen` compares it.
+    let attempt = field(&page.body, "attempt");
+    let other_diff = form(&[
+        ("state", "SUCCESS"),
+        ("attempt", &attempt),
+        ("diff_hash", "sha256:0000"),
+    ]);
+    let r = http(&s, "POST", &land, &as_lander, &other_diff);
+    assert_eq!(r.status, 409, "{}", r.body);
+    assert!(r.body.contains("it showed diff sha256:0000"), "{}", r.body);
     assert!(env.show(&id)["job"]["landed"].is_null());
     // From its page: landed in the source's main, the token's name in the trail.
     let r = http(&s, "POST", &land, &as_lander, &body);

@@ -95,7 +95,7 @@ pub fn land_with(
     let cwd = std::env::current_dir().unwrap_or_default();
     let state_dir = crate::store::default_state_dir(&cwd, |k| std::env::var_os(k))
         .unwrap_or_else(|| cwd.join(".oneshot"));
-    land_in(store, id, giving, resolver, &state_dir)
+    land_in(store, id, giving, resolver, &state_dir, None)
 }
 
 /// [`land_with`] from the machine whose state directory is `state_dir`: a job whose source
@@ -109,18 +109,25 @@ pub fn land_in(
     giving: &Giving,
     mut resolver: Option<&mut dyn Resolver>,
     state_dir: &std::path::Path,
+    seen: Option<&crate::job::verbs::Seen>,
 ) -> Result<Land, LandError> {
     let job = store.get(id).map_err(GiveError::from)?;
+    let diff_hash = store
+        .artifacts(&job.id)
+        .map_err(GiveError::from)?
+        .pop()
+        .map(|a| a.diff_hash);
+    // Bound to what the human saw, as every verb given from a page is.
+    if let Some(seen) = seen {
+        seen.still(&job, diff_hash.as_deref())
+            .map_err(GiveError::from)?;
+    }
     let cx = VerbContext {
         actor: giving.actor.clone(),
         now_ms: giving.now_ms,
         feedback: None,
         previous: None,
-        diff_hash: store
-            .artifacts(&job.id)
-            .map_err(GiveError::from)?
-            .pop()
-            .map(|a| a.diff_hash),
+        diff_hash,
         policy_hash: policy_hash(&job),
     };
     let mut core = Step::new(job.clone(), cx.actor.clone());

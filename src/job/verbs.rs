@@ -67,6 +67,17 @@ pub enum VerbError {
         /// What differs: what was seen, and what the job is now.
         what: String,
     },
+    /// `job cleanup` of a job that may still step: only a finished job's workspace goes.
+    #[error(
+        "clean up {id}: it is {state}; only a SUCCESS or CANCELED job's workspace is removed \
+         (a job that may still step needs it)"
+    )]
+    NotFinished {
+        /// The job.
+        id: String,
+        /// Its state.
+        state: JobState,
+    },
     /// `land` where the state allows it but the job does not (already landed, or in
     /// INTERVENTION_REQUIRED for another reason than a failed land).
     #[error("job {id}: land is refused: {why}")]
@@ -294,6 +305,18 @@ pub struct Seen {
     pub diff_hash: String,
 }
 
+/// Whether `job`'s workspace may be removed (`job cleanup`): only once it is SUCCESS or
+/// CANCELED, where no step will need it again.
+pub fn may_clean_up(job: &Job) -> Result<(), VerbError> {
+    match job.state() {
+        JobState::Success | JobState::Canceled => Ok(()),
+        state => Err(VerbError::NotFinished {
+            id: job.id.clone(),
+            state,
+        }),
+    }
+}
+
 impl Seen {
     /// What `job` (with its latest artifact's diff hash) shows now.
     pub fn of(job: &Job, diff_hash: Option<&str>) -> Seen {
@@ -301,6 +324,18 @@ impl Seen {
             state: job.state(),
             attempt: job.steps,
             diff_hash: diff_hash.unwrap_or_default().to_string(),
+        }
+    }
+
+    /// Whether `job`, whose latest artifact's diff hash is `diff_hash`, is still what was
+    /// seen: [`VerbError::Stale`], saying what differs, when it is not.
+    pub fn still(&self, job: &Job, diff_hash: Option<&str>) -> Result<(), VerbError> {
+        match self.differs(&Seen::of(job, diff_hash)) {
+            Some(what) => Err(VerbError::Stale {
+                id: job.id.clone(),
+                what,
+            }),
+            None => Ok(()),
         }
     }
 
@@ -352,14 +387,7 @@ pub fn give_seen(
     let job = store.get(id)?;
     let latest = store.artifacts(&job.id)?.pop();
     if let Some(seen) = seen {
-        let now = Seen::of(&job, latest.as_ref().map(|a| a.diff_hash.as_str()));
-        if let Some(what) = seen.differs(&now) {
-            return Err(VerbError::Stale {
-                id: job.id.clone(),
-                what,
-            }
-            .into());
-        }
+        seen.still(&job, latest.as_ref().map(|a| a.diff_hash.as_str()))?;
     }
     let cx = VerbContext {
         actor: giving.actor.clone(),

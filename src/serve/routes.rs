@@ -352,30 +352,12 @@ async fn verb(
 
 /// `POST /jobs/{id}/land`: the job's work landed in its source as `job land` lands it on this
 /// machine (`landing::land_in`, no resolver: a conflict leaves the base untouched and the job
-/// INTERVENTION_REQUIRED), bound to what the page showed (its state and step).
+/// INTERVENTION_REQUIRED), bound to what the page showed (its state, step and diff), as every
+/// verb from a page is.
 async fn land(app: &App, id: &str, giving: Giving, seen: Option<Seen>, json: bool) -> Response {
     let (store, state_dir, job_id) = (app.store.clone(), app.state_dir.clone(), id.to_string());
     let done = tokio::task::spawn_blocking(move || {
-        if let Some(seen) = &seen {
-            let now = store
-                .get(&job_id)
-                .map_err(|e| (status_of(&GiveError::Store(e.clone())), e.to_string()))?;
-            if now.state() != seen.state || now.steps != seen.attempt {
-                return Err((
-                    StatusCode::CONFLICT,
-                    format!(
-                        "job {} is {} at step {} now, not what the page showed ({} at step {}); \
-                         nothing was landed: look at it again",
-                        now.id,
-                        now.state(),
-                        now.steps,
-                        seen.state,
-                        seen.attempt
-                    ),
-                ));
-            }
-        }
-        landing::land_in(&*store, &job_id, &giving, None, &state_dir).map_err(|e| {
+        landing::land_in(&*store, &job_id, &giving, None, &state_dir, seen.as_ref()).map_err(|e| {
             let status = match &e {
                 LandError::Give(g) => status_of(g),
                 _ => StatusCode::SERVICE_UNAVAILABLE,

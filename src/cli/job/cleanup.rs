@@ -5,7 +5,6 @@
 use super::{Cx, refused, store_error};
 use anyhow::Result;
 use clap::Args;
-use oneshot::job::JobState;
 use oneshot::job::record::{AuditEntry, Job, Workspace};
 use oneshot::job::verbs;
 use oneshot::job::workspace::{self, Cleanup};
@@ -28,14 +27,7 @@ pub fn run(cx: &Cx, a: CleanupArgs) -> Result<i32> {
     let job = store
         .get(&a.id)
         .map_err(|e| store_error(&format!("clean up {}", a.id), e))?;
-    if !matches!(job.state(), JobState::Success | JobState::Canceled) {
-        return Err(refused(format!(
-            "clean up {}: it is {}; only a SUCCESS or CANCELED job's workspace is \
-             removed (a job that may still step needs it)",
-            job.id,
-            job.state()
-        )));
-    }
+    verbs::may_clean_up(&job).map_err(|e| refused(e.to_string()))?;
     let Some(ws) = &job.workspace else {
         // A job canceled before its first step may still hold the base `job create
         // --include-uncommitted` made; nothing else will ever let it go.

@@ -160,7 +160,7 @@ fn land_one(
         }
     };
     let resolver = resolver.as_mut().map(|r| r as &mut dyn landing::Resolver);
-    match landing::land_in(store, id, &giving(), resolver, &cx.state_dir) {
+    match landing::land_in(store, id, &giving(), resolver, &cx.state_dir, None) {
         Ok(Land::Landed(job)) => {
             let landed = job.landed.as_ref();
             if json {

@@ -24,24 +24,13 @@ pub(crate) const OPERATE_VERBS: [JobTrigger; 4] = [
 pub(crate) fn verbs(job: &Job, viewer: &Viewer) -> Vec<JobTrigger> {
     allowed(job.state())
         .into_iter()
-        .filter(|v| *v != JobTrigger::Land || landable(job))
+        // The core's rule, judged again on the POST.
+        .filter(|v| *v != JobTrigger::Land || crate::job::land::may_land(job).is_ok())
         .filter(|v| {
             (viewer.can_approve && APPROVE_VERBS.contains(v))
                 || (viewer.can_operate && OPERATE_VERBS.contains(v))
         })
         .collect()
-}
-
-/// Whether a land is for this job now: a SUCCESS not landed yet, or an INTERVENTION_REQUIRED
-/// a failed land left (fixed in the workspace); the core judges it again on the POST.
-fn landable(job: &Job) -> bool {
-    match job.state() {
-        crate::job::JobState::Success => job.landed.is_none(),
-        crate::job::JobState::InterventionRequired => {
-            matches!(job.reason, Some(crate::job::JobReason::LandFailed { .. }))
-        }
-        _ => false,
-    }
 }
 
 /// The forms' section; empty when the viewer may give no verb here.
