@@ -3,8 +3,23 @@
 //! (and its account), by message id, and said. turns.md found none missing in any run of the
 //! pinned Claude; this is what makes "none missing" checked rather than assumed.
 
-use super::AgentEvent;
 use super::tap::Tap;
+use super::{AgentEvent, AgentKind, DriverSetup};
+use std::collections::HashSet;
+
+/// The ids of the assistant messages in the transcript of the conversation a run continues
+/// (`setup.resume`), read as it starts: at its end they are the earlier runs' messages, which
+/// its stream never carried and which are not missing from it.
+pub(super) fn earlier_messages(kind: AgentKind, setup: &DriverSetup) -> HashSet<String> {
+    let (Some(read), Some(session)) = (kind.def().transcript_messages, setup.resume.as_deref())
+    else {
+        return HashSet::new();
+    };
+    match (kind.def().transcript)(&setup.cwd, session) {
+        Some(path) => read(&path).into_iter().map(|m| m.id).collect(),
+        None => HashSet::new(),
+    }
+}
 
 impl Tap {
     /// Reconciles the run's timeline with the agent's transcript; returns the ids of the
@@ -23,15 +38,16 @@ impl Tap {
         self.reconcile_with(read(&path))
     }
 
-    /// Adds to the timeline each of `messages` (a transcript's, in order) it lacks; returns
-    /// their ids.
+    /// Adds to the timeline each of `messages` (a transcript's, in order) it lacks and no
+    /// earlier run of the conversation wrote; returns their ids.
     fn reconcile_with(
         &mut self,
         messages: Vec<super::transcript::TranscriptMessage>,
     ) -> Vec<String> {
         let mut added = Vec::new();
         for m in messages {
-            if self.timeline.message(&m.id).is_some() {
+            // Streamed in this run, or an earlier run's in a continued conversation.
+            if self.timeline.message(&m.id).is_some() || self.earlier.contains(&m.id) {
                 continue;
             }
             for event in [
@@ -91,6 +107,31 @@ mod tests {
         );
         assert!(tap.narrative.text().contains("reply to HELLO"));
         assert!(tap.reconcile_with(transcript).is_empty(), "once");
+    }
+
+    #[test]
+    fn a_continued_conversations_earlier_messages_are_not_missing_from_this_run() {
+        let mut tap = Tap::new(
+            AgentKind::Claude,
+            Protocol::Claude,
+            DriverSetup {
+                role: crate::process::Role::Worker,
+                cwd: ".".into(),
+                model: None,
+                resume: None,
+            },
+        );
+        // What the transcript held when this run continued the conversation.
+        tap.earlier = ["msg_0".to_string()].into();
+        tap.push(b"{\"type\":\"assistant\",\"message\":{\"id\":\"msg_1\",\"content\":[{\"type\":\"text\",\"text\":\"second\"}]}}\n");
+        let transcript = ["msg_0", "msg_1", "msg_2"]
+            .map(|id| TranscriptMessage {
+                id: id.into(),
+                text: format!("text of {id}"),
+            })
+            .to_vec();
+        assert_eq!(tap.reconcile_with(transcript), ["msg_2"]);
+        assert!(!tap.narrative.text().contains("text of msg_0"));
     }
 
     #[test]

@@ -67,12 +67,17 @@ pub(crate) struct Tap {
     closed: bool,
     /// The run was asked to stop through the protocol: its input closes at the turn's end.
     stopping: bool,
+    /// The ids of the assistant messages the agent's transcript already held when this run
+    /// continued its conversation: earlier runs' messages, never this run's missing ones.
+    pub(super) earlier: std::collections::HashSet<String>,
 }
 
 impl Tap {
     /// A tap for `kind` speaking `protocol`, its conversation set up by `setup`.
     pub fn new(kind: AgentKind, protocol: Protocol, setup: DriverSetup) -> Tap {
+        let earlier = super::reconcile::earlier_messages(kind, &setup);
         Tap {
+            earlier,
             kind,
             cwd: setup.cwd.clone(),
             driver: protocol.driver(setup),

@@ -81,6 +81,13 @@ fn claude_worker_and_codex_auditor_loop_to_completion() {
     assert_eq!(s["agents"]["worker"]["kind"], "claude");
     let reqs = claude_model.model_requests();
     assert_eq!(reqs.len(), 4, "{}", r.dump());
+    // Iteration 1's messages, in the transcript iteration 2 continued, are not "missing" from
+    // iteration 2's stream, nor added to its account.
+    assert!(
+        !r.stderr.contains("its output stream did not carry"),
+        "{}",
+        r.dump()
+    );
     // Iteration 2 resumed the conversation: the first turn and the critique are both there.
     let second = reqs[2].body_text();
     assert!(second.contains("wrote line one zq21"), "{second}");
