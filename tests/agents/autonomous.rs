@@ -228,3 +228,44 @@ fn now_preempts_a_turn_waiting_on_the_model() {
         "the preempted turn ended interrupted"
     );
 }
+
+/// A worker whose first iteration ends with an autonomous turn, continued in a second
+/// iteration: the first iteration's messages (its own turn's among them), which the transcript
+/// holds, are not "missing" from the second's stream nor added to its account.
+#[test]
+fn a_continued_conversation_after_an_autonomous_turn_reconciles_only_its_own_run() {
+    let sb = Sandbox::new();
+    let model = FakeModel::with([
+        background("sleep 6; echo BGDONE > bg-marker.txt"),
+        Reply::Text("started it in the background".into()),
+        Reply::Text("the background job finished zq-iter1".into()),
+        Reply::Text("the second iteration is done zq-iter2".into()),
+    ]);
+    let Some(claude) = super::claude::claude(&sb, &model) else {
+        return;
+    };
+    // Rejects once, then accepts.
+    let auditor = "sh -c 'if [ -e .audited ]; then echo \"VERDICT: DONE\"; \
+                   else touch .audited; echo \"VERDICT: RETRY once more\"; fi'";
+    let mut c = oneshot(&sb, &[&claude]);
+    c.args(["--worker", "claude", "--auditor-cmd", auditor])
+        .arg("run the job in the background, then once more");
+    let r = run(c, LIMIT);
+    assert_eq!(r.code(), Some(0), "{}", r.dump());
+    assert_eq!(model.model_requests().len(), 4, "{}", r.dump());
+    assert!(
+        !r.stderr.contains("its output stream did not carry"),
+        "{}",
+        r.dump()
+    );
+    // The second run's account (its exit's tail, what the auditor and `ctx.worker_output`
+    // read) is its own; its prompt, which carries the first attempt, is not looked at.
+    let exits: Vec<Value> = log_records(&sb)
+        .into_iter()
+        .filter(|r| r["type"] == "process" && r["event"] == "exited" && r["role"] == "worker")
+        .collect();
+    assert_eq!(exits.len(), 2, "{exits:#?}");
+    let second = exits[1]["tail"].as_str().unwrap_or_default();
+    assert!(second.contains("zq-iter2"), "{second}");
+    assert!(!second.contains("zq-iter1"), "{second}");
+}
