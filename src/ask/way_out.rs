@@ -108,22 +108,10 @@ impl crate::sandbox::egress::EgressJudge for AskJudge {
             }));
         };
         Box::pin(async move {
-            let answer = policy.egress(query, &ctx).await;
-            if answer.allows() {
-                let rule = match answer {
-                    crate::policy::EgressHookAnswer::Decided(d) => d.reason,
-                    crate::policy::EgressHookAnswer::Default => None,
-                };
-                EgressAnswer::Allow {
-                    rule: rule.unwrap_or_else(|| "the policy's egress hook".into()),
-                    // A hook's yes is not a name in the policy: a private address stays refused.
-                    private_ok: false,
-                }
-            } else {
-                EgressAnswer::Deny {
-                    rule: answer.rule().to_string(),
-                }
-            }
+            crate::session::egress_hook_answer(match policy.egress(query, &ctx).await {
+                crate::policy::EgressHookAnswer::Decided(d) => Some(d),
+                crate::policy::EgressHookAnswer::Default => None,
+            })
         })
     }
 }

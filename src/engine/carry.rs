@@ -174,14 +174,23 @@ impl Engine {
     ) -> Result<Option<Event>, EngineError> {
         self.durable()?;
         self.report_status(observer);
-        Ok(tokio::select! {
-            _ = tokio::time::sleep(delay) => None,
+        Ok(self.wait_or_interrupt(delay).await)
+    }
+
+    /// Waits `delay`, unless an interrupt comes first: its event is returned then.
+    pub(super) async fn wait_or_interrupt(&mut self, delay: std::time::Duration) -> Option<Event> {
+        let until = tokio::time::Instant::now() + delay;
+        tokio::select! {
+            _ = tokio::time::sleep_until(until) => None,
             ask = self.interrupts.recv() => match ask {
-                Some(super::interrupt::Ask::Stop) => Some(Event::Interrupt),
-                Some(super::interrupt::Ask::Kill) => Some(Event::Kill),
-                None => None,
+                Some(ask) => Some(ask.event()),
+                // Nobody can ask any more: only the clock ends the wait.
+                None => {
+                    tokio::time::sleep_until(until).await;
+                    None
+                }
             },
-        })
+        }
     }
 
     fn control(&mut self, c: Control) {

@@ -94,17 +94,7 @@ impl Egress {
     /// the check runs: see `engine::checks`), known to the policy as the agent `check`; its
     /// refusals are reported as an agent's are.
     pub(crate) fn check_gateway(&self) -> Option<Arc<dyn crate::sandbox::Gateway>> {
-        if !self.on {
-            return None;
-        }
-        Some(Arc::new(ProxyGateway {
-            agent: "check".into(),
-            role: Role::Auditor,
-            judge: Arc::new(self.judge.clone()),
-            model: None,
-            events: self.events_tx.clone(),
-            forwards: Vec::new(),
-        }))
+        self.gateway("check", Role::Auditor, None, Vec::new())
     }
 
     /// A question from a proxy, as the event the core answers.

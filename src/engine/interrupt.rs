@@ -11,6 +11,16 @@ pub(crate) enum Ask {
     Kill,
 }
 
+impl Ask {
+    /// The event the decision core hears for it.
+    pub(crate) fn event(self) -> crate::session::Event {
+        match self {
+            Ask::Stop => crate::session::Event::Interrupt,
+            Ask::Kill => crate::session::Event::Kill,
+        }
+    }
+}
+
 /// A handle that interrupts a running session: [`Interrupt::stop`] asks the running agent to
 /// stop (SIGTERM to its group, a grace period, SIGKILL) and the session to pause in
 /// INTERRUPTED, resumable; a second `stop`, or [`Interrupt::kill`], kills at once. Cheap to

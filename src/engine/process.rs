@@ -122,25 +122,24 @@ impl Engine {
                 self.confine.is_some(),
             )
         };
-        let base_env = match self.confine.is_some() {
-            true => {
-                let dropped = outfit.dropped.clone();
-                // Said once a session (and whenever the list changes, as a policy's `env` can):
-                // what the agents do not get, in `log` and `show`.
-                if !dropped.is_empty() && self.env_dropped.as_ref() != Some(&dropped) {
-                    let m = format!(
-                        "the agents' environment leaves out {} (credentials: a policy's \
-                         env = {{ pass = {{ … }} }} keeps one)",
-                        dropped.join(", ")
-                    );
-                    self.session.env_dropped.clone_from(&dropped);
-                    self.env_dropped = Some(dropped);
-                    self.dirty = true;
-                    self.tell_out_of_band(&m, false, observer)?;
-                }
-                Some(std::sync::Arc::new(outfit.env))
+        let base_env = if self.confine.is_some() {
+            let dropped = outfit.dropped.clone();
+            // Said once a session (and whenever the list changes, as a policy's `env` can):
+            // what the agents do not get, in `log` and `show`.
+            if !dropped.is_empty() && self.env_dropped.as_ref() != Some(&dropped) {
+                let m = format!(
+                    "the agents' environment leaves out {} (credentials: a policy's \
+                     env = {{ pass = {{ … }} }} keeps one)",
+                    dropped.join(", ")
+                );
+                self.session.env_dropped.clone_from(&dropped);
+                self.env_dropped = Some(dropped);
+                self.dirty = true;
+                self.tell_out_of_band(&m, false, observer)?;
             }
-            false => None,
+            Some(std::sync::Arc::new(outfit.env))
+        } else {
+            None
         };
         let gateway = self.egress.gateway(
             &agent_name_of(agent.as_ref(), &command),

@@ -45,14 +45,8 @@ impl Engine {
                 self.report_status(observer);
                 said = true;
             }
-            tokio::select! {
-                _ = tokio::time::sleep(LOOK_EVERY) => {}
-                ask = self.interrupts.recv() => match ask {
-                    Some(super::interrupt::Ask::Stop) => return Ok(Some(Event::Interrupt)),
-                    Some(super::interrupt::Ask::Kill) => return Ok(Some(Event::Kill)),
-                    // Nobody can ask any more: only the clock wakes the wait.
-                    None => tokio::time::sleep(LOOK_EVERY).await,
-                },
+            if let Some(event) = self.wait_or_interrupt(LOOK_EVERY).await {
+                return Ok(Some(event));
             }
         }
     }

@@ -1,6 +1,5 @@
 //! The loop: wait for something to happen, turn it into an event, step, carry out.
 
-use super::interrupt::Ask;
 use super::{Engine, EngineError, Observer, ProcessClock, Status, Update};
 use crate::pipeline::now_ms;
 use crate::process::StopReason;
@@ -87,12 +86,8 @@ impl Engine {
                 Some(()) = self.inbox.changed.recv() => {
                     self.read_inbox(&mut queue, observer)?;
                 }
-                ask = self.interrupts.recv() => match ask {
-                    Some(Ask::Stop) => queue.push_back(Event::Interrupt),
-                    Some(Ask::Kill) => queue.push_back(Event::Kill),
-                    // The engine holds a sender itself, so the channel never closes.
-                    None => {}
-                },
+                // The engine holds a sender itself, so the channel never closes.
+                Some(ask) = self.interrupts.recv() => queue.push_back(ask.event()),
                 _ = sleep_until(idle.unwrap_or(far)), if idle.is_some() => {
                     queue.push_back(Event::TimedOut(StopReason::InactivityTimeout));
                 }

@@ -19,7 +19,7 @@ const EGRESS_EXPECTED: &str =
     "\"allow\" or \"deny\" (or true/false), optionally and a reason; or nil for the default";
 
 /// The rule a connection that neither list nor hook allowed is refused by.
-pub const NOT_ALLOWED: &str = "not on the policy's allowlist";
+pub const NOT_ALLOWED: &str = crate::sandbox::egress::DEFAULT_DENY_RULE;
 
 /// One connection the egress hook is asked about.
 #[derive(Debug, Clone, PartialEq, Eq)]

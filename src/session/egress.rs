@@ -43,6 +43,28 @@ pub(crate) fn listed(
     listed
 }
 
+/// The `egress` hook's decision as the proxy takes it: its yes with its reason (never a name
+/// the policy lists, so a private address the host resolves to stays refused), its no, or —
+/// when it decided nothing — the default refusal. One reading for the core and an ask's judge.
+pub(crate) fn hook_answer(decision: Option<crate::policy::EgressDecision>) -> EgressAnswer {
+    match decision {
+        Some(d) if d.allow => EgressAnswer::Allow {
+            rule: d
+                .reason
+                .unwrap_or_else(|| "the policy's egress hook".into()),
+            private_ok: false,
+        },
+        Some(d) => EgressAnswer::Deny {
+            rule: d
+                .reason
+                .unwrap_or_else(|| "refused by the policy's egress hook".into()),
+        },
+        None => EgressAnswer::Deny {
+            rule: NOT_ALLOWED.into(),
+        },
+    }
+}
+
 impl Step<'_> {
     /// The egress proxy asks whether an agent may open a connection: answered at once with an
     /// [`Effect::Egress`](super::Effect::Egress). A hook that fails refuses (egress fails
@@ -77,22 +99,7 @@ impl Step<'_> {
         match self.decided("egress", input, answer, |d| {
             DecisionResult::Egress(d.clone())
         }) {
-            Ok(Some(d)) if d.allow => EgressAnswer::Allow {
-                rule: d
-                    .reason
-                    .unwrap_or_else(|| "the policy's egress hook".into()),
-                // A hook's yes is not a name in the policy: a private or metadata address the
-                // host resolves to stays refused.
-                private_ok: false,
-            },
-            Ok(Some(d)) => EgressAnswer::Deny {
-                rule: d
-                    .reason
-                    .unwrap_or_else(|| "refused by the policy's egress hook".into()),
-            },
-            Ok(None) => EgressAnswer::Deny {
-                rule: NOT_ALLOWED.into(),
-            },
+            Ok(decision) => hook_answer(decision),
             Err(e) => EgressAnswer::Deny {
                 rule: format!(
                     "refused because the egress policy failed: {} (egress fails closed)",

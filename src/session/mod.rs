@@ -23,7 +23,7 @@ mod ctx;
 mod decide;
 mod effect;
 mod egress;
-pub(crate) use egress::listed as egress_listed;
+pub(crate) use egress::{hook_answer as egress_hook_answer, listed as egress_listed};
 mod event;
 mod history;
 mod outcome;
