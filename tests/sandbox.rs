@@ -85,6 +85,30 @@ impl Probe {
         (id, out)
     }
 
+    /// A session of `worker` under `policy` with `extra` flags, its auditor accepting.
+    fn session(
+        &self,
+        policy: &str,
+        worker: &str,
+        extra: &[&str],
+        task: &str,
+    ) -> std::process::Output {
+        let auditor = self.w.script("audit.sh", AUDIT_DONE);
+        self.cmd()
+            .args([
+                "--policy",
+                policy,
+                "--worker-cmd",
+                worker,
+                "--auditor-cmd",
+                &auditor,
+            ])
+            .args(extra)
+            .arg(task)
+            .output()
+            .unwrap()
+    }
+
     fn probe(&self) -> String {
         std::fs::read_to_string(self.w.work().join("probe.txt")).unwrap()
     }
@@ -497,22 +521,9 @@ fn a_worker_past_its_memory_limit_is_stopped_with_the_reason() {
         "cat > /dev/null\nif [ -e hogged ]; then exit 0; fi\ntouch hogged\n\
          exec python3 -c 'import time; b = bytearray(300 * 1024 * 1024); time.sleep(30)'\n",
     );
-    let auditor = p.w.script("audit.sh", AUDIT_DONE);
     let policy = p.w.policy(r#"return { limits = { memory = "100M" } }"#);
     let started = std::time::Instant::now();
-    let out = p
-        .cmd()
-        .args([
-            "--policy",
-            &policy,
-            "--worker-cmd",
-            &worker,
-            "--auditor-cmd",
-            &auditor,
-        ])
-        .arg("use too much memory")
-        .output()
-        .unwrap();
+    let out = p.session(&policy, &worker, &[], "use too much memory");
     let said = text(&out);
     assert_eq!(code(&out), 0, "{said}");
     // Stopped well before its sleep ended, with who and which limit.
@@ -546,25 +557,10 @@ fn a_checks_connections_reach_the_egress_hook() {
 "#,
     );
     let worker = p.w.script("w.sh", "cat > /dev/null\necho worked\n");
-    let auditor = p.w.script("audit.sh", AUDIT_DONE);
     let check = "try() { curl -s -m 5 -o /dev/null -w '%{http_code}' \"$1\"; }; \
                  echo \"hooked: $(try http://hooked.test/)\" > check-probe.txt; \
                  echo \"refused: $(try http://refused.test/)\" >> check-probe.txt";
-    let out = p
-        .cmd()
-        .args([
-            "--policy",
-            &policy,
-            "--worker-cmd",
-            &worker,
-            "--auditor-cmd",
-            &auditor,
-            "--check",
-            check,
-        ])
-        .arg("check the network")
-        .output()
-        .unwrap();
+    let out = p.session(&policy, &worker, &["--check", check], "check the network");
     assert_eq!(code(&out), 0, "{}", text(&out));
     let probe = std::fs::read_to_string(p.w.work().join("check-probe.txt")).unwrap();
     // Allowed by the hook: the proxy tried (the name resolves nowhere: 502).
@@ -588,25 +584,15 @@ fn a_check_past_its_memory_limit_fails_with_the_reason() {
         "w.sh",
         "cat > /dev/null\nif [ -e ran ]; then rm -f hog; else touch ran hog; fi\n",
     );
-    let auditor = p.w.script("audit.sh", AUDIT_DONE);
     let policy = p.w.policy(r#"return { limits = { memory = "100M" } }"#);
     let check = "if [ -e hog ]; then exec python3 -c 'import time; b = bytearray(300 * 1024 * 1024); time.sleep(30)'; fi";
     let started = std::time::Instant::now();
-    let out = p
-        .cmd()
-        .args([
-            "--policy",
-            &policy,
-            "--worker-cmd",
-            &worker,
-            "--auditor-cmd",
-            &auditor,
-            "--check",
-            check,
-        ])
-        .arg("a check that uses too much memory")
-        .output()
-        .unwrap();
+    let out = p.session(
+        &policy,
+        &worker,
+        &["--check", check],
+        "a check that uses too much memory",
+    );
     let said = text(&out);
     assert_eq!(code(&out), 0, "{said}");
     assert!(

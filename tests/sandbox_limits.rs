@@ -131,14 +131,15 @@ fn a_policys_reserve_holds_the_agent_until_memory_frees() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
+    // The session's log (the only session under the state dir).
     let logs = || {
-        let mut text = String::new();
-        for e in walk(&env.state_dir()) {
-            if e.ends_with("oneshot-log.json") {
-                text.push_str(&std::fs::read_to_string(&e).unwrap_or_default());
-            }
-        }
-        text
+        let sessions = std::fs::read_dir(env.state_dir().join("sessions"));
+        sessions
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| std::fs::read_to_string(e.path().join("oneshot-log.json")).unwrap_or_default())
+            .collect::<String>()
     };
     let deadline = std::time::Instant::now() + Duration::from_secs(30);
     while !logs().contains("the worker starts when memory frees") {
@@ -166,19 +167,6 @@ fn a_policys_reserve_holds_the_agent_until_memory_frees() {
         "{}",
         logs()
     );
-}
-
-fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            out.extend(walk(&p));
-        } else {
-            out.push(p);
-        }
-    }
-    out
 }
 
 /// Two jobs at once under a policy's `limits.memory`: the one whose worker passes it is

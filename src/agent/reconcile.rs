@@ -77,9 +77,9 @@ mod tests {
     use super::*;
     use crate::agent::{AgentKind, DriverSetup, Protocol};
 
-    #[test]
-    fn a_message_only_the_transcript_holds_is_added_once_and_named() {
-        let mut tap = Tap::new(
+    /// A Claude worker's reader, in a new conversation.
+    fn claude_tap() -> Tap {
+        Tap::new(
             AgentKind::Claude,
             Protocol::Claude,
             DriverSetup {
@@ -88,7 +88,12 @@ mod tests {
                 model: None,
                 resume: None,
             },
-        );
+        )
+    }
+
+    #[test]
+    fn a_message_only_the_transcript_holds_is_added_once_and_named() {
+        let mut tap = claude_tap();
         tap.push(b"{\"type\":\"assistant\",\"message\":{\"id\":\"msg_1\",\"content\":[{\"type\":\"text\",\"text\":\"first\"}]}}\n");
         let transcript = vec![
             TranscriptMessage {
@@ -111,16 +116,7 @@ mod tests {
 
     #[test]
     fn a_continued_conversations_earlier_messages_are_not_missing_from_this_run() {
-        let mut tap = Tap::new(
-            AgentKind::Claude,
-            Protocol::Claude,
-            DriverSetup {
-                role: crate::process::Role::Worker,
-                cwd: ".".into(),
-                model: None,
-                resume: None,
-            },
-        );
+        let mut tap = claude_tap();
         // What the transcript held when this run continued the conversation.
         tap.earlier = ["msg_0".to_string()].into();
         tap.push(b"{\"type\":\"assistant\",\"message\":{\"id\":\"msg_1\",\"content\":[{\"type\":\"text\",\"text\":\"second\"}]}}\n");

@@ -52,7 +52,13 @@ fn a_claude_worker_never_holds_the_real_key_and_its_tokens_are_the_apis() {
         );
     }
     assert_eq!(read("found.txt").trim(), "", "files holding the key");
-    // The model API got the real key on every request, never the placeholder.
+    keyed_and_counted(&sb, &model, "x-api-key", REAL_KEY);
+}
+
+/// The model API got `value` in `header` on every request (the real key, never the
+/// placeholder), and the session's tokens are its `usage`: each fake response counts 100
+/// input and 20 output tokens.
+fn keyed_and_counted(sb: &Sandbox, model: &FakeModel, header: &str, value: &str) {
     let requests = model.model_requests();
     assert!(!requests.is_empty());
     for req in &requests {
@@ -60,12 +66,11 @@ fn a_claude_worker_never_holds_the_real_key_and_its_tokens_are_the_apis() {
             .credentials
             .0
             .iter()
-            .find(|(n, _)| n == "x-api-key")
+            .find(|(n, _)| n == header)
             .map(|(_, v)| v.as_str());
-        assert_eq!(key, Some(REAL_KEY), "{:?}", req.path);
+        assert_eq!(key, Some(value), "{:?}", req.path);
     }
-    // Each fake response counts 100 input and 20 output tokens (its `usage`).
-    let s = state(&sb);
+    let s = state(sb);
     let tokens = s["spent"]["tokens"].as_u64().unwrap_or_default();
     assert_eq!(tokens, 120 * requests.len() as u64, "{s}");
 }
@@ -117,23 +122,5 @@ fn a_codex_worker_never_holds_the_real_key_and_its_tokens_are_the_apis() {
         "{ancestors}"
     );
     assert_eq!(read("found.txt").trim(), "", "files holding the key");
-    let requests = model.model_requests();
-    assert!(!requests.is_empty());
-    for req in &requests {
-        let key = req
-            .credentials
-            .0
-            .iter()
-            .find(|(n, _)| n == "authorization")
-            .map(|(_, v)| v.as_str());
-        assert_eq!(
-            key,
-            Some(format!("Bearer {KEY}").as_str()),
-            "{:?}",
-            req.path
-        );
-    }
-    let s = state(&sb);
-    let tokens = s["spent"]["tokens"].as_u64().unwrap_or_default();
-    assert_eq!(tokens, 120 * requests.len() as u64, "{s}");
+    keyed_and_counted(&sb, &model, "authorization", &format!("Bearer {KEY}"));
 }

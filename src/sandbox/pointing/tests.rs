@@ -11,6 +11,16 @@ fn words(list: &[&str]) -> Vec<String> {
     list.iter().map(|w| w.to_string()).collect()
 }
 
+/// `argv` of a one-word program with no user arguments, its config in `own_dir`.
+fn plain<'a>(argv: &'a [String], own_dir: Option<&'a std::path::Path>) -> AgentWords<'a> {
+    AgentWords {
+        argv,
+        user_args: &[],
+        program_len: 1,
+        own_dir,
+    }
+}
+
 fn env<'a>(pairs: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
     move |k| {
         pairs
@@ -24,15 +34,7 @@ fn env<'a>(pairs: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> +
 fn codex_built_in_provider_is_replaced_by_one_through_the_proxy() {
     let argv = words(&["codex", "app-server"]);
     let p = CODEX
-        .point(
-            &env(&[("CODEX_API_KEY", "sk-real")]),
-            AgentWords {
-                argv: &argv,
-                user_args: &[],
-                program_len: 1,
-                own_dir: None,
-            },
-        )
+        .point(&env(&[("CODEX_API_KEY", "sk-real")]), plain(&argv, None))
         .expect("held");
     assert_eq!(p.route.upstream, "https://api.openai.com/v1");
     assert_eq!(p.route.key, "sk-real");
@@ -128,17 +130,9 @@ base_url = "http://localhost:11434/v1"
     )
     .unwrap();
     let argv = words(&["codex", "app-server"]);
-    let dir_path = dir.path();
-    fn at<'a>(argv: &'a [String], dir: &'a std::path::Path) -> AgentWords<'a> {
-        AgentWords {
-            argv,
-            user_args: &[],
-            program_len: 1,
-            own_dir: Some(dir),
-        }
-    }
+    let at = |argv| plain(argv, Some(dir.path()));
     let p = CODEX
-        .point(&env(&[("AZURE_OPENAI_API_KEY", "az")]), at(&argv, dir_path))
+        .point(&env(&[("AZURE_OPENAI_API_KEY", "az")]), at(&argv))
         .expect("held");
     assert_eq!(p.route.upstream, "https://x.openai.azure.com/openai");
     assert_eq!(p.route.key, "az");
@@ -149,12 +143,12 @@ base_url = "http://localhost:11434/v1"
         CODEX
             .point(
                 &env(&[("AZURE_OPENAI_API_KEY", "az"), ("OPENAI_API_KEY", "o")]),
-                at(&other, dir_path)
+                at(&other)
             )
             .is_none()
     );
     // The key variable unset: not held either.
-    assert!(CODEX.point(&env(&[]), at(&argv, dir_path)).is_none());
+    assert!(CODEX.point(&env(&[]), at(&argv)).is_none());
 }
 
 #[test]
@@ -162,12 +156,7 @@ fn codex_without_a_key_in_the_environment_is_not_held() {
     let argv = words(&["codex", "app-server"]);
     let none = CODEX.point(
         &env(&[("OPENAI_API_KEY", PLACEHOLDER_KEY)]),
-        AgentWords {
-            argv: &argv,
-            user_args: &[],
-            program_len: 1,
-            own_dir: None,
-        },
+        plain(&argv, None),
     );
     assert!(none.is_none());
 }
@@ -182,15 +171,7 @@ fn a_base_url_variable_is_set_to_the_proxy() {
     };
     let argv = words(&["claude", "-p"]);
     let p = api
-        .point(
-            &env(&[("ANTHROPIC_API_KEY", "k")]),
-            AgentWords {
-                argv: &argv,
-                user_args: &[],
-                program_len: 1,
-                own_dir: None,
-            },
-        )
+        .point(&env(&[("ANTHROPIC_API_KEY", "k")]), plain(&argv, None))
         .expect("held");
     assert_eq!(p.route.upstream, "https://api.anthropic.com");
     let mut out = argv.clone();
