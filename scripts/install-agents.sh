@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs the pinned agent CLIs that tests/agents_offline.rs drives against a fake model server.
+# Installs the pinned agent CLIs that tests/agents/main.rs drives against a fake model server.
 #
 #   scripts/install-agents.sh [DIR]     (DIR defaults to .cache/agents in the repository)
 #

@@ -3,7 +3,7 @@
 //! concatenate), and which protocol its stdout speaks. Each agent's folder holds its own
 //! command line (its `AgentDef::launch`, in the folder's `agent.rs`); this is what they share.
 //!
-//! Every flag there was checked against the pinned CLI versions (`tests/agents_offline.rs`,
+//! Every flag there was checked against the pinned CLI versions (`tests/agents/main.rs`,
 //! `docs/agents-offline.md`).
 
 use super::{AgentSpec, Protocol};

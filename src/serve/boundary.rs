@@ -219,7 +219,7 @@ pub(crate) async fn boundary(State(app): State<App>, mut req: Request, next: Nex
 /// what a token may see), no referrer to another site (a sign-in link's code is in its URL),
 /// no sniffing. The referrer policy is `same-origin`, not `no-referrer`: under `no-referrer` a
 /// browser sends `Origin: null` with a form's POST, and the server's own forms would be
-/// refused as coming from nowhere (tests/browser.rs found it).
+/// refused as coming from nowhere (tests/browser/pages.rs found it).
 fn harden(mut response: Response) -> Response {
     let h = response.headers_mut();
     for (name, value) in [

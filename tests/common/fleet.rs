@@ -10,12 +10,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-#[path = "job_env.rs"]
-mod job_env;
+// The binary's own modules (tests/common/job_env.rs, pg_server.rs): one cluster per process,
+// whichever module reaches it.
+use crate::job_env;
+pub(crate) use crate::pg_server;
 pub use job_env::{git, repo};
-
-#[path = "pg_server.rs"]
-pub mod pg_server;
 
 /// The store, the remote, the record of side effects.
 pub struct Fleet {
@@ -80,7 +79,11 @@ impl Fleet {
     /// A fleet on a fresh, migrated database; `None` where PostgreSQL is not installed (and this
     /// is not CI: see `pg_server`).
     pub fn new() -> Option<Fleet> {
-        let url = pg_server::fresh_database()?;
+        Some(Fleet::on(pg_server::fresh_database()?))
+    }
+
+    /// A fleet on the fresh database `url` (of a cluster of the test's own, say), migrated.
+    pub fn on(url: String) -> Fleet {
         let dir = tempfile::tempdir().unwrap();
         let src = repo(dir.path());
         git(
@@ -99,7 +102,7 @@ impl Fleet {
         let marker = format!("sleep 7{:07}{n:02}", std::process::id());
         let fleet = Fleet { dir, url, marker };
         fleet.machine("admin").ok(&["store", "migrate"]);
-        Some(fleet)
+        fleet
     }
 
     /// The remote every job's source is.

@@ -1,5 +1,5 @@
 //! A real PostgreSQL for tests: one temporary cluster per test process, started at the first
-//! use from Debian's `postgresql` binaries (on PATH, in `/usr/lib/postgresql/*/bin`, or in
+//! use ([`server`]; a test that restarts its server starts one of its own, [`own_server`]) from Debian's `postgresql` binaries (on PATH, in `/usr/lib/postgresql/*/bin`, or in
 //! `$ONESHOT_TEST_PG_BIN`), listening only on a Unix socket in a temporary directory, with
 //! `fsync` off; each test gets a database of its own ([`fresh_database`]). The server stops
 //! when the test process ends, however it ends: it runs under a shell that holds a pipe from
@@ -64,36 +64,48 @@ pub fn server() -> Option<&'static PgServer> {
 /// A new, empty database on the cluster, as a URL for `--store`; `None` when there is no
 /// cluster (see [`server`]).
 pub fn fresh_database() -> Option<String> {
-    let s = server()?;
-    let name = format!(
-        "t_{}_{}",
-        std::process::id(),
-        DATABASES.fetch_add(1, Ordering::SeqCst)
-    );
-    let out = Command::new(bin_dir()?.join("psql"))
-        .args(["-X", "-q", "-v", "ON_ERROR_STOP=1", "-h"])
-        .arg(&s.socket_dir)
-        .args([
-            "-p",
-            &s.port.to_string(),
-            "-U",
-            &s.user,
-            "-d",
-            "postgres",
-            "-c",
-        ])
-        .arg(format!("CREATE DATABASE {name}"))
-        .output()
-        .expect("run psql");
-    assert!(
-        out.status.success(),
-        "create database {name}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    Some(s.url(&name))
+    Some(server()?.database())
+}
+
+/// A cluster of the caller's own, stopped and removed when it is dropped: for a test that
+/// restarts its server, which the tests sharing the process's cluster must not see. `None`
+/// where [`server`] would be.
+pub fn own_server() -> Option<PgServer> {
+    server()?;
+    Some(start(&bin_dir()?))
 }
 
 impl PgServer {
+    /// A new, empty database on this cluster, as a URL for `--store`.
+    pub fn database(&self) -> String {
+        let name = format!(
+            "t_{}_{}",
+            std::process::id(),
+            DATABASES.fetch_add(1, Ordering::SeqCst)
+        );
+        let out = Command::new(self.bin.join("psql"))
+            .args(["-X", "-q", "-v", "ON_ERROR_STOP=1", "-h"])
+            .arg(&self.socket_dir)
+            .args([
+                "-p",
+                &self.port.to_string(),
+                "-U",
+                &self.user,
+                "-d",
+                "postgres",
+                "-c",
+            ])
+            .arg(format!("CREATE DATABASE {name}"))
+            .output()
+            .expect("run psql");
+        assert!(
+            out.status.success(),
+            "create database {name}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        self.url(&name)
+    }
+
     /// Restarts the server (`pg_ctl restart -m fast`: every connection is cut), waiting until
     /// it takes connections again; `down` is how long it stays stopped in between.
     pub fn restart(&self, down: Duration) {
@@ -168,7 +180,13 @@ fn as_server_user(cmd: &str) -> Command {
 }
 
 fn start(bin: &Path) -> PgServer {
-    let root = std::env::temp_dir().join(format!("oneshot-pg-{}", std::process::id()));
+    // A directory per cluster: a process may hold its shared one and others of its own.
+    static CLUSTERS: AtomicU32 = AtomicU32::new(0);
+    let root = std::env::temp_dir().join(format!(
+        "oneshot-pg-{}-{}",
+        std::process::id(),
+        CLUSTERS.fetch_add(1, Ordering::SeqCst)
+    ));
     let _ = std::fs::remove_dir_all(&root);
     std::fs::create_dir_all(&root).expect("make the cluster's directory");
     // SAFETY: geteuid has no preconditions.
@@ -197,7 +215,8 @@ fn start(bin: &Path) -> PgServer {
         "initdb: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    // A port per process: the socket file's name carries it.
+    // A port per process: the socket file's name carries it (in the cluster's own directory,
+    // so the clusters of one process do not meet).
     let port = 20_000 + (std::process::id() % 20_000) as u16;
     // The shell starts the server (`pg_ctl`, so that a restart is the same server to it) and
     // reads its stdin, a pipe this process holds: at EOF (this process ended, however it
