@@ -11,7 +11,7 @@
 //! value from the same definition the parser uses; an id is one `ArgValueCandidates` on its
 //! argument. A `__complete` hook would need hand-written glue per shell grafted onto generated
 //! scripts. The price of "unstable": the protocol between script and binary may change with
-//! clap_complete (Cargo.lock pins it), which is why README.md says to load the script when the
+//! clap_complete (Cargo.lock pins it), which is why docs/cli.md says to load the script when the
 //! shell starts rather than save it.
 
 use super::args::Cli;

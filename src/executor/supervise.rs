@@ -31,7 +31,7 @@ const FINAL_DRAIN: Duration = Duration::from_millis(100);
 /// every few milliseconds then costs one wake-up per batch, not one per line (a wake-up costs
 /// far more than a line); see [`Pipe`]. Lines reach the log and the terminal at most this late
 /// (they are stamped when read); timeouts are minutes, unaffected. Part of a dashboard's line →
-/// browser time (README, "Dashboard"), so no longer than it must be.
+/// browser time (docs/performance.md, "Dashboard"), so no longer than it must be.
 const GATHER: Duration = Duration::from_millis(50);
 
 /// What the task reports.

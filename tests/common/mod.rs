@@ -12,7 +12,7 @@ pub struct World {
     /// The workdir, policies, scripts and whatever the agents write outside the workdir.
     pub tmp: tempfile::TempDir,
     /// oneshot's own files (state dir, user config), apart: the agents are confined away from
-    /// them, and a directory holding one takes no new entries from an agent (README, "Agents
+    /// them, and a directory holding one takes no new entries from an agent (docs/reliability.md, "Agents
     /// are confined").
     pub private: tempfile::TempDir,
 }

@@ -290,7 +290,7 @@ fn the_watchdog_stays_quiet_when_the_interrupt_does_its_job() {
 }
 
 /// How far past its budget a hook stops, for string work, allocation and error storms: prints
-/// the times (measured, not asserted — the machine is noisy; the README reports them). Run:
+/// the times (measured, not asserted — the machine is noisy; docs/performance.md reports them). Run:
 /// `cargo test --release --lib measure_hook_overrun -- --ignored --nocapture`.
 #[test]
 #[ignore]

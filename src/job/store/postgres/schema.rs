@@ -162,7 +162,7 @@ fn migrations() -> Vec<String> {
         // transition takes its job id and number from the job row its own statement just
         // updated (`RETURNING`), and no job is ever deleted, so the key could never fail —
         // while its check, a query a transition, was a sixth of the server's work a step
-        // (README, "PostgreSQL store").
+        // (docs/performance.md, "PostgreSQL store").
         "ALTER TABLE transitions DROP CONSTRAINT IF EXISTS transitions_job_id_fkey;".to_string(),
         // 7: who waits for every change (`super::watchers`): each step's writes announce
         // themselves only while a row here has not expired.

@@ -5,7 +5,7 @@
 //!
 //! Why: a `NOTIFY` is not free. At the commit of every transaction that sent one, PostgreSQL
 //! takes a lock all such commits in the cluster share, and appends to its notification queue;
-//! sent with every advance, it cost a fifth of the fleet's claims rate (README, "PostgreSQL
+//! sent with every advance, it cost a fifth of the fleet's claims rate (docs/performance.md, "PostgreSQL
 //! store"), whether or not anyone listened. The rare writes (a job created, a verb, an audit
 //! entry such as a message said to a job, an artifact, a decision, a lease handed back) always
 //! announce themselves: a runner's relay of messages waits for those alone
