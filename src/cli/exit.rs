@@ -9,7 +9,7 @@
 //! | 4 | [`REFUSED`] | resume refused, or the session is locked by another process |
 //! | 130 | [`INTERRUPTED`] | INTERRUPTED; resumable |
 //!
-//! [`TABLE`] says it in full; the README's CLI section and `oneshot --help` show it and a test
+//! [`TABLE`] says it in full; the README ("Exit codes") and `oneshot --help` show it and a test
 //! keeps them true. Errors get their code from [`for_error`], which looks through the error's
 //! chain for the library error that decides it; outcomes from [`for_outcome`]. Nothing else in
 //! the CLI picks a number. (clap's own usage errors exit 2 as well.)
@@ -35,7 +35,7 @@ pub const REFUSED: i32 = 4;
 /// The session was interrupted (128 + SIGINT, as shells do); it is resumable.
 pub const INTERRUPTED: i32 = 130;
 
-/// Every code with its name and when it happens: `--help` shows the names, the README's CLI
+/// Every code with its name and when it happens: `--help` shows the names, the README's "Exit codes"
 /// section the whole table.
 pub const TABLE: &[(i32, &str, &str)] = &[
     (
@@ -48,8 +48,9 @@ pub const TABLE: &[(i32, &str, &str)] = &[
         "FAILED, or a runtime error",
         "the session failed; or a state file or log could not be read, the disk is full, the \
          trust store is broken; also failed policy tests, a difference found by `policy \
-         replay --exit-code`, a schema check that finds an error, and an `ask` whose target \
-         failed, timed out or never gave an answer that fits",
+         replay --exit-code`, a schema check that finds an error, an `ask` whose target \
+         failed, timed out or never gave an answer that fits, and a `job step` that leaves \
+         its job in INTERVENTION_REQUIRED",
     ),
     (
         USAGE,

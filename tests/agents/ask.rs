@@ -261,13 +261,14 @@ fn a_claude_panel_auditor_asks_the_jobs_permit() {
     let Some(claude) = super::claude::claude(&sb, &model) else {
         return;
     };
-    let oneshot_job = |args: &[&str]| {
+    let oneshot_job_code = |args: &[&str], code: i32| {
         let mut c = oneshot(&sb, &[&claude]);
         c.env("ONESHOT_ACTOR", "tester").arg("job").args(args);
         let r = run(c, LIMIT);
-        assert_eq!(r.code(), Some(0), "{args:?}: {}", r.dump());
+        assert_eq!(r.code(), Some(code), "{args:?}: {}", r.dump());
         r.stdout
     };
+    let oneshot_job = |args: &[&str]| oneshot_job_code(args, 0);
     let id = oneshot_job(&[
         "create",
         "--worker-cmd",
@@ -282,7 +283,8 @@ fn a_claude_panel_auditor_asks_the_jobs_permit() {
         "write hi to f.txt",
     ]);
     let id = id.trim();
-    oneshot_job(&["step", id]);
+    // The step leaves the job needing a human: `job step` exits 1.
+    oneshot_job_code(&["step", id], 1);
     let show: Value = serde_json::from_str(&oneshot_job(&["show", id, "--json"])).unwrap();
     assert_eq!(show["job"]["state"], "INTERVENTION_REQUIRED", "{show:#}");
     let reason = show["job"]["reason"].as_str().unwrap();

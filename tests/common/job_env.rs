@@ -44,7 +44,7 @@ pub fn repo(root: &Path) -> PathBuf {
 
 /// A repository with one commit in a temporary directory, and a state directory in another
 /// (the agents are confined away from it, and a directory holding it takes no new entries from
-/// an agent: README, "Agents are confined").
+/// an agent: docs/reliability.md, "Agents are confined").
 pub struct Env {
     pub dir: tempfile::TempDir,
     pub private: tempfile::TempDir,
@@ -119,6 +119,21 @@ impl Env {
         String::from_utf8(out.stdout).unwrap()
     }
 
+    /// Steps job `id` into INTERVENTION_REQUIRED: insists on `job step`'s exit 1 (a step
+    /// that leaves its job needing a human fails the command) and on the state; returns stdout.
+    pub fn stuck(&self, id: &str) -> String {
+        let out = self.oneshot(&["job", "step", id]);
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "job step {id}: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(self.state(id), "INTERVENTION_REQUIRED");
+        String::from_utf8(out.stdout).unwrap()
+    }
+
     pub fn create(&self, worker: &str, auditor: &str, extra: &[&str]) -> String {
         let mut args = vec![
             "job",
@@ -168,6 +183,10 @@ impl Env {
             _ => unreachable!("{state}"),
         };
         for v in verbs {
+            if state == "INTERVENTION_REQUIRED" && v == &["step"] {
+                self.stuck(&id);
+                continue;
+            }
             let mut args = vec!["job"];
             args.extend_from_slice(v);
             args.push(&id);

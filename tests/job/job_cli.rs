@@ -403,7 +403,7 @@ fn the_audit_trail_is_complete_after_a_scripted_human_session() {
     env.ok(&["job", "resume", &b]);
     env.ok(&["job", "cancel", &b]);
     let c = env.create(GOOD_WORKER, "echo VERDICT: IMPOSSIBLE", &["--activate"]);
-    env.ok(&["job", "step", &c]);
+    env.stuck(&c);
     env.ok(&["job", "resubmit", &c]);
     env.ok(&["job", "cancel", &c]);
     let trail: Vec<Value> = env
@@ -600,7 +600,7 @@ fn max_loops_lets_the_nth_step_reach_a_human_and_stops_the_one_past_it() {
     assert_eq!(env.state(&id), "APPROVAL_REQUIRED");
     // A reject asks for another loop; that step is past the bound.
     env.ok(&["job", "reject", &id, "--feedback", "again"]);
-    env.ok(&["job", "step", &id]);
+    env.stuck(&id);
     let v = env.show(&id);
     assert_eq!(v["job"]["state"], "INTERVENTION_REQUIRED", "{v}");
     let reason = v["job"]["reason"].as_str().unwrap();
@@ -634,7 +634,7 @@ fn show_prints_a_long_reason_whole_wrapped() {
     .unwrap();
     let panel = format!("cmd:sh {}", script.display());
     let id = env.create(GOOD_WORKER, DONE, &["--panel", &panel, "--activate"]);
-    env.ok(&["job", "step", &id]);
+    env.stuck(&id);
     let v = env.show(&id);
     assert_eq!(v["job"]["state"], "INTERVENTION_REQUIRED", "{v}");
     let reason = v["job"]["reason"].as_str().unwrap().to_string();

@@ -47,7 +47,7 @@ fn a_stricter_verdict_hook_fails_the_panel_and_a_human_must_intervene() {
     let mut args = vec!["--activate", "--policy", strict.to_str().unwrap()];
     args.extend_from_slice(&panel);
     let id = env.create(GOOD_WORKER, DONE, &args);
-    env.ok(&["job", "step", &id]);
+    env.stuck(&id);
     let show = env.show(&id);
     assert_eq!(show["job"]["state"], "INTERVENTION_REQUIRED", "{show:#}");
     let reason = show["job"]["reason"].as_str().unwrap();
@@ -90,7 +90,7 @@ fn a_verdict_hook_that_fails_is_an_error_verdict_not_a_pass() {
             &says_done("sure", 0.95),
         ],
     );
-    env.ok(&["job", "step", &id]);
+    env.stuck(&id);
     let show = env.show(&id);
     assert_eq!(show["job"]["state"], "INTERVENTION_REQUIRED", "{show:#}");
     let reason = show["job"]["reason"].as_str().unwrap();

@@ -241,8 +241,10 @@ fn a_cancel_mid_session_takes_the_job_from_its_runner_and_stops_the_agent() {
     );
     assert_eq!(ends.len(), 1);
     assert_eq!(
-        ends[0].lost.as_deref(),
-        Some("canceled by ana while it was EXECUTING; this runner stopped its work on it"),
+        ends[0].ended,
+        runner::Ended::Lost(
+            "canceled by ana while it was EXECUTING; this runner stopped its work on it".into()
+        ),
         "{:?}",
         ends[0]
     );

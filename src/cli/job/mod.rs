@@ -98,7 +98,8 @@ pub enum JobCommand {
     /// → CANCELED, for good; a runner working on the job loses it and stops its agents.
     #[command(after_help = examples::JOB_CANCEL)]
     Cancel(IdArg),
-    /// Run one step of one job (the given one, or the one waiting longest) until it rests.
+    /// Run one step of one job (the given one, or the one waiting longest) until it rests;
+    /// exits 1 when it rests in INTERVENTION_REQUIRED (a human must look).
     #[command(after_help = examples::JOB_STEP)]
     Step(run::StepArgs),
     /// Run steps of every claimable job until none is left (or --max-steps ran).

@@ -8,7 +8,7 @@ use crate::cli::statusline::{clock, fit};
 use crate::cli::term::{status_line_fits, terminal_width};
 use oneshot::engine::Update;
 use oneshot::job::JobState;
-use oneshot::job::runner::{Note, StepEnd};
+use oneshot::job::runner::{Ended, Note, StepEnd};
 use oneshot::sandbox::limits::format_size;
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -276,13 +276,26 @@ pub(super) fn event(e: &Event<'_>) {
 
 /// A step's end as an event.
 fn step_end(e: &StepEnd) -> Event<'_> {
+    let (mut lost, mut failed, mut paused, mut lease_until) = (None, None, None, None);
+    match &e.ended {
+        Ended::Lost(why) => lost = Some(why.as_str()),
+        Ended::Failed {
+            why,
+            lease_until_ms,
+        } => {
+            failed = Some(why.as_str());
+            lease_until = lease_until_ms.map(rfc3339);
+        }
+        Ended::Paused(what) => paused = Some(what.as_str()),
+        _ => {}
+    }
     Event::StepEnd {
         job_id: &e.job,
         state: e.state,
         reason: e.reason.as_deref(),
-        lost: e.lost.as_deref(),
-        failed: e.failed.as_deref(),
-        paused: e.paused.as_deref(),
-        lease_until: e.lease_until_ms.map(rfc3339),
+        lost,
+        failed,
+        paused,
+        lease_until,
     }
 }

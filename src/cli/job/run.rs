@@ -7,7 +7,8 @@ use crate::cli::exit::{self, usage};
 use crate::cli::signals::Signals;
 use anyhow::{Context, Result};
 use clap::Args;
-use oneshot::job::runner::{self, Note, RunnerOptions, Shutdown, StepEnd};
+use oneshot::job::JobState;
+use oneshot::job::runner::{self, Ended, Note, RunnerOptions, Shutdown, StepEnd};
 use oneshot::job::store::JobStore;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -273,12 +274,12 @@ fn open_files_for(parallel: usize) -> Option<String> {
 /// `job run --json`'s last event, and the exit code `finish` would give.
 fn summary(ends: &[StepEnd]) -> i32 {
     let count = |f: fn(&StepEnd) -> bool| ends.iter().filter(|e| f(e)).count();
-    let failed = count(|e| e.failed.is_some());
-    let paused = count(|e| e.paused.is_some());
+    let failed = count(|e| matches!(e.ended, Ended::Failed { .. }));
+    let paused = count(|e| matches!(e.ended, Ended::Paused(_)));
     let mut rested = std::collections::BTreeMap::new();
     for e in ends
         .iter()
-        .filter(|e| e.failed.is_none() && e.paused.is_none())
+        .filter(|e| !matches!(e.ended, Ended::Failed { .. } | Ended::Paused(_)))
     {
         *rested.entry(e.state).or_default() += 1;
     }
@@ -294,7 +295,7 @@ fn summary(ends: &[StepEnd]) -> i32 {
         rested,
         failed,
         paused,
-        lost: count(|e| e.lost.is_some()),
+        lost: count(|e| matches!(e.ended, Ended::Lost(_))),
         exit_code: code,
     });
     code
@@ -321,36 +322,43 @@ fn finish(cx: &Cx, ends: Vec<StepEnd>, one: bool) -> Result<i32> {
     }
     let mut failed = 0;
     let mut paused = 0;
+    let mut stuck = 0;
     for e in &ends {
-        if let Some(why) = &e.failed {
-            failed += 1;
-            // Whole: the OS's words ("No space left on device") may come late in git's.
-            let expires = e
-                .lease_until_ms
-                .map(|t| format!(" (at {})", crate::cli::show::rfc3339(t)))
-                .unwrap_or_default();
-            errln!(
-                "  {}  stays in {}: {}",
-                e.job,
-                e.state,
-                crate::cli::show::one_line(why, usize::MAX)
-            );
-            errln!(
-                "oneshot: error: failed to finish the step of {}: it stays in {} under this \
-                 runner's lease; once that expires{expires} the next `oneshot job run` (or \
-                 `oneshot job step {}`) takes it up from there; fix what failed first",
-                e.job,
-                e.state,
-                e.job
-            );
-            continue;
-        }
-        if let Some(what) = &e.paused {
-            paused += 1;
-            errln!("  {}  stays in {}: {what}", e.job, e.state);
-            continue;
-        }
-        match &e.lost {
+        let lost = match &e.ended {
+            Ended::Failed {
+                why,
+                lease_until_ms,
+            } => {
+                failed += 1;
+                // Whole: the OS's words ("No space left on device") may come late in git's.
+                let expires = lease_until_ms
+                    .map(|t| format!(" (at {})", crate::cli::show::rfc3339(t)))
+                    .unwrap_or_default();
+                errln!(
+                    "  {}  stays in {}: {}",
+                    e.job,
+                    e.state,
+                    crate::cli::show::one_line(why, usize::MAX)
+                );
+                errln!(
+                    "oneshot: error: failed to finish the step of {}: it stays in {} under this \
+                     runner's lease; once that expires{expires} the next `oneshot job run` (or \
+                     `oneshot job step {}`) takes it up from there; fix what failed first",
+                    e.job,
+                    e.state,
+                    e.job
+                );
+                continue;
+            }
+            Ended::Paused(what) => {
+                paused += 1;
+                errln!("  {}  stays in {}: {what}", e.job, e.state);
+                continue;
+            }
+            Ended::Lost(why) => Some(why),
+            _ => None,
+        };
+        match lost {
             // The state is the store's, not one this runner reached without saving it.
             Some(why) => errln!(
                 "  {}  now {}: {}",
@@ -368,14 +376,22 @@ fn finish(cx: &Cx, ends: Vec<StepEnd>, one: bool) -> Result<i32> {
                 outln!("  {}  rests in {}{why}", e.job, paint(e.state));
             }
         }
+        if lost.is_none() && e.state == JobState::InterventionRequired {
+            stuck += 1;
+        }
     }
     // Steps ran: 0, even when a runner lost a job (a human canceled it: that is news, not
     // a failure of this command). A step that could not go on is one; a stop is 130, as a
-    // session's pause is.
+    // session's pause is. `job step` asked for one step: one that left its job needing a
+    // human (INTERVENTION_REQUIRED: the worktree could not be made, the session failed) is one
+    // too, so a script stops there; `job run` serves the whole queue, where such a job is news
+    // for the board, not a failure of the run.
     Ok(if failed > 0 {
         exit::FAILED
     } else if paused > 0 {
         exit::INTERRUPTED
+    } else if one && stuck > 0 {
+        exit::FAILED
     } else {
         exit::OK
     })

@@ -6,6 +6,7 @@
 
 use super::hands::{Hands, RealHands};
 use super::session::JobPolicy;
+use super::watch::{Input, Response, Watch};
 use super::{Halt, Note, RunnerOptions};
 use crate::engine::Interrupt;
 use crate::job::JobState;
@@ -19,7 +20,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// How a step ended.
+/// How a step ended: where the job is, and how the step came to end there.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StepEnd {
     /// The job.
@@ -29,24 +30,36 @@ pub struct StepEnd {
     pub state: JobState,
     /// Why, in words.
     pub reason: Option<String>,
+    /// How the step ended.
+    pub ended: Ended,
+}
+
+/// How a step ended.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Ended {
+    /// The job rests where this runner put it.
+    Rested,
     /// The runner lost its lease (a human canceled the job, or another runner took it over)
     /// or could not write: the step's outcome is not this runner's to record. Says who moved
     /// the job from which state when the store knows (`canceled by ana while it was
     /// EXECUTING; …`).
-    pub lost: Option<String>,
+    Lost(String),
     /// The runner could not carry the step on — the disk is full, the store failed — and
-    /// stopped it where it was, in a transient `state`, writing nothing more. Why, in words.
-    /// The job stays under this runner's lease, which no heartbeat renews now, and once it
-    /// expires the next runner's claim (never this runner's) recovers the job from there. A
-    /// failure of the run, unlike `lost`.
-    pub failed: Option<String>,
-    /// When the lease left on a `failed` step's job expires (ms since the epoch), if the store
-    /// could say.
-    pub lease_until_ms: Option<u64>,
+    /// stopped it where it was, in a transient state, writing nothing more. The job stays
+    /// under this runner's lease, which no heartbeat renews now, and once it expires the next
+    /// runner's claim (never this runner's) recovers the job from there. A failure of the
+    /// run, unlike [`Ended::Lost`].
+    Failed {
+        /// Why, in words.
+        why: String,
+        /// When the lease left on the job expires (ms since the epoch), if the store could say.
+        lease_until_ms: Option<u64>,
+    },
     /// The runner was stopped ([`super::Shutdown`], a Ctrl-C) before the job rested: its
     /// session, if one ran, paused (INTERRUPTED), and its lease was handed back, so any
-    /// runner's next claim continues the job from `state`. What was left where, in words.
-    pub paused: Option<String>,
+    /// runner's next claim continues the job from its state. What was left where, in words.
+    Paused(String),
 }
 
 /// Why a step stopped before its job rested.
@@ -54,9 +67,9 @@ pub struct StepEnd {
 pub(super) enum Stop {
     /// The job is no longer this runner's: a human canceled it, another runner took it over.
     Lost(String),
-    /// This runner could not go on (see [`StepEnd::failed`]).
+    /// This runner could not go on (see [`Ended::Failed`]).
     Failed(String),
-    /// The runner was asked to stop (see [`StepEnd::paused`]).
+    /// The runner was asked to stop (see [`Ended::Paused`]).
     Halted,
 }
 
@@ -134,15 +147,8 @@ pub(crate) async fn step_loop<H: Hands>(
     let mut beat = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
     beat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut renewal: Option<tokio::task::JoinHandle<Result<Lease, JobStoreError>>> = None;
-    // When the last renewal that went through was sent (the claim's, at first): the lease
-    // lasts a ttl from then at least. Past it less a margin, with no renewal through — the
-    // store unreachable, or this process stopped (SIGSTOP) — the lease may have lapsed and
-    // another runner may hold the job: this runner cannot know whether it was fenced, so it
-    // stops its agents then rather than let them work on.
-    let mut renewed_from = tokio::time::Instant::now();
-    let mut sent = renewed_from;
-    let margin = (opts.lease_ttl / 10).min(Duration::from_secs(1));
-    let mut lapsed = false;
+    // The lease and the switch as this step sees them: the arms below only hear, it decides.
+    let mut watch = Watch::new(&lease.job, opts.lease_ttl, tokio::time::Instant::now());
     let mut halted = opts.shutdown.watch();
     let mut watching = true;
     let mut interrupt: Option<Interrupt> = None;
@@ -177,6 +183,7 @@ pub(crate) async fn step_loop<H: Hands>(
         // A save that puts the job to rest hands the lease back itself: a renewal refused
         // meanwhile says so, not that the job was lost (the save is fenced: it fails if it was).
         let resting = saving.as_ref().is_some_and(|(state, _)| state.is_resting());
+        watch.flight(resting, wait.is_some());
         let running = matches!(effect, JobEffect::RunSession);
         let landed = {
             let flight: Pin<Box<dyn Future<Output = Flight> + '_>> = match wait {
@@ -196,58 +203,20 @@ pub(crate) async fn step_loop<H: Hands>(
             };
             let mut flight = flight;
             loop {
-                tokio::select! {
+                // Evaluated even when its arm is off: a far instant then.
+                let lapse_at = watch.lapse_at();
+                let far = tokio::time::Instant::now() + Duration::from_secs(86_400);
+                let input = tokio::select! {
                     out = &mut flight => break out,
-                    _ = beat.tick(), if renewal.is_none() => {
-                        let (l, ttl) = (lease.clone(), opts.lease_ttl.as_millis() as u64);
-                        let s = Arc::clone(&store);
-                        sent = tokio::time::Instant::now();
-                        renewal = Some(tokio::task::spawn_blocking(move || s.heartbeat(&l, ttl)));
-                    }
-                    _ = tokio::time::sleep_until(renewed_from + opts.lease_ttl - margin), if !lapsed && !resting => {
-                        lapsed = true;
-                        if let Some(i) = &interrupt {
-                            i.kill();
-                        }
-                        let why = Stop::Failed(format!(
-                            "could not renew the lease on job {} for {} (the store did not \
-                             answer in time, or this runner was stopped): its lease may have \
-                             lapsed and another runner may hold the job, so its agents were \
-                             stopped and nothing more is written; once the lease expires the \
-                             next runner's claim recovers the job",
-                            lease.job,
-                            humantime::format_duration(opts.lease_ttl)
-                        ));
-                        if wait.is_some() {
-                            break Flight::Stop(why);
-                        }
-                        stop = Some(why);
+                    _ = beat.tick(), if !watch.renewing() => Input::Beat,
+                    _ = tokio::time::sleep_until(lapse_at.unwrap_or(far)), if lapse_at.is_some() => {
+                        Input::Lapsing
                     }
                     renewed = async { renewal.as_mut().expect("guarded").await }, if renewal.is_some() => {
                         renewal = None;
                         match renewed {
-                            Ok(Ok(_)) => renewed_from = sent,
-                            Ok(Err(JobStoreError::Fenced { .. })) if resting => {}
-                            Ok(Err(JobStoreError::Fenced { .. } | JobStoreError::NotFound { .. })) => {
-                                if let Some(i) = &interrupt {
-                                    i.kill();
-                                }
-                                let lost = Stop::Lost(format!(
-                                    "lost the lease on job {}: a human canceled it or another \
-                                     runner took it over; its session was stopped",
-                                    lease.job
-                                ));
-                                // A wait ends at once; anything else is let finish (a killed
-                                // session ends in moments) and nothing more is written.
-                                if wait.is_some() {
-                                    break Flight::Stop(lost);
-                                }
-                                stop = Some(lost);
-                            }
-                            // A busy or briefly unreadable store: try again at the next beat,
-                            // while the lease still has two thirds of its life.
-                            Ok(Err(e)) => tracing::warn!("heartbeat of job {}: {e}", lease.job),
-                            Err(e) => tracing::warn!("heartbeat of job {}: {e}", lease.job),
+                            Ok(answer) => Input::Renewed(answer.map(drop)),
+                            Err(e) => Input::RenewalPanicked(e.to_string()),
                         }
                     }
                     changed = halted.changed(), if watching => {
@@ -255,11 +224,30 @@ pub(crate) async fn step_loop<H: Hands>(
                             watching = false;
                             continue;
                         }
-                        let now = *halted.borrow_and_update();
-                        pass_on(now, interrupt.as_ref());
-                        if now != Halt::Run && wait.is_some() {
-                            break Flight::Stop(Stop::Halted);
+                        Input::Halt(*halted.borrow_and_update())
+                    }
+                };
+                match watch.on(tokio::time::Instant::now(), input) {
+                    Response::Nothing => {}
+                    Response::Renew => {
+                        let (l, ttl) = (lease.clone(), opts.lease_ttl.as_millis() as u64);
+                        let s = Arc::clone(&store);
+                        renewal = Some(tokio::task::spawn_blocking(move || s.heartbeat(&l, ttl)));
+                    }
+                    Response::Warn(what) => tracing::warn!("{what}"),
+                    Response::Tell(halt) => pass_on(halt, interrupt.as_ref()),
+                    Response::End {
+                        stop: why,
+                        tell,
+                        now,
+                    } => {
+                        if let Some(halt) = tell {
+                            pass_on(halt, interrupt.as_ref());
                         }
+                        if now {
+                            break Flight::Stop(why);
+                        }
+                        stop = Some(why);
                     }
                 }
             }
@@ -331,10 +319,7 @@ pub(crate) async fn step_loop<H: Hands>(
             job: core.job.id.clone(),
             state: core.job.state(),
             reason: core.job.reason_words(),
-            lost: None,
-            failed: None,
-            lease_until_ms: None,
-            paused: None,
+            ended: Ended::Rested,
         },
     }
 }
@@ -345,7 +330,7 @@ fn unexpected(e: &crate::job::step::StepError) -> Stop {
     Stop::Failed(format!("internal error: {e}; the step stopped there"))
 }
 
-/// Passes the shutdown switch on to the running session: pause it, or kill its agent.
+/// Tells the running session: pause it, or kill its agent.
 fn pass_on(halt: Halt, interrupt: Option<&Interrupt>) {
     match (halt, interrupt) {
         (Halt::Stop, Some(i)) => i.stop(),
@@ -465,10 +450,7 @@ fn halted_end(
         job: job.id.clone(),
         state: saved,
         reason: job.reason_words(),
-        lost: None,
-        failed: None,
-        lease_until_ms: None,
-        paused: Some(format!("{session}{handed}")),
+        ended: Ended::Paused(format!("{session}{handed}")),
     }
 }
 
@@ -486,10 +468,10 @@ fn failed_end(store: &dyn JobStore, lease: &Lease, saved: JobState, why: String)
         job: lease.job.clone(),
         state: job.as_ref().map_or(saved, |j| j.state()),
         reason: job.and_then(|j| j.reason).map(|r| r.to_string()),
-        lost: None,
-        failed: Some(why),
-        lease_until_ms: until,
-        paused: None,
+        ended: Ended::Failed {
+            why,
+            lease_until_ms: until,
+        },
     }
 }
 
@@ -510,32 +492,23 @@ fn lost_end(store: &dyn JobStore, id: &str, saved: JobState, why: String) -> Ste
                 job: id.to_string(),
                 state: job.state(),
                 reason: job.reason.map(|r| r.to_string()),
-                lost: Some(format!(
+                ended: Ended::Lost(format!(
                     "{verb} by {} while it was {}; this runner stopped its work on it",
                     t.by, t.from
                 )),
-                failed: None,
-                lease_until_ms: None,
-                paused: None,
             }
         }
         (Some(job), _) => StepEnd {
             job: id.to_string(),
             state: job.state(),
             reason: job.reason.map(|r| r.to_string()),
-            lost: Some(why),
-            failed: None,
-            lease_until_ms: None,
-            paused: None,
+            ended: Ended::Lost(why),
         },
         (None, _) => StepEnd {
             job: id.to_string(),
             state: saved,
             reason: None,
-            lost: Some(why),
-            failed: None,
-            lease_until_ms: None,
-            paused: None,
+            ended: Ended::Lost(why),
         },
     }
 }

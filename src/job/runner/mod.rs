@@ -22,6 +22,7 @@ mod session;
 mod ship;
 #[cfg(test)]
 mod tests;
+mod watch;
 
 pub use session::Player;
 
@@ -32,7 +33,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::task::JoinSet;
 
-pub use drive::StepEnd;
+pub use drive::{Ended, StepEnd};
 
 /// How a runner runs.
 #[derive(Clone)]

@@ -4,7 +4,7 @@
 
 use super::drive::step_loop;
 use super::hands::Hands;
-use super::{RunnerOptions, Shutdown};
+use super::{Ended, RunnerOptions, Shutdown};
 use crate::engine::Interrupt;
 use crate::engine::interrupt::Ask;
 use crate::job::decision::Judgement;
@@ -240,7 +240,7 @@ fn a_shutdown_cuts_a_backoff_short_and_hands_the_lease_back() {
         let end = step_loop(Arc::clone(&store), claim, &o, &mut hands, &mut Slow).await;
         (end, start.elapsed())
     });
-    assert!(end.paused.is_some(), "{end:?}");
+    assert!(matches!(end.ended, Ended::Paused(_)), "{end:?}");
     assert!(waited < Duration::from_secs(600), "waited {waited:?}");
     assert_eq!(end.state, JobState::Provisioning);
     // Handed back: another runner claims it at once.
@@ -273,7 +273,10 @@ fn a_lost_lease_kills_the_running_session_and_writes_nothing_more() {
     });
     assert_eq!(seen.borrow().asks, ["kill"]);
     assert_eq!(end.state, JobState::Canceled);
-    let lost = end.lost.as_deref().unwrap_or_default();
+    let lost = match &end.ended {
+        Ended::Lost(why) => why.as_str(),
+        _ => "",
+    };
     assert!(
         lost.contains("canceled by ana while it was EXECUTING"),
         "{end:?}"
@@ -297,7 +300,7 @@ fn a_stop_pauses_the_running_session_and_a_clean_run_reaches_a_human() {
     assert_eq!(seen.borrow().asks, ["stop"]);
     assert_eq!(end.state, JobState::Executing);
     assert!(
-        end.paused.as_deref().unwrap().contains("session s1 paused"),
+        matches!(&end.ended, Ended::Paused(what) if what.contains("session s1 paused")),
         "{end:?}"
     );
     // Heartbeats kept the lease through 100 s of a 30 s lease; it was handed back at the end.
@@ -344,7 +347,7 @@ fn a_step_that_moves_twice_at_once_journals_each_state_and_keeps_its_lease_to_th
         &mut NoRetries,
     ));
     assert_eq!(end.state, JobState::InterventionRequired, "{end:?}");
-    assert!(end.lost.is_none() && end.failed.is_none(), "{end:?}");
+    assert_eq!(end.ended, Ended::Rested, "{end:?}");
     let moves: Vec<JobState> = store
         .history("job-00000001")
         .unwrap()
