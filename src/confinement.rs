@@ -54,7 +54,7 @@ pub fn for_agents(
         ("XDG_DATA_HOME", ".local/share"),
         ("XDG_CONFIG_HOME", ".config"),
     ] {
-        if let Some(dir) = crate::store::user_dir(&var, xdg, fallback) {
+        if let Some(dir) = crate::paths::user_dir(&var, xdg, fallback) {
             let ours = dir.join("oneshot");
             // A best effort: when it cannot be made, an agent cannot make it either.
             let _ = crate::store::create_private_dir(&ours);

@@ -77,6 +77,7 @@ pub mod token;
 // What the engine and `ask` share to run an agent, below both: what an agent is confined to
 // (the reader of its stdout protocol is `agent::Tap`).
 mod confinement;
+mod paths;
 
 // What the job core and the policy host both speak about a job's approval, below both.
 mod approval;

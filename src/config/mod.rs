@@ -27,8 +27,8 @@ mod target;
 
 pub use error::ConfigError;
 pub use file::{ConfigFile, Entry, Value};
-pub(crate) use find::git_root;
-pub use find::{PROJECT_FILE, find_project_file, project_root, user_file};
+pub use crate::paths::{PROJECT_FILE, find_project_file, project_root};
+pub use find::user_file;
 pub use key::{KEYS, Key};
 pub use notify::{DEFAULT_SINK_TIMEOUT, NotifyDef, SinkDef, SinkTo};
 pub use target::{Runs, TargetDef};

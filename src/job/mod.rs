@@ -32,7 +32,6 @@ mod panel;
 mod phase;
 mod reason;
 pub mod record;
-mod redaction;
 pub mod replay;
 pub mod runner;
 mod say;
@@ -53,7 +52,7 @@ pub use migrate::{Migration, migrate};
 pub use phase::JobPhase;
 pub use reason::JobReason;
 pub use record::{Job, JobSpec};
-pub use redaction::redactor;
+pub use crate::policy::redactor;
 pub use say::{JobSaid, JobSayError, messages, said_of, say, sessions_holding, taken_in, waiting};
 pub use state::{JobState, UnknownJobState};
 pub use store::{

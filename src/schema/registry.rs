@@ -125,7 +125,7 @@ impl Registry {
 
     /// The registry directory: `explicit` (`--registry`), else `$ONESHOT_SCHEMAS`, else
     /// `.oneshot/schemas` under the project `cwd` belongs to (the directory holding
-    /// `oneshot.toml`, else the git root, else `cwd`; see [`crate::config::project_root`]).
+    /// `oneshot.toml`, else the git root, else `cwd`; see [`crate::paths::project_root`]).
     pub fn locate(
         explicit: Option<&Path>,
         var: impl Fn(&str) -> Option<OsString>,
@@ -136,7 +136,7 @@ impl Registry {
         }
         match var(ENV) {
             Some(dir) if !dir.is_empty() => PathBuf::from(dir),
-            _ => crate::config::project_root(cwd).join(PROJECT_DIR),
+            _ => crate::paths::project_root(cwd).join(PROJECT_DIR),
         }
     }
 

@@ -1,7 +1,7 @@
 //! Where sessions are stored by default: outside any workdir, so an agent — which can write in
 //! its workdir — cannot reach its own state. One directory per project and user:
 //! `$XDG_STATE_HOME/oneshot/projects/<name>-<hash>` (else `~/.local/state/…`), where the project
-//! is [`crate::config::project_root`] (the nearest directory above holding `oneshot.toml`, else
+//! is [`crate::paths::project_root`] (the nearest directory above holding `oneshot.toml`, else
 //! `.git`, else the directory itself), `<name>` its last component and `<hash>` the first 12
 //! hex digits of the SHA-256 of its canonical path. Without a home directory: `.oneshot` in the
 //! current directory.
@@ -13,8 +13,8 @@ use std::path::{Path, PathBuf};
 /// The default state directory for a command run in `cwd`; `None` when there is no home
 /// directory to put it in.
 pub fn default_state_dir(cwd: &Path, var: impl Fn(&str) -> Option<OsString>) -> Option<PathBuf> {
-    let base = user_dir(&var, "XDG_STATE_HOME", ".local/state")?;
-    let root = crate::config::project_root(cwd);
+    let base = crate::paths::user_dir(&var, "XDG_STATE_HOME", ".local/state")?;
+    let root = crate::paths::project_root(cwd);
     let name: String = root
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -38,27 +38,13 @@ pub fn default_state_dir(cwd: &Path, var: impl Fn(&str) -> Option<OsString>) -> 
     )
 }
 
-/// A per-user base directory, with the environment passed in (so it can be tested without
-/// touching the process's): `$XDG_VAR` when absolute (the XDG spec ignores relative values),
-/// else `$HOME/home_fallback`; `None` without either.
-pub(crate) fn user_dir(
-    var: &impl Fn(&str) -> Option<OsString>,
-    xdg_var: &str,
-    home_fallback: &str,
-) -> Option<PathBuf> {
-    let set = |key: &str| var(key).filter(|v| !v.is_empty()).map(PathBuf::from);
-    set(xdg_var)
-        .filter(|p| p.is_absolute())
-        .or_else(|| set("HOME").map(|h| h.join(home_fallback)))
-}
-
 /// Keeps a state directory that lies inside a git work tree out of git: writes a `.gitignore`
 /// holding `*` at its top, so an agent's `git add -A` never commits sessions, logs or keys.
 /// Nothing is written outside a repository. Best effort: a failure only warns, since the
 /// session itself can still run.
 pub(crate) fn ignore_in_repo(root: &Path) {
     let canonical = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
-    if crate::config::git_root(&canonical).is_none() {
+    if crate::paths::git_root(&canonical).is_none() {
         return;
     }
     let file = root.join(".gitignore");

@@ -34,6 +34,5 @@ pub use stop::{StopError, Stopped, stop};
 pub use summary::{Summary, SummaryReader};
 
 pub(crate) use atomic::{replace, sync};
-pub(crate) use location::user_dir;
 pub(crate) use private_dir::create_private_dir;
 pub(crate) use seal::default_key_path;

@@ -79,7 +79,7 @@ pub fn say(
         taken_ms: None,
         taken_iteration: None,
     };
-    let redactor = crate::job::redactor(session.policy.path.as_deref());
+    let redactor = crate::policy::redactor(session.policy.path.as_deref());
     let sealed = redactor.seal(&said).map_err(|source| SayError::Seal {
         id: id.clone(),
         source,

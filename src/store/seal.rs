@@ -135,7 +135,7 @@ pub(crate) fn default_key_path(var: impl Fn(&str) -> Option<OsString>) -> Option
     if let Some(p) = var(KEY_FILE_ENV).filter(|v| !v.is_empty()) {
         return Some(PathBuf::from(p));
     }
-    let state = super::location::user_dir(&var, "XDG_STATE_HOME", ".local/state")?;
+    let state = crate::paths::user_dir(&var, "XDG_STATE_HOME", ".local/state")?;
     Some(state.join("oneshot").join("key"))
 }
 

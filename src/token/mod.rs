@@ -214,7 +214,7 @@ pub fn create(
         created_by: by.to_string(),
         revoked_ms: None,
     };
-    let sealed = crate::job::redactor(None).seal(&record)?;
+    let sealed = crate::policy::redactor(None).seal(&record)?;
     if sealed.get().name != name {
         return Err(TokenError::Masked {
             name: name.to_string(),

@@ -57,7 +57,7 @@ impl Repo {
         // Asking git costs a process start (milliseconds, before every worker run); a
         // directory with no `.git` above it, and no GIT_DIR pointing elsewhere, is no work tree.
         if std::env::var_os("GIT_DIR").is_none()
-            && crate::config::git_root(workdir).is_none()
+            && crate::paths::git_root(workdir).is_none()
         {
             return None;
         }

@@ -201,7 +201,7 @@ fn default_path(var: impl Fn(&str) -> Option<OsString>) -> Option<PathBuf> {
     if let Some(p) = var(TRUST_FILE_ENV).filter(|v| !v.is_empty()) {
         return Some(PathBuf::from(p));
     }
-    let data = crate::store::user_dir(&var, "XDG_DATA_HOME", ".local/share")?;
+    let data = crate::paths::user_dir(&var, "XDG_DATA_HOME", ".local/share")?;
     Some(data.join("oneshot").join("trust.json"))
 }
 

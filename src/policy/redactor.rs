@@ -1,14 +1,14 @@
-//! The redactor a job's writes pass through: the built-in patterns, the values of secret-named
-//! environment variables, and the job policy's own `redact` patterns — the same set a session
-//! of that policy redacts with. What a job store and a job's branch are given is made by it
-//! ([`crate::redact::Redacted`]).
+//! The redactor of a policy file, for what is written outside a session — a job's records and
+//! branch, a `say` to a stored session, a token's record: the built-in patterns, the values of
+//! secret-named environment variables, and the policy's own `redact` patterns — the same set a
+//! session of that policy redacts with ([`crate::redact::Redacted`] is made by it).
 
-use crate::policy::{PolicyHost, PolicyOptions};
+use super::{PolicyHost, PolicyOptions};
 use crate::redact::Redactor;
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
-/// The redactor for a job whose policy is `policy` (`None`: the built-in one). A policy
+/// The redactor for what a policy file `policy` governs (`None`: the built-in one). A policy
 /// without patterns of its own shares one redactor per process; a policy that does not load
 /// gets that one too — the load error is the step's to report, and the built-in patterns and
 /// the environment's secrets are still redacted.
