@@ -53,6 +53,7 @@ use std::time::Duration;
 
 /// What answers.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Target {
     /// An agent CLI, driven read-only over its protocol.
     Agent(AgentSpec),
