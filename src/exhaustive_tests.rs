@@ -48,15 +48,19 @@ fn undecided(dir: &Path, skip: &[std::path::PathBuf], out: &mut BTreeSet<String>
                 .take_while(|c| c.is_alphanumeric() || *c == '_')
                 .collect();
             // Its doc comment and attributes: the lines above, up to the item before.
-            let attrs = lines[..i].iter().rev().take_while(|l| {
-                let l = l.trim();
-                !l.is_empty() && !l.ends_with(';') && !(l.ends_with('}') && !l.starts_with("//"))
-            });
-            if !attrs.into_iter().any(|l| l.trim() == "#[non_exhaustive]") {
+            let mut attrs = lines[..i].iter().rev().take_while(|l| !ends_an_item(l));
+            if !attrs.any(|l| l.trim() == "#[non_exhaustive]") {
                 out.insert(name);
             }
         }
     }
+}
+
+/// A blank line, or the last line of an item (not of a comment): what ends the lines above an
+/// enum that are its own.
+fn ends_an_item(line: &str) -> bool {
+    let l = line.trim();
+    l.is_empty() || (!l.starts_with("//") && (l.ends_with(';') || l.ends_with('}')))
 }
 
 #[test]
