@@ -23,16 +23,32 @@
 //! # Enums that may grow
 //!
 //! Public enums a later version may extend — errors, events, updates, log records, reasons,
-//! agent kinds and protocols — are `#[non_exhaustive]`: match them with a `_` arm. These are
-//! exhaustive on purpose, because their set is fixed: [`SessionState`],
-//! [`machine::Trigger`], [`machine::Salvage`], [`machine::Verdict`], [`session::Phase`] and
-//! [`session::Next`] (the states and moves of seed 000 §2), [`process::Role`] (worker and
-//! auditor), [`engine::Stream`] (stdout and stderr), and answers whose every value a contract
-//! names: [`policy::GuardOutcome`] (allow or veto), [`policy::FailMode`],
-//! [`policy::ReloadMode`], [`policy::BudgetLevel`], [`schema::Severity`], [`schema::Origin`],
-//! [`eval::Status`], [`eval::ManifestTarget`], [`config::Runs`], [`replay::ReplayVerdict`],
-//! [`store::Liveness`]; and [`config::Key`], because every key has its flag and its default
-//! in the command line, and a key added without them should not compile.
+//! statuses, words, kinds (of agent, protocol, store, sink, target), levels and scopes — are
+//! `#[non_exhaustive]`: match them with a `_` arm. These are exhaustive on purpose, because
+//! their set is fixed, and a value added without every `match` deciding it should not compile:
+//!
+//! - [`SessionState`], [`machine::Trigger`], [`machine::Salvage`], [`machine::Verdict`],
+//!   [`session::Phase`], [`session::Next`]: the states and moves of seed 000 §2.
+//! - [`job::JobState`], [`job::JobTrigger`], [`job::JobPhase`], [`job::Harvest`]: the states
+//!   and moves of the job's table (seed 001), as the session's are.
+//! - [`policy::Approval`]: the `approve` hook's answers, one per [`job::Harvest`].
+//! - [`job::landing::Land`]: landed or not, the table's `land` and `land_failed`.
+//! - [`job::workspace::Cleanup`]: the workspace was removed or kept; there is no third way.
+//! - [`job::replay::Compared`]: same, reason changed or differs — every case of an outcome
+//!   and its reason compared.
+//! - [`store::Stopped`]: asked without waiting, or let go while waited for (else an error).
+//! - [`process::Role`]: worker and auditor. [`engine::Stream`]: stdout and stderr.
+//! - [`sandbox::limits::Version`]: the kernel's two cgroup hierarchies.
+//! - Answers whose every value a contract names: [`policy::GuardOutcome`] (allow or veto),
+//!   [`policy::EgressHookAnswer`] (decided, or left to the default),
+//!   [`sandbox::egress::EgressAnswer`] (allow or deny), [`policy::NotifyDecision`] (send or
+//!   suppress), [`policy::FailMode`], [`policy::ReloadMode`], [`policy::BudgetLevel`],
+//!   [`schema::Severity`], [`schema::Origin`], [`eval::Status`], [`eval::ManifestTarget`],
+//!   [`config::Runs`], [`replay::ReplayVerdict`], [`store::Liveness`].
+//! - [`config::Key`]: every key has its flag and its default in the command line, and a key
+//!   added without them should not compile.
+//!
+//! The `exhaustive_enums_are_the_listed_ones` test holds this list to the code.
 
 /// Declares modules that are internal to the crate, except for oneshot's own integration tests
 /// and benches, which enable the `internals` feature (through a dev-dependency on the crate
@@ -81,6 +97,9 @@ mod paths;
 
 // What the job core and the policy host both speak about a job's approval, below both.
 mod approval;
+
+#[cfg(test)]
+mod exhaustive_tests;
 
 /// Agent CLIs as worker or auditor: `SessionBuilder::worker_agent(AgentSpec::parse("claude")?)`.
 pub use agent::{AgentKind, AgentSpec};

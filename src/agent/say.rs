@@ -16,6 +16,7 @@ pub struct Say {
 
 /// What a driver did with a [`Say`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Delivery {
     /// Written to the agent's input; the agent confirms taking it in with
     /// [`AgentEvent::MessageTaken`](super::AgentEvent::MessageTaken).

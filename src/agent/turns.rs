@@ -17,6 +17,7 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 /// Who owns the agent's current turn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Owner {
     /// No turn runs.
     Idle,
@@ -39,6 +40,7 @@ impl Owner {
 
 /// A change of turn the session should know of (it records each).
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum TurnChange {
     /// A turn began; `owner` is who it is routed to.
     Began {

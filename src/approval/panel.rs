@@ -21,6 +21,7 @@ pub struct PanelVerdict {
 /// as the lowercase word).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum PanelWord {
     /// The work is done.
     Done,

@@ -8,6 +8,7 @@ use std::str::FromStr;
 /// considered for LOW.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+#[non_exhaustive]
 pub enum Risk {
     /// Drafts, experiments: a confident result may be approved by the policy.
     Low,

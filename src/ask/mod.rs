@@ -10,7 +10,8 @@
 //! commands get it in the prompt, and their JSON is found in their text
 //! ([`crate::schema::extract_json`]). Whatever the target, [`crate::schema::Validator::answer`]
 //! decides: an answer that does not fit is asked again with what was wrong, up to
-//! [`Ask::attempts`] runs in all.
+//! [`Ask::attempts`] runs in all. [`ask_with`] leaves that decision to the caller: a job's
+//! panel takes any answer its policy reads a verdict in, as a session takes its auditor's.
 //!
 //! An agent's tool requests are answered by a policy's `permit` hook when the question carries
 //! one ([`Ask::permit`]), asked as the ask's [`Ask::role`]; else by the built-in rule for that
@@ -44,12 +45,15 @@ use crate::policy::{HookCtx, PolicyService};
 use crate::process::{Role, Sandbox};
 use crate::schema::Schema;
 use serde_json::Value;
+use std::future::Future;
 use std::path::PathBuf;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
 /// What answers.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Target {
     /// An agent CLI, driven read-only over its protocol.
     Agent(AgentSpec),
@@ -177,20 +181,39 @@ impl Ask {
     }
 }
 
-/// An answer that fits.
+/// An answer that fits: the object ([`ask`]), or what the caller's reading made of the
+/// answer ([`ask_with`]).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Answer {
+pub struct Answer<T = Value> {
     /// The object.
-    pub value: Value,
+    pub value: T,
     /// Which run gave it (1: the first).
     pub attempts: u32,
     /// The tool requests refused on the way, every run's, in order.
     pub denied: Vec<Denial>,
 }
 
+/// What [`ask_with`]'s reading makes of one run's answer: `Ok` takes it; `Err` says what was
+/// wrong with it, which the next run's prompt tells the target.
+pub type Reading<T> = Pin<Box<dyn Future<Output = Result<T, String>> + Send>>;
+
 /// Asks until an answer fits the schema, or the runs are spent.
 pub async fn ask(req: &Ask) -> Result<Answer, AskError> {
     let validator = req.schema.validator()?;
+    ask_with(req, |text| {
+        let read = validator.answer(&text).map_err(|e| e.to_string());
+        Box::pin(std::future::ready(read))
+    })
+    .await
+}
+
+/// Asks until `read` takes an answer (each run's text, as given), or the runs are spent: what
+/// [`ask`] does with the schema's check left to the caller. The target is still asked for an
+/// answer that fits [`Ask::schema`].
+pub async fn ask_with<T>(
+    req: &Ask,
+    mut read: impl FnMut(String) -> Reading<T>,
+) -> Result<Answer<T>, AskError> {
     // Codex reads the schema from a file; it lives as long as the question.
     let file = crate::agent::SchemaFile::write(&req.schema.text).map_err(|e| AskError::Io {
         what: "write the schema to a file in the temp directory".to_string(),
@@ -256,7 +279,7 @@ pub async fn ask(req: &Ask) -> Result<Answer, AskError> {
             role: req.role,
         };
         let text = run.answer(&mut denied).await?;
-        match validator.answer(&text) {
+        match read(text.clone()).await {
             Ok(value) => {
                 return Ok(Answer {
                     value,
@@ -265,7 +288,7 @@ pub async fn ask(req: &Ask) -> Result<Answer, AskError> {
                 });
             }
             Err(e) => {
-                feedback = Some(e.to_string());
+                feedback = Some(e);
                 last = text;
             }
         }

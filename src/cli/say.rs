@@ -133,5 +133,7 @@ pub(super) fn told(to: &str, log: &str, m: &Said) -> String {
             format!("said to {to}: message {which} went into the worker's prompt")
         }
         MessageStatus::Received => format!("said to {to} (message {which})"),
+        // The statuses may grow (`#[non_exhaustive]`): one not worded here is said by name.
+        other => format!("said to {to} (message {which}: {})", other.as_str()),
     }
 }

@@ -149,6 +149,12 @@ fn migrate(at: &StoreLocation, quiet: bool) -> Result<i32> {
                 );
             }
         }
+        // The kinds of store may grow (`#[non_exhaustive]`): one this command does not know.
+        other => {
+            anyhow::bail!(
+                "migrate store {other}: `oneshot store migrate` does not know this kind of store"
+            )
+        }
     }
     Ok(super::exit::OK)
 }

@@ -39,6 +39,7 @@ pub struct SinkDef {
 
 /// Where a sink sends.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum SinkTo {
     /// `command = "sh notify.sh"`: run with the event as JSON on stdin.
     Command(String),

@@ -15,6 +15,7 @@ pub use crate::approval::{JobLimits, PanelVerdict, PanelWord, Risk};
 /// How the verdicts of several auditors in one step make one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Aggregate {
     /// Every auditor must say done.
     #[default]

@@ -6,6 +6,7 @@ use std::fmt;
 /// What happened that a human should know.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum NotifyKind {
     /// A job entered APPROVAL_REQUIRED: a human must approve or reject its result.
     ApprovalPending,

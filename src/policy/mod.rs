@@ -83,7 +83,7 @@ pub use watchdog::{OnStuck, WatchdogOptions};
 pub(crate) use decision::{FILE_EDIT_TOOLS, default_permit};
 pub(crate) use schema::suggest as suggest_name;
 pub(crate) use testing::validate_for_reload;
-pub(crate) use verdict::NO_VERDICT_REASON;
+pub(crate) use verdict::{NO_VERDICT_REASON, structured_verdict};
 
 // What only the crate's tests reach through this module: the built-in answers and the key
 // lists the stubs and the error messages are checked against.

@@ -1,5 +1,5 @@
 //! The built-in verdict parser: what oneshot reads from an auditor's output when the policy has
-//! no `verdict` hook.
+//! no `verdict` hook; and the object in that output the hook is given as `ctx.structured`.
 
 use super::decision::VerdictDecision;
 use crate::machine::Verdict;
@@ -20,9 +20,26 @@ static VERDICT_LINE: LazyLock<Regex> = LazyLock::new(|| {
 static REASON_LINE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)^\s*[*_]*(?:reason|critique)[*_]*\s*[:=]\s*(.*)$").expect("reason regex")
 });
+// The built-in `verdict` schema, compiled once: every auditor's answer is checked against it.
+static VERDICT_SCHEMA: LazyLock<crate::schema::Validator> = LazyLock::new(|| {
+    crate::schema::Schema::from_builtin(&crate::schema::VERDICT)
+        .validator()
+        .expect("the built-in verdict schema compiles")
+});
 static CONFIDENCE_LINE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)^\s*[*_]*confidence[*_]*\s*[:=]\s*([0-9]*\.?[0-9]+)").expect("conf regex")
 });
+
+/// The object in an auditor's answer that fits the built-in `verdict` schema (the whole answer,
+/// a fenced block, or the last object in its prose): what the `verdict` hook, and the built-in
+/// reader after it, see as `ctx.structured`. `Err` says what does not fit (written for the
+/// auditor); the verdict is then read from the answer's words. A session's auditor and a job's
+/// panel member are read alike: this, then [`PolicyHost::verdict`](super::PolicyHost::verdict).
+pub(crate) fn structured_verdict(
+    output: &str,
+) -> Result<serde_json::Value, crate::schema::AnswerError> {
+    VERDICT_SCHEMA.answer(output)
+}
 
 /// Reads a verdict from an auditor's output.
 ///

@@ -102,6 +102,7 @@ pub struct Reserve(pub u64);
 
 /// Whether another agent may start now.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Admission {
     /// Enough memory is available (or it cannot be read: admission never stops a runner on a
     /// machine that does not say).

@@ -83,6 +83,7 @@ pub const DEFAULT_DROP: &[&str] = &[
 
 /// A pattern a policy may not use, and why.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum EnvPatternError {
     /// `""`.
     #[error("an empty pattern matches no variable")]

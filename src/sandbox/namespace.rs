@@ -35,6 +35,7 @@ pub const AGENT_PROXY_PORT: u16 = 3128;
 
 /// Why an agent's namespaces could not be planned or entered.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum NamespaceError {
     /// A path holds a NUL byte.
     #[error("the path {0} holds a NUL byte")]
@@ -51,6 +52,7 @@ pub enum NamespaceError {
 
 /// One step of the mount plan, carried out in order.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Op {
     /// Clone the tree at the path (with what is mounted below it) into slot N, before a mask
     /// hides it.

@@ -32,6 +32,7 @@ pub const DEFAULT_LISTEN: &str = "127.0.0.1:8719";
 
 /// Where `oneshot serve` listens.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Listen {
     /// A TCP address; port 0 takes a free one.
     Tcp(SocketAddr),

@@ -117,18 +117,12 @@ impl Step<'_> {
         true
     }
 
-    /// The auditor's answer as an object that fits the `verdict` schema, found in its output
-    /// (the whole of it, a fenced block, or the last object in its prose). An agent auditor was
-    /// asked for that schema: an answer that does not fit is said, and the verdict is then
-    /// read from its words. A command auditor's `VERDICT:` lines need no schema.
+    /// The auditor's answer as an object that fits the `verdict` schema
+    /// ([`crate::policy::structured_verdict`], the reading a job's panel members get too). An
+    /// agent auditor was asked for that schema: an answer that does not fit is said, and the
+    /// verdict is then read from its words. A command auditor's `VERDICT:` lines need no schema.
     pub(super) fn structured_verdict(&mut self, output: &str) -> Option<serde_json::Value> {
-        static VERDICT: std::sync::LazyLock<Option<crate::schema::Validator>> =
-            std::sync::LazyLock::new(|| {
-                let b = crate::schema::builtin("verdict")?;
-                crate::schema::Schema::from_builtin(b).validator().ok()
-            });
-        let validator = VERDICT.as_ref()?;
-        match validator.answer(output) {
+        match crate::policy::structured_verdict(output) {
             Ok(v) => Some(v),
             Err(e) => {
                 if self.s.agents.auditor.is_some() {

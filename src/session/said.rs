@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 /// Where a message stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum MessageStatus {
     /// The session has it; no worker has been given it yet.
     Received,

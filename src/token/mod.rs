@@ -32,6 +32,7 @@ pub const DEFAULT_URL: &str = "http://127.0.0.1:8719";
 /// What a token may do. `admin` allows everything; `approve` and `operate` each also allow
 /// `read`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[non_exhaustive]
 pub enum Scope {
     /// See the board, the jobs, the inbox.
     Read,

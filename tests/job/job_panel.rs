@@ -1,6 +1,7 @@
 //! A job's panel of auditors goes through the job's policy, through the real binary: the
 //! policy's `verdict` hook reads each panel answer (and may be stricter than the auditor), its
-//! `audit_prompt` is what a panel auditor is asked.
+//! `audit_prompt` is what a panel auditor is asked, and a member answers like any auditor (JSON,
+//! or words such as `LGTM` and `VERDICT:` lines).
 
 use crate::job_env;
 use job_env::{DONE, Env, GOOD_WORKER};
@@ -146,4 +147,99 @@ fn the_panel_is_asked_the_policy_audit_prompt_with_the_task_and_the_diff() {
     );
     assert!(seen.contains("diff --git a/f.txt b/f.txt"), "{seen}");
     assert!(seen.contains("+hi"), "{seen}");
+}
+
+/// A `cmd:` panel member that reads its prompt and then runs `then` (shell words).
+fn member(then: &str) -> String {
+    format!("cmd:sh -c 'cat > /dev/null; {then}'")
+}
+
+/// The panel's verdicts in the job's last artifact version.
+fn panel_said(show: &serde_json::Value) -> Vec<serde_json::Value> {
+    let arts = show["artifacts"].as_array().unwrap();
+    arts.last().unwrap()["panel"].as_array().unwrap().clone()
+}
+
+/// A member answers as a session's auditor may: `LGTM`, read by the policy's `verdict` hook
+/// from its text — the same hook, and the same answer, the session's own auditor passed with.
+#[test]
+fn a_member_that_answers_lgtm_is_read_by_the_policy_as_a_session_auditor_is() {
+    let env = Env::new();
+    let lgtm = policy(
+        &env,
+        "lgtm.lua",
+        r#"return {
+  verdict = function(output, ctx)
+    if output:find("LGTM") then return "done", "looks good to me zq55", 0.8 end
+    return oneshot.parse_verdict(output) or "none"
+  end,
+}"#,
+    );
+    let id = env.create(
+        GOOD_WORKER,
+        "echo LGTM",
+        &[
+            "--activate",
+            "--policy",
+            lgtm.to_str().unwrap(),
+            "--panel",
+            &member("echo LGTM"),
+        ],
+    );
+    env.ok(&["job", "step", &id]);
+    let show = env.show(&id);
+    assert_eq!(show["job"]["state"], "APPROVAL_REQUIRED", "{show:#}");
+    let said = panel_said(&show);
+    assert_eq!(said.len(), 1, "{show:#}");
+    assert_eq!(said[0]["verdict"], "done", "{show:#}");
+    assert_eq!(said[0]["reason"], "looks good to me zq55");
+    assert_eq!(said[0]["confidence"], 0.8);
+}
+
+/// A rejection in words, with the `VERDICT:` line the built-in reader takes, is a dissent
+/// with its reason, as it would be a session auditor's retry.
+#[test]
+fn a_member_rejection_in_words_is_a_dissent() {
+    let env = Env::new();
+    let id = env.create(
+        GOOD_WORKER,
+        DONE,
+        &[
+            "--activate",
+            "--panel",
+            &member("echo It says hi.; echo VERDICT: RETRY - f.txt must say hello zq56"),
+        ],
+    );
+    env.ok(&["job", "step", &id]);
+    let show = env.show(&id);
+    assert_eq!(show["job"]["state"], "INTERVENTION_REQUIRED", "{show:#}");
+    let reason = show["job"]["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("said retry: f.txt must say hello zq56"),
+        "{reason}"
+    );
+}
+
+/// An answer the built-in reader finds no verdict in (`LGTM` without a policy that reads it)
+/// is asked again with what was missing, as a session's auditor is, and then is an `error`.
+#[test]
+fn a_member_without_a_verdict_is_asked_again_then_says_error() {
+    let env = Env::new();
+    let judge = "cmd:sh -c 'cat >> panel-prompts.txt; echo LGTM'";
+    let id = env.create(GOOD_WORKER, DONE, &["--activate", "--panel", judge]);
+    env.ok(&["job", "step", &id]);
+    let show = env.show(&id);
+    assert_eq!(show["job"]["state"], "INTERVENTION_REQUIRED", "{show:#}");
+    let reason = show["job"]["reason"].as_str().unwrap();
+    assert!(
+        reason.contains(
+            "said error: the policy's verdict found none in 3 answer(s): the answer held no \
+             verdict: end it with VERDICT: DONE, RETRY or IMPOSSIBLE"
+        ),
+        "{reason}"
+    );
+    let ws = PathBuf::from(show["job"]["workspace"]["path"].as_str().unwrap());
+    let prompts = std::fs::read_to_string(ws.join("panel-prompts.txt")).unwrap();
+    let again = "Your previous answer did not fit the schema:\nthe answer held no verdict";
+    assert_eq!(prompts.matches(again).count(), 2, "{prompts}");
 }

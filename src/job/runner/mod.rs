@@ -96,6 +96,7 @@ impl RunnerOptions {
 
 /// How far a runner has been asked to stop.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[non_exhaustive]
 pub enum Halt {
     /// Run on.
     Run,

@@ -1,15 +1,17 @@
 //! A panel of auditors judging one step's harvested work at once (seed 003 §1.3): each asked
 //! for a verdict that fits the `verdict` schema, all awaited before the machine moves.
 //!
-//! The panel goes through the job's policy like a session's auditor does: its prompt is the
-//! policy's `audit_prompt` (else the built-in panel prompt), each answer's verdict is read by
-//! the policy's `verdict` hook (else the built-in parser), and the auditors' tool requests are
-//! answered by its `permit` (else the built-in auditor rule). The policy is the step's own copy,
+//! A panel member is an auditor like a session's: its prompt is the policy's `audit_prompt`
+//! (else the built-in panel prompt), its answer is read as a session reads its auditor's — the
+//! object in it that fits the `verdict` schema as `ctx.structured`, and the policy's `verdict`
+//! hook (else the built-in reader) on its text, so a command may answer `VERDICT: DONE` or, to
+//! a policy that reads it, `LGTM` — and its tool requests are answered by the policy's `permit`
+//! (else the built-in auditor rule). The policy is the step's own copy,
 //! shared with its judge, on a thread of its own ([`PolicyService`]): the asks may run
 //! anywhere.
 
 use super::session::Player;
-use crate::ask::{Answer, Ask, Permits, Target};
+use crate::ask::{Ask, AskError, Denial, Permits, Reading, Target};
 use crate::job::record::{Job, PanelVerdict, PanelWord, Workspace};
 use crate::machine::Verdict;
 use crate::policy::{HookCtx, NO_VERDICT_REASON, PolicyService};
@@ -78,8 +80,18 @@ pub(super) async fn audit(
             ask.hidden = vec![state_dir];
             ask.timeout = Duration::from_secs(600);
             ask.permit = Some(permit.clone());
-            match crate::ask::ask(&ask).await {
-                Ok(answer) => judge(&permit, auditor, &answer).await,
+            let read = |text: String| -> Reading<PanelVerdict> {
+                Box::pin(judge(permit.clone(), auditor.clone(), text))
+            };
+            match crate::ask::ask_with(&ask, read).await {
+                Ok(answer) => with_refusals(answer.value, &answer.denied),
+                // Asked again while the answers held no verdict, as a session's auditor is.
+                Err(AskError::NoFit {
+                    attempts, problems, ..
+                }) => failed(
+                    auditor,
+                    format!("the policy's verdict found none in {attempts} answer(s): {problems}"),
+                ),
                 Err(e) => failed(auditor, e.to_string()),
             }
         }
@@ -141,42 +153,45 @@ fn builtin_prompt(job: &Job, diff: &str) -> String {
     )
 }
 
-/// An auditor's answer judged by the policy's `verdict` hook (the built-in parser when it has
-/// none), which sees the answer as `ctx.structured` as a session's auditor answer is; the tool
-/// requests the policy refused are said after the reason.
-async fn judge(permit: &Permits, auditor: &str, answer: &Answer) -> PanelVerdict {
-    let text = answer.value.to_string();
+/// A panel member's answer read as a session reads its auditor's: the object in it that fits
+/// the `verdict` schema is `ctx.structured`, and the policy's `verdict` hook (the built-in
+/// reader when it has none) reads the text. `Err` when it holds no verdict (the member is asked
+/// again), saying what was missing; a hook that fails is an `error` verdict.
+async fn judge(permit: Permits, auditor: String, text: String) -> Result<PanelVerdict, String> {
+    let structured = crate::policy::structured_verdict(&text);
     let mut ctx = (*permit.ctx).clone();
     ctx.auditor_output = text.clone();
-    ctx.structured = Some(answer.value.clone());
-    let mut verdict = match permit.policy.verdict(&text, &Arc::new(ctx)).await {
-        Ok(d) => match d.verdict {
-            Some(v) => PanelVerdict {
-                auditor: auditor.to_string(),
-                verdict: match v {
-                    Verdict::Done => PanelWord::Done,
-                    Verdict::Retry => PanelWord::Retry,
-                    Verdict::Impossible => PanelWord::Impossible,
-                },
-                reason: d.reason.unwrap_or_default(),
-                confidence: d.confidence,
-            },
-            None => failed(
-                auditor,
-                format!(
-                    "the policy's verdict found none: {}",
-                    d.reason.as_deref().unwrap_or(NO_VERDICT_REASON)
-                ),
-            ),
-        },
-        Err(e) => failed(
-            auditor,
-            format!("the job's policy: {}", crate::error::failure(&e)),
-        ),
+    ctx.structured = structured.as_ref().ok().cloned();
+    let d = match permit.policy.verdict(&text, &Arc::new(ctx)).await {
+        Ok(d) => d,
+        Err(e) => {
+            let why = format!("the job's policy: {}", crate::error::failure(&e));
+            return Ok(failed(&auditor, why));
+        }
     };
-    if !answer.denied.is_empty() {
-        let said: Vec<String> = answer
-            .denied
+    let Some(v) = d.verdict else {
+        let none = d.reason.unwrap_or_else(|| NO_VERDICT_REASON.to_string());
+        return Err(match structured {
+            Ok(_) => none,
+            Err(misfit) => format!("{none}; {misfit}"),
+        });
+    };
+    Ok(PanelVerdict {
+        auditor,
+        verdict: match v {
+            Verdict::Done => PanelWord::Done,
+            Verdict::Retry => PanelWord::Retry,
+            Verdict::Impossible => PanelWord::Impossible,
+        },
+        reason: d.reason.unwrap_or_default(),
+        confidence: d.confidence,
+    })
+}
+
+/// `verdict` with the tool requests the policy refused said after its reason.
+fn with_refusals(mut verdict: PanelVerdict, denied: &[Denial]) -> PanelVerdict {
+    if !denied.is_empty() {
+        let said: Vec<String> = denied
             .iter()
             .map(|d| format!("{}: {}", d.tool, d.reason))
             .collect();
@@ -217,3 +232,7 @@ where
     }
     out.into_iter().flatten().collect()
 }
+
+#[cfg(test)]
+#[path = "panel_tests.rs"]
+mod tests;

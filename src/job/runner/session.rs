@@ -20,6 +20,7 @@ const FINAL_MESSAGE: usize = 4096;
 
 /// Who plays a role, as a job's spec names it.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Player {
     /// An agent CLI, driven over its protocol.
     Agent(AgentSpec),

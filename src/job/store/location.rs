@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 
 /// A job store's location.
 #[derive(Clone)]
+#[non_exhaustive]
 pub enum StoreLocation {
     /// A SQLite file.
     File(PathBuf),

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 /// Where a notification's delivery stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum NotifyStatus {
     /// Claimed by its sender, being delivered (or its sender died meanwhile).
     Sending,

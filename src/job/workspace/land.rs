@@ -59,6 +59,7 @@ enum Kind {
 
 /// How a rebase went.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Rebase {
     /// The job's branch is on top of the base (rebased, or already there).
     Clean,

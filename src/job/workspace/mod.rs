@@ -39,6 +39,7 @@ use std::path::PathBuf;
 
 /// What a job's source is, as `job create` checks it.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum SourceKind {
     /// Inside a git work tree: the job gets a worktree of the repository.
     Git {

@@ -50,6 +50,7 @@ impl AgentLimits {
 
 /// What went wrong making or reading limits.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum LimitsError {
     /// A size that is not one.
     #[error("{input:?} is not a size ({why}); examples: 2G, 512M, 1.5GiB, 2048")]
@@ -145,6 +146,7 @@ impl LimitOutcome {
 
 /// How the limits are to be enforced, chosen before the spawn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Prefer {
     /// A cgroup (v2, then v1), else the watch.
     Auto,
@@ -169,6 +171,7 @@ enum Plan {
 
 /// How one running agent's limits are enforced.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum Enforcer {
     /// By the kernel, in a cgroup of the agent's own.
     Cgroup(Cgroup),

@@ -334,6 +334,7 @@ pub struct TurnRecord {
 /// What happened to a turn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum TurnEvent {
     /// It began.
     Began,
