@@ -210,7 +210,7 @@ fn a_member_rejection_in_words_is_a_dissent() {
             &member("echo It says hi.; echo VERDICT: RETRY - f.txt must say hello zq56"),
         ],
     );
-    env.ok(&["job", "step", &id]);
+    env.stuck(&id);
     let show = env.show(&id);
     assert_eq!(show["job"]["state"], "INTERVENTION_REQUIRED", "{show:#}");
     let reason = show["job"]["reason"].as_str().unwrap();
@@ -227,7 +227,7 @@ fn a_member_without_a_verdict_is_asked_again_then_says_error() {
     let env = Env::new();
     let judge = "cmd:sh -c 'cat >> panel-prompts.txt; echo LGTM'";
     let id = env.create(GOOD_WORKER, DONE, &["--activate", "--panel", judge]);
-    env.ok(&["job", "step", &id]);
+    env.stuck(&id);
     let show = env.show(&id);
     assert_eq!(show["job"]["state"], "INTERVENTION_REQUIRED", "{show:#}");
     let reason = show["job"]["reason"].as_str().unwrap();
