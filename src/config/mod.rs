@@ -25,9 +25,9 @@ mod key;
 mod notify;
 mod target;
 
+pub use crate::paths::{PROJECT_FILE, find_project_file, project_root};
 pub use error::ConfigError;
 pub use file::{ConfigFile, Entry, Value};
-pub use crate::paths::{PROJECT_FILE, find_project_file, project_root};
 pub use find::user_file;
 pub use key::{KEYS, Key};
 pub use notify::{DEFAULT_SINK_TIMEOUT, NotifyDef, SinkDef, SinkTo};

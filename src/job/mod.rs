@@ -14,48 +14,34 @@
 //! );
 //! ```
 
-#[cfg(test)]
-mod core_tests;
-mod create;
-pub mod decision;
-mod events;
-mod judge;
-pub mod land;
-#[cfg(test)]
-mod land_tests;
-pub mod landing;
-mod machine;
-mod migrate;
-pub mod naming;
-pub mod overlap;
-mod panel;
-mod phase;
-mod reason;
-pub mod record;
-pub mod replay;
+mod api;
+mod core;
 pub mod runner;
-mod say;
-mod state;
-pub mod step;
-#[cfg(test)]
-mod step_tests;
 pub mod store;
-#[cfg(test)]
-mod tests;
-mod trigger;
-pub mod verbs;
 pub mod workspace;
 
+// The core's and the front doors' modules, at the paths they always had.
+use self::api::{create, say};
+pub use self::api::{landing, naming, overlap, replay};
+pub use self::core::{decision, land, record, step};
+use self::core::{events, judge, panel, phase, reason};
+
+/// A human's verbs: what each does to a job, judged by the core ([`crate::job::step::Step`]),
+/// and [`give`](verbs::give), the front door that reads the store and writes the core's decision.
+pub mod verbs {
+    pub use super::api::give::*;
+    pub use super::core::verbs::*;
+}
+
+pub use crate::machine::job::{
+    Harvest, JobState, JobTrigger, Migration, Refused, UnknownJobState, allowed, migrate, next,
+};
+pub use crate::policy::redactor;
 pub use create::{CreateError, Created, Creating, create, new_id};
-pub use machine::{Refused, allowed, next};
-pub use migrate::{Migration, migrate};
 pub use phase::JobPhase;
 pub use reason::JobReason;
 pub use record::{Job, JobSpec};
-pub use crate::policy::redactor;
 pub use say::{JobSaid, JobSayError, messages, said_of, say, sessions_holding, taken_in, waiting};
-pub use state::{JobState, UnknownJobState};
 pub use store::{
     Claim, Decision, JobStore, JobStoreError, JobSummary, Lease, ListFilter, SqliteStore,
 };
-pub use trigger::{Harvest, JobTrigger};

@@ -57,7 +57,7 @@ impl Script {
 }
 
 fn ended(state: SessionState) -> RunnerEvent {
-    RunnerEvent::SessionEnded(crate::job::core_tests::end(state))
+    RunnerEvent::SessionEnded(crate::job::core::core_tests::end(state))
 }
 
 impl Hands for Script {

@@ -2,14 +2,14 @@
 //! judgements recorded before the moves they lead to, and a property test that no sequence of
 //! events and verbs leaves seed 001's matrix or acts before it journals.
 
-use super::decision::Judgement;
-use super::record::{Job, JobSpec, PanelVerdict, PanelWord, Workspace};
-use super::step::{
+use crate::job::decision::Judgement;
+use crate::job::record::{Job, JobSpec, PanelVerdict, PanelWord, Workspace};
+use crate::job::step::{
     Found, HarvestFacts, JobEffect, JobEvent, NoJudge, RunnerEvent, SessionEnd, SessionOutcome,
     Step, StepError, VerbWrite,
 };
-use super::verbs::{VerbContext, VerbError};
-use super::{Harvest, JobState, JobTrigger, next};
+use crate::job::verbs::{VerbContext, VerbError};
+use crate::job::{Harvest, JobState, JobTrigger, next};
 use crate::machine::SessionState;
 use crate::policy::{Approval, ApprovalJob, ApprovalResult, ApproveDecision, RetryLimits};
 use proptest::prelude::*;
@@ -101,7 +101,7 @@ struct Scripted {
     attempts: u32,
 }
 
-impl super::step::JobJudge for Scripted {
+impl crate::job::step::JobJudge for Scripted {
     fn approve(&mut self, _: &ApprovalResult, _: &ApprovalJob) -> Result<ApproveDecision, String> {
         Ok(ApproveDecision {
             approval: self.approval,

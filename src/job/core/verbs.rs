@@ -3,11 +3,11 @@
 //! judged by the job core like a runner's events ([`Step::step`] with [`JobEvent::Verb`]).
 //! [`give`] is the front door the CLI (and a dashboard) calls: it reads the job and what the
 //! verb needs, asks the core, and hands its [`JobEffect::Decide`] to
-//! [`super::store::JobStore::decide`], which writes it only if the job has not moved.
+//! [`crate::job::store::JobStore::decide`], which writes it only if the job has not moved.
 
-use super::record::{AuditAction, AuditEntry, Feedback, Job, Transition};
-use super::step::{JobEffect, JobEvent, NoJudge, Step, StepError, VerbWrite};
-use super::{JobState, JobTrigger, Refused, next};
+use crate::job::record::{AuditAction, AuditEntry, Feedback, Job, Transition};
+use crate::job::step::{JobEffect, JobEvent, NoJudge, Step, StepError, VerbWrite};
+use crate::job::{JobState, JobTrigger, Refused, next};
 use serde_json::{Map, Value};
 
 /// Who decides and the facts worth keeping with the decision.
@@ -103,7 +103,11 @@ pub fn apply(
 }
 
 /// Gives `verb` to the job core over `job`: the job as the verb leaves it, and what to write.
-fn judge(job: &Job, verb: JobTrigger, cx: &VerbContext) -> Result<(Job, VerbWrite), VerbError> {
+pub(crate) fn judge(
+    job: &Job,
+    verb: JobTrigger,
+    cx: &VerbContext,
+) -> Result<(Job, VerbWrite), VerbError> {
     let mut core = Step::new(job.clone(), cx.actor.clone());
     let event = JobEvent::Verb {
         verb,
@@ -128,7 +132,7 @@ impl Step {
     /// A human's verb, judged in the core: the matrix's move, what the verb does to the job
     /// (a reject's feedback kept for the next prompt, a resubmit's fresh loop bound), and one
     /// [`JobEffect::Decide`] writing the move with its audit entry at once.
-    pub(super) fn verb(
+    pub(in crate::job) fn verb(
         &mut self,
         now: u64,
         verb: JobTrigger,
@@ -171,7 +175,7 @@ impl Step {
             JobTrigger::Resume => self.job.retries = 0,
             _ => {}
         }
-        let reason = super::JobReason::Verb {
+        let reason = crate::job::JobReason::Verb {
             verb: verb.name().to_string(),
             actor: cx.actor.clone(),
             feedback: feedback
@@ -186,7 +190,7 @@ impl Step {
             });
         };
         if let Some(f) = kept {
-            self.job.phase = super::JobPhase::Pending { feedback: Some(f) };
+            self.job.phase = crate::job::JobPhase::Pending { feedback: Some(f) };
         }
         self.job.count(verb.name());
         // Only humans' verbs get here (checked above), each of which has its action.
@@ -219,77 +223,6 @@ pub fn audit_entry(job: &Job, action: AuditAction, to: JobState, cx: &VerbContex
     put("policy_hash", &cx.policy_hash);
     put("session", &job.session().map(str::to_string));
     AuditEntry::job(&job.id, action, &cx.actor, cx.now_ms, m)
-}
-
-/// Who is acting: `$ONESHOT_ACTOR`, else the OS user (`$USER`, else the uid's name), else
-/// `unknown`.
-pub fn actor() -> String {
-    let set = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
-    set("ONESHOT_ACTOR")
-        .or_else(|| set("USER"))
-        .or_else(|| set("LOGNAME"))
-        .or_else(|| {
-            nix::unistd::User::from_uid(nix::unistd::getuid())
-                .ok()
-                .flatten()
-                .map(|u| u.name)
-        })
-        .unwrap_or_else(|| "unknown".into())
-}
-
-/// What [`give`] needs besides the job and the verb.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Giving {
-    /// The actor ([`actor`] for the user running oneshot).
-    pub actor: String,
-    /// `reject`'s critique.
-    pub feedback: Option<String>,
-    /// Now, ms since the epoch.
-    pub now_ms: u64,
-}
-
-/// A verb given: where the job was, and the job as the verb left it (as written).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Given {
-    /// The state the verb was judged against.
-    pub from: JobState,
-    /// The job now.
-    pub job: Job,
-}
-
-/// Why [`give`] wrote nothing.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum GiveError {
-    /// The verb does not apply (the state does not allow it, a reject without feedback).
-    #[error(transparent)]
-    Verb(#[from] VerbError),
-    /// The store refused or failed (no such job, it moved meanwhile, a runner holds it).
-    #[error(transparent)]
-    Store(#[from] super::store::JobStoreError),
-    /// What would be written could not go through the redactor.
-    #[error("redact what job {id} writes: {source}")]
-    Seal {
-        /// The job.
-        id: String,
-        /// Why.
-        source: crate::redact::SealError,
-    },
-}
-
-/// Gives `verb` to job `id` (an id or unique prefix) in `store`: reads the job and its latest
-/// artifact (what a reject's PREVIOUS ATTEMPT shows, what an approve confirms), judges the verb
-/// ([`apply`]), and writes the move with its audit entry through the job's redactor — only if
-/// the job has not moved meanwhile and no runner holds it, except `cancel`, which takes a job
-/// from a runner mid-step (its lease is revoked; the runner's next heartbeat fails and it stops
-/// the session).
-pub fn give(
-    store: &dyn super::store::JobStore,
-    id: &str,
-    verb: JobTrigger,
-    giving: &Giving,
-) -> Result<Given, GiveError> {
-    give_seen(store, id, verb, giving, None)
 }
 
 /// What a human saw when they chose a verb (a dashboard's form carries it): the job's state,
@@ -370,94 +303,4 @@ fn short(hash: &str) -> String {
         "" => "none".to_string(),
         h => h.chars().take(12).collect(),
     }
-}
-
-/// [`give`], bound to what the human saw when `seen` is given: refused
-/// ([`VerbError::Stale`], nothing written) when the job read for the verb is not what they saw
-/// — and the write, as every verb's, happens only if the job is still in that state. (A job
-/// would have to leave the state and come back between this read and the write, within
-/// milliseconds, for the two to differ; its steps are checked on the job as read.)
-pub fn give_seen(
-    store: &dyn super::store::JobStore,
-    id: &str,
-    verb: JobTrigger,
-    giving: &Giving,
-    seen: Option<&Seen>,
-) -> Result<Given, GiveError> {
-    let job = store.get(id)?;
-    let latest = store.artifacts(&job.id)?.pop();
-    if let Some(seen) = seen {
-        seen.still(&job, latest.as_ref().map(|a| a.diff_hash.as_str()))?;
-    }
-    let cx = VerbContext {
-        actor: giving.actor.clone(),
-        now_ms: giving.now_ms,
-        feedback: giving.feedback.clone(),
-        previous: latest.as_ref().map(|a| {
-            let stat = match a.diff_stat.trim() {
-                "" => "no changes",
-                stat => stat,
-            };
-            match a.final_message.trim() {
-                "" => format!("(the worker said nothing; diff: {stat})"),
-                said => format!("{said}\n(diff: {stat})"),
-            }
-        }),
-        diff_hash: latest.as_ref().map(|a| a.diff_hash.clone()),
-        policy_hash: policy_hash(&job),
-    };
-    write(store, &job, verb, &cx)?;
-    Ok(Given {
-        from: job.state(),
-        job: store.get(&job.id)?,
-    })
-}
-
-/// Judges `verb` on `job` ([`apply`]) and writes it through the job's redactor, only if the
-/// job is still where it was judged — `cancel` taking a job from a runner mid-step (its lease
-/// is revoked; the runner's next heartbeat fails and it stops the session).
-pub(super) fn write(
-    store: &dyn super::store::JobStore,
-    job: &Job,
-    verb: JobTrigger,
-    cx: &VerbContext,
-) -> Result<(), GiveError> {
-    let (moved, d) = judge(job, verb, cx)?;
-    decide(store, job, &moved, &d)
-}
-
-/// Writes what the core decided about `job` (a verb's move, a land) through the job's
-/// redactor, only if the job is still where it was judged.
-pub(super) fn decide(
-    store: &dyn super::store::JobStore,
-    job: &Job,
-    moved: &Job,
-    d: &VerbWrite,
-) -> Result<(), GiveError> {
-    let redactor = super::redactor(job.spec.policy.as_deref());
-    let seal = |source| GiveError::Seal {
-        id: job.id.clone(),
-        source,
-    };
-    let transition = match &d.transition {
-        Some(t) => Some(redactor.seal(t).map_err(seal)?),
-        None => None,
-    };
-    store.decide(&super::store::Decision {
-        job: &redactor.seal(moved).map_err(seal)?,
-        expected: d.expected,
-        transition: transition.as_ref(),
-        audit: &redactor.seal(&d.audit).map_err(seal)?,
-        revoke: d.revoke,
-    })?;
-    Ok(())
-}
-
-/// The hash of the job's policy as it is now (the file, or the built-in), for the audit trail:
-/// which policy version the human confirmed or overruled. `None` when it no longer loads.
-pub fn policy_hash(job: &Job) -> Option<String> {
-    use crate::policy::{PolicyHost, PolicyOptions};
-    PolicyHost::load_or_builtin(job.spec.policy.as_deref(), PolicyOptions::default())
-        .ok()
-        .map(|h| h.hash().to_string())
 }

@@ -3,21 +3,21 @@
 //! (a claim, a provisioned workspace, a session's end, a harvest) into a [`RunnerEvent`]; a
 //! human's verb (`approve`, `reject`, `cancel`…) comes as [`JobEvent::Verb`]; either way the
 //! core moves the job and returns the [`JobEffect`]s to carry out, in order. Every move goes
-//! through [`super::next`], so the matrix of seed 001 is the only way a job moves; the policy's
+//! through [`crate::job::next`], so the matrix of seed 001 is the only way a job moves; the policy's
 //! `approve` hook chooses among what HARVESTING allows and `limits.retry` how often a transient
 //! failure is retried, each judgement recorded ([`JobEffect::Decided`]) before the move it
-//! leads to; the Rust bounds ([`super::decision::settle`]) hold whatever the judge answers.
+//! leads to; the Rust bounds ([`crate::job::decision::settle`]) hold whatever the judge answers.
 
-pub use super::decision::auto_approvable;
-use super::decision::{JobDecision, Judgement, retry_after, settle};
-pub use super::events::{
+pub use crate::job::decision::auto_approvable;
+use crate::job::decision::{JobDecision, Judgement, retry_after, settle};
+pub use crate::job::events::{
     Found, HarvestFacts, JobEffect, JobEvent, RunnerEvent, SessionEnd, SessionOutcome, StepError,
     VerbWrite,
 };
-pub use super::judge::{JobJudge, NoJudge};
-use super::panel::{aggregate, panel_artifact};
-use super::record::{ArtifactVersion, Feedback, Job, PanelVerdict, Transition};
-use super::{Harvest, JobReason, JobState, JobTrigger, next};
+pub use crate::job::judge::{JobJudge, NoJudge};
+use crate::job::panel::{aggregate, panel_artifact};
+use crate::job::record::{ArtifactVersion, Feedback, Job, PanelVerdict, Transition};
+use crate::job::{Harvest, JobReason, JobState, JobTrigger, next};
 use crate::policy::{ApprovalJob, ApprovalResult};
 use std::time::Duration;
 
@@ -506,7 +506,7 @@ impl Step {
     /// transition; `None`, the job left where it is, when the matrix refuses it — the callers
     /// only fire triggers their state allows, so a refusal here is a bug, never an illegal
     /// move.
-    pub(super) fn moved(
+    pub(in crate::job) fn moved(
         &mut self,
         now: u64,
         trigger: JobTrigger,

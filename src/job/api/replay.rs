@@ -1,5 +1,5 @@
 //! `oneshot job replay`: what another policy would have decided where a job's policy decided.
-//! Each recorded judgement ([`super::decision::JobDecision`]) is asked again of the other
+//! Each recorded judgement ([`crate::job::decision::JobDecision`]) is asked again of the other
 //! policy with the input the job's policy saw, and its answer goes through the same rules the
 //! job core applies ([`settle`] and [`retry_after`]), so Rust's bounds hold in a replay as
 //! they did in the step. A job's later decisions depended on where the first different one
@@ -7,9 +7,9 @@
 //! where the paths part and what each later decision would have been on the recorded path,
 //! never a future it cannot know.
 
-use super::decision::{Judgement, retry_after, settle};
-use super::step::JobJudge;
-use super::store::{JobStore, JobStoreError};
+use crate::job::decision::{Judgement, retry_after, settle};
+use crate::job::step::JobJudge;
+use crate::job::store::{JobStore, JobStoreError};
 use serde::Serialize;
 use std::time::Duration;
 
@@ -209,9 +209,12 @@ pub fn replay(
     })
 }
 
-fn state_of(h: super::Harvest) -> super::JobState {
-    super::next(super::JobState::Harvesting, super::JobTrigger::Harvested(h))
-        .unwrap_or(super::JobState::InterventionRequired)
+fn state_of(h: crate::job::Harvest) -> crate::job::JobState {
+    crate::job::next(
+        crate::job::JobState::Harvesting,
+        crate::job::JobTrigger::Harvested(h),
+    )
+    .unwrap_or(crate::job::JobState::InterventionRequired)
 }
 
 fn waited(after: Option<Duration>) -> String {

@@ -2,7 +2,7 @@
 //! workspace, feedback) and the records written about it (transitions, artifact versions,
 //! audit entries). One type per thing written, written and read through that type.
 
-use super::{JobPhase, JobReason, JobState, JobTrigger};
+use crate::job::{JobPhase, JobReason, JobState, JobTrigger};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -11,6 +11,9 @@ use std::str::FromStr;
 // Defined below the job core, since the policy's `approve` hook is shown them too; part of a
 // job's record here.
 pub use crate::approval::{JobLimits, PanelVerdict, PanelWord, Risk};
+
+/// The prefix every job branch lives under.
+pub const PREFIX: &str = "oneshot/";
 
 /// How the verdicts of several auditors in one step make one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
@@ -181,7 +184,7 @@ pub struct Job {
     /// No-progress signals.
     pub progress: Progress,
     /// Where `job land` put the work, once it did.
-    pub landed: Option<super::land::Landed>,
+    pub landed: Option<crate::job::land::Landed>,
 }
 
 /// A job as the store keeps it and `job show --json` prints it: the phase's data as the flat
@@ -216,7 +219,7 @@ struct StoredJob {
     #[serde(default)]
     progress: Progress,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    landed: Option<super::land::Landed>,
+    landed: Option<crate::job::land::Landed>,
 }
 
 impl From<StoredJob> for Job {
@@ -303,7 +306,7 @@ impl JobSpec {
     pub fn branch_of(&self, job_id: &str) -> String {
         self.branch
             .clone()
-            .unwrap_or_else(|| format!("{}{job_id}", super::naming::PREFIX))
+            .unwrap_or_else(|| format!("{PREFIX}{job_id}"))
     }
 }
 

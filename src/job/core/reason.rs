@@ -87,7 +87,7 @@ pub enum JobReason {
     /// A land did not land (`job land`): the evidence; the base is untouched.
     LandFailed {
         /// What went wrong, with the files or the check.
-        failure: super::land::LandFailure,
+        failure: crate::job::land::LandFailure,
     },
     /// Words only: a record written before reasons were typed.
     Said {

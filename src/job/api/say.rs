@@ -6,9 +6,9 @@
 //! session it runs (`crate::job::runner`'s relay). The session's `message` records, shipped
 //! back with its journal, say how it went.
 
-use super::JobState;
-use super::record::{AuditAction, AuditEntry};
-use super::store::{JobStore, JobStoreError, SessionJournal};
+use crate::job::JobState;
+use crate::job::record::{AuditAction, AuditEntry};
+use crate::job::store::{JobStore, JobStoreError, SessionJournal};
 use crate::session::{MessageStatus, Said};
 
 /// Why a message was not recorded.
@@ -106,7 +106,7 @@ pub fn say(
         crate::pipeline::now_ms(),
         m,
     );
-    let sealed = super::redactor(job.spec.policy.as_deref())
+    let sealed = crate::job::redactor(job.spec.policy.as_deref())
         .seal(&entry)
         .map_err(|source| JobSayError::Seal {
             id: job.id.clone(),

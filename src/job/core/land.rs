@@ -1,15 +1,15 @@
 //! Landing a SUCCESS job's work where it came from, as the job core sees it: a `land` verb the
 //! core allows (a SUCCESS job, or one a failed land sent to INTERVENTION_REQUIRED and a human
 //! fixed) and answers with [`JobEffect::Land`] — the git work, done at the edge
-//! ([`super::workspace::land`]) — whose outcome comes back as [`JobEvent::Landed`]. A landed job
+//! ([`crate::job::workspace::land`]) — whose outcome comes back as [`JobEvent::Landed`]. A landed job
 //! keeps its state and records where its work went ([`Landed`]); a land that failed moves it
 //! SUCCESS → INTERVENTION_REQUIRED by the trigger `land failed`, with the evidence
 //! ([`LandFailure`]) as its reason.
 
-use super::record::{AuditAction, Job};
-use super::step::{JobEffect, Step, StepError, VerbWrite};
-use super::verbs::{VerbContext, VerbError, audit_entry};
-use super::{JobReason, JobState, JobTrigger};
+use crate::job::record::{AuditAction, Job};
+use crate::job::step::{JobEffect, Step, StepError, VerbWrite};
+use crate::job::verbs::{VerbContext, VerbError, audit_entry};
+use crate::job::{JobReason, JobState, JobTrigger};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::path::PathBuf;
@@ -209,7 +209,7 @@ pub enum LandOutcome {
 /// whose last move was a failed land (a human fixed it in the workspace). Anything else is
 /// refused, saying why.
 pub fn may_land(job: &Job) -> Result<(), VerbError> {
-    super::next(job.state(), JobTrigger::Land).map_err(|refused| VerbError::Refused {
+    crate::job::next(job.state(), JobTrigger::Land).map_err(|refused| VerbError::Refused {
         id: job.id.clone(),
         refused,
     })?;
@@ -236,7 +236,7 @@ pub fn may_land(job: &Job) -> Result<(), VerbError> {
 
 impl Step {
     /// The `land` verb: allowed ([`may_land`]), the core asks for the git work.
-    pub(super) fn land(&self) -> Result<Vec<JobEffect>, StepError> {
+    pub(in crate::job) fn land(&self) -> Result<Vec<JobEffect>, StepError> {
         may_land(&self.job)?;
         Ok(vec![JobEffect::Land])
     }
@@ -245,7 +245,7 @@ impl Step {
     /// INTERVENTION_REQUIRED, is SUCCESS again) and records where its work went; a failed land
     /// moves it to INTERVENTION_REQUIRED with the evidence. Either way one write with its audit
     /// entry (`land`).
-    pub(super) fn landed(
+    pub(in crate::job) fn landed(
         &mut self,
         now: u64,
         outcome: LandOutcome,

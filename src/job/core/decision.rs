@@ -3,7 +3,7 @@
 //! retried — written before the move they lead to, like a session's decision records, so that
 //! `oneshot job replay` can ask another policy the same questions through the same rules.
 
-use super::Harvest;
+use crate::job::Harvest;
 use crate::policy::{ApprovalJob, ApprovalResult, ApproveDecision};
 use serde::{Deserialize, Serialize};
 

@@ -23,9 +23,9 @@
 //! assert_eq!(land_order(&pairs), ["job-c", "job-a", "job-b"]);
 //! ```
 
-use super::JobState;
-use super::store::{JobStore, JobStoreError, ListFilter};
-use super::workspace::{self, SourceKind};
+use crate::job::JobState;
+use crate::job::store::{JobStore, JobStoreError, ListFilter};
+use crate::job::workspace::{self, SourceKind};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::PathBuf;

@@ -20,8 +20,7 @@ use crate::schema::Registry;
 use std::path::Path;
 use std::time::Duration;
 
-/// The prefix every job branch lives under.
-pub const PREFIX: &str = "oneshot/";
+pub use crate::job::record::PREFIX;
 
 /// The longest slug [`slug`] makes, in characters.
 pub const SLUG_CHARS: usize = 40;

@@ -99,7 +99,7 @@ impl fmt::Display for JobState {
     }
 }
 
-/// A name that is no job state (nor a legacy one: see [`super::migrate`]).
+/// A name that is no job state (nor a legacy one: see [`super::migrate()`]).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("unknown job state {0:?}; the states are {names}", names = JobState::ALL.map(JobState::as_str).join(", "))]
 pub struct UnknownJobState(pub String);

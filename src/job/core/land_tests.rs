@@ -2,11 +2,11 @@
 //! after a failed land; a land records without moving, a failed one moves to
 //! INTERVENTION_REQUIRED with its evidence, and a fixed one moves back to SUCCESS.
 
-use super::land::{LandFailure, LandOutcome, LandTarget};
-use super::record::{AuditAction, Job, JobSpec};
-use super::step::{JobEffect, JobEvent, NoJudge, Step, StepError, VerbWrite};
-use super::verbs::{VerbContext, VerbError};
-use super::{JobReason, JobState, JobTrigger};
+use crate::job::land::{LandFailure, LandOutcome, LandTarget};
+use crate::job::record::{AuditAction, Job, JobSpec};
+use crate::job::step::{JobEffect, JobEvent, NoJudge, Step, StepError, VerbWrite};
+use crate::job::verbs::{VerbContext, VerbError};
+use crate::job::{JobReason, JobState, JobTrigger};
 
 fn cx() -> VerbContext {
     VerbContext {

@@ -1,12 +1,12 @@
 //! What the job core is told and what it asks for: the [`JobEvent`]s — what the runner's async
 //! loop found ([`RunnerEvent`]) or a human's verb — and the [`JobEffect`]s
-//! [`super::step::Step::step`] returns to be carried out, with the facts they carry (a
+//! [`crate::job::step::Step::step`] returns to be carried out, with the facts they carry (a
 //! session's end, a harvest's findings, a judgement).
 
-use super::decision::JobDecision;
-use super::record::{ArtifactVersion, AuditEntry, Job, PanelVerdict, Transition, Workspace};
-use super::verbs::{VerbContext, VerbError};
-use super::{JobState, JobTrigger};
+use crate::job::decision::JobDecision;
+use crate::job::record::{ArtifactVersion, AuditEntry, Job, PanelVerdict, Transition, Workspace};
+use crate::job::verbs::{VerbContext, VerbError};
+use crate::job::{JobState, JobTrigger};
 use crate::machine::SessionState;
 use std::time::Duration;
 
@@ -195,7 +195,7 @@ pub enum JobEvent {
     /// The git work a `land` verb asked for ([`JobEffect::Land`]) is done: how it ended.
     Landed {
         /// Landed, or why not.
-        outcome: super::land::LandOutcome,
+        outcome: crate::job::land::LandOutcome,
         /// Who landed it.
         cx: VerbContext,
     },

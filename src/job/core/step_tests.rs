@@ -1,11 +1,11 @@
 //! The runner's decision core, fed scripted events: every path of a step.
 
-use super::record::{Job, JobSpec, PanelVerdict, Workspace};
-use super::step::{
+use crate::job::record::{Job, JobSpec, PanelVerdict, Workspace};
+use crate::job::step::{
     Found, HarvestFacts, JobEffect, JobEvent, JobJudge, RunnerEvent, SessionEnd, SessionOutcome,
     Step, StepError, prompt,
 };
-use super::{JobState, verbs};
+use crate::job::{JobState, verbs};
 use crate::policy::{
     Approval, ApprovalJob, ApprovalResult, ApproveDecision, RetryLimits, default_approve,
 };
@@ -497,7 +497,7 @@ fn a_reject_feeds_the_next_prompt() {
         previous: Some("I fixed it ( 1 file changed)".into()),
         ..Default::default()
     };
-    let (after, t, audit) = verbs::apply(&j, super::JobTrigger::Reject, &cx).unwrap();
+    let (after, t, audit) = verbs::apply(&j, crate::job::JobTrigger::Reject, &cx).unwrap();
     assert_eq!(
         (t.from, t.to),
         (JobState::ApprovalRequired, JobState::Pending)
@@ -513,11 +513,11 @@ fn a_reject_feeds_the_next_prompt() {
     let mut cx2 = cx.clone();
     cx2.feedback = Some("  ".into());
     assert!(matches!(
-        verbs::apply(&j, super::JobTrigger::Reject, &cx2),
+        verbs::apply(&j, crate::job::JobTrigger::Reject, &cx2),
         Err(verbs::VerbError::NoFeedback { .. })
     ));
     j.phase = crate::job::JobPhase::of(JobState::Pending, None, None);
-    let e = verbs::apply(&j, super::JobTrigger::Approve, &cx).unwrap_err();
+    let e = verbs::apply(&j, crate::job::JobTrigger::Approve, &cx).unwrap_err();
     assert_eq!(
         e.to_string(),
         "job job-0000abcd: approve is not allowed in PENDING; PENDING allows: step, suspend, cancel"

@@ -1,10 +1,10 @@
 //! Where a job is, with what exists there and nowhere else: a reject's feedback while the
 //! next attempt is prepared and run, the session while it runs, what recovery is recovering.
 //! What outlives phases — the workspace (from its provisioning until cleanup) and the latest
-//! session that ran — stays on the [`super::Job`].
+//! session that ran — stays on the [`crate::job::Job`].
 
-use super::JobState;
-use super::record::Feedback;
+use crate::job::JobState;
+use crate::job::record::Feedback;
 
 /// A job's phase: its [`JobState`] with the data that exists in it.
 #[derive(Debug, Clone, PartialEq)]

@@ -2,10 +2,10 @@
 //! is stored as it will be run — the task and inputs without their secrets, no command line
 //! holding one — with the audit entry of its creation, in DRAFT or, activated, PENDING.
 
-use super::record::{Job, JobSpec};
-use super::store::{JobStore, JobStoreError};
-use super::verbs::{self, VerbContext};
-use super::{JobState, JobTrigger};
+use crate::job::record::{Job, JobSpec};
+use crate::job::store::{JobStore, JobStoreError};
+use crate::job::verbs::{self, VerbContext};
+use crate::job::{JobState, JobTrigger};
 
 /// How a job is made.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -96,10 +96,10 @@ pub fn create(
         return Err(CreateError::EmptyTask);
     }
     if let Some(url) = &spec.remote
-        && super::workspace::holds_secret(url)
+        && crate::job::workspace::holds_secret(url)
     {
         return Err(CreateError::SecretInRemote {
-            shown: super::workspace::shown_url(url),
+            shown: crate::job::workspace::shown_url(url),
         });
     }
     let (mut spec, redacted) = without_secrets(spec)?;
@@ -117,15 +117,15 @@ pub fn create(
     // directory's copy has no branch of the job's; a remote is a git repository.
     let git = spec.remote.is_some()
         || matches!(
-            super::workspace::check_source(&spec),
-            Ok(super::workspace::SourceKind::Git { .. })
+            crate::job::workspace::check_source(&spec),
+            Ok(crate::job::workspace::SourceKind::Git { .. })
         );
     if git {
         spec.branch = Some(branch(&spec, id));
     }
-    let redactor = super::redactor(spec.policy.as_deref());
+    let redactor = crate::job::redactor(spec.policy.as_deref());
     let mut job = Job::new(id, spec, JobState::Draft, how.now_ms);
-    job.reason = Some(super::JobReason::Created {
+    job.reason = Some(crate::job::JobReason::Created {
         actor: how.actor.clone(),
     });
     let cx = VerbContext {
@@ -137,7 +137,7 @@ pub fn create(
     // Recorded as a move into DRAFT from nothing (the entry has no `from`).
     let audit = verbs::audit_entry(
         &job,
-        super::record::AuditAction::Create,
+        crate::job::record::AuditAction::Create,
         JobState::Draft,
         &cx,
     );
@@ -155,19 +155,19 @@ pub fn create(
 /// `oneshot/<id>` — the first the redactor leaves alone. A name that looks like a secret
 /// (`…-sk-ant-…`) would be stored redacted, and no longer be the branch's name.
 fn branch(spec: &JobSpec, id: &str) -> String {
-    let redactor = super::redactor(spec.policy.as_deref());
+    let redactor = crate::job::redactor(spec.policy.as_deref());
     spec.branch
         .clone()
         .into_iter()
-        .chain([super::naming::branch_from_task(&spec.task, id)])
+        .chain([crate::job::naming::branch_from_task(&spec.task, id)])
         .find(|b| redactor.redact(b) == b.as_str())
-        .unwrap_or_else(|| format!("{}{id}", super::naming::PREFIX))
+        .unwrap_or_else(|| format!("{}{id}", crate::job::naming::PREFIX))
 }
 
 /// The spec as the store will keep it, and what held a secret: the task and inputs redacted;
 /// a command line holding one refused.
 fn without_secrets(mut spec: JobSpec) -> Result<(JobSpec, Vec<String>), CreateError> {
-    let redactor = super::redactor(spec.policy.as_deref());
+    let redactor = crate::job::redactor(spec.policy.as_deref());
     let players = [("worker", &spec.worker), ("auditor", &spec.auditor)]
         .into_iter()
         .chain(spec.panel.iter().map(|p| ("panel", p)));
@@ -199,7 +199,7 @@ fn without_secrets(mut spec: JobSpec) -> Result<(JobSpec, Vec<String>), CreateEr
 /// Who a job's work is committed as: the git identity configured for `source` (the user's, as
 /// `git commit` there would use it), else `actor` (`$ONESHOT_ACTOR`, else the OS user) as
 /// `actor@localhost`.
-pub fn author_of(source: &std::path::Path, actor: &str) -> super::record::Author {
+pub fn author_of(source: &std::path::Path, actor: &str) -> crate::job::record::Author {
     let git = |key: &str| {
         std::process::Command::new("git")
             .arg("-C")
@@ -217,5 +217,5 @@ pub fn author_of(source: &std::path::Path, actor: &str) -> super::record::Author
     let email = git("user.email");
     let name = git("user.name").unwrap_or_else(|| actor.to_string());
     let email = email.unwrap_or_else(|| format!("{}@localhost", name.replace(' ', ".")));
-    super::record::Author { name, email }
+    crate::job::record::Author { name, email }
 }

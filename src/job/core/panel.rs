@@ -1,22 +1,25 @@
 //! A panel's verdicts made one (seed 003 §1.3): whether they pass as the job aggregates them,
 //! and the artifact version that keeps them.
 
-use super::events::{HarvestFacts, SessionEnd};
-use super::record::{ArtifactVersion, Job, PanelVerdict};
+use crate::job::events::{HarvestFacts, SessionEnd};
+use crate::job::record::{ArtifactVersion, Job, PanelVerdict};
 
 /// Whether the panel passes, and why not.
-pub(super) fn aggregate(how: super::record::Aggregate, panel: &[PanelVerdict]) -> (bool, String) {
+pub(in crate::job) fn aggregate(
+    how: crate::job::record::Aggregate,
+    panel: &[PanelVerdict],
+) -> (bool, String) {
     let done = panel
         .iter()
-        .filter(|v| v.verdict == super::record::PanelWord::Done)
+        .filter(|v| v.verdict == crate::job::record::PanelWord::Done)
         .count();
     let pass = match how {
-        super::record::Aggregate::All => done == panel.len(),
-        super::record::Aggregate::Majority => done * 2 > panel.len(),
+        crate::job::record::Aggregate::All => done == panel.len(),
+        crate::job::record::Aggregate::Majority => done * 2 > panel.len(),
     };
     let dissent: Vec<String> = panel
         .iter()
-        .filter(|v| v.verdict != super::record::PanelWord::Done)
+        .filter(|v| v.verdict != crate::job::record::PanelWord::Done)
         .map(|v| format!("{} said {}: {}", v.auditor, v.verdict, v.reason))
         .collect();
     (
@@ -25,8 +28,8 @@ pub(super) fn aggregate(how: super::record::Aggregate, panel: &[PanelVerdict]) -
             "the panel did not pass ({done} of {} said done, {} needed): {}",
             panel.len(),
             match how {
-                super::record::Aggregate::All => "all",
-                super::record::Aggregate::Majority => "a majority",
+                crate::job::record::Aggregate::All => "all",
+                crate::job::record::Aggregate::Majority => "a majority",
             },
             dissent.join("; ")
         ),
@@ -35,7 +38,7 @@ pub(super) fn aggregate(how: super::record::Aggregate, panel: &[PanelVerdict]) -
 
 /// The artifact version a panel's verdicts add: the harvest's facts with each auditor's
 /// verdict and the aggregate (`done` when it passed).
-pub(super) fn panel_artifact(
+pub(in crate::job) fn panel_artifact(
     job: &Job,
     now: u64,
     facts: &HarvestFacts,

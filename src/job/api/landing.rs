@@ -3,13 +3,13 @@
 //! judges its outcome ([`JobEvent::Landed`]) into one write with its audit entry — only if the
 //! job has not moved meanwhile.
 
-use super::JobTrigger;
-use super::land::{LandFailure, LandOutcome};
-use super::record::Job;
-use super::step::{JobEffect, JobEvent, NoJudge, Step, StepError};
-use super::store::JobStore;
-use super::verbs::{GiveError, Giving, VerbContext, VerbError, decide, policy_hash};
-use super::workspace::{Landing, Rebase, WorkspaceError};
+use crate::job::JobTrigger;
+use crate::job::land::{LandFailure, LandOutcome};
+use crate::job::record::Job;
+use crate::job::step::{JobEffect, JobEvent, NoJudge, Step, StepError};
+use crate::job::store::JobStore;
+use crate::job::verbs::{GiveError, Giving, VerbContext, VerbError, decide, policy_hash};
+use crate::job::workspace::{Landing, Rebase, WorkspaceError};
 
 /// Why `land` landed nothing and recorded nothing (a land that failed on the job's merits —
 /// a conflict, a failing check — is recorded instead: [`Land::Failed`]).
