@@ -18,6 +18,21 @@
 //! environment), credentials left out of its environment, and limits on its memory and
 //! processes; Landlock inside as the second wall.
 //!
+//! An [`agent`] (Claude Code, Codex, Gemini CLI, Aider, Cline, or any command) is driven
+//! through its structured protocol, never its screen: its events become the session's
+//! timeline, its transcript is reconciled with it, and a message said to a running session
+//! reaches it as its protocol allows.
+//!
+//! A *job* is a task a team hands over: it runs a session in a git worktree of its own, then
+//! waits for a human to approve, reject and land it. Its state table sits beside the session's
+//! in [`machine::job`]; one synchronous step over typed phases, human verbs included, decides
+//! every move ([`job::step::Step`], in the pure `job/core/`); the front doors (`job/api/`:
+//! create, give a verb, land, say) and the [`job::runner`] only turn I/O into events and
+//! carry out the effects. A [`job::store`] (SQLite, or PostgreSQL for a fleet of runners)
+//! holds everything a job needs, so any runner and any dashboard reads it; `oneshot serve`
+//! ([`serve`], with the `serve` feature) is that dashboard, painting the same readings the
+//! CLI prints.
+//!
 //! Rust decides what is possible; Lua decides what is wise.
 //!
 //! # Enums that may grow

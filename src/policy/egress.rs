@@ -9,7 +9,6 @@
 use super::calls::{bad, policy_setup, reason_of};
 use super::error::PolicyError;
 use super::{HookCtx, PolicyHost};
-use crate::process::Role;
 use mlua::Value;
 
 /// The hook's name in errors, `on_error` and decision records.
@@ -21,18 +20,8 @@ const EGRESS_EXPECTED: &str =
 /// The rule a connection that neither list nor hook allowed is refused by.
 pub const NOT_ALLOWED: &str = crate::sandbox::egress::DEFAULT_DENY_RULE;
 
-/// One connection the egress hook is asked about.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct EgressQuery {
-    /// The host asked for (a name or an IP literal), as the agent wrote it.
-    pub host: String,
-    /// The port asked for.
-    pub port: u16,
-    /// The agent asking (`claude`, `codex`, …).
-    pub agent: String,
-    /// The role it runs as.
-    pub role: Role,
-}
+// The proxy's question, which the sandbox asks and the hook answers: the sandbox's noun.
+pub use crate::sandbox::egress::EgressQuery;
 
 /// What the egress hook decided about one connection.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -9,6 +9,20 @@ use std::pin::Pin;
 
 use crate::process::Role;
 
+/// One connection an agent asks the egress proxy to open that the policy's lists do not
+/// decide: what the policy's `egress` hook is asked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EgressQuery {
+    /// The host asked for (a name or an IP literal), as the agent wrote it.
+    pub host: String,
+    /// The port asked for.
+    pub port: u16,
+    /// The agent asking (`claude`, `codex`, …).
+    pub agent: String,
+    /// The role it runs as.
+    pub role: Role,
+}
+
 /// The rule of the default answer, when neither the lists nor the hook decide.
 pub const DEFAULT_DENY_RULE: &str = "not on the policy's allowlist";
 

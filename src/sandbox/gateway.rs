@@ -2,11 +2,11 @@
 //! environment that points the agent there, and a judge that asks whoever decides (the
 //! session's decision core) over a channel.
 
+use super::egress::EgressQuery;
 use super::egress::{EgressAnswer, EgressJudge, EgressRequest};
 use super::pointing::Pointing;
 use super::proxy::{AgentLink, DEFAULT_JUDGE_TIMEOUT, ProxyEvent};
 use super::{Gateway, Served};
-use crate::policy::EgressQuery;
 use crate::process::Role;
 use std::future::Future;
 use std::pin::Pin;
