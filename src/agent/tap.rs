@@ -4,13 +4,12 @@
 //! permission, the run's final result arrived. Its raw lines go to the log through the
 //! pipeline as any output does; this only reads.
 
+use super::{AgentFailure, OwnSession, RunEnd, Spent};
 use crate::agent::{
     AgentEvent, AgentKind, AgentSpec, Delivery, Driver, DriverSetup, Launch, Narrative, Owner,
     Protocol, Reply, Say, Timeline, TurnChange, Turns,
 };
 use crate::executor::Supervised;
-use crate::session::{AgentFailure, Event, OwnSession};
-use std::collections::VecDeque;
 
 /// A line longer than this is not parsed (it still reaches the log): a protocol line that large
 /// is a tool result carrying a whole file, and holding it twice would double the memory.
@@ -29,7 +28,7 @@ pub(crate) struct Seen {
     pub finished: bool,
     /// What the run has used so far, when it changed: model turns as they happen (the
     /// agent's answers), tokens where the agent reports them mid-run (Codex app-server).
-    pub spent: Option<crate::session::Spent>,
+    pub spent: Option<Spent>,
     /// Lines the protocol answers with at once (its handshake's next step, an error for a
     /// request oneshot does not serve), for the agent's stdin.
     pub replies: Vec<Reply>,
@@ -53,7 +52,7 @@ pub(crate) struct Tap {
     skipping: bool,
     events: Vec<AgentEvent>,
     /// The run's use last told to the session.
-    told: crate::session::Spent,
+    told: Spent,
     /// The agent's working directory (where Claude's transcript is filed).
     cwd: std::path::PathBuf,
     /// Who owns the agent's turns, and what keeps its input open.
@@ -86,7 +85,7 @@ impl Tap {
             partial: Vec::new(),
             skipping: false,
             events: Vec::new(),
-            told: crate::session::Spent::default(),
+            told: Spent::default(),
             turns: Turns::new(),
             after_teardown: Vec::new(),
             changes: Vec::new(),
@@ -154,19 +153,19 @@ impl Tap {
 
     /// What the run has used so far: each answer the model gave is a turn (Claude reports its
     /// count only at the end), tokens and dollars as reported.
-    fn so_far(&self) -> crate::session::Spent {
+    fn so_far(&self) -> Spent {
         let reported = self.spent();
         let answers = u32::try_from(self.timeline.messages().len()).unwrap_or(u32::MAX);
-        crate::session::Spent {
+        Spent {
             turns: reported.turns.max(answers),
             ..reported
         }
     }
 
     /// The stream ended (the process exited): a last line without a newline still counts.
-    /// Queues what the run's end tells the session — the agent's session id if only now seen,
-    /// its usage, its failure — and returns its answer (raw: the caller redacts it).
-    pub fn finish(&mut self, queue: &mut VecDeque<Event>) -> Option<String> {
+    /// Returns what the run's end tells — the agent's session id if only now seen, its usage,
+    /// its failure, its answer (raw: the caller redacts it).
+    pub fn finish(&mut self) -> RunEnd {
         let mut seen = Seen::default();
         if !self.partial.is_empty() && !self.skipping {
             let line = std::mem::take(&mut self.partial);
@@ -175,20 +174,13 @@ impl Tap {
         let reconciled = self.reconcile();
         self.timeline.end_of_stream();
         self.narrative.finish();
-        if !reconciled.is_empty() {
-            queue.push_back(Event::AgentReconciled { added: reconciled });
+        RunEnd {
+            reconciled,
+            session: seen.session,
+            spent: self.spent(),
+            failure: self.failure(),
+            answer: self.answer(),
         }
-        if let Some(own) = seen.session {
-            queue.push_back(Event::AgentSession(own));
-        }
-        let spent = self.spent();
-        if !spent.is_zero() {
-            queue.push_back(Event::AgentUsage(spent));
-        }
-        if let Some(f) = self.failure() {
-            queue.push_back(Event::AgentFailed(f));
-        }
-        self.answer()
     }
 
     /// Writes to `sup` the lines that open the conversation and carry `prompt` (none for an
@@ -410,9 +402,9 @@ impl Tap {
     }
 
     /// What the run used, as the agent reported it.
-    fn spent(&self) -> crate::session::Spent {
+    fn spent(&self) -> Spent {
         let u = self.timeline.usage();
-        crate::session::Spent {
+        Spent {
             turns: u.turns,
             tokens: u.input_tokens.saturating_add(u.output_tokens),
             usd: u.cost_usd.unwrap_or(0.0),
@@ -480,13 +472,16 @@ mod tests {
         assert_eq!(seen.permissions[0].1, "Bash");
         let seen = t.push(br#"{"type":"result","subtype":"success","is_error":false,"result":"ok","session_id":"s-1"}"#);
         assert!(!seen.finished, "no newline yet");
-        let mut queue = VecDeque::new();
-        assert_eq!(t.finish(&mut queue).as_deref(), Some("ok"));
+        let end = t.finish();
+        assert_eq!(end.answer.as_deref(), Some("ok"));
         assert!(
             t.timeline.final_result().is_some(),
             "the last line was read"
         );
-        assert!(queue.is_empty(), "no usage, no failure: {queue:?}");
+        assert!(
+            end.spent.is_zero() && end.failure.is_none(),
+            "no usage, no failure: {end:?}"
+        );
     }
 
     #[test]
@@ -513,10 +508,10 @@ mod tests {
     fn aider_failures_are_read_from_its_words() {
         let mut t = Tap::new(AgentKind::Aider, Protocol::Aider, setup());
         t.push(b"litellm.AuthenticationError: Error code: 401 - bad key\n");
-        let mut queue = VecDeque::new();
-        assert_eq!(t.finish(&mut queue), None);
-        let Some(Event::AgentFailed(f)) = queue.pop_front() else {
-            panic!("no failure: {queue:?}");
+        let end = t.finish();
+        assert_eq!(end.answer, None);
+        let Some(f) = end.failure else {
+            panic!("no failure: {end:?}");
         };
         assert_eq!(f.kind, crate::agent::ErrorKind::Auth);
     }

@@ -10,8 +10,6 @@ use crate::agent::Tap;
 use crate::executor::{CommandTemplate, Control, Invocation, ProcessEvent, StdinMode, Supervised};
 use crate::pipeline::Stream;
 use crate::process::Role;
-use crate::session::Event;
-use std::collections::VecDeque;
 use std::path::Path;
 use std::time::Duration;
 
@@ -146,14 +144,11 @@ impl Run<'_> {
         if let Some(words) = limited {
             return Err(AskError::Limit(words));
         }
-        let mut queue = VecDeque::new();
-        let answer = tap.and_then(|t| t.finish(&mut queue));
-        if let Some(Event::AgentFailed(f)) = queue
-            .into_iter()
-            .find(|e| matches!(e, Event::AgentFailed(_)))
-        {
+        let end = tap.map(|t| t.finish()).unwrap_or_default();
+        if let Some(f) = end.failure {
             return Err(AskError::Agent(f));
         }
+        let answer = end.answer;
         let answer = answer.unwrap_or_else(|| String::from_utf8_lossy(&stdout).into_owned());
         if answer.trim().is_empty() {
             let how = match ended {

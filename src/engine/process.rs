@@ -282,7 +282,7 @@ impl Engine {
                 let answer = p
                     .tap
                     .as_mut()
-                    .and_then(|tap| tap.finish(queue))
+                    .and_then(|tap| crate::session::hear_end(tap.finish(), queue))
                     .map(|a| self.redactor.redact(&a).into_owned());
                 // Where the proxy held the agent's key, the tokens are its model API's own
                 // count, whatever the CLI reported.

@@ -1,7 +1,7 @@
 //! The agents a session runs, and their own sessions: journaled in the state file so a resume
 //! runs the same CLIs and the next iteration continues the worker's conversation.
 
-use crate::agent::AgentSpec;
+use crate::agent::{AgentSpec, OwnSession, Spent};
 use crate::process::Role;
 use serde::{Deserialize, Serialize};
 
@@ -38,49 +38,6 @@ pub struct Agents {
 
 fn is_zero(n: &u8) -> bool {
     *n == 0
-}
-
-/// Turns, tokens and dollars, as the agents report them.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-pub struct Spent {
-    /// Model turns.
-    #[serde(default)]
-    pub turns: u32,
-    /// Tokens, input and output.
-    #[serde(default)]
-    pub tokens: u64,
-    /// US dollars (only agents that report a cost add to it).
-    #[serde(default)]
-    pub usd: f64,
-}
-
-// `usd` is a sum of costs read from JSON numbers, which are finite: never NaN, so equality is
-// an equivalence (the records it is part of compare with `Eq`).
-impl Eq for Spent {}
-
-impl Spent {
-    /// Nothing reported yet.
-    pub fn is_zero(&self) -> bool {
-        *self == Spent::default()
-    }
-
-    /// Both together.
-    pub fn plus(&self, other: &Spent) -> Spent {
-        Spent {
-            turns: self.turns.saturating_add(other.turns),
-            tokens: self.tokens.saturating_add(other.tokens),
-            usd: self.usd + other.usd,
-        }
-    }
-
-    /// As the policy's budget check takes it.
-    pub fn as_use(&self) -> crate::policy::BudgetUse {
-        crate::policy::BudgetUse {
-            turns: self.turns,
-            tokens: self.tokens,
-            usd: self.usd,
-        }
-    }
 }
 
 impl Agents {
@@ -123,48 +80,27 @@ impl Agents {
     }
 }
 
-/// An agent's own session, as it named it: its id (what a later run resumes) and, when known,
-/// the file it keeps its transcript in.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct OwnSession {
-    /// The agent's session (Claude, Gemini) or thread (Codex) id.
-    pub session_id: String,
-    /// Its transcript file.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub transcript: Option<String>,
-}
-
-impl OwnSession {
-    /// A session known by its id alone.
-    pub fn id(session_id: impl Into<String>) -> OwnSession {
-        OwnSession {
-            session_id: session_id.into(),
-            transcript: None,
-        }
+/// What the end of an agent's run tells the session, queued as its events in the order the
+/// core takes them (what was reconciled, the agent's session if only now seen, its usage, its
+/// failure); returns the agent's answer (raw: the caller redacts it).
+pub fn hear_end(
+    end: crate::agent::RunEnd,
+    queue: &mut std::collections::VecDeque<super::Event>,
+) -> Option<String> {
+    use super::Event;
+    if !end.reconciled.is_empty() {
+        queue.push_back(Event::AgentReconciled {
+            added: end.reconciled,
+        });
     }
-}
-
-/// A run the agent itself reported as failed (its provider refused, was overloaded, the stream
-/// was cut), with the agent's own words. Aider exits 0 on such failures; this is how the session
-/// still hears of them.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct AgentFailure {
-    /// The agent.
-    pub agent: crate::agent::AgentKind,
-    /// What kind of failure: authentication fails the session at once. (`error` in JSON:
-    /// the records this is flattened into use `kind` for their own tag.)
-    #[serde(rename = "error")]
-    pub kind: crate::agent::ErrorKind,
-    /// The provider's HTTP status, when known.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub status: Option<u16>,
-    /// The agent's message (redacted).
-    pub message: String,
-}
-
-impl AgentFailure {
-    /// Credentials were refused: retrying cannot help.
-    pub fn is_auth(&self) -> bool {
-        self.kind == crate::agent::ErrorKind::Auth
+    if let Some(own) = end.session {
+        queue.push_back(Event::AgentSession(own));
     }
+    if !end.spent.is_zero() {
+        queue.push_back(Event::AgentUsage(end.spent));
+    }
+    if let Some(f) = end.failure {
+        queue.push_back(Event::AgentFailed(f));
+    }
+    end.answer
 }

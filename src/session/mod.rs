@@ -45,7 +45,9 @@ mod verdict;
 #[cfg(test)]
 pub(crate) mod tests;
 
-pub use agents::{AgentFailure, Agents, OwnSession, Spent};
+pub use agents::{Agents, hear_end};
+// The agent's nouns, which a session records.
+pub use crate::agent::{AgentFailure, OwnSession, Spent};
 pub use decide::{Answer, Decide, HookError, PolicyJudge};
 pub use effect::{Effect, Report, Spawn};
 pub use event::Event;
