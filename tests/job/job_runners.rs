@@ -46,7 +46,7 @@ fn a_live_runner_is_listed_with_its_lease_and_a_killed_one_reads_stale() {
     let r = &rows[0];
     assert_eq!(r["state"], "live", "{r}");
     assert_eq!(r["pid"], runner.id());
-    assert_eq!(r["leases"][0]["job"], id.as_str(), "{r}");
+    assert_eq!(r["leases"][0]["job_id"], id.as_str(), "{r}");
     assert_eq!(r["leases"][0]["live"], true, "{r}");
     let text = env.ok(&["job", "runners"]);
     assert!(text.contains("live") && text.contains(&id), "{text}");
