@@ -669,7 +669,7 @@ fn listing(dir: &Path, rounds: usize) {
     .expect("utf-8");
     let newest: serde_json::Value =
         serde_json::from_str(newest.lines().next().expect("a session")).expect("list json");
-    let newest = newest["oneshot_id"].as_str().expect("id").to_owned();
+    let newest = newest["session_id"].as_str().expect("id").to_owned();
     let cases: [&[&str]; 5] = [
         &["--version"],
         &["list"],

@@ -28,7 +28,7 @@ pub const LIST: &str = "\
 Examples:
   oneshot list
   oneshot list --state stale,running --limit 10
-  oneshot list --json | jq -r .oneshot_id";
+  oneshot list --json | jq -r .session_id";
 
 /// `oneshot log --help`.
 pub const LOG: &str = "\
@@ -229,7 +229,7 @@ pub const JOB_LIST: &str = "\
 Examples:
   oneshot job list
   oneshot job list --state approval_required
-  oneshot job list --json | jq -r .id";
+  oneshot job list --json | jq -r .job_id";
 
 /// `oneshot job show --help`.
 pub const JOB_SHOW: &str = "\
@@ -242,7 +242,7 @@ pub const JOB_LOG: &str = "\
 Examples:
   oneshot job log job-1a2b3c4d              # what its sessions did, from any machine
   oneshot job log job-1a2b --follow         # watch it run, until the job rests
-  oneshot job log job-1a2b --json | jq -c 'select(.record.type == \"state\")'";
+  oneshot job log job-1a2b --json | jq -c 'select(.record.type == \"state_change\")'";
 
 /// `oneshot job diff --help`.
 pub const JOB_DIFF: &str = "\

@@ -54,7 +54,7 @@ pub fn show(store: &Store, args: ShowArgs) -> Result<i32> {
     }
     if args.json {
         let v = serde_json::json!({
-            "oneshot_id": session.id,
+            "session_id": session.id,
             "state": session.state(),
             "iteration_count": session.iteration,
             "max_iterations": session.max_iterations,

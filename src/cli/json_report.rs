@@ -21,12 +21,12 @@ use std::time::SystemTime;
 #[serde(tag = "type", rename_all = "snake_case")]
 enum Line<'a> {
     Session {
-        id: &'a str,
+        session_id: &'a str,
         workdir: &'a Path,
         at: String,
     },
     Transition {
-        id: &'a str,
+        session_id: &'a str,
         from: SessionState,
         to: SessionState,
         reason: Option<&'a Reason>,
@@ -44,13 +44,13 @@ enum Line<'a> {
         at: String,
     },
     Outcome {
-        id: &'a str,
+        session_id: &'a str,
         state: SessionState,
         reason: Option<&'a Reason>,
         reason_text: Option<String>,
         cause: Option<&'a Reason>,
         cause_text: Option<String>,
-        iterations: u32,
+        iteration_count: u32,
         max_iterations: u32,
         elapsed_ms: u64,
         exit_code: i32,
@@ -78,7 +78,7 @@ fn now() -> String {
 /// The first line: which session, where.
 pub fn session(id: &str, workdir: &Path) {
     emit(&Line::Session {
-        id,
+        session_id: id,
         workdir,
         at: now(),
     });
@@ -88,13 +88,13 @@ pub fn session(id: &str, workdir: &Path) {
 pub fn outcome(o: &Outcome, session: &Session, exit_code: i32) {
     let cause = super::outcome::cause(session);
     emit(&Line::Outcome {
-        id: &o.session_id,
+        session_id: &o.session_id,
         state: o.state,
         reason: o.reason.as_ref(),
         reason_text: o.reason.as_ref().map(Reason::to_string),
         cause,
         cause_text: cause.map(Reason::to_string),
-        iterations: session.iteration,
+        iteration_count: session.iteration,
         max_iterations: session.max_iterations,
         elapsed_ms: super::outcome::elapsed(session).as_millis() as u64,
         exit_code,
@@ -116,7 +116,7 @@ impl Observer for JsonReporter {
                 max_iterations,
                 reason,
             } => emit(&Line::Transition {
-                id: &session_id,
+                session_id: &session_id,
                 from,
                 to,
                 reason: reason.as_ref(),

@@ -104,7 +104,7 @@ pub fn list(store: &Store, args: ListArgs) -> Result<i32> {
         if args.json {
             let v = match &row {
                 Ok((s, live)) => json(s, *live),
-                Err(e) => serde_json::json!({"oneshot_id": dir.id(), "error": failure(e)}),
+                Err(e) => serde_json::json!({"session_id": dir.id(), "error": failure(e)}),
             };
             outln!("{v}");
             continue;
@@ -153,7 +153,7 @@ fn state_column(state: SessionState, live: Liveness) -> String {
 /// One line of `list --json` (documented in docs/json.md).
 fn json(s: &Summary, live: Liveness) -> serde_json::Value {
     serde_json::json!({
-        "oneshot_id": s.id, "state": s.state, "iteration_count": s.iteration,
+        "session_id": s.id, "state": s.state, "iteration_count": s.iteration,
         "max_iterations": s.max_iterations, "created_at": rfc3339(s.created_ms),
         "updated_at": rfc3339(s.updated_ms), "task": s.task,
         "liveness": live.as_str(), "stale": live == Liveness::Stale, "spent": s.spent,

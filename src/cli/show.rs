@@ -47,6 +47,11 @@ pub fn status(store: &Store, id: Option<&str>, json: bool) -> Result<i32> {
 fn status_json(f: &Session, live: Liveness) -> Result<Value> {
     let mut v = serde_json::to_value(f).context("write the session as JSON")?;
     if let Value::Object(map) = &mut v {
+        // The file keeps the seed's `oneshot_id` (its format); the output names the id for
+        // what it is, as every `--json` does.
+        if let Some(id) = map.remove("oneshot_id") {
+            map.insert("session_id".into(), id);
+        }
         map.insert("liveness".into(), live.as_str().into());
         map.insert("stale".into(), (live == Liveness::Stale).into());
         let pid = match live {

@@ -27,7 +27,8 @@ pub struct Report {
 /// One case's result.
 #[derive(Debug, Clone, Serialize)]
 pub struct CaseReport {
-    /// Its id.
+    /// Its id (`case_id` in `--json`: ids are named for what they are, docs/json.md).
+    #[serde(rename = "case_id")]
     pub id: String,
     /// The captured file it read, as the manifest names it.
     pub input: Option<String>,

@@ -283,7 +283,7 @@ fn run_json_streams_transitions_and_ends_with_the_outcome() {
     }
     let first = &lines[0];
     assert_eq!(first["type"], "session");
-    let id = first["id"].as_str().unwrap();
+    let id = first["session_id"].as_str().unwrap();
     assert_eq!(id, w.session_id());
     assert!(first["workdir"].as_str().unwrap().ends_with("work"));
     let transitions: Vec<(&str, &str)> = lines
@@ -307,7 +307,7 @@ fn run_json_streams_transitions_and_ends_with_the_outcome() {
     let last = lines.last().unwrap();
     assert_eq!(last["type"], "outcome", "{last}");
     assert_eq!(last["state"], "COMPLETED");
-    assert_eq!(last["iterations"], 2);
+    assert_eq!(last["iteration_count"], 2);
     assert_eq!(last["exit_code"], 0);
     assert!(last["elapsed_ms"].is_u64());
     // No agent output and no human lines on stdout; stderr is quiet.

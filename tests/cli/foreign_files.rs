@@ -134,7 +134,7 @@ fn a_fifo_for_a_state_file_is_a_damaged_session_not_a_hang() {
     says(&out);
     let out = within(oneshot(&w, &["list", "--json"]));
     let row: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(row["oneshot_id"], id.as_str());
+    assert_eq!(row["session_id"], id.as_str());
     assert!(row["error"].as_str().unwrap().contains("FIFO"), "{row}");
 
     // The latest session, or the one named: an error naming the file, never "not found".

@@ -3,88 +3,9 @@
 
 use crate::common;
 use crate::job_env;
+use crate::json_doc::{JSON_MD, RUN_JSON_MD, conforms, is, rows, shape};
 use common::*;
 use serde_json::Value;
-use std::collections::BTreeMap;
-
-/// One documented table: field name → type as written (`string`, `integer or null`, `object?`).
-type Shape = BTreeMap<String, String>;
-
-/// The tables of docs/json.md under each `## \`oneshot …\`` heading, in order.
-fn documented() -> BTreeMap<String, Vec<Shape>> {
-    let doc = include_str!("../../docs/json.md");
-    let mut sections: BTreeMap<String, Vec<Shape>> = BTreeMap::new();
-    let mut current: Option<String> = None;
-    let mut in_table = false;
-    for line in doc.lines() {
-        if let Some(h) = line.strip_prefix("## `") {
-            current = Some(h.trim_end_matches('`').to_string());
-            in_table = false;
-            continue;
-        }
-        let Some(section) = &current else { continue };
-        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
-        if cells.len() < 4 || !line.starts_with('|') {
-            in_table = false;
-            continue;
-        }
-        if cells[1] == "field" || cells[1].starts_with("---") {
-            continue;
-        }
-        if !in_table {
-            sections
-                .entry(section.clone())
-                .or_default()
-                .push(Shape::new());
-            in_table = true;
-        }
-        let field = cells[1].trim_matches('`').to_string();
-        let shapes = sections.get_mut(section).unwrap();
-        shapes
-            .last_mut()
-            .unwrap()
-            .insert(field, cells[2].to_string());
-    }
-    sections
-}
-
-fn shape(doc: &BTreeMap<String, Vec<Shape>>, heading: &str, n: usize) -> Shape {
-    doc.get(heading)
-        .unwrap_or_else(|| panic!("docs/json.md has no section `{heading}`"))[n]
-        .clone()
-}
-
-/// Whether `v` is of the documented type `ty`.
-fn is(ty: &str, v: &Value) -> bool {
-    let ty = ty.trim_end_matches('?');
-    ty.split(" or ").any(|t| match t {
-        "string" => v.is_string(),
-        "integer" => v.is_i64() || v.is_u64(),
-        "number" => v.is_number(),
-        "boolean" => v.is_boolean(),
-        "array" => v.is_array(),
-        "object" => v.is_object(),
-        "null" => v.is_null(),
-        other => panic!("docs/json.md: unknown type `{other}`"),
-    })
-}
-
-/// `v` has every documented field (the optional ones when present) with its type, and no
-/// other.
-fn conforms(what: &str, shape: &Shape, v: &Value) {
-    let obj = v
-        .as_object()
-        .unwrap_or_else(|| panic!("{what}: not an object: {v}"));
-    for (field, ty) in shape {
-        match obj.get(field) {
-            Some(x) => assert!(is(ty, x), "{what}: `{field}` is not {ty}: {x}"),
-            None => assert!(ty.ends_with('?'), "{what}: `{field}` is missing: {v}"),
-        }
-    }
-    for key in obj.keys() {
-        assert!(shape.contains_key(key), "{what}: `{key}` is not documented");
-    }
-}
 
 /// Runs oneshot, expecting exit 0; returns stdout.
 fn json_out(w: &World, args: &[&str]) -> String {
@@ -109,7 +30,6 @@ fn ndjson(w: &World, args: &[&str]) -> Vec<Value> {
 
 #[test]
 fn every_json_output_is_its_documented_shape() {
-    let doc = documented();
     let w = World::new();
     let once = w.tmp.path().join("audited");
     let worker = w.script("w.sh", "echo line >> f.txt");
@@ -121,26 +41,52 @@ fn every_json_output_is_its_documented_shape() {
             o = once.display()
         ),
     );
-    let out = w.run(&worker, &auditor, &[], "a task\nwith two lines");
+    let out = w.run(&worker, &auditor, &["--json"], "a task\nwith two lines");
     assert_eq!(code(&out), 0, "{}", text(&out));
     let id = w.session_id();
+
+    // `run --json`, as docs/run-json.md has it: each line its section's fields and a `type`.
+    let stream = String::from_utf8(out.stdout).unwrap();
+    for line in stream.lines() {
+        let v: Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}"));
+        let kind = v["type"].as_str().unwrap_or_else(|| panic!("no type: {v}"));
+        if kind == "warning" || kind == "note" {
+            let keys: Vec<&String> = v.as_object().unwrap().keys().collect();
+            assert_eq!(keys, ["at", "message", "type"], "{v}");
+            continue;
+        }
+        let mut documented = shape(RUN_JSON_MD, kind, 0);
+        documented.insert("type".into(), "string".into());
+        conforms(&format!("run --json {kind}"), &documented, &v);
+        assert_eq!(v["session_id"], id.as_str(), "{v}");
+    }
+    assert!(stream.lines().count() > 2, "{stream}");
 
     let rows = ndjson(&w, &["list", "--json"]);
     assert_eq!(rows.len(), 1);
     conforms(
         "list --json",
-        &shape(&doc, "oneshot list --json", 0),
+        &shape(JSON_MD, "oneshot list --json", 0),
         &rows[0],
     );
 
     let status = one_object(&w, &["status", &id, "--json"]);
     conforms(
         "status --json",
-        &shape(&doc, "oneshot status [ID] --json", 0),
+        &shape(JSON_MD, "oneshot status [ID] --json", 0),
         &status,
     );
     assert_eq!(status["state"], "COMPLETED");
     assert_eq!(status["liveness"], "ended");
+    assert_eq!(status["session_id"], id.as_str());
+
+    let shown = one_object(&w, &["show", &id, "--json"]);
+    conforms(
+        "show --json",
+        &shape(JSON_MD, "oneshot show [ID] --json", 0),
+        &shown,
+    );
+    assert_eq!(shown["iterations"].as_array().unwrap().len(), 2, "{shown}");
 
     let records = ndjson(&w, &["log", &id, "--json"]);
     assert_eq!(
@@ -148,7 +94,7 @@ fn every_json_output_is_its_documented_shape() {
         w.log(&id).len(),
         "every record, blobs included"
     );
-    let log_shape = shape(&doc, "oneshot log ID --json", 0);
+    let log_shape = shape(JSON_MD, "oneshot log ID --json", 0);
     for r in &records {
         let t = r["type"].as_str().unwrap_or_else(|| panic!("no type: {r}"));
         assert!(is(&log_shape["type"], &r["type"]), "{r}");
@@ -165,13 +111,13 @@ fn every_json_output_is_its_documented_shape() {
     let check = one_object(&w, &["policy", "check", &policy, "--json"]);
     conforms(
         "policy check --json",
-        &shape(&doc, "oneshot policy check FILE --json", 0),
+        &shape(JSON_MD, "oneshot policy check FILE --json", 0),
         &check,
     );
     let tests = one_object(&w, &["policy", "test", &policy, "--json"]);
     conforms(
         "policy test --json",
-        &shape(&doc, "oneshot policy test FILE --json", 0),
+        &shape(JSON_MD, "oneshot policy test FILE --json", 0),
         &tests,
     );
     assert_eq!(tests["passed"], 1, "{tests}");
@@ -181,7 +127,7 @@ fn every_json_output_is_its_documented_shape() {
     );
     conforms(
         "policy replay --json",
-        &shape(&doc, "oneshot policy replay ID --policy FILE --json", 0),
+        &shape(JSON_MD, "oneshot policy replay ID --policy FILE --json", 0),
         &replay,
     );
     assert!(
@@ -194,7 +140,7 @@ fn every_json_output_is_its_documented_shape() {
     let rows = ndjson(&w, &["list", "--json"]);
     conforms(
         "list --json (unreadable)",
-        &shape(&doc, "oneshot list --json", 1),
+        &shape(JSON_MD, "oneshot list --json", 1),
         &rows[0],
     );
 
@@ -212,7 +158,7 @@ fn every_json_output_is_its_documented_shape() {
     assert_eq!(rows.len(), 1, "{rows:?}");
     conforms(
         "job list --json",
-        &shape(&doc, "oneshot job list --json", 0),
+        &shape(JSON_MD, "oneshot job list --json", 0),
         &rows[0],
     );
     let events = ndjson(&w, &["job", "run", "--json"]);
@@ -220,7 +166,7 @@ fn every_json_output_is_its_documented_shape() {
     let shown = one_object(&w, &["job", "show", &job_id, "--json"]);
     conforms(
         "job show --json",
-        &shape(&doc, "oneshot job show ID --json", 0),
+        &shape(JSON_MD, "oneshot job show ID --json", 0),
         &shown,
     );
     let history = shown["history"].as_array().unwrap();
@@ -232,14 +178,14 @@ fn every_json_output_is_its_documented_shape() {
     for entry in ndjson(&w, &["job", "audit", &job_id, "--json"]) {
         conforms(
             "job audit --json",
-            &shape(&doc, "oneshot job audit [ID] --json", 0),
+            &shape(JSON_MD, "oneshot job audit [ID] --json", 0),
             &entry,
         );
     }
     let replay = one_object(&w, &["job", "replay", &job_id, "--json"]);
     conforms(
         "job replay --json",
-        &shape(&doc, "oneshot job replay ID --json", 0),
+        &shape(JSON_MD, "oneshot job replay ID --json", 0),
         &replay,
     );
     assert_eq!(replay["verdict"], "same", "{replay}");
@@ -253,7 +199,7 @@ fn every_json_output_is_its_documented_shape() {
             Some("warning") => 4,
             other => panic!("job run --json: an undocumented event {other:?}: {e}"),
         };
-        conforms("job run --json", &shape(&doc, section, n), e);
+        conforms("job run --json", &shape(JSON_MD, section, n), e);
     }
     assert_eq!(events.last().unwrap()["type"], "summary", "{events:?}");
     assert_eq!(events.last().unwrap()["rested"]["APPROVAL_REQUIRED"], 1);
@@ -274,6 +220,113 @@ fn every_json_output_is_its_documented_shape() {
         Some(Value::from("COMPLETED")),
         "{events:?}"
     );
+    let records = ndjson(&w, &["job", "log", &job_id, "--json"]);
+    assert!(!records.is_empty());
+    for r in &records {
+        conforms(
+            "job log --json",
+            &shape(JSON_MD, "oneshot job log ID --json", 0),
+            r,
+        );
+        assert_eq!(r["session_id"], shown["sessions"][0]["session_id"], "{r}");
+    }
+
+    let made = w
+        .cmd()
+        .args(["token", "create", "--name", "ci", "--scope", "read"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&made), 0, "{}", text(&made));
+    let tokens = ndjson(&w, &["token", "list", "--json"]);
+    assert_eq!(tokens.len(), 1, "{tokens:?}");
+    conforms(
+        "token list --json",
+        &shape(JSON_MD, "oneshot token list --json", 0),
+        &tokens[0],
+    );
+}
+
+/// The ids the outputs name, each for what it is (docs/json.md, "One vocabulary").
+const IDS: [&str; 6] = [
+    "session_id",
+    "job_id",
+    "runner_id",
+    "case_id",
+    "message_id",
+    "entity_id",
+];
+
+/// One name for one concept across every `--json` (docs/json.md, "One vocabulary"), read off
+/// the documented tables — which `every_json_output_is_its_documented_shape` and the other
+/// tests here hold the real output to: an id is named for what it is, from one list; the whole
+/// task is `task` and its first line `title`; a session's counter is `iteration_count`; a time is
+/// `at`, `*_at` or `*_ms`.
+#[test]
+fn every_json_output_speaks_one_vocabulary() {
+    let all: Vec<_> = rows(JSON_MD).into_iter().chain(rows(RUN_JSON_MD)).collect();
+    let mut named: std::collections::BTreeMap<&str, Vec<&str>> = Default::default();
+    for r in &all {
+        let at = format!("`{}`: `{}` ({}: {})", r.section, r.field, r.ty, r.meaning);
+        let f = r.field.as_str();
+        let string =
+            r.ty.trim_end_matches('?')
+                .split(" or ")
+                .any(|t| t == "string");
+        assert!(
+            f != "id" && f != "oneshot_id",
+            "{at}: name the id for what it is"
+        );
+        assert!(
+            !(string && ["session", "job", "runner"].contains(&f)),
+            "{at}: an id is `{f}_id`"
+        );
+        if f.ends_with("_id") {
+            assert!(IDS.contains(&f), "{at}: not one of the ids {IDS:?}");
+            named.entry(f).or_default().push(&r.section);
+        }
+        if r.meaning.starts_with("when") {
+            assert!(
+                f == "at" || f.ends_with("_at") || f.ends_with("_ms"),
+                "{at}: a time is `at`, `*_at` or `*_ms`"
+            );
+        }
+        if f == "at" || f.ends_with("_at") {
+            assert!(string, "{at}: `*_at` is RFC 3339, a string");
+        }
+        if f.ends_with("_ms") {
+            assert!(
+                r.ty.starts_with("integer") || r.ty.starts_with("number"),
+                "{at}: `*_ms` is milliseconds"
+            );
+        }
+        match f {
+            "task" => assert!(
+                r.meaning.contains("whole"),
+                "{at}: `task` is the whole task"
+            ),
+            "title" => assert!(
+                r.meaning.contains("first"),
+                "{at}: `title` is its first line"
+            ),
+            "iterations" => assert!(r.ty == "array", "{at}: a count is `iteration_count`"),
+            "iteration_count" => assert!(!r.ty.contains("array"), "{at}"),
+            _ => {}
+        }
+    }
+    // The rules read real tables: the ids are where the outputs are.
+    assert!(named["session_id"].len() >= 6, "{named:?}");
+    assert!(named["job_id"].len() >= 6, "{named:?}");
+    for section in [
+        "session",
+        "transition",
+        "outcome",
+        "oneshot status [ID] --json",
+    ] {
+        assert!(
+            named["session_id"].contains(&section),
+            "{section}: {named:?}"
+        );
+    }
 }
 
 #[test]
@@ -357,7 +410,6 @@ fn policy_test_without_tests_fails_and_says_where_it_looked() {
 
 #[test]
 fn schema_json_outputs_are_their_documented_shapes() {
-    let doc = documented();
     let w = World::new();
     let registry = w.tmp.path().join("schemas");
     std::fs::create_dir_all(&registry).unwrap();
@@ -372,7 +424,7 @@ fn schema_json_outputs_are_their_documented_shapes() {
 
     let rows = ndjson(&w, &["schema", "list", "--json", "--registry", registry]);
     assert_eq!(rows.len(), 5);
-    let list = shape(&doc, "oneshot schema list --json", 0);
+    let list = shape(JSON_MD, "oneshot schema list --json", 0);
     for row in &rows {
         conforms("schema list --json", &list, row);
     }
@@ -380,7 +432,7 @@ fn schema_json_outputs_are_their_documented_shapes() {
     let report = one_object(&w, &["schema", "check", "--json", "--registry", registry]);
     conforms(
         "schema check --json",
-        &shape(&doc, "oneshot schema check [LABEL|FILE…] --json", 0),
+        &shape(JSON_MD, "oneshot schema check [LABEL|FILE…] --json", 0),
         &report,
     );
     assert_eq!(report["warnings"], 1);
@@ -402,7 +454,6 @@ fn schema_json_outputs_are_their_documented_shapes() {
 
 #[test]
 fn eval_json_is_its_documented_shape() {
-    let doc = documented();
     let w = World::new();
     let ok = r#"{"state": "Completed", "confidence": 1, "evidence": [], "summary": "done"}"#;
     let t = w.script("t.sh", &format!("cat > /dev/null; echo '{ok}'"));
@@ -417,11 +468,11 @@ fn eval_json_is_its_documented_shape() {
         &["eval", m.to_str().unwrap(), "--target-cmd", &t, "--json"],
     );
     let heading = "oneshot eval MANIFEST --json";
-    conforms("eval --json", &shape(&doc, heading, 0), &report);
+    conforms("eval --json", &shape(JSON_MD, heading, 0), &report);
     for case in report["cases"].as_array().unwrap() {
-        conforms("eval --json case", &shape(&doc, heading, 1), case);
+        conforms("eval --json case", &shape(JSON_MD, heading, 1), case);
         for run in case["runs"].as_array().unwrap() {
-            conforms("eval --json run", &shape(&doc, heading, 2), run);
+            conforms("eval --json run", &shape(JSON_MD, heading, 2), run);
         }
     }
 }

@@ -154,7 +154,7 @@ fn list_json_has_one_object_per_session_with_the_whole_task() {
         assert_eq!(
             fields.len(),
             11,
-            "oneshot_id, state, iteration_count, max_iterations, created_at, updated_at, task, \
+            "session_id, state, iteration_count, max_iterations, created_at, updated_at, task, \
              liveness, stale, pid, spent: {row}"
         );
         assert_eq!(
@@ -164,7 +164,7 @@ fn list_json_has_one_object_per_session_with_the_whole_task() {
         assert_eq!(row["liveness"], "ended");
         assert_eq!(row["stale"], false);
         assert!(row["pid"].is_null(), "{row}");
-        assert_eq!(row["oneshot_id"], id.as_str());
+        assert_eq!(row["session_id"], id.as_str());
         assert_eq!(row["task"], task(n).as_str());
         assert_eq!(row["iteration_count"], n % 12 + 1);
         assert_eq!(row["max_iterations"], 12);
@@ -175,7 +175,7 @@ fn list_json_has_one_object_per_session_with_the_whole_task() {
         assert_eq!(row["updated_at"], at(created + 10 + n).as_str());
     }
     for (row, id) in rows[good.len()..].iter().zip(&bad) {
-        assert_eq!(row["oneshot_id"], id.as_str());
+        assert_eq!(row["session_id"], id.as_str());
         assert!(row["error"].is_string(), "{row}");
     }
 }

@@ -6,6 +6,8 @@
 mod common;
 #[path = "../common/job_env.rs"]
 mod job_env;
+#[path = "../common/json_doc.rs"]
+mod json_doc;
 
 mod ask_cli;
 mod cli_errors;

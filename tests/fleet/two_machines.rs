@@ -53,9 +53,9 @@ fn three_runners_thirty_jobs_each_worker_once_every_branch_pushed() {
         assert_eq!(runs.len(), 1, "job {id}'s worker ran once: {runs:?}");
         let sessions = shown["sessions"].as_array().unwrap();
         assert_eq!(sessions.len(), 1, "{shown:#}");
-        assert_eq!(sessions[0]["session"], runs[0].as_str());
+        assert_eq!(sessions[0]["session_id"], runs[0].as_str());
         ran_on.insert(
-            sessions[0]["runner"]
+            sessions[0]["runner_id"]
                 .as_str()
                 .unwrap()
                 .split('-')
@@ -175,7 +175,7 @@ fn a_runner_killed_mid_step_is_recovered_on_another_machine_and_readable_anywher
         .as_array()
         .unwrap()
         .iter()
-        .map(|s| s["session"].as_str().unwrap().to_string())
+        .map(|s| s["session_id"].as_str().unwrap().to_string())
         .collect();
     assert_eq!(sessions, [first.clone(), second.clone(), third.clone()]);
     let log = laptop.ok(&["job", "log", &id]);
@@ -273,7 +273,7 @@ fn a_runner_whose_clock_is_ahead_steals_no_live_lease() {
     std::thread::sleep(Duration::from_secs(8));
     let shown = laptop.show(&id);
     assert_eq!(shown["job"]["state"], "EXECUTING", "{shown:#}");
-    let lease = shown["lease"]["runner"].as_str().unwrap().to_string();
+    let lease = shown["lease"]["runner_id"].as_str().unwrap().to_string();
     assert!(
         lease.contains(&format!("-{}-", ra.child.id())),
         "A holds it: {lease}"

@@ -40,7 +40,7 @@ fn the_log_in_the_store_is_the_sessions_log_redacted_and_readable_elsewhere() {
         (1..=entries.len() as u64).collect::<Vec<_>>(),
         "gap-free"
     );
-    let sid = entries[0]["session"].as_str().unwrap().to_string();
+    let sid = entries[0]["session_id"].as_str().unwrap().to_string();
     let on_disk = std::fs::read_to_string(
         env.state_dir()
             .join("sessions")
@@ -85,9 +85,9 @@ fn the_log_in_the_store_is_the_sessions_log_redacted_and_readable_elsewhere() {
     );
     let shown: serde_json::Value =
         serde_json::from_str(&other(&["job", "show", &id, "--json"])).unwrap();
-    assert_eq!(shown["sessions"][0]["session"], sid.as_str(), "{shown}");
+    assert_eq!(shown["sessions"][0]["session_id"], sid.as_str(), "{shown}");
     assert!(
-        shown["sessions"][0]["runner"]
+        shown["sessions"][0]["runner_id"]
             .as_str()
             .unwrap()
             .contains('-'),

@@ -249,11 +249,11 @@ fn jobs_changing_the_same_file_are_flagged_and_others_are_not() {
         .collect();
     assert_eq!(
         by_id[&one]["overlaps"],
-        serde_json::json!([{"job": two, "files": ["shared.txt"]}])
+        serde_json::json!([{"job_id": two, "files": ["shared.txt"]}])
     );
     assert_eq!(
         by_id[&two]["overlaps"],
-        serde_json::json!([{"job": one, "files": ["shared.txt"]}])
+        serde_json::json!([{"job_id": one, "files": ["shared.txt"]}])
     );
     assert_eq!(by_id[&three]["overlaps"], serde_json::json!([]));
 
@@ -266,7 +266,7 @@ fn jobs_changing_the_same_file_are_flagged_and_others_are_not() {
     );
     assert_eq!(
         env.show(&two)["overlaps"],
-        serde_json::json!([{"job": one, "files": ["shared.txt"]}])
+        serde_json::json!([{"job_id": one, "files": ["shared.txt"]}])
     );
     assert!(env.show(&three)["overlaps"].as_array().unwrap().is_empty());
     let approved = env.ok(&["job", "list", "--state", "approval_required"]);
@@ -277,7 +277,7 @@ fn jobs_changing_the_same_file_are_flagged_and_others_are_not() {
 
     // An approved job still counts; a canceled one no longer does.
     env.ok(&["job", "approve", &one]);
-    assert_eq!(env.show(&two)["overlaps"][0]["job"], one.as_str());
+    assert_eq!(env.show(&two)["overlaps"][0]["job_id"], one.as_str());
     env.ok(&["job", "cancel", &two]);
     let list = env.ok(&["job", "list"]);
     assert!(!list.contains('⚠'), "{list}");

@@ -4,6 +4,7 @@
 
 use crate::common;
 use crate::job_env;
+use crate::json_doc::{JSON_MD, conforms, shape};
 use common::{signal, wait_timeout};
 use job_env::{DONE, Env};
 use serde_json::Value;
@@ -44,9 +45,14 @@ fn a_live_runner_is_listed_with_its_lease_and_a_killed_one_reads_stale() {
     let rows = runners(&env);
     assert_eq!(rows.len(), 1, "{rows:?}");
     let r = &rows[0];
+    conforms(
+        "job runners --json",
+        &shape(JSON_MD, "oneshot job runners --json", 0),
+        r,
+    );
     assert_eq!(r["state"], "live", "{r}");
     assert_eq!(r["pid"], runner.id());
-    assert_eq!(r["leases"][0]["job"], id.as_str(), "{r}");
+    assert_eq!(r["leases"][0]["job_id"], id.as_str(), "{r}");
     assert_eq!(r["leases"][0]["live"], true, "{r}");
     let text = env.ok(&["job", "runners"]);
     assert!(text.contains("live") && text.contains(&id), "{text}");

@@ -59,7 +59,7 @@ fn stderr_of(child: Child) -> String {
 
 /// The states the job's session went through.
 fn session_trace(env: &Env, id: &str) -> Vec<String> {
-    let session = env.show(id)["job"]["session"]
+    let session = env.show(id)["job"]["session_id"]
         .as_str()
         .expect("a session")
         .to_string();

@@ -106,7 +106,7 @@ fn message_records(env: &Env, id: &str) -> Vec<(String, String, String)> {
         .filter(|e| e["record"]["type"] == "message")
         .map(|e| {
             (
-                e["session"].as_str().unwrap().to_string(),
+                e["session_id"].as_str().unwrap().to_string(),
                 e["record"]["status"].as_str().unwrap().to_string(),
                 e["record"]["text"].as_str().unwrap_or("").to_string(),
             )
@@ -166,7 +166,7 @@ fn a_running_jobs_worker_gets_the_message_in_its_next_prompt_and_the_trail_keeps
     assert!(stored.starts_with("use the v2 API"), "{stored}");
     assert!(!stored.contains(SECRET), "redacted: {stored}");
     assert_eq!(entry["metadata"]["state"], "EXECUTING");
-    let message_id = entry["metadata"]["message"].as_str().unwrap();
+    let message_id = entry["metadata"]["message_id"].as_str().unwrap();
     let audit = env.ok(&["job", "audit", &id]);
     assert!(audit.contains("ann  message"), "{audit}");
     assert!(audit.contains("use the v2 API"), "{audit}");

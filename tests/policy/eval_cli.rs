@@ -142,7 +142,7 @@ fn json_prints_one_object() {
         (Some(2), Some(1), Some(1))
     );
     let b = &v["cases"][1];
-    assert_eq!(b["id"], "b");
+    assert_eq!(b["case_id"], "b");
     assert_eq!(b["status"], "fail");
     assert_eq!(b["want"], "Waiting");
     assert_eq!(b["expected"], serde_json::json!({"state": "Waiting"}));

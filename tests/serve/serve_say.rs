@@ -217,7 +217,7 @@ fn an_operate_token_says_something_to_a_job_and_its_audit_trail_names_it() {
         .collect();
     assert_eq!(said.len(), 1, "{said:?}");
     assert_eq!(said[0]["actor"], "otto");
-    assert_eq!(said[0]["metadata"]["message"], answer["message"]);
+    assert_eq!(said[0]["metadata"]["message_id"], answer["message"]);
     assert!(
         said[0]
             .to_string()

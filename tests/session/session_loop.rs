@@ -257,7 +257,7 @@ fn status_list_and_log_show_the_session() {
 
     let status = w.cmd().args(["status", "--json"]).output().unwrap();
     let v: serde_json::Value = serde_json::from_slice(&status.stdout).unwrap();
-    assert_eq!(v["oneshot_id"], id.as_str());
+    assert_eq!(v["session_id"], id.as_str());
     assert_eq!(v["state"], "COMPLETED");
 
     let human = w.cmd().args(["status", &id[..8]]).output().unwrap();

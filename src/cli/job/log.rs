@@ -26,7 +26,7 @@ pub struct LogArgs {
     /// PENDING (one that waits for a human, or the end).
     #[arg(long, short = 'f')]
     pub follow: bool,
-    /// One JSON object per record: `{"seq", "session", "record"}`, `record` as the session's
+    /// One JSON object per record: `{"seq", "session_id", "record"}`, `record` as the session's
     /// log holds it (docs/json.md).
     #[arg(long)]
     pub json: bool,
@@ -69,7 +69,7 @@ pub fn log(cx: &Cx, a: LogArgs) -> Result<i32> {
                 if a.json {
                     outln!(
                         "{}",
-                        serde_json::json!({"seq": e.seq, "session": e.session, "record": e.record})
+                        serde_json::json!({"seq": e.seq, "session_id": e.session, "record": e.record})
                     );
                     continue;
                 }

@@ -4,6 +4,7 @@
 
 mod cleanup;
 mod create;
+mod json;
 mod land;
 mod log;
 mod progress;

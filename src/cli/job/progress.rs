@@ -50,10 +50,7 @@ impl Progress {
                         to: t.to,
                         trigger: t.trigger.name(),
                         reason: reason.as_deref(),
-                        cause: t
-                            .reason
-                            .as_ref()
-                            .filter(|r| !matches!(r, oneshot::job::JobReason::Said { .. })),
+                        cause: super::json::cause(t.reason.as_ref()),
                         by: &t.by,
                         at: rfc3339(t.at_ms),
                     });
@@ -228,7 +225,7 @@ pub(super) enum Event<'a> {
         reason: Option<&'a str>,
         /// Why, typed (`kind` and its fields; docs/json.md).
         #[serde(skip_serializing_if = "Option::is_none")]
-        cause: Option<&'a oneshot::job::JobReason>,
+        cause: Option<serde_json::Value>,
         /// The runner (or the human) that moved it.
         by: &'a str,
         at: String,
@@ -253,7 +250,7 @@ pub(super) enum Event<'a> {
         lost: Option<&'a str>,
         failed: Option<&'a str>,
         paused: Option<&'a str>,
-        lease_until: Option<String>,
+        lease_until_at: Option<String>,
     },
     /// The run ended.
     Summary {
@@ -276,7 +273,7 @@ pub(super) fn event(e: &Event<'_>) {
 
 /// A step's end as an event.
 fn step_end(e: &StepEnd) -> Event<'_> {
-    let (mut lost, mut failed, mut paused, mut lease_until) = (None, None, None, None);
+    let (mut lost, mut failed, mut paused, mut lease_until_at) = (None, None, None, None);
     match &e.ended {
         Ended::Lost(why) => lost = Some(why.as_str()),
         Ended::Failed {
@@ -284,7 +281,7 @@ fn step_end(e: &StepEnd) -> Event<'_> {
             lease_until_ms,
         } => {
             failed = Some(why.as_str());
-            lease_until = lease_until_ms.map(rfc3339);
+            lease_until_at = lease_until_ms.map(rfc3339);
         }
         Ended::Paused(what) => paused = Some(what.as_str()),
         _ => {}
@@ -296,6 +293,6 @@ fn step_end(e: &StepEnd) -> Event<'_> {
         lost,
         failed,
         paused,
-        lease_until,
+        lease_until_at,
     }
 }

@@ -12,16 +12,16 @@ use serde::Serialize;
 /// Options of `job runners`.
 #[derive(Debug, Args)]
 pub struct RunnersArgs {
-    /// One JSON object per runner, one per line: `runner`, `host`, `pid`, `started_at`,
-    /// `last_beat_at`, `beat_age_ms`, `state` (`live` or `stale`), `leases` (each `job`,
-    /// `fence`, `until_at`, `live`).
+    /// One JSON object per runner, one per line: `runner_id`, `host`, `pid`, `started_at`,
+    /// `last_beat_at`, `beat_age_ms`, `state` (`live` or `stale`), `leases` (each `job_id`,
+    /// `fence`, `until_at`, `live`) (docs/json.md).
     #[arg(long)]
     pub json: bool,
 }
 
 #[derive(Serialize)]
 struct LeaseRow<'a> {
-    job: &'a str,
+    job_id: &'a str,
     fence: u64,
     until_at: String,
     live: bool,
@@ -29,7 +29,7 @@ struct LeaseRow<'a> {
 
 #[derive(Serialize)]
 struct Row<'a> {
-    runner: &'a str,
+    runner_id: &'a str,
     host: &'a str,
     pid: u32,
     started_at: String,
@@ -55,7 +55,7 @@ pub fn runners(cx: &Cx, a: RunnersArgs) -> Result<i32> {
     if a.json {
         for r in &rows {
             let row = Row {
-                runner: &r.runner,
+                runner_id: &r.runner,
                 host: &r.host,
                 pid: r.pid,
                 started_at: at(r.started_ms),
@@ -66,7 +66,7 @@ pub fn runners(cx: &Cx, a: RunnersArgs) -> Result<i32> {
                     .leases
                     .iter()
                     .map(|l| LeaseRow {
-                        job: &l.job,
+                        job_id: &l.job,
                         fence: l.fence,
                         until_at: at(l.until_ms),
                         live: l.live_at(now),

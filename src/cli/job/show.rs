@@ -6,11 +6,11 @@ use crate::cli::exit;
 use crate::cli::show::{one_line, rfc3339};
 use anyhow::{Context, Result};
 use clap::Args;
+use oneshot::job::JobState;
 use oneshot::job::overlap::{self, Overlap};
 use oneshot::job::record::AuditEntry;
 use oneshot::job::store::{ListFilter, SessionJournal};
 use oneshot::job::workspace;
-use oneshot::job::{JobReason, JobState};
 use serde_json::{Value, json};
 
 /// Options of `job list`.
@@ -71,7 +71,7 @@ struct ListRow<'a> {
     steps: u32,
     created_at: String,
     updated_at: String,
-    runner: Option<&'a str>,
+    runner_id: Option<&'a str>,
     nickname: Option<&'a str>,
     overlaps: &'a [Overlap],
     /// A pending job's wait, when every live runner holds back (`job run --reserve`).
@@ -106,7 +106,7 @@ pub fn list(cx: &Cx, a: ListArgs) -> Result<i32> {
                 steps: j.steps,
                 created_at: crate::cli::show::rfc3339(j.created_ms),
                 updated_at: crate::cli::show::rfc3339(j.updated_ms),
-                runner: j.runner.as_deref(),
+                runner_id: j.runner.as_deref(),
                 nickname: j.nickname.as_deref(),
                 overlaps: of(&j.id),
                 waiting: waiting(j.state),
@@ -176,24 +176,25 @@ pub fn show(cx: &Cx, a: ShowArgs) -> Result<i32> {
         .remove(&job.id)
         .unwrap_or_default();
     if a.json {
-        // docs/json.md: the records, with each move's trigger by name and times as `at`.
+        // docs/json.md: the records in the outputs' vocabulary, with each move's trigger by
+        // name and times in RFC 3339 (`at`, `until_at`).
         let history: Vec<_> = history
             .iter()
             .map(|t| {
                 json!({"from": t.from, "to": t.to, "trigger": t.trigger.name(),
                     "reason": t.reason.as_ref().map(ToString::to_string),
-                    "cause": t.reason.as_ref().filter(|r| !matches!(r, JobReason::Said { .. })),
+                    "cause": super::json::cause(t.reason.as_ref()),
                     "by": t.by,
                     "at": crate::cli::show::rfc3339(t.at_ms)})
             })
             .collect();
         let v = json!({
-            "job": job,
-            "lease": lease.as_ref().map(|l| json!({"runner": l.runner, "fence": l.fence,
-                "until": crate::cli::show::rfc3339(l.until_ms), "live": l.live_at(now)})),
+            "job": super::json::job(&job)?,
+            "lease": lease.as_ref().map(|l| json!({"runner_id": l.runner, "fence": l.fence,
+                "until_at": crate::cli::show::rfc3339(l.until_ms), "live": l.live_at(now)})),
             "history": history,
-            "artifacts": artifacts,
-            "audit": audit,
+            "artifacts": artifacts.iter().map(super::json::artifact).collect::<Result<Vec<_>>>()?,
+            "audit": audit.iter().map(super::json::audit).collect::<Result<Vec<_>>>()?,
             "overlaps": overlaps,
             "sessions": journals.iter().map(session_json).collect::<Vec<_>>(),
         });
@@ -373,11 +374,11 @@ fn session_line(j: &SessionJournal) -> String {
 fn session_json(j: &SessionJournal) -> serde_json::Value {
     let s = j.session().ok();
     json!({
-        "session": j.session,
-        "runner": j.runner,
+        "session_id": j.session,
+        "runner_id": j.runner,
         "shipped_at": crate::cli::show::rfc3339(j.shipped_ms),
         "state": s.as_ref().map(|s| s.state().to_string()),
-        "iteration": s.as_ref().map(|s| s.iteration),
+        "iteration_count": s.as_ref().map(|s| s.iteration),
         "max_iterations": s.as_ref().map(|s| s.max_iterations),
     })
 }
@@ -462,7 +463,7 @@ pub fn audit(cx: &Cx, a: AuditArgs) -> Result<i32> {
         .map_err(|e| store_error("read the audit trail", e))?;
     for e in &entries {
         if a.json {
-            outln!("{}", serde_json::to_string(e)?);
+            outln!("{}", super::json::audit(e)?);
         } else {
             outln!("{}", audit_line(e));
         }

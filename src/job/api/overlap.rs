@@ -44,7 +44,8 @@ pub struct Changed {
 /// Another job that changed some of the same files.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Overlap {
-    /// The other job.
+    /// The other job (`job_id` in `--json`, docs/json.md).
+    #[serde(rename = "job_id")]
     pub job: String,
     /// The files both changed, sorted.
     pub files: Vec<String>,
