@@ -3,7 +3,7 @@
 //! judged by the job core like a runner's events ([`Step::step`] with [`JobEvent::Verb`]).
 //! [`give`] is the front door the CLI (and a dashboard) calls: it reads the job and what the
 //! verb needs, asks the core, and hands its [`JobEffect::Decide`] to
-//! [`super::store::JobStore::decide`], which writes it only if the job has not moved.
+//! [`super::store::Jobs::decide`], which writes it only if the job has not moved.
 
 use super::record::{AuditAction, AuditEntry, Feedback, Job, Transition};
 use super::step::{JobEffect, JobEvent, NoJudge, Step, StepError, VerbWrite};
