@@ -139,7 +139,7 @@ impl Leases for PostgresStore {
         only: Option<&str>,
         ttl_ms: u64,
     ) -> Result<Option<Claim>, JobStoreError> {
-        // The batch statement, for one: one plan for both.
+        // The statement `claim_up_to` runs, with a batch of one.
         Ok(self.claims(runner, only, ttl_ms, 1)?.pop())
     }
 
