@@ -18,7 +18,8 @@ use std::time::{Duration, Instant};
 mod jobs;
 
 use jobs::{advance, create, job};
-use oneshot::job::{JobState, JobStore, ListFilter, SqliteStore};
+use oneshot::job::store::prelude::*;
+use oneshot::job::{JobState, ListFilter, SqliteStore};
 
 const CLAIM_JOBS: usize = 2_000;
 const LIST_JOBS: usize = 10_000;

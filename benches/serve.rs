@@ -23,7 +23,8 @@ mod proc;
 mod serving;
 
 use jobs::{create, job};
-use oneshot::job::{JobStore, SqliteStore};
+use oneshot::job::SqliteStore;
+use oneshot::job::store::prelude::*;
 use std::io::{Read, Write};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};

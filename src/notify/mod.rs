@@ -12,7 +12,7 @@
 //! transitions commit, and [`Notifier::session`] from its session observer.
 //!
 //! **Once.** Before sending, the sender claims the event in the store: a row keyed by (job,
-//! kind, cause), inserted if absent ([`crate::job::store::JobStore::claim_notification`]) —
+//! kind, cause), inserted if absent ([`crate::job::store::Notifications::claim_notification`]) —
 //! the cause being what made it (the number of the transition that entered the state, the
 //! session, iteration and role of a stall). Only the process whose insert took effect sends;
 //! another runner, or this one restarted, finds the row and sends nothing. A runner that

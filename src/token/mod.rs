@@ -1,6 +1,6 @@
 //! Who may do what on the dashboard (`oneshot serve`): named tokens with scopes, one-time
 //! sign-in links, and the browser sessions they open — all kept in the job store
-//! ([`crate::job::store::JobStore::add_token`] and its siblings), so that every `serve` on one
+//! ([`TokenStore`], which every job store implements), so that every `serve` on one
 //! PostgreSQL store agrees on them.
 //!
 //! A token is a random secret shown once, when it is made (`osk_` and 32 random bytes); the
@@ -13,8 +13,11 @@
 //! environment ([`withheld_env`], applied wherever oneshot starts an agent or a check).
 
 pub mod secret;
+mod store;
 
-use crate::job::store::{JobStore, JobStoreError, TokenRecord};
+pub use store::{SecretHash, TokenRecord, TokenStore};
+
+use crate::job::store::{JobStore, JobStoreError};
 
 /// How long a sign-in code may wait to be redeemed: 10 minutes, by the store's clock.
 pub const LOGIN_TTL_MS: u64 = 10 * 60 * 1000;

@@ -6,6 +6,7 @@ use crate::job_env;
 use job_env::{DONE, Env, git, repo, sealed};
 use oneshot::job::record::{AuditAction, Job, JobSpec};
 use oneshot::job::runner::{self, Note, RunnerOptions};
+use oneshot::job::store::prelude::*;
 use oneshot::job::verbs::{self, VerbContext};
 use oneshot::job::{Decision, JobState, JobStore, JobTrigger, SqliteStore};
 use std::cell::RefCell;

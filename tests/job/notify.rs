@@ -8,7 +8,8 @@
 use crate::common;
 use crate::job_env;
 use job_env::{DONE, Env, GOOD_WORKER};
-use oneshot::job::store::{JobStore, NotifyStatus, SqliteStore};
+use oneshot::job::store::prelude::*;
+use oneshot::job::store::{NotifyStatus, SqliteStore};
 use serde_json::Value;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};

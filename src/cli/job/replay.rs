@@ -29,7 +29,7 @@ pub struct ReplayArgs {
 /// Replays the job's decisions under the policy and prints the report.
 pub fn run(cx: &Cx, a: ReplayArgs) -> Result<i32> {
     let store = cx.store()?;
-    let job = oneshot::job::JobStore::get(&*store, &a.id)
+    let job = oneshot::job::store::Jobs::get(&*store, &a.id)
         .map_err(|e| store_error(&format!("replay job {}", a.id), e))?;
     let path = a.policy.clone().or_else(|| job.spec.policy.clone());
     // Replaying runs the policy's hooks in its sandbox and starts no agent, like `policy

@@ -1,7 +1,7 @@
 //! The front door of a human's verbs: [`give`] reads the job and what the verb needs from the
 //! store, asks the core ([`crate::job::verbs::apply`]), and writes its
 //! [`crate::job::step::JobEffect::Decide`] through the job's redactor with
-//! [`crate::job::store::JobStore::decide`], which writes it only if the job has not moved. Who
+//! [`crate::job::store::Jobs::decide`], which writes it only if the job has not moved. Who
 //! acts ([`actor`]) and the policy's hash are read here, never in the core.
 
 use crate::job::core::verbs::{Seen, VerbContext, VerbError, judge};

@@ -187,6 +187,7 @@ mod tests {
     use super::*;
     use crate::job::record::{Job, JobSpec};
     use crate::job::store::SqliteStore;
+    use crate::job::store::prelude::*;
 
     fn store_with(state: JobState) -> (tempfile::TempDir, SqliteStore, String) {
         let dir = tempfile::tempdir().unwrap();

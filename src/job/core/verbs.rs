@@ -1,9 +1,9 @@
 //! A human's verbs (`activate`, `approve`, `reject`, `resubmit`, `suspend`, `resume`,
 //! `cancel`): what each does to a job and the audit entry that records it (seed 003 §4.5),
 //! judged by the job core like a runner's events ([`Step::step`] with [`JobEvent::Verb`]).
-//! [`give`] is the front door the CLI (and a dashboard) calls: it reads the job and what the
-//! verb needs, asks the core, and hands its [`JobEffect::Decide`] to
-//! [`crate::job::store::JobStore::decide`], which writes it only if the job has not moved.
+//! [`give`](crate::job::verbs::give) is the front door the CLI (and a dashboard) calls: it
+//! reads the job and what the verb needs, asks the core, and hands its [`JobEffect::Decide`]
+//! to [`crate::job::store::Jobs::decide`], which writes it only if the job has not moved.
 
 use crate::job::record::{AuditAction, AuditEntry, Feedback, Job, Transition};
 use crate::job::step::{JobEffect, JobEvent, NoJudge, Step, StepError, VerbWrite};

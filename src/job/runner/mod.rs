@@ -11,7 +11,7 @@
 //! session is killed and nothing more is written; a stop pauses the session, cuts a backoff
 //! short and hands the lease back. `run` keeps up to `parallel` steps going on one
 //! current-thread runtime (the engine holds Lua states and is not `Send`), all sharing it, and
-//! waits for new work on the store's signal ([`JobStore::wait_for_work`]).
+//! waits for new work on the store's signal ([`crate::job::store::Signals::wait_for_work`]).
 
 mod admit;
 mod drive;
@@ -510,7 +510,7 @@ pub enum NotClaimable {
     Store(#[from] JobStoreError),
 }
 
-/// Whether `job` can be claimed for a step now — what [`JobStore::claim`] will judge, said
+/// Whether `job` can be claimed for a step now — what [`crate::job::store::Leases::claim`] will judge, said
 /// before it with the reason: a resting state that takes a step (PENDING), or a step whose
 /// runner's lease has expired by the store's clock.
 pub fn claimable(store: &dyn JobStore, job: &super::record::Job) -> Result<(), NotClaimable> {

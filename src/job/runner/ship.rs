@@ -9,7 +9,7 @@
 //! lines past what the store already holds go in as one write, each record redacted again by
 //! the job's redactor (the log on disk is redacted already; the store's writes take nothing
 //! unredacted), and the journal goes in when the file changed. Where a shipment starts is the
-//! store's to say ([`JobStore::shipped_to`]), so a runner that ships again after a crash —
+//! store's to say ([`crate::job::store::Shipments::shipped_to`]), so a runner that ships again after a crash —
 //! or resumes the session — sends no line twice.
 
 use crate::job::store::{JobStore, JobStoreError, Lease, SessionEntry, SessionJournal};

@@ -2,10 +2,15 @@
 //! chosen by what `--store`, `store = "…"` in oneshot.toml or `ONESHOT_STORE` says. A
 //! database URL's password is a secret: it is never shown (`postgres://ann:[REDACTED]@db/jobs`),
 //! and when the URL has none it is read as libpq reads it — `PGPASSWORD`, then the password
-//! file (`PGPASSFILE`, else `~/.pgpass`).
+//! file (`PGPASSFILE`, else `~/.pgpass`). A build without the `postgres` feature knows a URL
+//! when it sees one, and refuses it ([`NO_POSTGRES`]).
 
 use std::fmt;
 use std::path::{Path, PathBuf};
+
+/// What a build without the `postgres` feature says of a PostgreSQL store.
+pub const NO_POSTGRES: &str = "this build has no PostgreSQL support (built without the \
+     `postgres` feature); use a SQLite file, or a oneshot built with it";
 
 /// A job store's location.
 #[derive(Clone)]
@@ -58,13 +63,23 @@ impl fmt::Debug for StoreLocation {
 /// shown (password masked).
 #[derive(Clone)]
 pub struct PgUrl {
+    #[cfg(feature = "postgres")]
     pub(crate) config: postgres::Config,
     shown: String,
 }
 
 impl PgUrl {
     /// Parses `url` (`postgres://USER[:PASSWORD]@HOST[:PORT]/DB[?host=/socket/dir&…]`),
+    /// filling in a password the URL lacks from `PGPASSWORD` or the password file. Without
+    /// the `postgres` feature, every URL is refused with [`NO_POSTGRES`].
+    #[cfg(not(feature = "postgres"))]
+    pub fn parse(url: &str) -> Result<PgUrl, String> {
+        Err(format!("store {}: {NO_POSTGRES}", mask(url)))
+    }
+
+    /// Parses `url` (`postgres://USER[:PASSWORD]@HOST[:PORT]/DB[?host=/socket/dir&…]`),
     /// filling in a password the URL lacks from `PGPASSWORD` or the password file.
+    #[cfg(feature = "postgres")]
     pub fn parse(url: &str) -> Result<PgUrl, String> {
         let shown = mask(url);
         let mut config: postgres::Config = url
@@ -118,6 +133,7 @@ fn mask(url: &str) -> String {
 
 /// The password libpq would use for `config` when the URL has none: `PGPASSWORD`, else the
 /// first matching line of the password file (`PGPASSFILE`, else `~/.pgpass`).
+#[cfg(feature = "postgres")]
 fn password_for(
     config: &postgres::Config,
     env: impl Fn(&str) -> Option<std::ffi::OsString>,
@@ -147,6 +163,7 @@ fn password_for(
 
 /// The password of the first line of a `.pgpass` text whose four fields match `want` (`*`
 /// matches anything; `\:` and `\\` are escapes).
+#[cfg(feature = "postgres")]
 fn pgpass_lookup(text: &str, want: [&str; 4]) -> Option<String> {
     for line in text.lines() {
         if line.trim_start().starts_with('#') || line.trim().is_empty() {
@@ -167,6 +184,7 @@ fn pgpass_lookup(text: &str, want: [&str; 4]) -> Option<String> {
     None
 }
 
+#[cfg(feature = "postgres")]
 fn split_pgpass(line: &str) -> Vec<String> {
     let mut out = vec![String::new()];
     let mut chars = line.chars();
@@ -188,7 +206,7 @@ fn split_pgpass(line: &str) -> Vec<String> {
     out
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "postgres"))]
 mod tests {
     use super::*;
 

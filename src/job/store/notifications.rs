@@ -4,6 +4,8 @@
 //! and however often one restarts. The row is inserted if absent before anything is sent:
 //! only the writer whose insert took effect sends, and it writes the outcome back.
 
+use super::JobStoreError;
+use crate::redact::Redacted;
 use serde::{Deserialize, Serialize};
 
 /// Where a notification's delivery stands.
@@ -92,4 +94,23 @@ pub struct NotifyOutcome {
     /// Why it failed, why it was suppressed, or an `on_notify` warning (as in
     /// [`NotificationRecord::error`]).
     pub error: Option<String>,
+}
+
+/// The record of each notification, claimed before it is sent so that it is sent once.
+pub trait Notifications: Send + Sync {
+    /// Claims a notification to send: inserts its record (status [`NotifyStatus::Sending`],
+    /// `created_ms` and `updated_ms` the store's now) unless one with the same (job, kind,
+    /// cause) is there. Whether this insert took effect: only then may the caller send it, so
+    /// that an event is sent once however many processes see it.
+    fn claim_notification(
+        &self,
+        record: &Redacted<NotificationRecord>,
+    ) -> Result<bool, JobStoreError>;
+
+    /// Writes how a claimed notification's delivery ended (`updated_ms` the store's now);
+    /// [`JobStoreError::NotFound`] (naming the job) when no such notification was claimed.
+    fn notification_outcome(&self, outcome: &Redacted<NotifyOutcome>) -> Result<(), JobStoreError>;
+
+    /// The notifications of one job, or of all, oldest first.
+    fn notifications(&self, id: Option<&str>) -> Result<Vec<NotificationRecord>, JobStoreError>;
 }

@@ -2,13 +2,14 @@
 //! PostgreSQL database — opened as the one [`JobStore`] every caller (a human's verb, a runner,
 //! a dashboard) works with, so none of them needs to know which it is.
 
-use super::{JobStore, JobStoreError, PostgresStore, SqliteStore, StoreLocation};
+use super::{JobStore, JobStoreError, SqliteStore, StoreLocation};
 use std::sync::Arc;
 
 /// Opens the store at `location`. A SQLite file is created (with its directory and tables)
 /// when missing and migrates itself; a PostgreSQL database must hold this build's schema —
 /// one that does not is refused with the command to run (`oneshot store migrate`), as is a
-/// database that cannot be reached, each error naming the URL with its password masked.
+/// database that cannot be reached, each error naming the URL with its password masked. A
+/// build without the `postgres` feature refuses a database, saying so.
 ///
 /// ```
 /// use oneshot::job::store::{ListFilter, StoreLocation};
@@ -20,6 +21,16 @@ use std::sync::Arc;
 pub fn open(location: &StoreLocation) -> Result<Arc<dyn JobStore>, JobStoreError> {
     Ok(match location {
         StoreLocation::File(path) => Arc::new(SqliteStore::open(path)?),
-        StoreLocation::Postgres(url) => Arc::new(PostgresStore::connect(url)?),
+        #[cfg(feature = "postgres")]
+        StoreLocation::Postgres(url) => Arc::new(super::PostgresStore::connect(url)?),
+        // Unreachable in practice: such a build's `PgUrl::parse` refuses every URL already.
+        #[cfg(not(feature = "postgres"))]
+        StoreLocation::Postgres(url) => {
+            return Err(JobStoreError::Db {
+                path: std::path::PathBuf::from(url.shown()),
+                message: super::location::NO_POSTGRES.to_string(),
+                source: None,
+            });
+        }
     })
 }

@@ -3,7 +3,7 @@
 //! so that `oneshot job runners` on any machine lists the fleet with the leases each holds, and
 //! a runner that went silent reads as *stale*, never as running.
 
-use super::Lease;
+use super::{JobStoreError, Lease};
 
 /// What a runner says about itself with each heartbeat.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -106,4 +106,18 @@ pub fn pending_wait(rows: &[RunnerRow], now_ms: u64) -> Option<&RunnerWait> {
         first.get_or_insert(w);
     }
     first
+}
+
+/// The runners' heartbeat rows: who runs, where, and what each holds.
+pub trait Runners: Send + Sync {
+    /// Says runner `beat.runner` is alive now (by the store's clock): its row is made, or its
+    /// heartbeat moved on.
+    fn runner_beat(&self, beat: &RunnerBeat) -> Result<(), JobStoreError>;
+
+    /// Runner `runner` stopped cleanly: its row goes (a runner that died leaves it, stale).
+    fn runner_gone(&self, runner: &str) -> Result<(), JobStoreError>;
+
+    /// Every runner that said it was alive and did not stop cleanly, with the leases each holds,
+    /// oldest first.
+    fn runners(&self) -> Result<Vec<RunnerRow>, JobStoreError>;
 }

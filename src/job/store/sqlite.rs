@@ -3,15 +3,17 @@
 //! fencing token is a column every claim and every revoking verb increments, and every runner
 //! write is conditional on it.
 
+mod jobs;
+mod leases;
 mod notices;
 mod runners;
 mod schema;
 mod sessions;
-mod store;
+mod signals;
 mod tokens;
-mod watch;
 
 use super::rows::{self, int, uint};
+use super::rules::fenced;
 use super::{JobStoreError, Lease};
 use crate::job::Migration;
 use crate::job::record::{AuditEntry, Job, Transition};
@@ -265,12 +267,27 @@ impl SqliteStore {
             .map_err(|e| self.db(e))?;
         held.map(|_| ()).ok_or_else(|| fenced(lease))
     }
-}
 
-fn fenced(lease: &Lease) -> JobStoreError {
-    JobStoreError::Fenced {
-        id: lease.job.clone(),
-        fence: lease.fence,
+    /// The (stale-free) lease columns of a job row.
+    fn lease_of(&self, tx: &Transaction<'_>, id: &str) -> Result<Option<Lease>, JobStoreError> {
+        tx.query_row(
+            "SELECT lease_owner, lease_until, fence FROM jobs WHERE id = ?1",
+            [id],
+            |r| {
+                let owner: Option<String> = r.get(0)?;
+                let until: Option<i64> = r.get(1)?;
+                let fence: i64 = r.get(2)?;
+                Ok(owner.map(|runner| Lease {
+                    job: id.to_string(),
+                    runner,
+                    fence: uint(fence),
+                    until_ms: uint(until.unwrap_or(0)),
+                }))
+            },
+        )
+        .optional()
+        .map_err(|e| self.db(e))?
+        .ok_or_else(|| JobStoreError::NotFound { id: id.to_string() })
     }
 }
 

@@ -22,6 +22,7 @@ macro_rules! on_both_stores {
         }
 
         /// The contract tests of this module on a fresh PostgreSQL database.
+        #[cfg(feature = "postgres")]
         mod on_postgres {
             $(
                 #[test]
@@ -39,6 +40,7 @@ macro_rules! on_both_stores {
 mod concurrency;
 mod decisions;
 mod notifications;
+#[cfg(feature = "postgres")]
 pub(crate) mod postgres;
 mod rows;
 mod sessions;

@@ -61,7 +61,7 @@ impl Signal {
 static WORK: Signal = Signal::new();
 
 /// The store may have changed: raised by this process's writes that raise [`WORK`], for a
-/// store that hears no other process ([`crate::job::store::JobStore::wait_for_change`]'s
+/// store that hears no other process ([`crate::job::store::Signals::wait_for_change`]'s
 /// default; SQLite and PostgreSQL hear every process, each with a signal of its own).
 pub(crate) static CHANGE: Signal = Signal::new();
 

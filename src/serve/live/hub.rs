@@ -1,5 +1,5 @@
 //! The hub: one thread per `serve` process that waits for the store to change — hearing it,
-//! never polling an unchanged store ([`JobStore::wait_for_change`]) — and then has each watched
+//! never polling an unchanged store ([`crate::job::store::Signals::wait_for_change`]) — and then has each watched
 //! topic read what is new and send it to its readers. A topic nobody reads any more is
 //! dropped at the next change.
 

@@ -6,6 +6,7 @@ use super::*;
 use crate::engine::Stream;
 use crate::job::decision::{JobDecision, Judgement};
 use crate::job::record::{ArtifactVersion, Risk};
+use crate::job::store::prelude::*;
 use crate::job::store::{SessionEntry, SessionJournal};
 use crate::job::{JobState, JobTrigger};
 use crate::process::Role;

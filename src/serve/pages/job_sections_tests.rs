@@ -5,6 +5,7 @@
 use super::tests::{TTL, pos, sealed, viewer, world};
 use super::*;
 use crate::job::record::{Risk, Workspace};
+use crate::job::store::prelude::*;
 use crate::job::store::{SessionEntry, SessionJournal};
 use crate::session::{NewSession, PolicyRef, Session};
 use crate::store::{PolicyReload, PolicyReloadFailed, PolicyUntrusted, Record};

@@ -6,6 +6,7 @@ use super::liveness::{Fleet, Liveness};
 use super::*;
 use crate::engine::Stream;
 use crate::job::record::{ArtifactVersion, AuditAction, AuditEntry, Risk, Transition};
+use crate::job::store::prelude::*;
 use crate::job::store::{Lease, ManualClock, RunnerBeat, SessionEntry, SqliteStore};
 use crate::job::{Job, JobPhase, JobSpec, JobState, JobTrigger};
 use crate::process::Role;

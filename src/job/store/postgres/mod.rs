@@ -1,6 +1,7 @@
 //! The shared job store: one PostgreSQL database for a fleet of runners on many machines.
 //!
-//! The same contract as the SQLite store ([`super::JobStore`]), kept by the database: a claim is
+//! The same contract as the SQLite store ([`super::JobStore`], each domain in a file of its
+//! own here), kept by the database: a claim is
 //! a `SELECT … FOR UPDATE SKIP LOCKED` of the job waiting longest plus an `UPDATE` of its lease
 //! columns, the fencing token a column every claim (and every revoking verb) increments, and
 //! every runner write an `UPDATE … WHERE fence = $token`. **Leases are judged by the
@@ -15,14 +16,15 @@
 //! inside another). A connection that broke (PostgreSQL restarted) is made again at the next
 //! call.
 
-mod claims;
 mod db;
+mod error;
+mod jobs;
+mod leases;
 mod notices;
-mod notify;
 mod runners;
 pub(crate) mod schema;
 mod sessions;
-mod store;
+mod signals;
 mod tokens;
 mod watchers;
 #[cfg(test)]
@@ -32,11 +34,13 @@ pub use schema::Migrated;
 
 use super::location::PgUrl;
 use super::rows::{self, int, uint};
-use super::{JobStoreError, Lease, StoreCause, StoreClock};
+use super::rules::fenced;
+use super::{JobStoreError, Lease, StoreClock};
 use crate::job::Migration;
 use crate::job::record::{AuditEntry, Job, Transition};
 use db::Db;
-use postgres::error::SqlState;
+use error::db_error;
+pub(crate) use error::is_unique_violation;
 use postgres::{Client, GenericClient, NoTls, Transaction};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -48,7 +52,7 @@ const AMBIGUOUS_SHOWN: i64 = 5;
 pub(crate) const WORK_CHANNEL: &str = "oneshot_work";
 
 /// The `NOTIFY` channel of changes a dashboard shows: every write to a job's records, the
-/// job's id as the payload (`JobStore::wait_for_change`).
+/// job's id as the payload (`Signals::wait_for_change`).
 pub(crate) const CHANGE_CHANNEL: &str = "oneshot_change";
 
 /// A [`JobStore`](super::JobStore) in a PostgreSQL database.
@@ -475,92 +479,6 @@ fn connect(url: &PgUrl, shown: &Path) -> Result<Client, JobStoreError> {
     }
     Ok(client)
 }
-
-pub(crate) fn fenced(lease: &Lease) -> JobStoreError {
-    JobStoreError::Fenced {
-        id: lease.job.clone(),
-        fence: lease.fence,
-    }
-}
-
-/// Whether `e` is the database refusing a duplicate key.
-pub(crate) fn is_unique_violation(e: &postgres::Error) -> bool {
-    e.code() == Some(&SqlState::UNIQUE_VIOLATION)
-}
-
-/// A PostgreSQL failure, said for a person: what, and what to do.
-fn db_error(path: &Path, e: &postgres::Error) -> JobStoreError {
-    let code = e.code();
-    let message = match code {
-        Some(c)
-            if *c == SqlState::INVALID_PASSWORD
-                || *c == SqlState::INVALID_AUTHORIZATION_SPECIFICATION =>
-        {
-            "PostgreSQL refused the login; check the user and the password (in the URL, \
-             PGPASSWORD or ~/.pgpass)"
-                .to_string()
-        }
-        Some(c) if *c == SqlState::INVALID_CATALOG_NAME => {
-            "the database does not exist; create it (`createdb NAME`), then `oneshot store \
-             migrate --store URL`"
-                .to_string()
-        }
-        Some(c) if *c == SqlState::UNDEFINED_TABLE => {
-            "the store's tables are missing; run `oneshot store migrate --store URL`".to_string()
-        }
-        Some(c) if *c == SqlState::ADMIN_SHUTDOWN || *c == SqlState::CRASH_SHUTDOWN => {
-            "PostgreSQL is shutting down or restarting; nothing was written; try again when \
-             it is back (runners reconnect by themselves)"
-                .to_string()
-        }
-        Some(c) if *c == SqlState::IDLE_IN_TRANSACTION_SESSION_TIMEOUT => {
-            "this process paused inside a transaction longer than the server allows \
-             (stopped or suspended?): the server ended the session and rolled the transaction \
-             back, so nothing was written; the next call connects again"
-                .to_string()
-        }
-        Some(c) if *c == SqlState::DISK_FULL => {
-            "No space left on device: the database's disk is full; free some space".to_string()
-        }
-        Some(_) => "the database failed".to_string(),
-        None if e.is_closed() => "the connection to PostgreSQL is closed; nothing was \
-             written; the next call connects again"
-            .to_string(),
-        None => "cannot reach PostgreSQL; is it running, and does the URL name the right host \
-             and port?"
-            .to_string(),
-    };
-    JobStoreError::Db {
-        path: path.to_path_buf(),
-        message,
-        source: Some(StoreCause::new(PgCause(said(e)))),
-    }
-}
-
-/// The client's error with its causes, as one line: its own `Display` is only "db error" or
-/// "error connecting to server", the server's words (or the OS's) being its source.
-fn said(e: &postgres::Error) -> String {
-    let mut text = e.to_string();
-    let mut cause = std::error::Error::source(e);
-    while let Some(c) = cause {
-        text.push_str(": ");
-        text.push_str(&c.to_string());
-        cause = c.source();
-    }
-    text
-}
-
-/// The client's error, kept as its words (its type is neither `Clone` nor shareable).
-#[derive(Debug)]
-struct PgCause(String);
-
-impl std::fmt::Display for PgCause {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for PgCause {}
 
 /// An INTEGER column as u64, for the numbers the store assigns.
 pub(crate) fn number(n: i64) -> u64 {

@@ -1,15 +1,17 @@
-//! Notifications in the PostgreSQL store (`crate::job::store::notifications`): claimed with an
+//! Notifications in the PostgreSQL store ([`Notifications`]): claimed with an
 //! `INSERT … ON CONFLICT DO NOTHING`, so that of several runners on several machines that see
 //! one event only the one whose insert took effect sends it.
 
 use super::PostgresStore;
 use super::number;
 use crate::job::store::rows;
-use crate::job::store::{JobStoreError, NotificationRecord, NotifyOutcome, NotifyStatus};
+use crate::job::store::{
+    JobStoreError, NotificationRecord, Notifications, NotifyOutcome, NotifyStatus,
+};
 use crate::redact::Redacted;
 
-impl PostgresStore {
-    pub(super) fn insert_notification(
+impl Notifications for PostgresStore {
+    fn claim_notification(
         &self,
         record: &Redacted<NotificationRecord>,
     ) -> Result<bool, JobStoreError> {
@@ -38,10 +40,7 @@ impl PostgresStore {
         })
     }
 
-    pub(super) fn write_notification_outcome(
-        &self,
-        outcome: &Redacted<NotifyOutcome>,
-    ) -> Result<(), JobStoreError> {
+    fn notification_outcome(&self, outcome: &Redacted<NotifyOutcome>) -> Result<(), JobStoreError> {
         let o = outcome.get();
         let attempts = i64::from(o.attempts);
         self.write(|tx| {
@@ -69,10 +68,7 @@ impl PostgresStore {
         })
     }
 
-    pub(super) fn notification_rows(
-        &self,
-        id: Option<&str>,
-    ) -> Result<Vec<NotificationRecord>, JobStoreError> {
+    fn notifications(&self, id: Option<&str>) -> Result<Vec<NotificationRecord>, JobStoreError> {
         self.with(|c| {
             c.query(
                 "SELECT job_id, kind, cause, sender, status, attempts, error, created_ms,

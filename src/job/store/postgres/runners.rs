@@ -1,11 +1,11 @@
-//! The runners' heartbeat rows in the PostgreSQL store, dated by the database's clock.
+//! [`Runners`] for [`PostgresStore`]: the runners' heartbeat rows, dated by the database's clock.
 
 use super::{PostgresStore, number};
 use crate::job::store::rows::int;
-use crate::job::store::{JobStoreError, Lease, RunnerBeat, RunnerRow, RunnerWait};
+use crate::job::store::{JobStoreError, Lease, RunnerBeat, RunnerRow, RunnerWait, Runners};
 
-impl PostgresStore {
-    pub(super) fn beat(&self, beat: &RunnerBeat) -> Result<(), JobStoreError> {
+impl Runners for PostgresStore {
+    fn runner_beat(&self, beat: &RunnerBeat) -> Result<(), JobStoreError> {
         self.with(|c| {
             let now = self.now(c)?;
             c.execute(
@@ -26,7 +26,7 @@ impl PostgresStore {
         })
     }
 
-    pub(super) fn forget_runner(&self, runner: &str) -> Result<(), JobStoreError> {
+    fn runner_gone(&self, runner: &str) -> Result<(), JobStoreError> {
         self.with(|c| {
             c.execute("DELETE FROM runners WHERE runner = $1", &[&runner])
                 .map_err(|e| self.db(&e))?;
@@ -34,7 +34,7 @@ impl PostgresStore {
         })
     }
 
-    pub(super) fn runner_rows(&self) -> Result<Vec<RunnerRow>, JobStoreError> {
+    fn runners(&self) -> Result<Vec<RunnerRow>, JobStoreError> {
         self.with(|c| {
             let held: Vec<Lease> = c
                 .query(

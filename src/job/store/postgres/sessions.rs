@@ -1,14 +1,14 @@
-//! What a job's sessions leave in the PostgreSQL store (`crate::job::store::sessions`).
+//! What a job's sessions leave in the PostgreSQL store ([`Shipments`]).
 
 use super::{PostgresStore, number};
 use crate::job::store::rows::{self, int};
-use crate::job::store::{JobStoreError, Lease, SessionEntry, SessionJournal};
+use crate::job::store::{JobStoreError, Lease, SessionEntry, SessionJournal, Shipments};
 use crate::redact::Redacted;
 
-impl PostgresStore {
+impl Shipments for PostgresStore {
     /// One transaction, three round trips whatever the batch: the lease check (which locks
     /// the job's row, serializing its numbering), the last number, one `INSERT … unnest`.
-    pub(super) fn push_entries(
+    fn add_session_entries(
         &self,
         lease: &Lease,
         entries: &[Redacted<SessionEntry>],
@@ -45,7 +45,7 @@ impl PostgresStore {
         })
     }
 
-    pub(super) fn put_journal_row(
+    fn put_journal(
         &self,
         lease: &Lease,
         journal: &Redacted<SessionJournal>,
@@ -76,7 +76,7 @@ impl PostgresStore {
         })
     }
 
-    pub(super) fn entries_after(
+    fn session_entries(
         &self,
         id: &str,
         after: u64,
@@ -105,7 +105,7 @@ impl PostgresStore {
         })
     }
 
-    pub(super) fn shipped_to_row(&self, id: &str, session: &str) -> Result<u64, JobStoreError> {
+    fn shipped_to(&self, id: &str, session: &str) -> Result<u64, JobStoreError> {
         self.with(|c| {
             let id = self.resolve(c, id)?;
             let end: i64 = c
@@ -120,7 +120,7 @@ impl PostgresStore {
         })
     }
 
-    pub(super) fn journal_rows(&self, id: &str) -> Result<Vec<SessionJournal>, JobStoreError> {
+    fn journals(&self, id: &str) -> Result<Vec<SessionJournal>, JobStoreError> {
         self.with(|c| {
             let id = self.resolve(c, id)?;
             let found = c

@@ -1,12 +1,13 @@
 //! The dashboard's tokens, sign-in codes and browser sessions in the PostgreSQL store
-//! (`crate::job::store::tokens`), every expiry judged by the database's clock, so that
+//! ([`TokenStore`], `crate::token`), every expiry judged by the database's clock, so that
 //! several `oneshot serve` on several machines agree on them.
 
 use super::db::Db;
 use super::{PostgresStore, is_unique_violation, number};
+use crate::job::store::JobStoreError;
 use crate::job::store::rows::{self, int};
-use crate::job::store::{JobStoreError, SecretHash, TokenRecord};
 use crate::redact::Redacted;
+use crate::token::{SecretHash, TokenRecord, TokenStore};
 use postgres::{GenericClient, Row};
 
 /// The columns a token is read from, in [`PostgresStore::token_row`]'s order.
@@ -43,8 +44,10 @@ impl PostgresStore {
         .map(|r| self.token_row(&r).map(|(t, _)| t))
         .transpose()
     }
+}
 
-    pub(super) fn insert_token(
+impl TokenStore for PostgresStore {
+    fn add_token(
         &self,
         token: &Redacted<TokenRecord>,
         hash: &SecretHash,
@@ -75,7 +78,7 @@ impl PostgresStore {
         })
     }
 
-    pub(super) fn token_rows(&self) -> Result<Vec<TokenRecord>, JobStoreError> {
+    fn tokens(&self) -> Result<Vec<TokenRecord>, JobStoreError> {
         self.with(|c| {
             c.query(
                 &format!("SELECT {TOKEN} FROM tokens ORDER BY created_ms, name"),
@@ -88,7 +91,7 @@ impl PostgresStore {
         })
     }
 
-    pub(super) fn revoke_token_row(&self, name: &str) -> Result<TokenRecord, JobStoreError> {
+    fn revoke_token(&self, name: &str) -> Result<TokenRecord, JobStoreError> {
         self.write(|tx| {
             let now = self.now(tx)?;
             tx.execute(
@@ -110,7 +113,7 @@ impl PostgresStore {
         })
     }
 
-    pub(super) fn token_by_hash_row(
+    fn token_by_hash(
         &self,
         hash: &SecretHash,
     ) -> Result<Option<(TokenRecord, SecretHash)>, JobStoreError> {
@@ -129,7 +132,7 @@ impl PostgresStore {
         })
     }
 
-    pub(super) fn insert_login_code(
+    fn add_login_code(
         &self,
         name: &str,
         code: &SecretHash,
@@ -160,7 +163,7 @@ impl PostgresStore {
         })
     }
 
-    pub(super) fn redeem_code(
+    fn redeem_login_code(
         &self,
         code: &SecretHash,
         session: &SecretHash,
@@ -212,10 +215,7 @@ impl PostgresStore {
         })
     }
 
-    pub(super) fn web_session_row(
-        &self,
-        session: &SecretHash,
-    ) -> Result<Option<TokenRecord>, JobStoreError> {
+    fn web_session(&self, session: &SecretHash) -> Result<Option<TokenRecord>, JobStoreError> {
         self.with(|c| {
             let now = self.now(c)?;
             c.query_opt(
@@ -230,7 +230,7 @@ impl PostgresStore {
         })
     }
 
-    pub(super) fn end_web_session_row(&self, session: &SecretHash) -> Result<(), JobStoreError> {
+    fn end_web_session(&self, session: &SecretHash) -> Result<(), JobStoreError> {
         self.write(|tx| {
             tx.execute(
                 "DELETE FROM web_sessions WHERE hash = $1",

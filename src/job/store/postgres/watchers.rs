@@ -9,7 +9,7 @@
 //! store"), whether or not anyone listened. The rare writes (a job created, a verb, an audit
 //! entry such as a message said to a job, an artifact, a decision, a lease handed back) always
 //! announce themselves: a runner's relay of messages waits for those alone
-//! ([`JobStore::wait_for_news`]) and registers nothing.
+//! ([`Signals::wait_for_news`]) and registers nothing.
 //!
 //! A watcher's row lasts [`WATCH_TTL`] and is renewed every [`WATCH_RENEW`] while it waits; a
 //! process that dies leaves a row that stops counting when it expires. A writer does not ask
@@ -19,7 +19,7 @@
 //! end by then and say "look again" ([`PostgresStore::fresh_watch`]), and every later step's
 //! writes are announced.
 //!
-//! [`JobStore::wait_for_news`]: crate::job::store::JobStore::wait_for_news
+//! [`Signals::wait_for_news`]: crate::job::store::Signals::wait_for_news
 
 use super::PostgresStore;
 use crate::job::store::JobStoreError;

@@ -1,15 +1,17 @@
-//! Notifications in the SQLite store (`crate::job::store::notifications`): claimed with an
+//! Notifications in the SQLite store ([`Notifications`]): claimed with an
 //! `INSERT … ON CONFLICT DO NOTHING`, so that of several processes that see one event only the
 //! one whose insert took effect sends it.
 
 use super::{SqliteStore, int, uint};
 use crate::job::store::rows;
-use crate::job::store::{JobStoreError, NotificationRecord, NotifyOutcome, NotifyStatus};
+use crate::job::store::{
+    JobStoreError, NotificationRecord, Notifications, NotifyOutcome, NotifyStatus,
+};
 use crate::redact::Redacted;
 use rusqlite::params;
 
-impl SqliteStore {
-    pub(super) fn insert_notification(
+impl Notifications for SqliteStore {
+    fn claim_notification(
         &self,
         record: &Redacted<NotificationRecord>,
     ) -> Result<bool, JobStoreError> {
@@ -37,10 +39,7 @@ impl SqliteStore {
         })
     }
 
-    pub(super) fn write_notification_outcome(
-        &self,
-        outcome: &Redacted<NotifyOutcome>,
-    ) -> Result<(), JobStoreError> {
+    fn notification_outcome(&self, outcome: &Redacted<NotifyOutcome>) -> Result<(), JobStoreError> {
         let o = outcome.get();
         let now = int(self.clock.now_ms());
         self.write(|tx| {
@@ -67,10 +66,7 @@ impl SqliteStore {
         })
     }
 
-    pub(super) fn notification_rows(
-        &self,
-        id: Option<&str>,
-    ) -> Result<Vec<NotificationRecord>, JobStoreError> {
+    fn notifications(&self, id: Option<&str>) -> Result<Vec<NotificationRecord>, JobStoreError> {
         let conn = self.conn();
         let mut stmt = conn
             .prepare(

@@ -1,11 +1,11 @@
-//! The runners' heartbeat rows in the SQLite store.
+//! [`Runners`] for [`SqliteStore`]: the runners' heartbeat rows, dated by the store's clock.
 
 use super::{SqliteStore, int, uint};
-use crate::job::store::{JobStoreError, Lease, RunnerBeat, RunnerRow, RunnerWait};
+use crate::job::store::{JobStoreError, Lease, RunnerBeat, RunnerRow, RunnerWait, Runners};
 use rusqlite::params;
 
-impl SqliteStore {
-    pub(super) fn beat(&self, beat: &RunnerBeat) -> Result<(), JobStoreError> {
+impl Runners for SqliteStore {
+    fn runner_beat(&self, beat: &RunnerBeat) -> Result<(), JobStoreError> {
         let now = int(self.clock.now_ms());
         self.write(|tx| {
             tx.execute(
@@ -26,7 +26,7 @@ impl SqliteStore {
         })
     }
 
-    pub(super) fn forget_runner(&self, runner: &str) -> Result<(), JobStoreError> {
+    fn runner_gone(&self, runner: &str) -> Result<(), JobStoreError> {
         self.write(|tx| {
             tx.execute("DELETE FROM runners WHERE runner = ?1", [runner])
                 .map_err(|e| self.db(e))?;
@@ -34,7 +34,7 @@ impl SqliteStore {
         })
     }
 
-    pub(super) fn runner_rows(&self) -> Result<Vec<RunnerRow>, JobStoreError> {
+    fn runners(&self) -> Result<Vec<RunnerRow>, JobStoreError> {
         let conn = self.conn();
         let mut stmt = conn
             .prepare(

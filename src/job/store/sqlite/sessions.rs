@@ -1,13 +1,13 @@
-//! What a job's sessions leave in the SQLite store (`crate::job::store::sessions`).
+//! What a job's sessions leave in the SQLite store ([`Shipments`]).
 
 use super::{SqliteStore, int, uint};
 use crate::job::store::rows;
-use crate::job::store::{JobStoreError, Lease, SessionEntry, SessionJournal};
+use crate::job::store::{JobStoreError, Lease, SessionEntry, SessionJournal, Shipments};
 use crate::redact::Redacted;
 use rusqlite::params;
 
-impl SqliteStore {
-    pub(super) fn push_entries(
+impl Shipments for SqliteStore {
+    fn add_session_entries(
         &self,
         lease: &Lease,
         entries: &[Redacted<SessionEntry>],
@@ -42,7 +42,7 @@ impl SqliteStore {
         })
     }
 
-    pub(super) fn put_journal_row(
+    fn put_journal(
         &self,
         lease: &Lease,
         journal: &Redacted<SessionJournal>,
@@ -73,7 +73,7 @@ impl SqliteStore {
         })
     }
 
-    pub(super) fn entries_after(
+    fn session_entries(
         &self,
         id: &str,
         after: u64,
@@ -103,7 +103,7 @@ impl SqliteStore {
             .collect()
     }
 
-    pub(super) fn shipped_to_row(&self, id: &str, session: &str) -> Result<u64, JobStoreError> {
+    fn shipped_to(&self, id: &str, session: &str) -> Result<u64, JobStoreError> {
         let conn = self.conn();
         let id = self.resolve(&conn, id)?;
         let end: i64 = conn
@@ -117,7 +117,7 @@ impl SqliteStore {
         Ok(uint(end))
     }
 
-    pub(super) fn journal_rows(&self, id: &str) -> Result<Vec<SessionJournal>, JobStoreError> {
+    fn journals(&self, id: &str) -> Result<Vec<SessionJournal>, JobStoreError> {
         let conn = self.conn();
         let id = self.resolve(&conn, id)?;
         let mut stmt = conn

@@ -1,11 +1,12 @@
 //! The dashboard's tokens, sign-in codes and browser sessions in the SQLite store
-//! (`crate::job::store::tokens`). Each write is one immediate transaction; every expiry is
+//! ([`TokenStore`], `crate::token`). Each write is one immediate transaction; every expiry is
 //! judged by the store's clock.
 
 use super::{SqliteStore, int, uint};
+use crate::job::store::JobStoreError;
 use crate::job::store::rows;
-use crate::job::store::{JobStoreError, SecretHash, TokenRecord};
 use crate::redact::Redacted;
+use crate::token::{SecretHash, TokenRecord, TokenStore};
 use rusqlite::{Connection, ErrorCode, OptionalExtension, params};
 
 /// The columns a token is read from, in [`SqliteStore::token_row`]'s order.
@@ -51,8 +52,10 @@ impl SqliteStore {
         .map(|raw| self.token_row(raw).map(|(t, _)| t))
         .transpose()
     }
+}
 
-    pub(super) fn insert_token(
+impl TokenStore for SqliteStore {
+    fn add_token(
         &self,
         token: &Redacted<TokenRecord>,
         hash: &SecretHash,
@@ -85,7 +88,7 @@ impl SqliteStore {
         Ok(stored)
     }
 
-    pub(super) fn token_rows(&self) -> Result<Vec<TokenRecord>, JobStoreError> {
+    fn tokens(&self) -> Result<Vec<TokenRecord>, JobStoreError> {
         let conn = self.conn();
         let mut stmt = conn
             .prepare(&format!(
@@ -101,7 +104,7 @@ impl SqliteStore {
             .collect()
     }
 
-    pub(super) fn revoke_token_row(&self, name: &str) -> Result<TokenRecord, JobStoreError> {
+    fn revoke_token(&self, name: &str) -> Result<TokenRecord, JobStoreError> {
         let now = int(self.clock.now_ms());
         self.write(|tx| {
             tx.execute(
@@ -121,7 +124,7 @@ impl SqliteStore {
         })
     }
 
-    pub(super) fn token_by_hash_row(
+    fn token_by_hash(
         &self,
         hash: &SecretHash,
     ) -> Result<Option<(TokenRecord, SecretHash)>, JobStoreError> {
@@ -140,7 +143,7 @@ impl SqliteStore {
         Ok(SecretHash::from_hex(&h).map(|h| (t, h)))
     }
 
-    pub(super) fn insert_login_code(
+    fn add_login_code(
         &self,
         name: &str,
         code: &SecretHash,
@@ -165,7 +168,7 @@ impl SqliteStore {
         })
     }
 
-    pub(super) fn redeem_code(
+    fn redeem_login_code(
         &self,
         code: &SecretHash,
         session: &SecretHash,
@@ -209,10 +212,7 @@ impl SqliteStore {
         })
     }
 
-    pub(super) fn web_session_row(
-        &self,
-        session: &SecretHash,
-    ) -> Result<Option<TokenRecord>, JobStoreError> {
+    fn web_session(&self, session: &SecretHash) -> Result<Option<TokenRecord>, JobStoreError> {
         let now = int(self.clock.now_ms());
         let conn = self.conn();
         conn.query_row(
@@ -228,7 +228,7 @@ impl SqliteStore {
         .transpose()
     }
 
-    pub(super) fn end_web_session_row(&self, session: &SecretHash) -> Result<(), JobStoreError> {
+    fn end_web_session(&self, session: &SecretHash) -> Result<(), JobStoreError> {
         self.write(|tx| {
             tx.execute("DELETE FROM web_sessions WHERE hash = ?1", [session.hex()])
                 .map_err(|e| self.db(e))?;

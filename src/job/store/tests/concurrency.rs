@@ -120,6 +120,7 @@ mod on_sqlite {
 /// The contract test above on PostgreSQL: each runner connects to the database again, and
 /// `FOR UPDATE SKIP LOCKED` between server sessions is what is tested (each connection is a
 /// server process of its own, which is what a runner process brings).
+#[cfg(feature = "postgres")]
 mod on_postgres {
     use super::*;
 

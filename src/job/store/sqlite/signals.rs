@@ -1,4 +1,5 @@
-//! Hearing other processes' writes to a SQLite store: the file system tells. Every commit
+//! [`Signals`] for [`SqliteStore`]: work is this process's signal (the trait's default), and
+//! other processes' writes are heard through the file system. Every commit
 //! appends to the database's write-ahead log (`<file>-wal`) and a checkpoint writes the file
 //! itself, so an inotify watch on the directory, kept to those two names, raises the change
 //! signal on any process's write and costs nothing while the store is quiet. Readers write to
@@ -6,13 +7,26 @@
 //! wake it.
 
 use super::SqliteStore;
+use crate::job::store::Signals;
 use notify::{EventKind, RecommendedWatcher, RecursiveMode, Watcher};
 use std::ffi::OsString;
+
+impl Signals for SqliteStore {
+    fn change_seen(&self) -> u64 {
+        self.watch();
+        self.changes.seen()
+    }
+
+    fn wait_for_change(&self, since: u64, timeout: std::time::Duration) -> bool {
+        self.watch();
+        self.changes.wait(since, timeout)
+    }
+}
 
 impl SqliteStore {
     /// Starts watching the store's files, once; a store whose directory cannot be watched
     /// (no inotify left) is said so once and heard in this process only.
-    pub(super) fn watch(&self) {
+    fn watch(&self) {
         self.watcher.get_or_init(|| {
             let name = self.path.file_name().map(OsString::from)?;
             let mut wal = name.clone();
