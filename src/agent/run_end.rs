@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-/// How an agent's run ended, as its stream told: read by [`super::Tap::finish`].
+/// How an agent's run ended, as its stream told: what the tap reads when the stream ends (`Tap::finish`).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct RunEnd {
     /// Messages of the agent's transcript its stream never carried, added to the timeline

@@ -77,7 +77,7 @@ pub trait Jobs: Send + Sync {
     /// Jobs, oldest first.
     fn list(&self, filter: &ListFilter) -> Result<Vec<JobSummary>, JobStoreError>;
 
-    /// The store's time (ms since the epoch): what every lease is judged by ([`StoreClock`]).
+    /// The store's time (ms since the epoch): what every lease is judged by ([`super::StoreClock`]).
     fn now_ms(&self) -> Result<u64, JobStoreError>;
 
     /// Writes a human's verb if the job is still in `expected` and no runner holds a lease

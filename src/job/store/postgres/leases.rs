@@ -143,7 +143,7 @@ impl Leases for PostgresStore {
         Ok(self.claims(runner, only, ttl_ms, 1)?.pop())
     }
 
-    /// [`CLAIM_BATCH`] a statement, until `max` or until a statement finds fewer than it
+    /// `CLAIM_BATCH` a statement, until `max` or until a statement finds fewer than it
     /// asked for.
     fn claim_up_to(
         &self,

@@ -75,7 +75,7 @@ impl Signals for PostgresStore {
     /// `since` is not needed), the listening connection had to be made again (what happened
     /// meanwhile is unknown: a wake-up), or `timeout` passes. The rare writes always
     /// announce themselves; each step's progress only while someone waits in
-    /// [`Signals::wait_for_change`] ([`super::watchers`]).
+    /// [`Signals::wait_for_change`] (`postgres/watchers.rs`).
     fn wait_for_news(&self, _since: u64, timeout: Duration) -> bool {
         if self.listen_for_changes() {
             return true;
