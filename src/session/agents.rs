@@ -83,7 +83,7 @@ impl Agents {
 /// What the end of an agent's run tells the session, queued as its events in the order the
 /// core takes them (what was reconciled, the agent's session if only now seen, its usage, its
 /// failure); returns the agent's answer (raw: the caller redacts it).
-pub fn hear_end(
+pub(crate) fn hear_end(
     end: crate::agent::RunEnd,
     queue: &mut std::collections::VecDeque<super::Event>,
 ) -> Option<String> {

@@ -45,7 +45,8 @@ mod verdict;
 #[cfg(test)]
 pub(crate) mod tests;
 
-pub use agents::{Agents, hear_end};
+pub use agents::Agents;
+pub(crate) use agents::hear_end;
 // The agent's nouns, which a session records.
 pub use crate::agent::{AgentFailure, OwnSession, Spent};
 pub use decide::{Answer, Decide, HookError, PolicyJudge};

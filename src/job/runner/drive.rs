@@ -6,7 +6,7 @@
 
 use super::hands::{Hands, RealHands};
 use super::session::JobPolicy;
-use super::watch::{Input, Response, Watch};
+use super::watch::{Input, Response, Stop, Watch};
 use super::{Halt, Note, RunnerOptions};
 use crate::engine::Interrupt;
 use crate::job::JobState;
@@ -60,32 +60,6 @@ pub enum Ended {
     /// session, if one ran, paused (INTERRUPTED), and its lease was handed back, so any
     /// runner's next claim continues the job from its state. What was left where, in words.
     Paused(String),
-}
-
-/// Why a step stopped before its job rested.
-#[derive(Debug, Clone, PartialEq)]
-pub(super) enum Stop {
-    /// The job is no longer this runner's: a human canceled it, another runner took it over.
-    Lost(String),
-    /// This runner could not go on (see [`Ended::Failed`]).
-    Failed(String),
-    /// The runner was asked to stop (see [`Ended::Paused`]).
-    Halted,
-}
-
-impl Stop {
-    /// What a store error that refused one of this runner's writes means for the step.
-    pub(super) fn from_store(e: &JobStoreError) -> Stop {
-        match e {
-            JobStoreError::Fenced { .. } | JobStoreError::NotFound { .. } => {
-                Stop::Lost(e.to_string())
-            }
-            // The disk is full, the store is locked or broken: the lease is still this
-            // runner's, and the job is as it last saved it. Said with its cause (SQLite's or
-            // the OS's words).
-            _ => Stop::Failed(crate::error::chain(e)),
-        }
-    }
 }
 
 /// Drives `claim` until the job rests or the lease is lost, with the runner's real hands and

@@ -13,10 +13,35 @@
 //! moments) and nothing more is written.
 
 use super::Halt;
-use super::drive::Stop;
 use crate::job::store::JobStoreError;
 use std::time::Duration;
 use tokio::time::Instant;
+
+/// Why a step stopped before its job rested.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum Stop {
+    /// The job is no longer this runner's: a human canceled it, another runner took it over.
+    Lost(String),
+    /// This runner could not go on (see [`super::Ended::Failed`]).
+    Failed(String),
+    /// The runner was asked to stop (see [`super::Ended::Paused`]).
+    Halted,
+}
+
+impl Stop {
+    /// What a store error that refused one of this runner's writes means for the step.
+    pub(super) fn from_store(e: &JobStoreError) -> Stop {
+        match e {
+            JobStoreError::Fenced { .. } | JobStoreError::NotFound { .. } => {
+                Stop::Lost(e.to_string())
+            }
+            // The disk is full, the store is locked or broken: the lease is still this
+            // runner's, and the job is as it last saved it. Said with its cause (SQLite's or
+            // the OS's words).
+            _ => Stop::Failed(crate::error::chain(e)),
+        }
+    }
+}
 
 /// What the step's loop heard while an effect was in flight.
 #[derive(Debug)]
@@ -275,7 +300,7 @@ mod tests {
 
     #[test]
     fn lapsing_fails_the_step_once_and_kills_the_session() {
-        let (mut w, t0) = watch();
+        let (mut w, _) = watch();
         let at = w.lapse_at().unwrap();
         let Response::End { stop, tell, .. } = w.on(at, Input::Lapsing) else {
             panic!("the step goes on");
@@ -285,7 +310,6 @@ mod tests {
         );
         assert_eq!(tell, Some(Halt::Kill));
         assert_eq!(w.lapse_at(), None, "said once");
-        let _ = t0;
     }
 
     #[test]
